@@ -1,0 +1,66 @@
+#pragma once
+// Diagnostics: every problem found in user input, with where it is (file:line:col and the YAML or
+// CSV path) and what would be valid. Readers collect all of them before stopping, so a user fixes
+// every mistake in one round; callers then throw ConfigError or print them in compiler format:
+//
+//   configs/arch/npu.yaml:14:5: error: arch.sram.ifmap.size: unknown key (did you mean 'sizes'?)
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace coda {
+
+// 1-based line and column; 0 means unknown (the whole file, or input that is not from a file).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
+};
+
+enum class Severity { Error, Warning };
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  SourceLocation where;
+  std::string path;     // "arch.sram.ifmap.size", "layers[3].stride", "row 7, column 'Strides'"
+  std::string message;  // what is wrong
+  std::string hint;     // what would be valid; may be empty
+};
+
+// "file:line:col: error: path: message; hint"
+std::string format(const Diagnostic& diagnostic);
+
+class Diagnostics {
+ public:
+  void error(SourceLocation where, std::string path, std::string message, std::string hint = {});
+  void warning(SourceLocation where, std::string path, std::string message,
+               std::string hint = {});
+
+  std::size_t error_count() const { return errors_; }
+  bool has_errors() const { return errors_ > 0; }
+  const std::vector<Diagnostic>& all() const { return diagnostics_; }
+  void append(const Diagnostics& other);
+
+  // Every diagnostic, one per line, then a summary line such as "2 errors".
+  std::string format_all() const;
+
+ private:
+  std::vector<Diagnostic> diagnostics_;
+  std::size_t errors_ = 0;
+};
+
+// Thrown by the convenience loaders when input had errors; carries every diagnostic.
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(Diagnostics diagnostics);
+  const Diagnostics& diagnostics() const { return diagnostics_; }
+
+ private:
+  Diagnostics diagnostics_;
+};
+
+}  // namespace coda

@@ -1,0 +1,120 @@
+#include "core/results.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace coda::results {
+
+Cost operator+(Cost a, const Cost& b) {
+  a.cycles += b.cycles;
+  a.compute_cycles += b.compute_cycles;
+  a.stall_cycles += b.stall_cycles;
+  a.macs += b.macs;
+  a.sram_reads += b.sram_reads;
+  a.sram_writes += b.sram_writes;
+  a.dram_reads += b.dram_reads;
+  a.dram_writes += b.dram_writes;
+  return a;
+}
+
+std::string_view to_string(Bound bound) { return bound == Bound::Compute ? "compute" : "memory"; }
+
+double compute_utilization(const RunResult& run) {
+  const double capacity = static_cast<double>(run.processing_elements) *
+                          static_cast<double>(run.total.compute_cycles.value);
+  return capacity > 0 ? static_cast<double>(run.total.macs) / capacity : 0.0;
+}
+
+std::string hex_hash(std::uint64_t hash) { return fmt::format("{:016x}", hash); }
+
+void to_json(nlohmann::ordered_json& j, const Cost& c) {
+  j = {{"cycles", c.cycles.value},           {"compute_cycles", c.compute_cycles.value},
+       {"stall_cycles", c.stall_cycles.value}, {"macs", c.macs},
+       {"sram_read_bytes", c.sram_reads.value}, {"sram_write_bytes", c.sram_writes.value},
+       {"dram_read_bytes", c.dram_reads.value}, {"dram_write_bytes", c.dram_writes.value}};
+}
+
+void from_json(const nlohmann::ordered_json& j, Cost& c) {
+  c.cycles.value = j.at("cycles").get<std::uint64_t>();
+  c.compute_cycles.value = j.at("compute_cycles").get<std::uint64_t>();
+  c.stall_cycles.value = j.at("stall_cycles").get<std::uint64_t>();
+  c.macs = j.at("macs").get<std::uint64_t>();
+  c.sram_reads.value = j.at("sram_read_bytes").get<std::uint64_t>();
+  c.sram_writes.value = j.at("sram_write_bytes").get<std::uint64_t>();
+  c.dram_reads.value = j.at("dram_read_bytes").get<std::uint64_t>();
+  c.dram_writes.value = j.at("dram_write_bytes").get<std::uint64_t>();
+}
+
+void to_json(nlohmann::ordered_json& j, const OpResult& op) {
+  nlohmann::ordered_json mapping = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : op.mapping) mapping[name] = value;
+  nlohmann::ordered_json traffic = nlohmann::ordered_json::array();
+  for (const auto& t : op.traffic)
+    traffic.push_back({{"tensor", t.tensor},
+                       {"level", t.level},
+                       {"read_bytes", t.reads.value},
+                       {"write_bytes", t.writes.value}});
+  j = {{"name", op.name},
+       {"mapping", mapping},
+       {"cost", op.cost},
+       {"mapping_efficiency", op.mapping_efficiency},
+       {"compute_utilization", op.compute_utilization},
+       {"bound", to_string(op.bound)},
+       {"arithmetic_intensity", op.arithmetic_intensity},
+       {"traffic", traffic}};
+}
+
+void from_json(const nlohmann::ordered_json& j, OpResult& op) {
+  op.name = j.at("name").get<std::string>();
+  op.mapping.clear();
+  // ordered_json keeps the written order.
+  for (const auto& [name, value] : j.at("mapping").items())
+    op.mapping.emplace_back(name, value.get<std::uint64_t>());
+  op.cost = j.at("cost").get<Cost>();
+  op.mapping_efficiency = j.at("mapping_efficiency").get<double>();
+  op.compute_utilization = j.at("compute_utilization").get<double>();
+  op.bound = j.at("bound").get<std::string>() == "memory" ? Bound::Memory : Bound::Compute;
+  op.arithmetic_intensity = j.at("arithmetic_intensity").get<double>();
+  op.traffic.clear();
+  for (const auto& t : j.at("traffic"))
+    op.traffic.push_back({t.at("tensor").get<std::string>(), t.at("level").get<std::string>(),
+                          Bytes{t.at("read_bytes").get<std::uint64_t>()},
+                          Bytes{t.at("write_bytes").get<std::uint64_t>()}});
+}
+
+void to_json(nlohmann::ordered_json& j, const RunResult& run) {
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (const auto& in : run.provenance.inputs)
+    inputs.push_back({{"role", in.role}, {"path", in.path}, {"hash", in.hash}});
+  j = {{"schema_version", 1},
+       {"provenance",
+        {{"coda_version", run.provenance.coda_version},
+         {"engine", run.provenance.engine},
+         {"inputs", inputs}}},
+       {"arch", run.arch},
+       {"workload", run.workload},
+       {"clock_hz", run.clock.value},
+       {"processing_elements", run.processing_elements},
+       {"total", run.total},
+       {"compute_utilization", compute_utilization(run)},
+       {"ops", run.ops}};
+}
+
+void from_json(const nlohmann::ordered_json& j, RunResult& run) {
+  const auto& p = j.at("provenance");
+  run.provenance.coda_version = p.at("coda_version").get<std::string>();
+  run.provenance.engine = p.at("engine").get<std::string>();
+  run.provenance.inputs.clear();
+  for (const auto& in : p.at("inputs"))
+    run.provenance.inputs.push_back({in.at("role").get<std::string>(),
+                                     in.at("path").get<std::string>(),
+                                     in.at("hash").get<std::string>()});
+  run.arch = j.at("arch").get<std::string>();
+  run.workload = j.at("workload").get<std::string>();
+  run.clock.value = j.at("clock_hz").get<double>();
+  run.processing_elements = j.at("processing_elements").get<std::uint64_t>();
+  run.total = j.at("total").get<Cost>();
+  run.ops = j.at("ops").get<std::vector<OpResult>>();
+}
+
+}  // namespace coda::results

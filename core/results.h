@@ -1,0 +1,94 @@
+#pragma once
+// Result values every engine returns, and their JSON. An engine fills these; reports and the CLI
+// only read them. Plain aggregates: no behaviour beyond summing and serialising.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/units.h"
+
+namespace coda::results {
+
+// Bytes moved at one memory level for one tensor (operand) of an op.
+struct TensorTraffic {
+  std::string tensor;  // "ifmap", "filter", "ofmap"
+  std::string level;   // "sram", "dram"
+  Bytes reads;
+  Bytes writes;
+  friend bool operator==(const TensorTraffic&, const TensorTraffic&) = default;
+};
+
+struct Cost {
+  Cycles cycles;          // wall cycles, stalls included
+  Cycles compute_cycles;  // cycles the compute unit needs with data always ready
+  Cycles stall_cycles;    // cycles spent waiting for memory: cycles - compute_cycles
+  std::uint64_t macs = 0;
+  Bytes sram_reads;
+  Bytes sram_writes;
+  Bytes dram_reads;
+  Bytes dram_writes;
+  friend bool operator==(const Cost&, const Cost&) = default;
+  friend Cost operator+(Cost a, const Cost& b);  // sequential composition: op -> model
+};
+
+// Whether an op's time is set by its compute or by moving its data from memory.
+enum class Bound { Compute, Memory };
+std::string_view to_string(Bound bound);
+
+struct OpResult {
+  std::string name;
+  // How the op was laid onto the hardware, by name, in display order: for a systolic array
+  // Sr, Sc, T, row_folds, col_folds.
+  std::vector<std::pair<std::string, std::uint64_t>> mapping;
+  Cost cost;
+  double mapping_efficiency = 0.0;   // share of the PEs that hold work, averaged over folds
+  double compute_utilization = 0.0;  // MACs / (PEs * compute cycles)
+  Bound bound = Bound::Compute;
+  double arithmetic_intensity = 0.0;  // MACs per DRAM byte
+  std::vector<TensorTraffic> traffic;
+  friend bool operator==(const OpResult&, const OpResult&) = default;
+};
+
+struct InputHash {
+  std::string role;  // "arch", "workload"
+  std::string path;
+  std::string hash;  // 16 hex digits of the content hash
+  friend bool operator==(const InputHash&, const InputHash&) = default;
+};
+
+// Where a result came from: which inputs (by content hash), which engine, which coda.
+struct Provenance {
+  std::string coda_version;
+  std::string engine;
+  std::vector<InputHash> inputs;
+  friend bool operator==(const Provenance&, const Provenance&) = default;
+};
+
+struct RunResult {
+  Provenance provenance;
+  std::string arch;
+  std::string workload;
+  Hertz clock;
+  std::uint64_t processing_elements = 0;
+  std::vector<OpResult> ops;
+  Cost total;  // the sum over ops
+  friend bool operator==(const RunResult&, const RunResult&) = default;
+};
+
+// Utilisation of the whole run: total MACs / (PEs * total compute cycles).
+double compute_utilization(const RunResult& run);
+
+std::string hex_hash(std::uint64_t hash);
+
+void to_json(nlohmann::ordered_json& j, const Cost& cost);
+void from_json(const nlohmann::ordered_json& j, Cost& cost);
+void to_json(nlohmann::ordered_json& j, const OpResult& op);
+void from_json(const nlohmann::ordered_json& j, OpResult& op);
+void to_json(nlohmann::ordered_json& j, const RunResult& run);
+void from_json(const nlohmann::ordered_json& j, RunResult& run);
+
+}  // namespace coda::results

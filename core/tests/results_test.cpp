@@ -1,0 +1,50 @@
+#include "core/results.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace coda::results {
+namespace {
+
+TEST(Results, CostsAddFieldByField) {
+  const Cost a{Cycles{10}, Cycles{8}, Cycles{2}, 100, Bytes{1}, Bytes{2}, Bytes{3}, Bytes{4}};
+  const Cost b{Cycles{5}, Cycles{5}, Cycles{0}, 50, Bytes{10}, Bytes{20}, Bytes{30}, Bytes{40}};
+  const Cost sum = a + b;
+  EXPECT_EQ(sum.cycles, Cycles{15});
+  EXPECT_EQ(sum.compute_cycles, Cycles{13});
+  EXPECT_EQ(sum.stall_cycles, Cycles{2});
+  EXPECT_EQ(sum.macs, 150u);
+  EXPECT_EQ(sum.sram_reads, Bytes{11});
+  EXPECT_EQ(sum.dram_writes, Bytes{44});
+}
+
+TEST(Results, RunResultRoundTripsThroughJson) {
+  RunResult run;
+  run.provenance = {"0.1.0", "analytical", {{"arch", "a.yaml", hex_hash(0xabcdefULL)}}};
+  run.arch = "systolic-32x32-os";
+  run.workload = "resnet18";
+  run.clock = Hertz{1e9};
+  run.processing_elements = 1024;
+  OpResult op;
+  op.name = "conv1";
+  op.mapping = {{"Sr", 12544}, {"Sc", 64}, {"T", 147}};  // written order must survive
+  op.cost = {Cycles{100}, Cycles{90}, Cycles{10}, 4096, Bytes{1}, Bytes{2}, Bytes{3}, Bytes{4}};
+  op.mapping_efficiency = 0.75;
+  op.compute_utilization = 0.5;
+  op.bound = Bound::Memory;
+  op.arithmetic_intensity = 585.14;
+  op.traffic = {{"ifmap", "sram", Bytes{7}, Bytes{0}}, {"ofmap", "dram", Bytes{0}, Bytes{9}}};
+  run.ops = {op};
+  run.total = op.cost;
+
+  const nlohmann::ordered_json j = run;
+  EXPECT_EQ(j.at("provenance").at("inputs").at(0).at("hash"), "0000000000abcdef");
+  // 4096 MACs / (1024 PEs * 90 compute cycles)
+  EXPECT_DOUBLE_EQ(j.at("compute_utilization").get<double>(), 4096.0 / (1024.0 * 90.0));
+  const RunResult back = nlohmann::ordered_json::parse(j.dump()).get<RunResult>();
+  EXPECT_EQ(back, run);
+  EXPECT_EQ(back.ops[0].mapping[0].first, "Sr");
+}
+
+}  // namespace
+}  // namespace coda::results

@@ -1,0 +1,223 @@
+#include "core/units.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace coda {
+namespace {
+
+struct Prefix {
+  std::string_view symbol;
+  double factor;
+};
+
+// Longest symbols first so "Ki" is tried before "K" would be (there is no bare "K").
+constexpr std::array<Prefix, 10> kBytePrefixes{{{"Ki", 1024.0},
+                                                 {"Mi", 1048576.0},
+                                                 {"Gi", 1073741824.0},
+                                                 {"Ti", 1099511627776.0},
+                                                 {"Pi", 1125899906842624.0},
+                                                 {"k", 1e3},
+                                                 {"M", 1e6},
+                                                 {"G", 1e9},
+                                                 {"T", 1e12},
+                                                 {"P", 1e15}}};
+
+constexpr std::array<Prefix, 5> kSiPrefixes{
+    {{"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"", 1.0}}};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "1.5 MB" into 1.5 and "MB". Fails on a missing number, a negative or non-finite number.
+bool split_number(std::string_view text, double& number, std::string_view& unit, std::string& why,
+                  std::string_view what, std::string_view example) {
+  const std::string_view s = trim(text);
+  if (s.empty()) {
+    why = fmt::format("empty value; expected {} such as \"{}\"", what, example);
+    return false;
+  }
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  const auto [end, ec] = std::from_chars(first, last, number, std::chars_format::general);
+  if (ec != std::errc{} || end == first) {
+    why = fmt::format("cannot read \"{}\" as {}; expected a number and a unit such as \"{}\"", s,
+                      what, example);
+    return false;
+  }
+  if (!std::isfinite(number)) {
+    why = fmt::format("\"{}\" is not a finite number; expected {} such as \"{}\"", s, what, example);
+    return false;
+  }
+  if (number < 0) {
+    why = fmt::format("\"{}\" is negative; expected {} such as \"{}\"", s, what, example);
+    return false;
+  }
+  unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
+  if (unit.empty()) {
+    why = fmt::format("\"{}\" has no unit; write {} with its unit, such as \"{}\"", s, what,
+                      example);
+    return false;
+  }
+  return true;
+}
+
+// Parses "<prefix><base>" with a byte prefix table; returns the factor or nullopt.
+std::optional<double> byte_factor(std::string_view unit, std::string_view base) {
+  if (unit.size() < base.size() || unit.substr(unit.size() - base.size()) != base)
+    return std::nullopt;
+  const std::string_view prefix = unit.substr(0, unit.size() - base.size());
+  if (prefix.empty()) return 1.0;
+  for (const Prefix& p : kBytePrefixes)
+    if (p.symbol == prefix) return p.factor;
+  return std::nullopt;
+}
+
+std::string byte_unit_hint(std::string_view unit) {
+  if (!unit.empty() && (unit.front() == 'K'))
+    return "; \"K\" is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)";
+  if (unit.find('b') != std::string_view::npos && unit.find('B') == std::string_view::npos)
+    return "; sizes are in bytes (B), not bits (b)";
+  return "";
+}
+
+}  // namespace
+
+BytesPerCycle per_cycle(const Bandwidth& bandwidth, Hertz clock) {
+  if (const auto* per_s = std::get_if<BytesPerSecond>(&bandwidth))
+    return BytesPerCycle{per_s->value / clock.value};
+  return std::get<BytesPerCycle>(bandwidth);
+}
+
+std::optional<Bytes> parse_bytes(std::string_view text, std::string& why) {
+  constexpr std::string_view kWhat = "a size";
+  constexpr std::string_view kExample = "256 KiB";
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why, kWhat, kExample)) return std::nullopt;
+  const auto factor = byte_factor(unit, "B");
+  if (!factor) {
+    why = fmt::format("cannot read \"{}\" as a size; expected a number and a unit such as "
+                      "\"256 KiB\" or \"1.5 MB\"{}",
+                      trim(text), byte_unit_hint(unit));
+    return std::nullopt;
+  }
+  const double bytes = number * *factor;
+  if (bytes >= 18446744073709551616.0) {
+    why = fmt::format("\"{}\" is too large; sizes must be below 16 EiB", trim(text));
+    return std::nullopt;
+  }
+  if (bytes != std::floor(bytes)) {
+    why = fmt::format("\"{}\" is not a whole number of bytes", trim(text));
+    return std::nullopt;
+  }
+  return Bytes{static_cast<std::uint64_t>(bytes)};
+}
+
+std::optional<Hertz> parse_frequency(std::string_view text, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why, "a frequency", "940 MHz")) return std::nullopt;
+  for (const Prefix& p : kSiPrefixes) {
+    if (unit.size() == p.symbol.size() + 2 && unit.substr(0, p.symbol.size()) == p.symbol &&
+        unit.substr(p.symbol.size()) == "Hz") {
+      if (number == 0) {
+        why = fmt::format("\"{}\": a clock must be above zero", trim(text));
+        return std::nullopt;
+      }
+      return Hertz{number * p.factor};
+    }
+  }
+  why = fmt::format("cannot read \"{}\" as a frequency; expected a number and a unit such as "
+                    "\"940 MHz\" or \"1.5 GHz\" (Hz, kHz, MHz, GHz, THz)",
+                    trim(text));
+  return std::nullopt;
+}
+
+std::optional<Seconds> parse_duration(std::string_view text, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why, "a duration", "100 ns")) return std::nullopt;
+  constexpr std::array<Prefix, 6> kTime{
+      {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\u00b5s", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}}};
+  for (const Prefix& p : kTime)
+    if (unit == p.symbol) return Seconds{number * p.factor};
+  why = fmt::format("cannot read \"{}\" as a duration; expected a number and a unit such as "
+                    "\"100 ns\" (s, ms, us, ns, ps)",
+                    trim(text));
+  return std::nullopt;
+}
+
+std::optional<Bandwidth> parse_bandwidth(std::string_view text, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why, "a bandwidth", "4.8 TB/s")) return std::nullopt;
+  const auto slash = unit.find('/');
+  if (slash != std::string_view::npos) {
+    const std::string_view size_unit = trim(unit.substr(0, slash));
+    const std::string_view per = trim(unit.substr(slash + 1));
+    const auto factor = byte_factor(size_unit, "B");
+    if (factor && per == "s") return Bandwidth{BytesPerSecond{number * *factor}};
+    if (factor && per == "cycle") return Bandwidth{BytesPerCycle{number * *factor}};
+    if (factor) {
+      why = fmt::format("cannot read \"{}\" as a bandwidth: \"/{}\" is not a time base; use "
+                        "\"/s\" (e.g. \"4.8 TB/s\") or \"/cycle\" (e.g. \"64 B/cycle\")",
+                        trim(text), per);
+      return std::nullopt;
+    }
+    why = fmt::format("cannot read \"{}\" as a bandwidth; expected e.g. \"4.8 TB/s\" or "
+                      "\"64 B/cycle\"{}",
+                      trim(text), byte_unit_hint(size_unit));
+    return std::nullopt;
+  }
+  why = fmt::format("cannot read \"{}\" as a bandwidth; expected a size per second or per "
+                    "cycle, such as \"4.8 TB/s\" or \"64 B/cycle\"",
+                    trim(text));
+  return std::nullopt;
+}
+
+std::string to_string(Bytes bytes) {
+  constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes.value);
+  std::size_t i = 0;
+  while (v >= 1024.0 && i + 1 < kNames.size()) {
+    v /= 1024.0;
+    ++i;
+  }
+  return i == 0 ? fmt::format("{} B", bytes.value) : fmt::format("{:.4g} {}", v, kNames[i]);
+}
+
+std::string to_string(Hertz hertz) {
+  if (hertz.value >= 1e9) return fmt::format("{:.4g} GHz", hertz.value / 1e9);
+  if (hertz.value >= 1e6) return fmt::format("{:.4g} MHz", hertz.value / 1e6);
+  if (hertz.value >= 1e3) return fmt::format("{:.4g} kHz", hertz.value / 1e3);
+  return fmt::format("{:.4g} Hz", hertz.value);
+}
+
+std::string to_string(Seconds seconds) {
+  const double s = seconds.value;
+  if (s >= 1.0 || s == 0.0) return fmt::format("{:.4g} s", s);
+  if (s >= 1e-3) return fmt::format("{:.4g} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.4g} us", s * 1e6);
+  return fmt::format("{:.4g} ns", s * 1e9);
+}
+
+std::string to_string(const Bandwidth& bandwidth) {
+  if (const auto* per_c = std::get_if<BytesPerCycle>(&bandwidth))
+    return fmt::format("{:.4g} B/cycle", per_c->value);
+  const double v = std::get<BytesPerSecond>(bandwidth).value;
+  if (v >= 1e12) return fmt::format("{:.4g} TB/s", v / 1e12);
+  if (v >= 1e9) return fmt::format("{:.4g} GB/s", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.4g} MB/s", v / 1e6);
+  return fmt::format("{:.4g} B/s", v);
+}
+
+}  // namespace coda

@@ -1,0 +1,78 @@
+#pragma once
+// Strong unit types and the parsers that turn the strings users write in configs ("256 KiB",
+// "940 MHz", "4.8 TB/s", "64 B/cycle", "100 ns") into them.
+//
+// SI prefixes (k, M, G, T, P: powers of 1000) and IEC prefixes (Ki, Mi, Gi, Ti, Pi: powers of 1024)
+// are kept distinct on purpose: "1 kB" is 1000 bytes and "1 KiB" is 1024. An ambiguous "KB" is
+// rejected with a hint. A bare number for a dimensioned value is an error: units are never guessed.
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace coda {
+
+struct Bytes {
+  std::uint64_t value = 0;
+  friend constexpr auto operator<=>(Bytes, Bytes) = default;
+  friend constexpr Bytes operator+(Bytes a, Bytes b) { return {a.value + b.value}; }
+  constexpr Bytes& operator+=(Bytes b) {
+    value += b.value;
+    return *this;
+  }
+};
+
+struct Cycles {
+  std::uint64_t value = 0;
+  friend constexpr auto operator<=>(Cycles, Cycles) = default;
+  friend constexpr Cycles operator+(Cycles a, Cycles b) { return {a.value + b.value}; }
+  constexpr Cycles& operator+=(Cycles b) {
+    value += b.value;
+    return *this;
+  }
+};
+
+struct Hertz {
+  double value = 0.0;
+  friend constexpr auto operator<=>(Hertz, Hertz) = default;
+};
+
+struct Seconds {
+  double value = 0.0;
+  friend constexpr auto operator<=>(Seconds, Seconds) = default;
+};
+
+struct BytesPerSecond {
+  double value = 0.0;
+  friend constexpr auto operator<=>(BytesPerSecond, BytesPerSecond) = default;
+};
+
+struct BytesPerCycle {
+  double value = 0.0;
+  friend constexpr auto operator<=>(BytesPerCycle, BytesPerCycle) = default;
+};
+
+// A bandwidth as the user wrote it: per second (needs a clock to become per cycle) or per cycle.
+using Bandwidth = std::variant<BytesPerSecond, BytesPerCycle>;
+
+// The bandwidth in bytes per cycle of a clock running at `clock`.
+BytesPerCycle per_cycle(const Bandwidth& bandwidth, Hertz clock);
+
+// Each parser returns nullopt on failure and sets `why` to a sentence a user can act on, e.g.
+// `cannot read "256 KB/s" as a size; expected a number and a unit such as "256 KiB" or "1.5 MB"`.
+std::optional<Bytes> parse_bytes(std::string_view text, std::string& why);
+std::optional<Hertz> parse_frequency(std::string_view text, std::string& why);
+std::optional<Seconds> parse_duration(std::string_view text, std::string& why);
+// "4.8 TB/s", "900 GiB/s", "64 B/cycle", "1 KiB/cycle".
+std::optional<Bandwidth> parse_bandwidth(std::string_view text, std::string& why);
+
+// Human-readable forms, used in tables and messages ("64 KiB", "1.5 GHz", "34 GB/s").
+std::string to_string(Bytes bytes);
+std::string to_string(Hertz hertz);
+std::string to_string(Seconds seconds);
+std::string to_string(const Bandwidth& bandwidth);
+
+}  // namespace coda
