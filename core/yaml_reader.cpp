@@ -1,5 +1,7 @@
 #include "core/yaml_reader.h"
 
+#include "core/hash.h"
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -182,12 +184,7 @@ YamlReader YamlDocument::root() const { return YamlReader(root_, "", &origin_, o
 std::uint64_t YamlDocument::content_hash() const {
   YAML::Emitter out;
   out << root_;
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const char c : std::string_view(out.c_str(), out.size())) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
+  return fnv1a64(std::string_view(out.c_str(), out.size()));
 }
 
 YamlReader::YamlReader(YAML::Node node, std::string path, const YamlOrigin* origin,

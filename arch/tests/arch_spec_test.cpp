@@ -1,0 +1,155 @@
+#include "arch/arch_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "arch/hardware_model.h"
+
+namespace coda::arch {
+namespace {
+
+constexpr std::string_view kValid = R"(schema_version: 1
+name: t
+clock: 1 GHz
+array: {rows: 16, cols: 8, dataflow: weight_stationary}
+sram: {ifmap: 4 KiB, filter: 2 KiB, ofmap: 1 KiB}
+dram: {bandwidth: 32 GB/s}
+)";
+
+std::optional<ArchSpec> parse(std::string_view text, Diagnostics& diags) {
+  const auto doc = YamlDocument::parse(text, "a.yaml", diags);
+  return doc ? read_arch_spec(doc->root(), diags) : std::nullopt;
+}
+
+std::vector<std::string> errors_of(std::string_view text) {
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  std::vector<std::string> out;
+  for (const auto& d : diags.all()) out.push_back(format(d));
+  return out;
+}
+
+TEST(ArchSpec, ReadsAValidSpecAndDerivesTheModel) {
+  Diagnostics diags;
+  const auto spec = parse(kValid, diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->rows, 16u);
+  EXPECT_EQ(spec->cols, 8u);
+  EXPECT_EQ(spec->dataflow, Dataflow::WeightStationary);
+  EXPECT_EQ(spec->word_size, Bytes{1});  // default
+  const HardwareModel hw(*spec);
+  EXPECT_EQ(hw.processing_elements(), 128u);
+  EXPECT_EQ(hw.sram_words(Operand::Ifmap), 4096u);
+  EXPECT_EQ(hw.working_words(Operand::Ifmap), 2048u);  // double-buffered by default: half
+  // 32 GB/s at 1 GHz = 32 bytes per cycle
+  ASSERT_TRUE(hw.dram_bytes_per_cycle());
+  EXPECT_DOUBLE_EQ(*hw.dram_bytes_per_cycle(), 32.0);
+}
+
+TEST(ArchSpec, UnlimitedBandwidthAndWordSize) {
+  Diagnostics diags;
+  auto text = std::string(kValid);
+  text.replace(text.find("32 GB/s"), 7, "unlimited");
+  text += "word_size: 2 B\n";
+  const auto spec = parse(text, diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const HardwareModel hw(*spec);
+  EXPECT_FALSE(hw.dram_bytes_per_cycle());
+  EXPECT_EQ(hw.sram_words(Operand::Filter), 1024u);  // 2 KiB of 2-byte words
+}
+
+TEST(ArchSpec, UnknownKeyWithDidYouMean) {
+  auto text = std::string(kValid);
+  text.replace(text.find("ofmap: 1 KiB"), 12, "ofmap: 1 KiB, filtre: 1 KiB");
+  EXPECT_EQ(errors_of(text), std::vector<std::string>{
+                                 "a.yaml:5:51: error: sram.filtre: unknown key (did you mean "
+                                 "'filter'?)"});
+}
+
+TEST(ArchSpec, BadUnitIsLocated) {
+  auto text = std::string(kValid);
+  text.replace(text.find("4 KiB"), 5, "4 KB/s");
+  EXPECT_EQ(errors_of(text),
+            std::vector<std::string>{
+                "a.yaml:5:15: error: sram.ifmap: cannot read \"4 KB/s\" as a size; expected a "
+                "number and a unit such as \"256 KiB\" or \"1.5 MB\"; \"K\" is ambiguous: write "
+                "kB (1000 bytes) or KiB (1024 bytes)"});
+}
+
+TEST(ArchSpec, MissingFieldsAreAllReported) {
+  const auto errors = errors_of("schema_version: 1\nname: t\narray: {rows: 4}\n");
+  ASSERT_EQ(errors.size(), 5u);
+  EXPECT_EQ(errors[0], "a.yaml:1:1: error: missing required key 'clock'");
+  EXPECT_EQ(errors[1], "a.yaml:3:8: error: array: missing required key 'cols'");
+  EXPECT_EQ(errors[2], "a.yaml:3:8: error: array: missing required key 'dataflow'");
+  EXPECT_EQ(errors[3],
+            "a.yaml:1:1: error: missing required key 'sram'; add sram: {ifmap: 64 KiB, filter: "
+            "64 KiB, ofmap: 64 KiB}");
+  EXPECT_EQ(errors[4],
+            "a.yaml:1:1: error: missing required key 'dram'; add dram: {bandwidth: 16 B/cycle} "
+            "or dram: {bandwidth: unlimited}");
+}
+
+TEST(ArchSpec, ZeroSizesAndDimsAreErrors) {
+  auto text = std::string(kValid);
+  text.replace(text.find("rows: 16"), 8, "rows: 0");
+  text.replace(text.find("2 KiB"), 5, "0 B");
+  text.replace(text.find("32 GB/s"), 7, "0 B/cycle");
+  const auto errors = errors_of(text);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0],
+            "a.yaml:4:15: error: array.rows: must be at least 1; an array has at least one row "
+            "and one column, e.g. 32");
+  EXPECT_EQ(errors[1],
+            "a.yaml:5:30: error: sram.filter: must be non-zero; use a size such as \"64 KiB\"");
+  EXPECT_EQ(errors[2],
+            "a.yaml:6:19: error: dram.bandwidth: must be above zero; write \"unlimited\" for no "
+            "bandwidth limit");
+}
+
+TEST(ArchSpec, BadDataflowSuggestsTheClosest) {
+  auto text = std::string(kValid);
+  text.replace(text.find("weight_stationary"), 17, "weight_stationery");
+  EXPECT_EQ(errors_of(text),
+            std::vector<std::string>{
+                "a.yaml:4:38: error: array.dataflow: \"weight_stationery\" is not valid (did you "
+                "mean 'weight_stationary'?); expected one of: output_stationary, "
+                "weight_stationary, input_stationary"});
+}
+
+TEST(ArchSpec, SchemaVersionIsChecked) {
+  auto text = std::string(kValid);
+  text.replace(text.find("schema_version: 1"), 17, "schema_version: 2");
+  EXPECT_EQ(errors_of(text), std::vector<std::string>{
+                                 "a.yaml:1:17: error: schema_version: unsupported "
+                                 "schema_version 2; this coda reads schema_version 1"});
+}
+
+TEST(ArchPresets, EveryBundledPresetIsValid) {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("configs/arch")) {
+    if (entry.path().extension() != ".yaml") continue;
+    Diagnostics diags;
+    EXPECT_TRUE(load_arch(entry.path(), diags)) << diags.format_all();
+    EXPECT_EQ(diags.all().size(), 0u) << entry.path();
+    ++count;
+  }
+  EXPECT_GE(count, 5u);
+}
+
+TEST(ArchPresets, ExtendsInheritsFromThePreset) {
+  Diagnostics diags;
+  const auto ws = load_arch("configs/arch/scalesim_32x32_ws.yaml", diags);
+  const auto os = load_arch("configs/arch/scalesim_32x32_os.yaml", diags);
+  ASSERT_TRUE(ws && os) << diags.format_all();
+  EXPECT_EQ(ws->spec.dataflow, Dataflow::WeightStationary);
+  EXPECT_EQ(ws->spec.sram, os->spec.sram);
+  EXPECT_EQ(ws->spec.rows, 32u);
+  EXPECT_NE(ws->content_hash, os->content_hash);
+  // TPU v1: 34 GB/s at 700 MHz = 48.57 bytes per cycle.
+  const auto tpu = load_arch("configs/arch/tpu_v1_256x256_ws.yaml", diags);
+  ASSERT_TRUE(tpu);
+  EXPECT_DOUBLE_EQ(*HardwareModel(tpu->spec).dram_bytes_per_cycle(), 34e9 / 700e6);
+}
+
+}  // namespace
+}  // namespace coda::arch
