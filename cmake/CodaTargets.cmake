@@ -3,7 +3,7 @@
 # folders it may use (DESIGN.md's arrows).
 
 set(CODA_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
-                  -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wnull-dereference
+                  -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual
                   -Wimplicit-fallthrough
                   -Wno-missing-field-initializers)  # designated initializers rely on defaults
 if(CODA_WERROR)

@@ -1,0 +1,173 @@
+#include "cli/commands.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "arch/arch_spec.h"
+#include "core/version.h"
+#include "core/yaml_reader.h"
+#include "reports/layer_table.h"
+#include "sim/driver.h"
+#include "workloads/importers.h"
+
+namespace coda::cli {
+namespace {
+
+struct RunArgs {
+  std::string arch;
+  std::string workload;
+  std::string engine = "analytical";
+  std::string out_dir;
+  bool quiet = false;
+};
+
+bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  if (!file) {
+    err << fmt::format("error: cannot write '{}'\n", path.string());
+    return false;
+  }
+  return true;
+}
+
+int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  Diagnostics diags;
+  std::optional<results::RunResult> run;
+  try {
+    run = sim::run_files({args.arch, args.workload, args.engine}, diags);
+  } catch (const std::invalid_argument& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+  if (!run) {
+    err << diags.format_all() << "no simulation was run.\n";
+    return 1;
+  }
+  if (!diags.all().empty()) err << diags.format_all();
+  if (!args.quiet) {
+    out << fmt::format("coda {}: {} on {} ({} PEs at {}), {} engine\n", kVersion, run->workload,
+                       run->arch, run->processing_elements, to_string(run->clock),
+                       run->provenance.engine);
+    out << reports::format_layer_table(*run);
+    const double seconds = static_cast<double>(run->total.cycles.value) / run->clock.value;
+    out << fmt::format("{} cycles = {} at {}; {} of {} layers memory-bound\n",
+                       run->total.cycles.value, to_string(Seconds{seconds}),
+                       to_string(run->clock),
+                       std::count_if(run->ops.begin(), run->ops.end(),
+                                     [](const auto& op) {
+                                       return op.bound == results::Bound::Memory;
+                                     }),
+                       run->ops.size());
+    out << "Cycles are true counts; SCALE-Sim prints a 0-based index, one less per layer.\n";
+  }
+  if (!args.out_dir.empty()) {
+    const std::filesystem::path dir(args.out_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
+      return 1;
+    }
+    const nlohmann::ordered_json json = *run;
+    if (!write_file(dir / "run.json", json.dump(2) + "\n", err) ||
+        !write_file(dir / "layers.csv", reports::format_layers_csv(*run), err))
+      return 1;
+    if (!args.quiet)
+      out << fmt::format("wrote {} and {}\n", (dir / "run.json").string(),
+                         (dir / "layers.csv").string());
+  }
+  return 0;
+}
+
+// A YAML file with a top-level `layers:` key is a workload; any other YAML is an arch config;
+// a .csv is a SCALE-Sim topology.
+enum class ConfigKind { Arch, Workload };
+
+ConfigKind kind_of(const std::filesystem::path& file) {
+  if (file.extension() == ".csv") return ConfigKind::Workload;
+  try {
+    const YAML::Node root = YAML::LoadFile(file.string());
+    if (root.IsMap() && root["layers"]) return ConfigKind::Workload;
+  } catch (const YAML::Exception&) {
+    // Reported with its location by the arch reader below.
+  }
+  return ConfigKind::Arch;
+}
+
+int do_check(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+  std::size_t bad = 0;
+  for (const std::string& file : files) {
+    Diagnostics diags;
+    std::string what;
+    if (kind_of(file) == ConfigKind::Workload) {
+      const auto graph = workload::load_workload(file, diags);
+      if (graph) what = fmt::format("workload '{}', {} ops", graph->name, graph->ops.size());
+    } else {
+      const auto arch = arch::load_arch(file, diags);
+      if (arch)
+        what = fmt::format("arch '{}', {}x{} {}", arch->spec.name, arch->spec.rows,
+                           arch->spec.cols, arch::to_string(arch->spec.dataflow));
+    }
+    for (const auto& d : diags.all()) err << format(d) << "\n";
+    if (diags.has_errors()) {
+      ++bad;
+      err << fmt::format("{}: {} error{}\n", file, diags.error_count(),
+                         diags.error_count() == 1 ? "" : "s");
+    } else {
+      out << fmt::format("{}: ok ({})\n", file, what);
+    }
+  }
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int run_main(std::span<const char* const> args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"coda: accelerator performance simulator and co-design explorer", "coda"};
+  app.set_version_flag("--version", std::string(kVersion));
+  app.require_subcommand(1);
+
+  RunArgs run_args;
+  CLI::App* run = app.add_subcommand(
+      "run", "Simulate a workload on an architecture; print the per-layer table and optionally "
+             "write run.json and layers.csv");
+  run->add_option("--arch", run_args.arch, "Architecture config (YAML), e.g. "
+                                           "configs/arch/scalesim_32x32_os.yaml")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--workload", run_args.workload,
+                  "Workload: a coda layer list (.yaml) or a SCALE-Sim topology (.csv)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--engine", run_args.engine, "Engine: analytical")->capture_default_str();
+  run->add_option("--out", run_args.out_dir, "Folder to write run.json and layers.csv into");
+  run->add_flag("-q,--quiet", run_args.quiet, "Print nothing but errors");
+
+  std::vector<std::string> check_files;
+  CLI::App* check = app.add_subcommand(
+      "check-config", "Validate arch and workload files; print every problem as "
+                      "file:line:col: error: path: message and exit non-zero if there is any");
+  check->add_option("files", check_files, "Files to check (.yaml or .csv)")
+      ->required()
+      ->check(CLI::ExistingFile);
+
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e, out, err) == 0 ? 0 : 2;
+  }
+  if (run->parsed()) return do_run(run_args, out, err);
+  if (check->parsed()) return do_check(check_files, out, err);
+  return 2;
+}
+
+}  // namespace coda::cli

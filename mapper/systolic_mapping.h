@@ -1,0 +1,57 @@
+#pragma once
+// How an op is laid onto a systolic array. The array sees every contraction as a GEMM
+// (workload::gemm_view): M' = output pixels, N' = filters, K' = the reduction window R*S*C.
+// Each dataflow keeps two of them on the array's rows and columns (Sr, Sc) and streams the
+// third through time (T), as SCALE-Sim v2's compute modules do:
+//
+//   output stationary  Sr = M', Sc = N', T = K'
+//   weight stationary  Sr = K', Sc = N', T = M'
+//   input stationary   Sr = K', Sc = M', T = N'
+//
+// The work folds over an R x C array in ceil(Sr/R) x ceil(Sc/C) folds, run one after another
+// with the column fold as the outer loop (SCALE-Sim's order); conv groups run one after another.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/hardware_model.h"
+#include "workloads/graph.h"
+#include "workloads/op.h"
+
+namespace coda::mapper {
+
+// Which GEMM dimension an operand's two ranks use.
+enum class GemmDim : std::uint8_t { M, N, K };
+
+struct SystolicMapping {
+  arch::Dataflow dataflow = arch::Dataflow::OutputStationary;
+  workload::GemmView gemm;  // batch = groups run one after another
+  GemmDim row_dim = GemmDim::M;
+  GemmDim col_dim = GemmDim::N;
+  GemmDim time_dim = GemmDim::K;
+  std::uint64_t sr = 0;  // extent mapped onto the rows
+  std::uint64_t sc = 0;  // extent mapped onto the columns
+  std::uint64_t t = 0;   // extent streamed through time
+  std::uint64_t row_folds = 0;
+  std::uint64_t col_folds = 0;
+  friend bool operator==(const SystolicMapping&, const SystolicMapping&) = default;
+};
+
+SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw);
+
+struct ScheduledOp {
+  std::string name;
+  std::uint64_t macs = 0;
+  SystolicMapping mapping;
+};
+
+// The ops of a graph in execution order, each with its mapping. Engines consume this.
+struct Schedule {
+  std::string workload;
+  std::vector<ScheduledOp> ops;
+};
+
+Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw);
+
+}  // namespace coda::mapper

@@ -1,0 +1,37 @@
+#pragma once
+// The analytical (closed-form) model of one op on a systolic array with three double-buffered
+// SRAMs and a DRAM interface. docs/systolic_model.md derives every formula; in short:
+//
+// Compute. Each fold takes T + R + C - 2 cycles (output stationary: operands skew in over R - 1
+// and C - 1 cycles, T steps of accumulation, no separate drain) or T + 2R + C - 2 cycles
+// (weight and input stationary: R cycles to preload the stationary tile first). A partial fold
+// takes as long as a full one. These are SCALE-Sim v2's stall-free cycles; SCALE-Sim prints a
+// 0-based cycle index, one less than the count reported here.
+//
+// SRAM traffic. Every element of a fold's tiles crosses the array edge once per fold: the
+// stationary operand Sr x Sc, each streamed operand (its spatial extent) x T.
+//
+// DRAM traffic. Folds run column fold outer, row fold inner. An input tile is fetched when the
+// fold needs a different tile than the previous fold, or every fold when it is larger than the
+// working half of its SRAM; if the operand's whole matrix fits the working half, each tile is
+// fetched only the first time. Each fold's outputs are written back to DRAM.
+//
+// Stalls (finite bandwidth, double-buffered). Fold i+1's inputs are prefetched and fold i-1's
+// outputs drained while fold i computes, sharing one DRAM channel of B bytes per cycle:
+//   cycles = in_0/B + sum_i max(C_i, (in_{i+1} + out_{i-1})/B) + out_last/B
+// Without double buffering nothing overlaps: cycles = sum_i (in_i + out_i)/B + C_i.
+// With unlimited bandwidth there are no stalls and cycles = compute cycles.
+
+#include "arch/hardware_model.h"
+#include "core/results.h"
+#include "mapper/systolic_mapping.h"
+
+namespace coda::sim::analytical {
+
+// Stall-free cycles of one fold of `mapping` on `hw`.
+std::uint64_t fold_cycles(const mapper::SystolicMapping& mapping, const arch::HardwareModel& hw);
+
+// Pure and thread-safe; O(folds) arithmetic, no per-cycle or per-element work.
+results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
+
+}  // namespace coda::sim::analytical

@@ -1,0 +1,45 @@
+#include "sim/driver.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "arch/arch_spec.h"
+#include "core/hash.h"
+#include "mapper/systolic_mapping.h"
+#include "sim/analytical/analytical_engine.h"
+#include "workloads/importers.h"
+
+namespace coda::sim {
+
+void register_builtin_engines(EngineRegistry& registry) {
+  registry.add("analytical", [] { return std::make_unique<analytical::AnalyticalEngine>(); });
+}
+
+std::uint64_t file_hash(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return 0;
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return fnv1a64(bytes.str());
+}
+
+std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags) {
+  EngineRegistry registry;
+  register_builtin_engines(registry);
+  const auto engine = registry.create(files.engine);
+
+  // Read both inputs before stopping, so the user sees every error at once.
+  const auto arch = arch::load_arch(files.arch, diags);
+  const auto graph = workload::load_workload(files.workload, diags);
+  if (!arch || !graph) return std::nullopt;
+
+  const arch::HardwareModel hw(arch->spec);
+  const mapper::Schedule schedule = mapper::schedule_graph(*graph, hw);
+  results::RunResult run = engine->run(schedule, hw, RunOptions{});
+  run.provenance.inputs = {
+      {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
+      {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};
+  return run;
+}
+
+}  // namespace coda::sim

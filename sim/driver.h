@@ -1,0 +1,31 @@
+#pragma once
+// The run driver: files in, RunResult out. Reads and validates the arch and the workload,
+// schedules the graph, runs the chosen engine and records provenance (content hashes of the
+// inputs, engine, coda version).
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/diagnostics.h"
+#include "core/results.h"
+#include "sim/engine.h"
+
+namespace coda::sim {
+
+void register_builtin_engines(EngineRegistry& registry);
+
+struct RunFiles {
+  std::filesystem::path arch;
+  std::filesystem::path workload;
+  std::string engine = "analytical";
+};
+
+// nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an
+// unknown engine name.
+std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags);
+
+// FNV-1a 64 of a file's bytes (0 when it cannot be read).
+std::uint64_t file_hash(const std::filesystem::path& file);
+
+}  // namespace coda::sim

@@ -1,0 +1,219 @@
+// Hand-derived and externally referenced checks of the analytical systolic model. Notation:
+// an R x C array; Sr, Sc, T as in mapper/systolic_mapping.h; a fold takes T + R + C - 2 cycles
+// (output stationary) or T + 2R + C - 2 (weight / input stationary).
+#include "sim/analytical/systolic_model.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_hardware.h"
+#include "workloads/builders.h"
+
+namespace coda::sim::analytical {
+namespace {
+
+using arch::Dataflow;
+using testing::ArrayParams;
+using testing::make_array;
+
+results::OpResult run_op(const workload::Op& op, const ArrayParams& params) {
+  const arch::HardwareModel hw = make_array(params);
+  return evaluate_systolic({op.name, workload::mac_count(op), mapper::map_onto_array(op, hw)}, hw);
+}
+
+Bytes traffic(const results::OpResult& r, std::string_view tensor, std::string_view level) {
+  for (const auto& t : r.traffic)
+    if (t.tensor == tensor && t.level == level) return t.reads.value ? t.reads : t.writes;
+  ADD_FAILURE() << "no traffic entry " << tensor << "/" << level;
+  return {};
+}
+
+// --- External reference: SCALE-Sim v2's stored golden reports ---------------------------------
+
+TEST(SystolicModel, MatchesScaleSimGoldenAlexNetConv1WeightStationary) {
+  // SCALE-Sim v2 test/golden_trace/COMPUTE_REPORT.csv: topologies/conv_nets/alexnet_part.csv
+  // (Conv1: ifmap 224x224, 11x11 filter, 3 channels, 96 filters, stride 4) on its 32x32 WS array:
+  // "Total Cycles" 112283 (a 0-based index: 112284 cycles), 0 stalls, mapping efficiency
+  // 94.53125 %, SRAM ifmap reads 3294225, filter reads 34848, ofmap writes 3484800.
+  // Output: ceil((224 - 11) / 4) + 1 = 55, so M' = 3025, K' = 11*11*3 = 363, N' = 96.
+  const workload::Op conv1 = workload::make_conv2d(
+      "Conv1", {.in_h = 224, .in_w = 224, .in_channels = 3, .filter_h = 11, .filter_w = 11,
+                .out_channels = 96, .stride_h = 4, .stride_w = 4},
+      55, 55);
+  const auto r = run_op(conv1, {.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary});
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{112283 + 1});
+  EXPECT_EQ(r.cost.stall_cycles, Cycles{0});  // unlimited bandwidth = SCALE-Sim's CALC mode
+  EXPECT_DOUBLE_EQ(r.mapping_efficiency * 100.0, 94.53125);
+  EXPECT_EQ(traffic(r, "ifmap", "sram"), Bytes{3294225});
+  EXPECT_EQ(traffic(r, "filter", "sram"), Bytes{34848});
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{3484800});
+  // Utilization = MACs / (PEs * cycles) = 3025*363*96 / (1024 * 112284).
+  EXPECT_DOUBLE_EQ(r.compute_utilization, 105415200.0 / (1024.0 * 112284.0));
+}
+
+TEST(SystolicModel, MatchesScaleSimGoldenGemmStallFreeCycles) {
+  // SCALE-Sim v2 test/general/golden_trace_user_{os,ws,is}: GEMM M=256, N=128, K=256 on 32x32.
+  // Its Total Cycles minus its Stall Cycles are 52447-42272 = 10175 (OS), 52447-41248 = 11199
+  // (WS), 19984-5777 = 14207 (IS): 0-based, so the cycle counts are one more.
+  //   OS: Sr=256 (8 folds), Sc=128 (4), T=256: 32 folds * (256+32+32-2 = 318) = 10176
+  //   WS: Sr=256 (8), Sc=128 (4), T=256:       32 folds * (256+64+32-2 = 350) = 11200
+  //   IS: Sr=256 (8), Sc=256 (8), T=128:       64 folds * (128+64+32-2 = 222) = 14208
+  const workload::Op gemm = workload::make_gemm("Test 1", 256, 128, 256);
+  const auto os = run_op(gemm, {.rows = 32, .cols = 32, .dataflow = Dataflow::OutputStationary});
+  const auto ws = run_op(gemm, {.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary});
+  const auto is = run_op(gemm, {.rows = 32, .cols = 32, .dataflow = Dataflow::InputStationary});
+  EXPECT_EQ(os.cost.compute_cycles, Cycles{10175 + 1});
+  EXPECT_EQ(ws.cost.compute_cycles, Cycles{11199 + 1});
+  EXPECT_EQ(is.cost.compute_cycles, Cycles{14207 + 1});
+  // Its SRAM counters (DETAILED_ACCESS_REPORT): OS ifmap 262144, filter 262144; WS 262144,
+  // 32768, ofmap 262144; IS 65536, 262144, ofmap 262144. (SCALE-Sim's OS ofmap count, 34816,
+  // adds R + C per fold to the 256*128 = 32768 outputs; coda counts the outputs.)
+  EXPECT_EQ(traffic(os, "ifmap", "sram"), Bytes{262144});
+  EXPECT_EQ(traffic(os, "filter", "sram"), Bytes{262144});
+  EXPECT_EQ(traffic(os, "ofmap", "sram"), Bytes{32768});
+  EXPECT_EQ(traffic(ws, "ifmap", "sram"), Bytes{262144});
+  EXPECT_EQ(traffic(ws, "filter", "sram"), Bytes{32768});
+  EXPECT_EQ(traffic(ws, "ofmap", "sram"), Bytes{262144});
+  EXPECT_EQ(traffic(is, "ifmap", "sram"), Bytes{65536});
+  EXPECT_EQ(traffic(is, "filter", "sram"), Bytes{262144});
+  EXPECT_EQ(traffic(is, "ofmap", "sram"), Bytes{262144});
+  EXPECT_DOUBLE_EQ(os.mapping_efficiency, 1.0);
+  // OS utilization = T / fold = 256 / 318 (SCALE-Sim's 80.503 %).
+  EXPECT_DOUBLE_EQ(os.compute_utilization, 256.0 / 318.0);
+}
+
+// --- Hand derivations -------------------------------------------------------------------------
+
+TEST(SystolicModel, FoldsThatDoNotDivideEvenlyOnEachDataflow) {
+  // GEMM M=100, N=20, K=30 (60000 MACs) on an 8-row, 16-column array.
+  const workload::Op gemm = workload::make_gemm("g", 100, 20, 30);
+  // OS: Sr=100 -> ceil(100/8) = 13 row folds, Sc=20 -> 2 col folds, T=30.
+  //     26 folds * (30 + 8 + 16 - 2 = 52) = 1352 cycles; the last row fold uses 4 of 8 rows and
+  //     the last col fold 4 of 16 columns but still takes the full 52 cycles.
+  const auto os = run_op(gemm, {.rows = 8, .cols = 16});
+  EXPECT_EQ(os.cost.compute_cycles, Cycles{1352});
+  EXPECT_EQ(os.cost.cycles, Cycles{1352});
+  // Mapping efficiency: 100*20 used PE-slots of 13*8 * 2*16 = 3328 -> 2000/3328.
+  EXPECT_DOUBLE_EQ(os.mapping_efficiency, 2000.0 / 3328.0);
+  EXPECT_DOUBLE_EQ(os.compute_utilization, 60000.0 / (128.0 * 1352.0));
+  // SRAM: ifmap (M x K) streamed once per col fold: 2 * 3000; filter (K x N) once per row fold:
+  // 13 * 600; ofmap M x N = 2000 once.
+  EXPECT_EQ(traffic(os, "ifmap", "sram"), Bytes{6000});
+  EXPECT_EQ(traffic(os, "filter", "sram"), Bytes{7800});
+  EXPECT_EQ(traffic(os, "ofmap", "sram"), Bytes{2000});
+  // WS: Sr=K=30 -> 4 row folds, Sc=N=20 -> 2, T=M=100: 8 * (100 + 16 + 16 - 2 = 130) = 1040.
+  const auto ws = run_op(gemm, {.rows = 8, .cols = 16, .dataflow = Dataflow::WeightStationary});
+  EXPECT_EQ(ws.cost.compute_cycles, Cycles{1040});
+  // WS SRAM: ifmap once per col fold 2*3000; filter stationary once 600; ofmap once per row
+  // fold (partial sums) 4 * 2000.
+  EXPECT_EQ(traffic(ws, "ifmap", "sram"), Bytes{6000});
+  EXPECT_EQ(traffic(ws, "filter", "sram"), Bytes{600});
+  EXPECT_EQ(traffic(ws, "ofmap", "sram"), Bytes{8000});
+  // IS: Sr=K=30 -> 4, Sc=M=100 -> ceil(100/16) = 7, T=N=20: 28 * (20 + 16 + 16 - 2 = 50) = 1400.
+  const auto is = run_op(gemm, {.rows = 8, .cols = 16, .dataflow = Dataflow::InputStationary});
+  EXPECT_EQ(is.cost.compute_cycles, Cycles{1400});
+  EXPECT_EQ(traffic(is, "ifmap", "sram"), Bytes{3000});   // stationary: once
+  EXPECT_EQ(traffic(is, "filter", "sram"), Bytes{4200});  // once per col fold: 7 * 600
+  EXPECT_EQ(traffic(is, "ofmap", "sram"), Bytes{8000});   // once per row fold: 4 * 2000
+}
+
+TEST(SystolicModel, OneRowAndOneColumnArrays) {
+  const workload::Op gemm = workload::make_gemm("g", 3, 5, 2);
+  // 1x4 OS: Sr=3 -> 3 row folds, Sc=5 -> 2 col folds, fold = 2 + 1 + 4 - 2 = 5: 6 * 5 = 30.
+  EXPECT_EQ(run_op(gemm, {.rows = 1, .cols = 4}).cost.compute_cycles, Cycles{30});
+  // 4x1 OS: 1 row fold, 5 col folds, fold = 2 + 4 + 1 - 2 = 5: 25.
+  EXPECT_EQ(run_op(gemm, {.rows = 4, .cols = 1}).cost.compute_cycles, Cycles{25});
+  // 1x1 WS: Sr=K=2, Sc=N=5, T=M=3: 10 folds * (3 + 2 + 1 - 2 = 4) = 40.
+  EXPECT_EQ(
+      run_op(gemm, {.rows = 1, .cols = 1, .dataflow = Dataflow::WeightStationary})
+          .cost.compute_cycles,
+      Cycles{40});
+  // 1x1 IS: Sr=K=2, Sc=M=3, T=N=5: 6 folds * (5 + 2 + 1 - 2 = 6) = 36.
+  EXPECT_EQ(
+      run_op(gemm, {.rows = 1, .cols = 1, .dataflow = Dataflow::InputStationary})
+          .cost.compute_cycles,
+      Cycles{36});
+}
+
+TEST(SystolicModel, SingleStepStream) {
+  // T = 1: OS GEMM with K = 1 on 4x4: 1 fold of 1 + 4 + 4 - 2 = 7 cycles (skew in and out).
+  EXPECT_EQ(run_op(workload::make_gemm("g", 4, 4, 1), {.rows = 4, .cols = 4}).cost.compute_cycles,
+            Cycles{7});
+  // WS with M = 1 (one input row, a decode-like GEMV): 1 + 8 + 4 - 2 = 11.
+  EXPECT_EQ(run_op(workload::make_gemm("g", 1, 4, 4),
+                   {.rows = 4, .cols = 4, .dataflow = Dataflow::WeightStationary})
+                .cost.compute_cycles,
+            Cycles{11});
+}
+
+TEST(SystolicModel, GroupsRunOneAfterAnother) {
+  // Depthwise 3x3 conv, 4 channels, 10x10 input, no padding: 4 groups of a GEMM with
+  // M' = 8*8 = 64, N' = 1, K' = 9. OS on 8x8: 8 row folds, 1 col fold, fold = 9 + 14 = 23:
+  // 4 groups * 8 * 23 = 736 cycles; MACs 4 * 64 * 9 = 2304.
+  const workload::Op dw = workload::make_conv2d(
+      "dw", {.in_h = 10, .in_w = 10, .in_channels = 4, .filter_h = 3, .filter_w = 3,
+             .out_channels = 4, .groups = 4},
+      8, 8);
+  const auto r = run_op(dw, {.rows = 8, .cols = 8});
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{736});
+  EXPECT_EQ(r.cost.macs, 2304u);
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{4 * 64});
+}
+
+TEST(SystolicModel, StallsWhenDramBandwidthIsFinite) {
+  // OS GEMM M=16, N=8, K=4 on 8x8, 64 KiB SRAMs (everything fits), 1-byte words.
+  // Sr=16 -> 2 row folds, Sc=8 -> 1 col fold, T=4; fold = 4 + 8 + 8 - 2 = 18; compute 36.
+  // Fetches: fold 0 needs ifmap rows 0-7 (8*4 = 32 B) and the filter (4*8 = 32 B) = 64 B;
+  // fold 1 needs ifmap rows 8-15 (32 B), the filter stays. Each fold writes 8*8 = 64 B.
+  const workload::Op gemm = workload::make_gemm("g", 16, 8, 4);
+  // 4 B/cycle: fetch fold 0: 64/4 = 16; fold 0 overlaps fold 1's fetch: max(18, 32/4) = 18;
+  // fold 1 overlaps fold 0's write-back: max(18, 64/4) = 18; drain fold 1: 64/4 = 16.
+  // 16 + 18 + 18 + 16 = 68 cycles, 32 stall cycles.
+  const auto r = run_op(gemm, {.rows = 8, .cols = 8, .bytes_per_cycle = 4.0});
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{36});
+  EXPECT_EQ(r.cost.cycles, Cycles{68});
+  EXPECT_EQ(r.cost.stall_cycles, Cycles{32});
+  EXPECT_EQ(r.cost.dram_reads, Bytes{96});
+  EXPECT_EQ(r.cost.dram_writes, Bytes{128});
+  // 224 DRAM bytes / 4 B per cycle = 56 cycles > 36 compute cycles.
+  EXPECT_EQ(r.bound, results::Bound::Memory);
+  // 1 B/cycle: 64 + max(18, 32) + max(18, 64) + 64 = 224 = every byte back to back.
+  EXPECT_EQ(run_op(gemm, {.rows = 8, .cols = 8, .bytes_per_cycle = 1.0}).cost.cycles,
+            Cycles{224});
+  // Without double buffering nothing overlaps: (64 + 64)/4 + 18 + (32 + 64)/4 + 18 = 92.
+  EXPECT_EQ(run_op(gemm, {.rows = 8, .cols = 8, .bytes_per_cycle = 4.0, .double_buffered = false})
+                .cost.cycles,
+            Cycles{92});
+  // Unlimited bandwidth: stall-free, compute-bound, same traffic.
+  const auto free = run_op(gemm, {.rows = 8, .cols = 8});
+  EXPECT_EQ(free.cost.cycles, Cycles{36});
+  EXPECT_EQ(free.cost.dram_reads, Bytes{96});
+  EXPECT_EQ(free.bound, results::Bound::Compute);
+}
+
+TEST(SystolicModel, DramTrafficDependsOnWhatFitsTheWorkingHalf) {
+  // OS GEMM M=16, N=16, K=8 on 8x8: 2 row folds x 2 col folds, tiles of 8*8 = 64 words.
+  const workload::Op gemm = workload::make_gemm("g", 16, 16, 8);
+  // 200 B SRAMs: working half 100 words. The ifmap (16x8 = 128 words) does not fit whole, so its
+  // row tiles are fetched again for the second col fold: 4 * 64 = 256. The filter (8x16 = 128)
+  // does not fit whole either, but its col tile (64 <= 100) stays while the row fold advances:
+  // 2 * 64 = 128. Outputs: 16*16 = 256 written once.
+  const auto small = run_op(gemm, {.rows = 8, .cols = 8, .sram = Bytes{200}});
+  EXPECT_EQ(traffic(small, "ifmap", "dram"), Bytes{256});
+  EXPECT_EQ(traffic(small, "filter", "dram"), Bytes{128});
+  EXPECT_EQ(traffic(small, "ofmap", "dram"), Bytes{256});
+  // 256 B SRAMs: working half 128 words, both matrices fit whole: each fetched once (128).
+  const auto fits = run_op(gemm, {.rows = 8, .cols = 8, .sram = Bytes{256}});
+  EXPECT_EQ(traffic(fits, "ifmap", "dram"), Bytes{128});
+  EXPECT_EQ(traffic(fits, "filter", "dram"), Bytes{128});
+  // 100 B SRAMs: working half 50 words < a 64-word tile: every tile streams every fold: 4 * 64.
+  const auto tiny = run_op(gemm, {.rows = 8, .cols = 8, .sram = Bytes{100}});
+  EXPECT_EQ(traffic(tiny, "ifmap", "dram"), Bytes{256});
+  EXPECT_EQ(traffic(tiny, "filter", "dram"), Bytes{256});
+  // 2-byte words double every byte count.
+  const auto wide = run_op(gemm, {.rows = 8, .cols = 8, .sram = Bytes{512}, .word_size = Bytes{2}});
+  EXPECT_EQ(traffic(wide, "ifmap", "dram"), Bytes{256});
+  EXPECT_EQ(traffic(wide, "ofmap", "sram"), Bytes{512});
+}
+
+}  // namespace
+}  // namespace coda::sim::analytical

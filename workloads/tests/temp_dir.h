@@ -1,0 +1,32 @@
+#pragma once
+// A fresh folder under the build tree for one test's files (tests never write into the repo):
+// $CODA_BINARY_DIR/test_tmp/<test name>.
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace coda::workload::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* bin = std::getenv("CODA_BINARY_DIR");
+    dir_ = std::filesystem::path(bin ? bin : std::filesystem::temp_directory_path().string()) /
+           "test_tmp" / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace coda::workload::test
