@@ -1,12 +1,13 @@
 #include "cli/commands.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "testing/temp_dir.h"
 
 namespace coda::cli {
 namespace {
@@ -24,15 +25,6 @@ Outcome coda(std::vector<const char*> args) {
   return {code, out.str(), err.str()};
 }
 
-std::filesystem::path temp_dir() {
-  const char* bin = std::getenv("CODA_BINARY_DIR");
-  auto dir = std::filesystem::path(bin ? bin : std::filesystem::temp_directory_path().string()) /
-             "test_tmp" / ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 TEST(Cli, HelpOnEveryCommand) {
   for (const auto& args : std::vector<std::vector<const char*>>{
            {"--help"}, {"run", "--help"}, {"check-config", "--help"}}) {
@@ -43,7 +35,8 @@ TEST(Cli, HelpOnEveryCommand) {
 }
 
 TEST(Cli, RunPrintsTheTableAndWritesResults) {
-  const auto dir = temp_dir();
+  const testing::TempDir tmp;
+  const auto& dir = tmp.path();
   const Outcome r = coda({"run", "--arch", "configs/arch/scalesim_32x32_os.yaml", "--workload",
                           "configs/workloads/resnet18.yaml", "--out", dir.c_str()});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -60,7 +53,8 @@ TEST(Cli, RunPrintsTheTableAndWritesResults) {
 }
 
 TEST(Cli, CheckConfigPrintsEveryErrorInCompilerFormat) {
-  const auto dir = temp_dir();
+  const testing::TempDir tmp;
+  const auto& dir = tmp.path();
   const auto bad = dir / "bad.yaml";
   std::ofstream(bad) << "schema_version: 1\nname: x\nclock: 1 GHz\n"
                         "array: {rows: 8, colz: 8, dataflow: output_stationary}\n"
@@ -84,7 +78,8 @@ TEST(Cli, CheckConfigPrintsEveryErrorInCompilerFormat) {
 }
 
 TEST(Cli, RunWithBadInputExitsNonZeroWithDiagnostics) {
-  const auto dir = temp_dir();
+  const testing::TempDir tmp;
+  const auto& dir = tmp.path();
   const auto bad = dir / "bad.csv";
   std::ofstream(bad) << "Layer, M, N, K,\nfc1, 10, -3, 4,\n";
   const Outcome r = coda({"run", "--arch", "configs/arch/systolic_8x8.yaml", "--workload",

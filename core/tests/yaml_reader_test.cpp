@@ -1,31 +1,13 @@
 #include "core/yaml_reader.h"
 
-#include <cstdlib>
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include "testing/temp_dir.h"
 
 namespace coda {
 namespace {
 
-// Writes files into a fresh folder under the build tree (tests never write into the repo).
-class TempDir {
- public:
-  TempDir() {
-    const char* bin = std::getenv("CODA_BINARY_DIR");
-    dir_ = std::filesystem::path(bin ? bin : std::filesystem::temp_directory_path().string()) /
-           "test_tmp" / ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  std::filesystem::path write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-    return dir_ / name;
-  }
-
- private:
-  std::filesystem::path dir_;
-};
+using testing::TempDir;
 
 TEST(YamlReader, ReadsTypedValuesAndUnits) {
   Diagnostics diags;

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "workloads/importers.h"
-#include "workloads/tests/temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace coda::workload {
 namespace {
@@ -126,7 +126,7 @@ TEST(LayerList, BadPair) {
 }
 
 TEST(LoadWorkload, ByExtension) {
-  const test::TempDir dir;
+  const testing::TempDir dir;
   Diagnostics diags;
   const auto yaml = load_workload(
       dir.write("w.YML", kHead + "  - {name: fc, gemm: {m: 2, n: 3, k: 4}}\n"), diags);
@@ -140,7 +140,7 @@ TEST(LoadWorkload, ByExtension) {
 }
 
 TEST(LoadWorkload, UnknownExtensionAndMissingFile) {
-  const test::TempDir dir;
+  const testing::TempDir dir;
   Diagnostics diags;
   const auto path = dir.write("w.txt", "x");
   EXPECT_FALSE(load_workload(path, diags));

@@ -1,6 +1,7 @@
 #pragma once
 // A fresh folder under the build tree for one test's files (tests never write into the repo):
-// $CODA_BINARY_DIR/test_tmp/<test name>.
+// $CODA_BINARY_DIR/test_tmp/<test name> (CTest sets CODA_BINARY_DIR; run by hand, the system's
+// temporary folder is used).
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace coda::workload::test {
+namespace coda::testing {
 
 class TempDir {
  public:
@@ -20,6 +21,7 @@ class TempDir {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
+  const std::filesystem::path& path() const { return dir_; }
   std::filesystem::path write(const std::string& name, const std::string& text) const {
     std::ofstream(dir_ / name) << text;
     return dir_ / name;
@@ -29,4 +31,4 @@ class TempDir {
   std::filesystem::path dir_;
 };
 
-}  // namespace coda::workload::test
+}  // namespace coda::testing
