@@ -95,13 +95,15 @@ std::vector<Line> split_lines(std::string_view text) {
   return lines;
 }
 
+// The header's leading columns decide the format; columns after them (SCALE-Sim v1 files carry
+// derived values such as "Eh, Ew") are allowed and not read.
 std::optional<Format> header_format(const std::vector<Field>& header) {
-  if (header.size() == kGemmColumns.size() && iequals(header[1].text, "M") &&
+  if (header.size() >= kGemmColumns.size() && iequals(header[1].text, "M") &&
       iequals(header[2].text, "N") && iequals(header[3].text, "K"))
     return Format::Gemm;
-  if (header.size() == kConvColumns.size() &&
-      std::equal(header.begin(), header.end(), kConvColumns.begin(),
-                 [](const Field& f, std::string_view name) { return iequals(f.text, name); }))
+  if (header.size() >= kConvColumns.size() &&
+      std::equal(kConvColumns.begin(), kConvColumns.end(), header.begin(),
+                 [](std::string_view name, const Field& f) { return iequals(f.text, name); }))
     return Format::Conv;
   return std::nullopt;
 }
@@ -132,6 +134,17 @@ class CsvReader {
       return std::nullopt;
     }
     format_ = *format;
+    header_width_ = header.size();
+    if (header_width_ > columns().size()) {
+      std::string extra;
+      for (std::size_t c = columns().size(); c < header.size(); ++c)
+        if (!header[c].text.empty())
+          extra += (extra.empty() ? "'" : ", '") + std::string(header[c].text) + "'";
+      diags_.warning({file_, header_line, header[columns().size()].column}, "header",
+                     fmt::format("the columns after '{}'{} are not read", columns().back(),
+                                 extra.empty() ? "" : " (" + extra + ")"),
+                     "coda, like SCALE-Sim v2, reads only the leading columns");
+    }
 
     Graph graph;
     graph.name = std::filesystem::path(file_).stem().string();
@@ -204,10 +217,11 @@ class CsvReader {
       return std::nullopt;
     }
     bool ok = true;
-    if (fields.size() > required) {
-      diags_.error({file_, line.number, fields[required].column},
+    if (fields.size() > std::max(required, header_width_)) {
+      diags_.error({file_, line.number, fields[std::max(required, header_width_)].column},
                    fmt::format("row {}", line.number),
-                   fmt::format("unexpected extra column \"{}\"", fields[required].text),
+                   fmt::format("unexpected extra column \"{}\"",
+                               fields[std::max(required, header_width_)].text),
                    row_hint());
       ok = false;
     }
@@ -265,6 +279,7 @@ class CsvReader {
   const std::string& file_;
   Diagnostics& diags_;
   Format format_ = Format::Conv;
+  std::size_t header_width_ = 0;  // columns the header names; rows may fill that many
 };
 
 }  // namespace

@@ -72,6 +72,31 @@ TEST(ScaleSimCsv, ToleratesEmptyColumnsEmptyRowsAndComments) {
   EXPECT_EQ(g->ops[1].source.line, 4);
 }
 
+TEST(ScaleSimCsv, ReadsLegacyFilesWithDerivedColumns) {
+  // The head of SCALE-Sim's topologies/conv_nets/Resnet50.csv as it is stored: three derived
+  // columns after 'Strides' in the header, an all-empty second row, values in those columns.
+  Diagnostics diags;
+  const auto g = read(
+      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+      "Strides,,,Eh,Ew,e2\n"
+      ",,,,,,,,,,,,\n"
+      "Conv1,224,224,7,7,3,64,2,,,110,110,12100\n"
+      "CB2a_1,56,56,1,1,64,64,1,,,,,\n",
+      diags);
+  ASSERT_TRUE(g) << diags.format_all();
+  ASSERT_EQ(g->ops.size(), 2u);
+  // ceil((224 - 7) / 2) + 1 = 110, the file's own Eh: M' = 110 * 110.
+  EXPECT_EQ(gemm_view(g->ops[0]), (GemmView{.batch = 1, .m = 12100, .n = 64, .k = 147}));
+  ASSERT_EQ(diags.all().size(), 1u);
+  EXPECT_EQ(format(diags.all()[0]),
+            "t.csv:1:99: warning: header: the columns after 'Strides' ('Eh', 'Ew', 'e2') are not "
+            "read; coda, like SCALE-Sim v2, reads only the leading columns");
+  // A row wider than its header is still an error.
+  Diagnostics wide;
+  EXPECT_FALSE(read("Layer, M, N, K, note\nfc, 1, 2, 3, x, y\n", wide));
+  EXPECT_EQ(wide.error_count(), 1u) << wide.format_all();
+}
+
 TEST(ScaleSimCsv, DpLayerIsOneGroupedConv) {
   // SCALE-Sim runs "DP" rows as Channels layers of 1 channel and Num Filter filters.
   Diagnostics diags;
