@@ -26,6 +26,26 @@ TEST(Driver, RunsBundledResNet18OnTheScaleSimPreset) {
   EXPECT_EQ(run->provenance.inputs[0].hash.size(), 16u);
 }
 
+TEST(Driver, ScaleSimCsvAndYamlResNet18GiveTheSameLayers) {
+  // configs/workloads/scalesim/resnet18.csv is the same network in SCALE-Sim's format (padding
+  // folded into the ifmap size, docs/workloads.md), so every layer must price identically: the
+  // CSV is what a SCALE-Sim user would run, the YAML is what coda's main job runs.
+  Diagnostics diags;
+  const auto yaml = run_files({"configs/arch/scalesim_32x32_os.yaml",
+                               "configs/workloads/resnet18.yaml", "analytical"},
+                              diags);
+  const auto csv = run_files({"configs/arch/scalesim_32x32_os.yaml",
+                              "configs/workloads/scalesim/resnet18.csv", "analytical"},
+                             diags);
+  ASSERT_TRUE(yaml && csv) << diags.format_all();
+  ASSERT_EQ(yaml->ops.size(), csv->ops.size());
+  for (std::size_t i = 0; i < yaml->ops.size(); ++i) {
+    EXPECT_EQ(yaml->ops[i].mapping, csv->ops[i].mapping) << yaml->ops[i].name;
+    EXPECT_EQ(yaml->ops[i].cost.compute_cycles, csv->ops[i].cost.compute_cycles)
+        << yaml->ops[i].name;
+  }
+}
+
 TEST(Driver, ReportsErrorsFromBothInputsAtOnce) {
   Diagnostics diags;
   EXPECT_FALSE(run_files({"configs/arch/missing.yaml", "configs/workloads/missing.yaml"}, diags));
