@@ -233,7 +233,7 @@ std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags)
                                     it->second.line),
                         "layer names must be unique");
         }
-        if (op) graph.ops.push_back(std::move(*op));
+        if (op) graph.add(std::move(*op));
       }
     }
   } else {

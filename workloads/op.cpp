@@ -1,36 +1,167 @@
 #include "workloads/op.h"
 
+#include <array>
+
+#include "core/check.h"
+
 namespace coda::workload {
+namespace {
+
+constexpr std::array<std::pair<Function, std::string_view>, 33> kFunctionNames{{
+    {Function::None, "none"},         {Function::Add, "add"},
+    {Function::Sub, "sub"},           {Function::Mul, "mul"},
+    {Function::Div, "div"},           {Function::Relu, "relu"},
+    {Function::Gelu, "gelu"},         {Function::Silu, "silu"},
+    {Function::Sigmoid, "sigmoid"},   {Function::Tanh, "tanh"},
+    {Function::Exp, "exp"},           {Function::Quantize, "quantize"},
+    {Function::Dequantize, "dequantize"}, {Function::Sum, "sum"},
+    {Function::Mean, "mean"},         {Function::Max, "max"},
+    {Function::Softmax, "softmax"},   {Function::LayerNorm, "layer_norm"},
+    {Function::RmsNorm, "rms_norm"},  {Function::BatchNorm, "batch_norm"},
+    {Function::MaxPool, "max_pool"},  {Function::AvgPool, "avg_pool"},
+    {Function::Copy, "copy"},         {Function::Reshape, "reshape"},
+    {Function::Transpose, "transpose"}, {Function::Concat, "concat"},
+    {Function::Split, "split"},       {Function::Gather, "gather"},
+    {Function::AllReduce, "all_reduce"}, {Function::ReduceScatter, "reduce_scatter"},
+    {Function::AllGather, "all_gather"}, {Function::SendRecv, "send_recv"},
+    {Function::AdamW, "adamw"},
+}};
+
+constexpr std::array<std::pair<OpKind, std::string_view>, 9> kKindNames{{
+    {OpKind::Contraction, "contraction"}, {OpKind::Elementwise, "elementwise"},
+    {OpKind::Reduction, "reduction"},     {OpKind::Normalization, "normalization"},
+    {OpKind::Pooling, "pooling"},         {OpKind::Attention, "attention"},
+    {OpKind::DataMovement, "data_movement"}, {OpKind::Collective, "collective"},
+    {OpKind::Optimizer, "optimizer"},
+}};
+
+// Arithmetic operations per point of the iteration space, for each function, counting the
+// operations of the usual formula and a special function (exp, tanh, rsqrt) as one:
+//   add, sub, mul, div, max, relu (a compare), exp, tanh: 1
+//   sigmoid 1/(1+exp(-x)): neg, exp, add, div = 4;  silu x*sigmoid(x): 5
+//   gelu (tanh form) 0.5x(1+tanh(0.79788(x+0.044715x^3))): x^3 2, mul, add, mul, tanh, add,
+//     mul, mul = 9
+//   quantize round(x/scale)+zero, clamped: mul, round, add, clamp = 4; dequantize (x-zero)*scale: 2
+//   sum, mean, max over an axis: 1 per input point
+//   softmax: max, sub, exp, add (sum), div = 5;  layer_norm: mean 1, variance 3 (sub, mul, add),
+//     normalize 2, affine 2 = 8;  rms_norm: square-add 2, normalize 1, scale 1 = 4;
+//   batch_norm folded to a per-channel scale and shift: 2
+//   pooling: 1 per window point
+//   adamw per parameter: m update 3, v update 4, bias corrections 2, sqrt+eps+div 3, weight
+//     decay and step 3 = 15
+std::uint64_t flops_per_point(Function f) {
+  switch (f) {
+    case Function::Add: case Function::Sub: case Function::Mul: case Function::Div:
+    case Function::Max: case Function::Relu: case Function::Exp: case Function::Tanh:
+    case Function::Sum: case Function::Mean:
+    case Function::MaxPool: case Function::AvgPool: return 1;
+    case Function::Sigmoid: return 4;
+    case Function::Silu: return 5;
+    case Function::Gelu: return 9;
+    case Function::Quantize: return 4;
+    case Function::Dequantize: return 2;
+    case Function::Softmax: return 5;
+    case Function::LayerNorm: return 8;
+    case Function::RmsNorm: return 4;
+    case Function::BatchNorm: return 2;
+    case Function::AdamW: return 15;
+    case Function::None: case Function::Copy: case Function::Reshape: case Function::Transpose:
+    case Function::Concat: case Function::Split: case Function::Gather:
+    case Function::AllReduce: case Function::ReduceScatter: case Function::AllGather:
+    case Function::SendRecv: return 0;
+  }
+  return 0;
+}
+
+std::uint64_t space_points(const Einsum& space) {
+  std::uint64_t product = 1;
+  for (const Dim& d : space.dims) product *= d.extent;
+  return product;
+}
+
+// Attention dims, in builder order: b, hk, g, q, kv, d.
+enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kAttentionDims };
+
+// Query-key pairs one head computes.
+std::uint64_t attention_pairs(const Op& op) {
+  CODA_CHECK(op.space.dims.size() == kAttentionDims);
+  const std::uint64_t q = op.space.dims[kQ].extent, kv = op.space.dims[kKv].extent;
+  const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
+  if (spec == nullptr || !spec->causal) return q * kv;
+  CODA_CHECK(kv >= q);
+  return q * kv - q * (q - 1) / 2;
+}
+
+std::uint64_t attention_heads(const Op& op) {
+  return op.space.dims[kB].extent * op.space.dims[kHk].extent * op.space.dims[kG].extent;
+}
+
+}  // namespace
 
 std::string_view to_string(OpKind kind) {
-  switch (kind) {
-    case OpKind::Contraction:
-      return "contraction";
-  }
+  for (const auto& [k, name] : kKindNames)
+    if (k == kind) return name;
   return "unknown";
+}
+
+std::string_view to_string(Function function) {
+  for (const auto& [f, name] : kFunctionNames)
+    if (f == function) return name;
+  return "unknown";
+}
+
+std::optional<OpKind> parse_op_kind(std::string_view text) {
+  for (const auto& [k, name] : kKindNames)
+    if (name == text) return k;
+  return std::nullopt;
+}
+
+std::optional<Function> parse_function(std::string_view text) {
+  for (const auto& [f, name] : kFunctionNames)
+    if (name == text) return f;
+  return std::nullopt;
 }
 
 std::string_view to_string(TensorRole role) {
   switch (role) {
-    case TensorRole::Input:
-      return "input";
-    case TensorRole::Weight:
-      return "weight";
-    case TensorRole::Output:
-      return "output";
+    case TensorRole::Input: return "input";
+    case TensorRole::Weight: return "weight";
+    case TensorRole::Output: return "output";
   }
   return "unknown";
 }
 
 std::uint64_t mac_count(const Op& op) {
   switch (op.kind) {
-    case OpKind::Contraction: {
-      std::uint64_t product = 1;
-      for (const Dim& d : op.space.dims) product *= d.extent;
-      return product;
-    }
+    case OpKind::Contraction: return space_points(op.space);
+    case OpKind::Attention:  // Q K^T and P V: d MACs per kept pair each
+      return 2 * attention_heads(op) * attention_pairs(op) * op.space.dims[kD].extent;
+    default: return 0;
   }
-  return 0;
+}
+
+std::uint64_t flop_count(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Contraction: return 2 * mac_count(op);
+    case OpKind::Attention:  // the matmuls, and softmax over every kept score
+      return 2 * mac_count(op) +
+             flops_per_point(Function::Softmax) * attention_heads(op) * attention_pairs(op);
+    case OpKind::DataMovement:
+    case OpKind::Collective: return 0;
+    default: return flops_per_point(op.function) * space_points(op.space);
+  }
+}
+
+Bytes tensor_bytes(const Op& op, TensorRole role) {
+  Bytes total;
+  for (const TensorAccess& a : op.space.accesses)
+    if (a.role == role) total += storage_bytes(a.shape, a.dtype);
+  return total;
+}
+
+Bytes tensor_bytes(const Op& op) {
+  return tensor_bytes(op, TensorRole::Input) + tensor_bytes(op, TensorRole::Weight) +
+         tensor_bytes(op, TensorRole::Output);
 }
 
 bool dim_indexes_role(const Einsum& space, std::size_t dim, TensorRole role) {

@@ -1,36 +1,73 @@
 #pragma once
 // An operator of the workload IR: an iteration space (named dims with extents) and, for each
-// tensor it touches, one affine index expression per tensor rank. A GEMM, a convolution and an
-// attention matmul all have this one form, so nothing downstream switches on an op's name.
+// tensor it touches, one affine index expression per tensor rank. A GEMM, a convolution, a
+// pooling window, an attention head and an elementwise add all have this one form, so nothing
+// downstream switches on an op's name; `kind` says how the points of the space combine and
+// `function` which arithmetic each point does (what a vector unit's per-op throughput prices).
 //
-//   GEMM   dims {m, n, k}:  A[m][k] (Input) * B[k][n] (Weight) -> C[m][n] (Output)
-//   Conv2d dims {n, g, k, c, p, q, r, s}: see make_conv2d in workloads/builders.h
+//   GEMM      dims {m, n, k}:  A[m][k] (Input) * B[k][n] (Weight) -> C[m][n] (Output)
+//   Conv2d    dims {n, g, k, c, p, q, r, s}: see make_conv2d in workloads/builders.h
+//   Attention dims {b, hk, g, q, kv, d}: Q[b][hk*G+g][q][d], K/V[b][hk][kv][d] -> O[b][hk*G+g][q][d]
+//
+// An op is self-contained: its accesses carry each tensor's shape and element type, so the
+// mapper can price it alone. `tensors` binds the accesses to a Graph's tensors (the dataflow).
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "workloads/data_type.h"
+#include "workloads/tensor.h"
 
 namespace coda::workload {
 
-enum class OpKind : std::uint8_t { Contraction };
-enum class TensorRole : std::uint8_t { Input, Weight, Output };
+enum class OpKind : std::uint8_t {
+  Contraction,    // sum over the reduction dims of products (GEMM, conv)
+  Elementwise,    // one output point per input point (activations, add, bias, quantize)
+  Reduction,      // reduces some dims (sum, mean, max over an axis)
+  Normalization,  // a reduction and an elementwise pass over the same data (softmax, norms)
+  Pooling,        // a window reduction (max or average pooling)
+  Attention,      // softmax(Q K^T / sqrt(d)) V as one op, with an optional causal mask
+  DataMovement,   // copies without arithmetic (reshape, transpose, concat, split, gather)
+  Collective,     // communication among ranks (all-reduce, reduce-scatter, all-gather, send/recv)
+  Optimizer,      // a parameter update (AdamW)
+};
 
-std::string_view to_string(OpKind kind);     // "contraction"
+enum class Function : std::uint8_t {
+  None,  // contractions and attention: the kind says it all
+  Add, Sub, Mul, Div, Relu, Gelu, Silu, Sigmoid, Tanh, Exp, Quantize, Dequantize,
+  Sum, Mean, Max,
+  Softmax, LayerNorm, RmsNorm, BatchNorm,
+  MaxPool, AvgPool,
+  Copy, Reshape, Transpose, Concat, Split, Gather,
+  AllReduce, ReduceScatter, AllGather, SendRecv,
+  AdamW,
+};
+
+std::string_view to_string(OpKind kind);      // "contraction", ...
+std::string_view to_string(Function function);  // "add", "softmax", "all_reduce", ...
+std::optional<OpKind> parse_op_kind(std::string_view text);
+std::optional<Function> parse_function(std::string_view text);
+
+enum class TensorRole : std::uint8_t { Input, Weight, Output };
 std::string_view to_string(TensorRole role);  // "input", "weight", "output"
 
 struct Dim {
   std::string name;
   std::uint64_t extent = 1;
+  friend bool operator==(const Dim&, const Dim&) = default;
 };
 
 // One term of an affine index: coefficient * dims[dim].
 struct IndexTerm {
   std::size_t dim = 0;  // index into Einsum::dims
   std::int64_t coefficient = 1;
+  friend bool operator==(const IndexTerm&, const IndexTerm&) = default;
 };
 
 // sum(coefficient * dim) + offset. A conv's input row is p*stride + r - pad: terms {p: stride,
@@ -38,28 +75,61 @@ struct IndexTerm {
 struct IndexExpr {
   std::vector<IndexTerm> terms;
   std::int64_t offset = 0;
+  friend bool operator==(const IndexExpr&, const IndexExpr&) = default;
 };
 
 struct TensorAccess {
   TensorRole role = TensorRole::Input;
   std::string tensor;               // name local to the op: "A", "ifmap", ...
-  std::vector<IndexExpr> indices;   // one per tensor rank, outermost first
+  // One per tensor rank, outermost first. Empty for data movement and collectives, whose
+  // element mapping is not affine (concat, gather): only their shapes matter.
+  std::vector<IndexExpr> indices;
+  std::vector<std::uint64_t> shape;  // the tensor's shape
+  DataType dtype = DataType::Int8;
+  friend bool operator==(const TensorAccess&, const TensorAccess&) = default;
 };
 
 struct Einsum {
   std::vector<Dim> dims;
   std::vector<TensorAccess> accesses;
+  friend bool operator==(const Einsum&, const Einsum&) = default;
 };
+
+struct AttentionSpec {
+  bool causal = false;  // query i attends to the first (kv - q + i + 1) keys
+  friend bool operator==(const AttentionSpec&, const AttentionSpec&) = default;
+};
+
+struct CollectiveSpec {
+  std::uint32_t ranks = 1;  // devices taking part
+  friend bool operator==(const CollectiveSpec&, const CollectiveSpec&) = default;
+};
+
+using OpAttributes = std::variant<std::monostate, AttentionSpec, CollectiveSpec>;
 
 struct Op {
   std::string name;  // for humans and reports; never used for dispatch
   OpKind kind = OpKind::Contraction;
+  Function function = Function::None;
   Einsum space;
+  OpAttributes attributes;
+  std::vector<TensorId> tensors;  // Graph tensor of each access, same order; empty when unbound
   SourceLocation source;  // where the op was declared (file:line:col), empty for built ops
+  friend bool operator==(const Op&, const Op&) = default;
 };
 
-// Product of all dim extents for a Contraction (one multiply-accumulate per point).
+// Multiply-accumulates: the iteration-space size of a Contraction; for Attention the points of
+// Q K^T and of P V that the mask keeps (causal: q*kv - q*(q-1)/2 query-key pairs per head);
+// 0 for every other kind.
 std::uint64_t mac_count(const Op& op);
+
+// Arithmetic operations: 2 per MAC, plus for other kinds points x the per-element cost of the
+// function (docs/workloads.md, "FLOPs"). Data movement and collectives do none.
+std::uint64_t flop_count(const Op& op);
+
+// Bytes of every tensor the op touches, each once: the compulsory traffic of running it alone.
+Bytes tensor_bytes(const Op& op);
+Bytes tensor_bytes(const Op& op, TensorRole role);
 
 // Whether some index expression of some access with `role` uses dims[dim] with a non-zero
 // coefficient.
@@ -73,7 +143,7 @@ bool dim_indexes_role(const Einsum& space, std::size_t dim, TensorRole role);
 //   does not index Output                    -> k (a reduction)
 //   indexes Output only                      -> batch (independent copies, no reuse)
 // Extents of dims in the same class multiply. Conv: batch = groups, m = N*P*Q,
-// n = filters per group, k = channels per group * R * S.
+// n = filters per group, k = channels per group * R * S. Meaningful for contractions.
 struct GemmView {
   std::uint64_t batch = 1, m = 1, n = 1, k = 1;
   friend bool operator==(const GemmView&, const GemmView&) = default;

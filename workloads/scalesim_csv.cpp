@@ -154,7 +154,7 @@ class CsvReader {
       std::vector<Field> fields = split_fields(lines[i].text);
       if (fields.empty()) continue;  // blank, or all-empty like ",,,,"
       any_row = true;
-      if (auto op = read_row(lines[i], fields)) graph.ops.push_back(std::move(*op));
+      if (auto op = read_row(lines[i], fields)) graph.add(std::move(*op));
     }
     if (!any_row) {
       diags_.error({file_, header_line, 1}, "header", "no layer rows after the header",

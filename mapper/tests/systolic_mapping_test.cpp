@@ -55,7 +55,9 @@ TEST(SystolicMapping, ConvBecomesAGemmOfPixelsFiltersAndWindow) {
 }
 
 TEST(SystolicMapping, ScheduleKeepsGraphOrderAndMacs) {
-  workload::Graph g{"two", "", {workload::make_gemm("a", 2, 3, 4), workload::make_gemm("b", 5, 6, 7)}};
+  workload::Graph g{"two", "", {}, {}};
+  g.add(workload::make_gemm("a", 2, 3, 4));
+  g.add(workload::make_gemm("b", 5, 6, 7));
   const Schedule s = schedule_graph(g, make_array({}));
   ASSERT_EQ(s.ops.size(), 2u);
   EXPECT_EQ(s.ops[0].name, "a");
