@@ -98,6 +98,9 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
        {"total", run.total},
        {"compute_utilization", compute_utilization(run)},
        {"ops", run.ops}};
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const auto& s : run.skipped) skipped.push_back({{"name", s.name}, {"reason", s.reason}});
+  j["skipped"] = skipped;
 }
 
 void from_json(const nlohmann::ordered_json& j, RunResult& run) {
@@ -115,6 +118,9 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
   run.processing_elements = j.at("processing_elements").get<std::uint64_t>();
   run.total = j.at("total").get<Cost>();
   run.ops = j.at("ops").get<std::vector<OpResult>>();
+  run.skipped.clear();
+  for (const auto& s : j.at("skipped"))
+    run.skipped.push_back({s.at("name").get<std::string>(), s.at("reason").get<std::string>()});
 }
 
 }  // namespace coda::results

@@ -68,6 +68,13 @@ struct Provenance {
   friend bool operator==(const Provenance&, const Provenance&) = default;
 };
 
+// An op left out of a run (only when the user asked to skip what the hardware cannot run).
+struct SkippedOp {
+  std::string name;
+  std::string reason;
+  friend bool operator==(const SkippedOp&, const SkippedOp&) = default;
+};
+
 struct RunResult {
   Provenance provenance;
   std::string arch;
@@ -75,6 +82,7 @@ struct RunResult {
   Hertz clock;
   std::uint64_t processing_elements = 0;
   std::vector<OpResult> ops;
+  std::vector<SkippedOp> skipped;
   Cost total;  // the sum over ops
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };

@@ -1,5 +1,7 @@
 #include "mapper/systolic_mapping.h"
 
+#include <fmt/format.h>
+
 #include "core/check.h"
 
 namespace coda::mapper {
@@ -19,6 +21,7 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 }  // namespace
 
 SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw) {
+  CODA_CHECK(op.kind == workload::OpKind::Contraction);
   SystolicMapping m;
   m.dataflow = hw.dataflow();
   m.gemm = workload::gemm_view(op);
@@ -43,10 +46,23 @@ SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel
 }
 
 Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw) {
-  Schedule schedule{graph.name, {}};
+  Schedule schedule{graph.name, {}, {}};
   schedule.ops.reserve(graph.ops.size());
-  for (const workload::Op& op : graph.ops)
-    schedule.ops.push_back({op.name, workload::mac_count(op), map_onto_array(op, hw)});
+  for (const workload::Op& op : graph.ops) {
+    const std::string_view kind = workload::to_string(op.kind);
+    const bool vowel = kind.find_first_of("aeiou") == 0;
+    if (op.kind == workload::OpKind::Contraction) {
+      schedule.ops.push_back({op.name, workload::mac_count(op), map_onto_array(op, hw)});
+      continue;
+    }
+    schedule.unsupported.push_back(
+        {op.name,
+         fmt::format("{} op ({}) cannot run on '{}': a systolic array computes contractions "
+                     "only, and this one has no vector unit",
+                     fmt::format("{} {}", vowel ? "an" : "a", kind),
+                     workload::to_string(op.function), hw.name()),
+         op.source});
+  }
   return schedule;
 }
 

@@ -38,6 +38,7 @@ struct SystolicMapping {
   friend bool operator==(const SystolicMapping&, const SystolicMapping&) = default;
 };
 
+// Precondition: op.kind == Contraction.
 SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw);
 
 struct ScheduledOp {
@@ -46,10 +47,20 @@ struct ScheduledOp {
   SystolicMapping mapping;
 };
 
-// The ops of a graph in execution order, each with its mapping. Engines consume this.
+// An op the hardware has no unit for (today: anything but a contraction on a systolic array).
+// Infeasibility is a value with a reason; the driver decides whether it is an error.
+struct UnsupportedOp {
+  std::string name;
+  std::string reason;
+  SourceLocation source;
+};
+
+// The ops of a graph in execution order, each with its mapping, and the ops that cannot run.
+// Engines consume this.
 struct Schedule {
   std::string workload;
   std::vector<ScheduledOp> ops;
+  std::vector<UnsupportedOp> unsupported;
 };
 
 Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw);

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "arch/arch_spec.h"
 #include "core/hash.h"
 #include "mapper/systolic_mapping.h"
@@ -35,7 +37,17 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
 
   const arch::HardwareModel hw(arch->spec);
   const mapper::Schedule schedule = mapper::schedule_graph(*graph, hw);
+  if (!schedule.unsupported.empty() && !files.skip_unsupported) {
+    for (const mapper::UnsupportedOp& op : schedule.unsupported)
+      diags.error(op.source.file.empty() ? SourceLocation{files.workload.string(), 0, 0} : op.source,
+                  fmt::format("op '{}'", op.name), op.reason,
+                  "run with --skip-unsupported to leave such ops out (they are listed in the "
+                  "results)");
+    return std::nullopt;
+  }
   results::RunResult run = engine->run(schedule, hw, RunOptions{});
+  for (const mapper::UnsupportedOp& op : schedule.unsupported)
+    run.skipped.push_back({op.name, op.reason});
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
       {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};

@@ -19,6 +19,9 @@ struct RunFiles {
   std::filesystem::path arch;
   std::filesystem::path workload;
   std::string engine = "analytical";
+  // Leave out the ops the hardware has no unit for, listing them in RunResult::skipped, instead
+  // of failing with a diagnostic for each.
+  bool skip_unsupported = false;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an

@@ -35,6 +35,7 @@ TEST(Results, RunResultRoundTripsThroughJson) {
   op.arithmetic_intensity = 585.14;
   op.traffic = {{"ifmap", "sram", Bytes{7}, Bytes{0}}, {"ofmap", "dram", Bytes{0}, Bytes{9}}};
   run.ops = {op};
+  run.skipped = {{"relu1", "an elementwise op cannot run here"}};
   run.total = op.cost;
 
   const nlohmann::ordered_json j = run;

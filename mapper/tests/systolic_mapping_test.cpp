@@ -65,5 +65,20 @@ TEST(SystolicMapping, ScheduleKeepsGraphOrderAndMacs) {
   EXPECT_EQ(s.ops[1].macs, 210u);  // 5*6*7
 }
 
+TEST(SystolicMapping, OpsWithoutAUnitAreReportedNotMapped) {
+  workload::Graph g{"mixed", "", {}, {}};
+  g.add(workload::make_gemm("fc", 4, 4, 4));
+  g.add(workload::make_elementwise("relu", workload::Function::Relu, {4, 4},
+                                   workload::DataType::Int8));
+  const Schedule s = schedule_graph(g, make_array({}));
+  ASSERT_EQ(s.ops.size(), 1u);
+  EXPECT_EQ(s.ops[0].name, "fc");
+  ASSERT_EQ(s.unsupported.size(), 1u);
+  EXPECT_EQ(s.unsupported[0].name, "relu");
+  EXPECT_EQ(s.unsupported[0].reason,
+            "an elementwise op (relu) cannot run on 'test-array': a systolic array computes "
+            "contractions only, and this one has no vector unit");
+}
+
 }  // namespace
 }  // namespace coda::mapper
