@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev nlohmann-json3-dev
-          libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev)
+          libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libonnx-dev libprotobuf-dev python3-onnx python3-numpy)
 
 missing=()
 for p in "${packages[@]}"; do

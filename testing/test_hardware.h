@@ -11,7 +11,7 @@ struct ArrayParams {
   std::uint32_t rows = 8;
   std::uint32_t cols = 8;
   arch::Dataflow dataflow = arch::Dataflow::OutputStationary;
-  Bytes sram{64 * 1024};                   // each of ifmap, filter, ofmap
+  Bytes sram{64ULL * 1024};                   // each of ifmap, filter, ofmap
   std::optional<double> bytes_per_cycle;  // nullopt: unlimited DRAM bandwidth
   bool double_buffered = true;
   Bytes word_size{1};

@@ -131,8 +131,8 @@ std::vector<std::size_t> all_axes(std::size_t rank) {
 
 }  // namespace
 
-Op make_elementwise(std::string name, Function f, std::vector<std::uint64_t> shape,
-                    DataType dtype, std::vector<ElementwiseOperand> extra,
+Op make_elementwise(std::string name, Function f, const std::vector<std::uint64_t>& shape,
+                    DataType dtype, const std::vector<ElementwiseOperand>& extra,
                     std::optional<DataType> out_dtype) {
   Op op;
   op.name = std::move(name);
@@ -149,8 +149,8 @@ Op make_elementwise(std::string name, Function f, std::vector<std::uint64_t> sha
   return op;
 }
 
-Op make_reduction(std::string name, Function f, std::vector<std::uint64_t> shape,
-                  std::vector<std::size_t> axes, DataType dtype) {
+Op make_reduction(std::string name, Function f, const std::vector<std::uint64_t>& shape,
+                  const std::vector<std::size_t>& axes, DataType dtype) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Reduction;
@@ -164,8 +164,8 @@ Op make_reduction(std::string name, Function f, std::vector<std::uint64_t> shape
   return op;
 }
 
-Op make_normalization(std::string name, Function f, std::vector<std::uint64_t> shape,
-                      std::vector<std::size_t> axes, DataType dtype) {
+Op make_normalization(std::string name, Function f, const std::vector<std::uint64_t>& shape,
+                      const std::vector<std::size_t>& axes, DataType dtype) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Normalization;
@@ -175,6 +175,8 @@ Op make_normalization(std::string name, Function f, std::vector<std::uint64_t> s
   op.space.accesses.push_back(axes_access(TensorRole::Input, "x", shape, every, dtype));
   if (f != Function::Softmax)
     op.space.accesses.push_back(axes_access(TensorRole::Weight, "scale", shape, axes, dtype));
+  if (f == Function::BatchNorm)  // inference: y = x * scale[c] + shift[c]
+    op.space.accesses.push_back(axes_access(TensorRole::Weight, "shift", shape, axes, dtype));
   op.space.accesses.push_back(axes_access(TensorRole::Output, "y", shape, every, dtype));
   return op;
 }
@@ -277,7 +279,7 @@ Op make_collective(std::string name, Function f, std::vector<std::uint64_t> shap
   return op;
 }
 
-Op make_adamw(std::string name, std::vector<std::uint64_t> shape, DataType param_dtype,
+Op make_adamw(std::string name, const std::vector<std::uint64_t>& shape, DataType param_dtype,
               DataType grad_dtype, DataType state_dtype) {
   Op op;
   op.name = std::move(name);

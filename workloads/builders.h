@@ -63,19 +63,19 @@ struct ElementwiseOperand {
 
 // out[i] = f(in[i], extra...[i restricted to their axes]) over `shape`; dims d0, d1, ...
 // `out_dtype` differs from `dtype` for quantize / dequantize.
-Op make_elementwise(std::string name, Function f, std::vector<std::uint64_t> shape,
-                    DataType dtype, std::vector<ElementwiseOperand> extra = {},
+Op make_elementwise(std::string name, Function f, const std::vector<std::uint64_t>& shape,
+                    DataType dtype, const std::vector<ElementwiseOperand>& extra = {},
                     std::optional<DataType> out_dtype = std::nullopt);
 
 // Sum, Mean or Max over `axes` of `shape`; the output drops those axes.
-Op make_reduction(std::string name, Function f, std::vector<std::uint64_t> shape,
-                  std::vector<std::size_t> axes, DataType dtype);
+Op make_reduction(std::string name, Function f, const std::vector<std::uint64_t>& shape,
+                  const std::vector<std::size_t>& axes, DataType dtype);
 
 // Softmax, LayerNorm, RmsNorm over `axes` (a Weight scale over those axes for the norms), or
-// BatchNorm (inference: a per-channel scale and shift, `axes` = {channel axis}). Output shape =
-// input shape.
-Op make_normalization(std::string name, Function f, std::vector<std::uint64_t> shape,
-                      std::vector<std::size_t> axes, DataType dtype);
+// BatchNorm (inference: a per-channel scale and shift, two Weight accesses "scale" and "shift",
+// `axes` = {channel axis}). Output shape = input shape.
+Op make_normalization(std::string name, Function f, const std::vector<std::uint64_t>& shape,
+                      const std::vector<std::size_t>& axes, DataType dtype);
 
 struct Pool2dParams {
   std::uint64_t batch = 1, channels = 1, in_h = 1, in_w = 1, kernel_h = 1, kernel_w = 1,
@@ -114,7 +114,7 @@ Op make_collective(std::string name, Function f, std::vector<std::uint64_t> shap
 
 // AdamW over a parameter of `shape`: reads param (Weight), grad (Input), m and v (Input, in
 // `state_dtype`); writes param, m, v (Outputs; bind them to the same tensors: in place).
-Op make_adamw(std::string name, std::vector<std::uint64_t> shape, DataType param_dtype,
+Op make_adamw(std::string name, const std::vector<std::uint64_t>& shape, DataType param_dtype,
               DataType grad_dtype, DataType state_dtype);
 
 }  // namespace coda::workload

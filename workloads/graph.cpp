@@ -83,8 +83,12 @@ Range index_range(const IndexExpr& index, const std::vector<Dim>& dims) {
 
 void verify_op(const Graph& graph, const Op& op, std::vector<std::string>& problems) {
   const auto& accesses = op.space.accesses;
-  for (const Dim& d : op.space.dims)
-    if (d.extent == 0) problems.push_back(fmt::format("op '{}': dim '{}' has extent 0", op.name, d.name));
+  bool empty_space = false;  // index ranges are meaningless then: not checked
+  for (const Dim& d : op.space.dims) {
+    if (d.extent != 0) continue;
+    empty_space = true;
+    problems.push_back(fmt::format("op '{}': dim '{}' has extent 0", op.name, d.name));
+  }
   if (op.tensors.size() != accesses.size()) {
     problems.push_back(fmt::format("op '{}': {} accesses but {} bound tensors", op.name,
                                    accesses.size(), op.tensors.size()));
@@ -118,7 +122,7 @@ void verify_op(const Graph& graph, const Op& op, std::vector<std::string>& probl
       const auto extent = static_cast<std::int64_t>(a.shape[r]);
       const bool inside = range.min >= 0 && range.max < extent;
       const bool overlaps = range.max >= 0 && range.min < extent;
-      if (a.role == TensorRole::Input ? !overlaps : !inside)
+      if (!empty_space && (a.role == TensorRole::Input ? !overlaps : !inside))
         problems.push_back(fmt::format(
             "op '{}': {} '{}' rank {} is indexed over [{}, {}] but has extent {}", op.name,
             to_string(a.role), a.tensor, r, range.min, range.max, extent));
@@ -130,6 +134,10 @@ void verify_op(const Graph& graph, const Op& op, std::vector<std::string>& probl
 
 std::vector<std::string> verify(const Graph& graph) {
   std::vector<std::string> problems;
+  for (const TensorId output : graph.outputs)
+    if (output.value >= graph.tensors.size())
+      problems.push_back(fmt::format("graph output is tensor #{} of {}", output.value,
+                                     graph.tensors.size()));
   // The op that writes each tensor (not counting in-place updates), and the first reader.
   std::map<std::uint32_t, std::size_t> writer, first_reader;
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {

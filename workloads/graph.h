@@ -18,6 +18,9 @@ struct Graph {
   std::string source;  // provenance: a paper and table, or the file it was imported from
   std::vector<Tensor> tensors;
   std::vector<Op> ops;
+  // The graph's results, which dead-op elimination keeps (workloads/passes/dead_op_elimination.h).
+  // Empty: every tensor some op writes and no op reads is a result.
+  std::vector<TensorId> outputs;
 
   TensorId add_tensor(Tensor tensor);
   const Tensor& tensor(TensorId id) const;
@@ -27,6 +30,8 @@ struct Graph {
   // for Weight accesses, Activation otherwise). A bound tensor must have the access's shape and
   // type (CODA_CHECK: builders validate first).
   OpId add(Op op, std::vector<TensorId> bound = {});
+
+  friend bool operator==(const Graph&, const Graph&) = default;
 };
 
 // Sum of mac_count / flop_count over the ops.
@@ -43,7 +48,8 @@ std::uint64_t total_elements(const Graph& graph, TensorKind kind);
 //   outside, which is padding, but must overlap it);
 //   each tensor is written by at most one op, and read only after it is written (or it is a
 //   graph input: never written);
-//   every dim extent is at least 1.
+//   every dim extent is at least 1;
+//   every entry of `outputs` names a tensor of the graph.
 std::vector<std::string> verify(const Graph& graph);
 
 }  // namespace coda::workload

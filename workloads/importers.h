@@ -26,8 +26,8 @@ std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags)
 std::optional<Graph> read_scalesim_csv(std::string_view text, const std::string& file,
                                        Diagnostics& diags);
 
-// Reads a workload file by extension: .yaml / .yml (layer list, `extends:` allowed) or .csv
-// (SCALE-Sim topology). Any other extension is a diagnostic listing the valid ones.
+// Reads a workload file by extension: .yaml / .yml (layer list, `extends:` allowed), .csv
+// (SCALE-Sim topology) or .json (coda trace, workloads/trace.h). Any other extension is a diagnostic listing the valid ones.
 std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostics& diags);
 
 }  // namespace coda::workload

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "workloads/importers.h"
+#include "workloads/trace.h"
 
 namespace coda::workload {
 
@@ -19,7 +20,7 @@ std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostic
     if (!doc) return std::nullopt;
     return read_layer_list(doc->root(), diags);
   }
-  if (ext == ".csv") {
+  if (ext == ".csv" || ext == ".json") {
     std::ifstream in(file, std::ios::binary);
     if (!in) {
       diags.error({file.string(), 0, 0}, "", "cannot open the file",
@@ -28,12 +29,14 @@ std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostic
     }
     std::ostringstream text;
     text << in.rdbuf();
+    if (ext == ".json") return read_trace(text.str(), file.string(), diags);
     return read_scalesim_csv(text.str(), file.string(), diags);
   }
   diags.error({file.string(), 0, 0}, "",
               ext.empty() ? std::string("workload file has no extension")
                           : fmt::format("unknown workload file extension '{}'", ext),
-              "expected .yaml or .yml (coda layer list) or .csv (SCALE-Sim topology)");
+              "expected .yaml or .yml (coda layer list), .csv (SCALE-Sim topology) or .json (coda "
+              "trace)");
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 #include "workloads/op.h"
 
+#include <algorithm>
 #include <array>
 
 #include "core/check.h"
@@ -152,10 +153,31 @@ std::uint64_t flop_count(const Op& op) {
   }
 }
 
+// The part of an access's tensor the op touches: per rank, the index range over the iteration
+// space clipped to the tensor (a bounding box, so a strided conv that skips rows still counts
+// them). An access without indices touches its whole tensor.
+Bytes touched_bytes(const TensorAccess& a, const std::vector<Dim>& dims) {
+  if (a.indices.size() != a.shape.size()) return storage_bytes(a.shape, a.dtype);
+  std::vector<std::uint64_t> box(a.shape.size());
+  for (std::size_t r = 0; r < a.shape.size(); ++r) {
+    std::int64_t lo = a.indices[r].offset, hi = a.indices[r].offset;
+    for (const IndexTerm& term : a.indices[r].terms) {
+      if (term.dim >= dims.size() || dims[term.dim].extent == 0) return Bytes{};
+      const auto span = term.coefficient * static_cast<std::int64_t>(dims[term.dim].extent - 1);
+      (span >= 0 ? hi : lo) += span;
+    }
+    const auto extent = static_cast<std::int64_t>(a.shape[r]);
+    lo = std::max<std::int64_t>(lo, 0);
+    hi = std::min<std::int64_t>(hi, extent - 1);
+    box[r] = hi >= lo ? static_cast<std::uint64_t>(hi - lo + 1) : 0;
+  }
+  return storage_bytes(box, a.dtype);
+}
+
 Bytes tensor_bytes(const Op& op, TensorRole role) {
   Bytes total;
   for (const TensorAccess& a : op.space.accesses)
-    if (a.role == role) total += storage_bytes(a.shape, a.dtype);
+    if (a.role == role) total += touched_bytes(a, op.space.dims);
   return total;
 }
 

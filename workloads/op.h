@@ -127,7 +127,9 @@ std::uint64_t mac_count(const Op& op);
 // function (docs/workloads.md, "FLOPs"). Data movement and collectives do none.
 std::uint64_t flop_count(const Op& op);
 
-// Bytes of every tensor the op touches, each once: the compulsory traffic of running it alone.
+// Bytes of the part of every tensor the op touches (the bounding box of its index ranges,
+// clipped to the tensor; the whole tensor for accesses without indices), each once: the
+// compulsory traffic of running it alone. A decode step's KV-cache append touches one slot.
 Bytes tensor_bytes(const Op& op);
 Bytes tensor_bytes(const Op& op, TensorRole role);
 

@@ -156,7 +156,7 @@ TEST(SystolicModel, GroupsRunOneAfterAnother) {
   const auto r = run_op(dw, {.rows = 8, .cols = 8});
   EXPECT_EQ(r.cost.compute_cycles, Cycles{736});
   EXPECT_EQ(r.cost.macs, 2304u);
-  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{4 * 64});
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{4ULL * 64});
 }
 
 TEST(SystolicModel, StallsWhenDramBandwidthIsFinite) {

@@ -23,7 +23,8 @@ Graph load(const std::filesystem::path& file) {
 TEST(BundledWorkloads, EveryFileLoadsWithoutDiagnostics) {
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(kDir)) {
-    if (!entry.is_regular_file()) continue;
+    // configs/workloads/llm holds model configs, not layer lists (workloads/llm/tests reads them).
+    if (!entry.is_regular_file() || entry.path().parent_path().filename() == "llm") continue;
     ++files;
     const Graph g = load(entry.path());
     EXPECT_FALSE(g.ops.empty()) << entry.path();

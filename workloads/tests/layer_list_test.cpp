@@ -148,7 +148,8 @@ TEST(LoadWorkload, UnknownExtensionAndMissingFile) {
   ASSERT_EQ(diags.error_count(), 2u);
   EXPECT_EQ(format(diags.all()[0]),
             path.string() + ": error: unknown workload file extension '.txt'; expected .yaml or "
-                            ".yml (coda layer list) or .csv (SCALE-Sim topology)");
+                            ".yml (coda layer list), .csv (SCALE-Sim topology) or .json (coda "
+                            "trace)");
   EXPECT_EQ(diags.all()[1].where.file, (path.parent_path() / "absent.csv").string());
 }
 

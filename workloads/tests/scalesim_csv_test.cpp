@@ -110,7 +110,7 @@ TEST(ScaleSimCsv, DpLayerIsOneGroupedConv) {
   EXPECT_EQ(gemm_view(g->ops[0]), (GemmView{.batch = 32, .m = 12544, .n = 1, .k = 9}));
   EXPECT_EQ(mac_count(g->ops[0]), 32u * 12544u * 9u);  // 3,612,672
   // 8 groups of 2 filters; E = ceil(55/2) + 1 = 29.
-  EXPECT_EQ(gemm_view(g->ops[1]), (GemmView{.batch = 8, .m = 29 * 29, .n = 2, .k = 9}));
+  EXPECT_EQ(gemm_view(g->ops[1]), (GemmView{.batch = 8, .m = 29ULL * 29, .n = 2, .k = 9}));
 }
 
 TEST(ScaleSimCsv, TooFewColumns) {

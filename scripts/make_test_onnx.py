@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models the ONNX importer's tests read (workloads/onnx/tests).
+
+    scripts/make_test_onnx.py OUT_DIR
+
+Built with onnx.helper from Debian's python3-onnx (1.12): no torch, no downloads. Weights are
+zeros: the importer reads shapes only. The expected numbers (MACs, parameters, op counts) are
+derived by hand in workloads/onnx/tests/onnx_importer_test.cpp from the sizes below.
+"""
+
+import os
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:  # the ONNX tests must fail, loudly, without these
+    sys.exit(f"make_test_onnx.py: {e}. Install Debian's python3-onnx and python3-numpy "
+             "(scripts/setup.sh does), then rerun the tests.")
+
+OPSET = 17  # LayerNormalization is opset 17; python3-onnx 1.12 supports up to 17
+F = TensorProto.FLOAT
+
+
+def weight(name, *shape):
+    return numpy_helper.from_array(np.zeros(shape, dtype=np.float32), name)
+
+
+def ints(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def scalar(name, value):
+    return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
+
+
+def save(model, out_dir, name):
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out_dir, name))
+
+
+def model(graph, opset=OPSET, extra_opsets=()):
+    imports = [helper.make_opsetid("", opset)] + list(extra_opsets)
+    return helper.make_model(graph, producer_name="coda make_test_onnx.py", opset_imports=imports)
+
+
+def transformer_block():
+    """Pre-norm block: B=2, S=8, hidden D=16, H=2 heads of 8, FFN 64, erf GELU."""
+    B, S, D, H, HD, FF = 2, 8, 16, 2, 8, 64
+    n = helper.make_node
+    nodes = [
+        n("LayerNormalization", ["x", "ln1.g", "ln1.b"], ["ln1"], name="ln1", axis=-1),
+        n("MatMul", ["ln1", "w_qkv"], ["qkv0"], name="qkv"),
+        n("Add", ["qkv0", "b_qkv"], ["qkv"], name="qkv.bias"),
+        n("Split", ["qkv", "qkv.split"], ["q", "k", "v"], name="split", axis=-1),
+        n("Reshape", ["q", "heads.shape"], ["q4"], name="q.reshape"),
+        n("Reshape", ["k", "heads.shape"], ["k4"], name="k.reshape"),
+        n("Reshape", ["v", "heads.shape"], ["v4"], name="v.reshape"),
+        n("Transpose", ["q4"], ["qh"], name="q.transpose", perm=[0, 2, 1, 3]),
+        n("Transpose", ["k4"], ["kt"], name="k.transpose", perm=[0, 2, 3, 1]),
+        n("Transpose", ["v4"], ["vh"], name="v.transpose", perm=[0, 2, 1, 3]),
+        n("MatMul", ["qh", "kt"], ["scores"], name="qk"),
+        n("Div", ["scores", "sqrt_d"], ["scaled"], name="scale"),
+        n("Softmax", ["scaled"], ["probs"], name="softmax", axis=-1),
+        n("MatMul", ["probs", "vh"], ["ctx"], name="pv"),
+        n("Transpose", ["ctx"], ["ctx_t"], name="ctx.transpose", perm=[0, 2, 1, 3]),
+        n("Reshape", ["ctx_t", "hidden.shape"], ["ctx2"], name="ctx.reshape"),
+        n("MatMul", ["ctx2", "w_o"], ["attn0"], name="out_proj"),
+        n("Add", ["attn0", "b_o"], ["attn"], name="out_proj.bias"),
+        n("Add", ["x", "attn"], ["res1"], name="residual1"),
+        n("LayerNormalization", ["res1", "ln2.g", "ln2.b"], ["ln2"], name="ln2", axis=-1),
+        n("MatMul", ["ln2", "w_1"], ["h0"], name="ffn1"),
+        n("Add", ["h0", "b_1"], ["h"], name="ffn1.bias"),
+        # GELU as torch.onnx exports it before opset 20: 0.5 * x * (1 + erf(x / sqrt(2)))
+        n("Div", ["h", "sqrt2"], ["g0"], name="gelu.div"),
+        n("Erf", ["g0"], ["g1"], name="gelu.erf"),
+        n("Add", ["g1", "one"], ["g2"], name="gelu.add"),
+        n("Mul", ["h", "g2"], ["g3"], name="gelu.mul"),
+        n("Mul", ["g3", "half"], ["gelu"], name="gelu.half"),
+        n("MatMul", ["gelu", "w_2"], ["f0"], name="ffn2"),
+        n("Add", ["f0", "b_2"], ["f"], name="ffn2.bias"),
+        n("Add", ["res1", "f"], ["y"], name="residual2"),
+    ]
+    inits = [
+        weight("ln1.g", D), weight("ln1.b", D), weight("w_qkv", D, 3 * D), weight("b_qkv", 3 * D),
+        ints("qkv.split", [D, D, D]), ints("heads.shape", [B, S, H, HD]),
+        scalar("sqrt_d", HD ** 0.5), ints("hidden.shape", [B, S, D]),
+        weight("w_o", D, D), weight("b_o", D), weight("ln2.g", D), weight("ln2.b", D),
+        weight("w_1", D, FF), weight("b_1", FF), scalar("sqrt2", 2 ** 0.5), scalar("one", 1.0),
+        scalar("half", 0.5), weight("w_2", FF, D), weight("b_2", D),
+    ]
+    graph = helper.make_graph(nodes, "transformer_block",
+                              [helper.make_tensor_value_info("x", F, [B, S, D])],
+                              [helper.make_tensor_value_info("y", F, [B, S, D])], inits)
+    return model(graph)
+
+
+def resnet_block():
+    """Basic block on [1, 8, 8, 8], then global average pool, flatten and a 10-way Gemm."""
+    C = 8
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "conv1.w"], ["c1"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c1", "bn1.s", "bn1.b", "bn1.m", "bn1.v"], ["b1"], name="bn1"),
+        n("Relu", ["b1"], ["r1"], name="relu1"),
+        n("Conv", ["r1", "conv2.w", "conv2.b"], ["c2"], name="conv2", kernel_shape=[3, 3],
+          pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c2", "bn2.s", "bn2.b", "bn2.m", "bn2.v"], ["b2"], name="bn2"),
+        n("Add", ["b2", "x"], ["sum"], name="add"),
+        n("Relu", ["sum"], ["r2"], name="relu2"),
+        n("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        n("Flatten", ["gap"], ["flat"], name="flatten", axis=1),
+        n("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1),
+    ]
+    inits = [weight("conv1.w", C, C, 3, 3), weight("conv2.w", C, C, 3, 3), weight("conv2.b", C),
+             weight("fc.w", 10, C), weight("fc.b", 10)]
+    for bn in ("bn1", "bn2"):
+        inits += [weight(f"{bn}.{p}", C) for p in ("s", "b", "m", "v")]
+    graph = helper.make_graph(nodes, "resnet_block",
+                              [helper.make_tensor_value_info("x", F, [1, C, 8, 8])],
+                              [helper.make_tensor_value_info("y", F, [1, 10])], inits)
+    return model(graph)
+
+
+def coverage():
+    """The remaining supported ops: a grouped strided conv with asymmetric pads, both pools,
+    Sigmoid, Tanh, Sub, Concat, Split, Identity, an RMSNorm written out (Pow, ReduceMean, Add,
+    Sqrt, Div, Mul), a broadcasting batched MatMul and a Gather from an embedding table."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "gw"], ["c"], name="gconv", kernel_shape=[3, 3], group=4,
+          strides=[2, 2], pads=[1, 1, 0, 0]),                               # [1, 8, 4, 4]
+        n("MaxPool", ["c"], ["mp"], name="maxpool", kernel_shape=[2, 2], strides=[2, 2]),
+        n("AveragePool", ["c"], ["ap"], name="avgpool", kernel_shape=[2, 2], strides=[2, 2]),
+        n("Sigmoid", ["mp"], ["s"], name="sigmoid"),
+        n("Tanh", ["ap"], ["t"], name="tanh"),
+        n("Sub", ["s", "t"], ["d"], name="sub"),
+        n("Concat", ["s", "t"], ["cat"], name="concat", axis=1),             # [1, 16, 2, 2]
+        n("Split", ["cat", "split.sizes"], ["sp1", "sp2"], name="split", axis=1),
+        n("Identity", ["sp1"], ["id"], name="identity"),
+        n("Reshape", ["id", "rms.shape"], ["f"], name="reshape"),           # [1, 4, 4]
+        n("Pow", ["f", "two"], ["sq"], name="rms.pow"),
+        n("ReduceMean", ["sq"], ["ms"], name="rms.mean", axes=[-1], keepdims=1),  # [1, 4, 1]
+        n("Add", ["ms", "eps"], ["mse"], name="rms.eps"),
+        n("Sqrt", ["mse"], ["rms"], name="rms.sqrt"),
+        n("Div", ["f", "rms"], ["normed"], name="rms.div"),
+        n("Mul", ["normed", "rms.g"], ["y"], name="rms.scale"),
+        n("MatMul", ["y", "bw"], ["bm"], name="bmm"),                        # [3, 4, 5]
+        n("Gather", ["table", "ids"], ["emb"], name="embed", axis=0),        # [3, 6]
+    ]
+    inits = [weight("gw", 8, 2, 3, 3), ints("split.sizes", [4, 12]), ints("rms.shape", [1, 4, 4]),
+             scalar("two", 2.0), scalar("eps", 1e-6), weight("rms.g", 4), weight("bw", 3, 4, 5),
+             weight("table", 10, 6)]
+    graph = helper.make_graph(
+        nodes, "coverage",
+        [helper.make_tensor_value_info("x", F, [1, 8, 8, 8]),
+         helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("d", F, [1, 8, 2, 2]),
+         helper.make_tensor_value_info("sp2", F, [1, 12, 2, 2]),
+         helper.make_tensor_value_info("bm", F, [3, 4, 5]),
+         helper.make_tensor_value_info("emb", F, [3, 6])], inits)
+    return model(graph)
+
+
+def unsupported():
+    """A Relu, a made-up op of domain com.example (output shape declared), a Relu after it."""
+    n = helper.make_node
+    nodes = [
+        n("Relu", ["x"], ["r"], name="relu_in"),
+        n("FancyOp", ["r"], ["z"], name="fancy_0", domain="com.example"),
+        n("Relu", ["z"], ["y"], name="relu_out"),
+    ]
+    graph = helper.make_graph(nodes, "unsupported",
+                              [helper.make_tensor_value_info("x", F, [4, 16])],
+                              [helper.make_tensor_value_info("y", F, [4, 16])],
+                              value_info=[helper.make_tensor_value_info("z", F, [4, 16])])
+    m = model(graph, extra_opsets=[helper.make_opsetid("com.example", 1)])
+    onnx.save(m, os.path.join(OUT, "unsupported.onnx"))  # the checker rejects unknown domains
+
+
+def dynamic_batch():
+    """x ["batch", 16] @ w [16, 32] -> Relu -> y ["batch", 32]."""
+    n = helper.make_node
+    nodes = [n("MatMul", ["x", "w"], ["h"], name="fc"), n("Relu", ["h"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "dynamic_batch",
+                              [helper.make_tensor_value_info("x", F, ["batch", 16])],
+                              [helper.make_tensor_value_info("y", F, ["batch", 32])],
+                              [weight("w", 16, 32)])
+    return model(graph)
+
+
+def dilated_conv():
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "w"], ["y"], name="dilated", kernel_shape=[3, 3],
+               dilations=[2, 2])]
+    graph = helper.make_graph(nodes, "dilated_conv",
+                              [helper.make_tensor_value_info("x", F, [1, 4, 16, 16])],
+                              [helper.make_tensor_value_info("y", F, [1, 4, 12, 12])],
+                              [weight("w", 4, 4, 3, 3)])
+    return model(graph)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_test_onnx.py OUT_DIR")
+    OUT = sys.argv[1]
+    os.makedirs(OUT, exist_ok=True)
+    save(transformer_block(), OUT, "transformer_block.onnx")
+    save(resnet_block(), OUT, "resnet_block.onnx")
+    save(coverage(), OUT, "coverage.onnx")
+    unsupported()
+    save(dynamic_batch(), OUT, "dynamic_batch.onnx")
+    save(dilated_conv(), OUT, "dilated_conv.onnx")
+    # The first 60% of the ResNet block: cut inside its initializers.
+    with open(os.path.join(OUT, "resnet_block.onnx"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) * 6 // 10])
+    with open(os.path.join(OUT, "not_onnx.onnx"), "w") as f:
+        f.write("name: this is a YAML file, not an ONNX model\n")
+    print(f"make_test_onnx.py: wrote 8 models to {OUT}")

@@ -1,0 +1,307 @@
+#include "workloads/llm/hf_config.h"
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace coda::workload::llm {
+namespace {
+
+using Json = nlohmann::json;
+
+// 1-based line and column of a byte offset.
+SourceLocation location_at(std::string_view text, std::size_t offset, const std::string& file) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {file, line, column};
+}
+
+// Where each key of the top-level object starts, by one pass over the text that tracks strings
+// and nesting. Only top-level keys are located: the keys read here are all at the top.
+std::map<std::string, std::size_t, std::less<>> top_level_keys(std::string_view text,
+                                                               std::size_t& object_start) {
+  std::map<std::string, std::size_t, std::less<>> keys;
+  int depth = 0;
+  object_start = 0;
+  bool first_object = true;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '{' || ch == '[') {
+      if (ch == '{' && depth == 0 && first_object) {
+        object_start = i;
+        first_object = false;
+      }
+      ++depth;
+    } else if (ch == '}' || ch == ']') {
+      --depth;
+    } else if (ch == '"') {
+      const std::size_t start = i;
+      std::string value;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size()) ++i;
+        value += text[i];
+      }
+      if (depth != 1) continue;
+      std::size_t j = i + 1;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' ||
+                                 text[j] == '\r'))
+        ++j;
+      if (j < text.size() && text[j] == ':') keys.try_emplace(std::move(value), start);
+    }
+  }
+  return keys;
+}
+
+std::string_view type_name(const Json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number_integer() || j.is_number_unsigned()) return "an integer";
+  if (j.is_number_float()) return "a fractional number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+class HfReader {
+ public:
+  HfReader(const Json& root, std::string_view text, std::string file, Diagnostics& diags)
+      : root_(root), text_(text), file_(std::move(file)), diags_(diags) {
+    std::size_t start = 0;  // set by top_level_keys, so keys_ cannot be a member initializer
+    keys_ = top_level_keys(text, start);  // NOLINT(cppcoreguidelines-prefer-member-initializer)
+    object_location_ = location_at(text, start, file_);
+  }
+
+  // Present and not null.
+  bool has(std::string_view key) const {
+    const auto it = root_.find(key);
+    return it != root_.end() && !it->is_null();
+  }
+
+  SourceLocation where(std::string_view key) const {
+    const auto it = keys_.find(key);
+    return it == keys_.end() ? object_location_ : location_at(text_, it->second, file_);
+  }
+
+  void error(std::string_view key, std::string message, std::string hint = {}) const {
+    diags_.error(where(key), std::string(key), std::move(message), std::move(hint));
+  }
+
+  // Reads a whole number: a missing key is an error when `required`; a negative, fractional or
+  // non-number value always is. Returns whether a value was read.
+  bool number(std::string_view key, std::uint64_t& out, bool required) const {
+    if (!has(key)) {
+      if (required)
+        diags_.error(object_location_, std::string(key), "missing required key",
+                     fmt::format("add \"{}\": <a whole number>", key));
+      return false;
+    }
+    const Json& j = root_.at(std::string(key));
+    if (j.is_number_unsigned()) {
+      out = j.get<std::uint64_t>();
+      return true;
+    }
+    if (j.is_number_integer()) {
+      error(key, fmt::format("must be positive, not {}", j.get<std::int64_t>()));
+      return false;
+    }
+    error(key, fmt::format("expected a whole number, found {}", type_name(j)),
+          fmt::format("write e.g. \"{}\": 32", key));
+    return false;
+  }
+
+  bool boolean(std::string_view key, bool& out) const {
+    if (!has(key)) return false;
+    const Json& j = root_.at(std::string(key));
+    if (j.is_boolean()) {
+      out = j.get<bool>();
+      return true;
+    }
+    error(key, fmt::format("expected true or false, found {}", type_name(j)));
+    return false;
+  }
+
+  bool real(std::string_view key, double& out) const {
+    if (!has(key)) return false;
+    const Json& j = root_.at(std::string(key));
+    if (j.is_number()) {
+      out = j.get<double>();
+      return true;
+    }
+    error(key, fmt::format("expected a number, found {}", type_name(j)));
+    return false;
+  }
+
+  bool string(std::string_view key, std::string& out) const {
+    if (!has(key)) return false;
+    const Json& j = root_.at(std::string(key));
+    if (j.is_string()) {
+      out = j.get<std::string>();
+      return true;
+    }
+    error(key, fmt::format("expected a string, found {}", type_name(j)));
+    return false;
+  }
+
+  const SourceLocation& object_location() const { return object_location_; }
+
+ private:
+  const Json& root_;
+  std::string_view text_;
+  std::string file_;
+  Diagnostics& diags_;
+  std::map<std::string, std::size_t, std::less<>> keys_;
+  SourceLocation object_location_;
+};
+
+}  // namespace
+
+std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::string& file,
+                                         Diagnostics& diags) {
+  Json root;
+  try {
+    root = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    diags.error(location_at(text, e.byte > 0 ? e.byte - 1 : 0, file), "",
+                fmt::format("not valid JSON: {}", e.what()));
+    return std::nullopt;
+  }
+  if (!root.is_object()) {
+    diags.error({file, 1, 1}, "", fmt::format("expected a JSON object, found {}", type_name(root)),
+                "a Hugging Face config.json is one object of settings");
+    return std::nullopt;
+  }
+  const std::size_t errors_before = diags.error_count();
+  const HfReader r(root, text, file, diags);
+  LlmConfig c;
+  std::string model_type;
+  r.string("model_type", model_type);
+  const bool gpt2 = model_type == "gpt2" || (model_type.empty() && r.has("n_embd"));
+  c.name = std::filesystem::path(file).stem().string();
+  r.string("_name_or_path", c.name);
+  c.source = fmt::format("Hugging Face config.json: {}", file);
+
+  // Which key each field came from, for validation messages.
+  std::map<LlmField, std::string_view> keys;
+  bool ok = true;
+  const auto number = [&](LlmField field, std::string_view key, std::uint64_t& out,
+                          bool required) {
+    keys[field] = key;
+    const bool read = r.number(key, out, required);
+    if (required && !read) ok = false;
+    return read;
+  };
+
+  bool head_dim_given = false;
+  if (gpt2) {
+    number(LlmField::Hidden, "n_embd", c.hidden, true);
+    number(LlmField::Layers, "n_layer", c.layers, true);
+    number(LlmField::Heads, "n_head", c.heads, true);
+    c.kv_heads = c.heads;
+    keys[LlmField::KvHeads] = "n_head";
+    keys[LlmField::HeadDim] = "n_embd";
+    c.ffn = 4 * c.hidden;
+    number(LlmField::Ffn, "n_inner", c.ffn, false);
+    if (!r.has("n_inner")) keys[LlmField::Ffn] = "n_embd";
+    number(LlmField::MaxPositions, "n_positions", c.max_positions, true);
+    number(LlmField::Vocab, "vocab_size", c.vocab, true);
+    std::string act = "gelu_new";
+    r.string("activation_function", act);
+    if (act.rfind("gelu", 0) != 0)
+      r.error("activation_function", fmt::format("'{}' is not a GELU", act),
+              "GPT-2 configs use gelu_new; other activations are not modeled");
+    c.ffn_type = FfnType::GeluMlp;
+    c.norm = NormType::LayerNorm;
+    c.positions = PositionEncoding::Learned;
+    c.bias = true;
+    c.tied_embeddings = true;
+  } else {
+    number(LlmField::Hidden, "hidden_size", c.hidden, true);
+    number(LlmField::Layers, "num_hidden_layers", c.layers, true);
+    number(LlmField::Heads, "num_attention_heads", c.heads, true);
+    c.kv_heads = c.heads;
+    if (!number(LlmField::KvHeads, "num_key_value_heads", c.kv_heads, false))
+      keys[LlmField::KvHeads] = "num_attention_heads";
+    head_dim_given = number(LlmField::HeadDim, "head_dim", c.head_dim, false);
+    number(LlmField::Ffn, "intermediate_size", c.ffn, true);
+    number(LlmField::Vocab, "vocab_size", c.vocab, true);
+    number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, true);
+    std::string act;
+    if (!r.has("hidden_act")) {
+      diags.error(r.object_location(), "hidden_act", "missing required key",
+                  "silu (SwiGLU, LLaMA) or gelu (a plain GELU MLP)");
+    } else if (r.string("hidden_act", act)) {
+      if (act == "silu" || act == "swish")
+        c.ffn_type = FfnType::SwiGlu;
+      else if (act.rfind("gelu", 0) == 0)
+        c.ffn_type = FfnType::GeluMlp;
+      else
+        r.error("hidden_act", fmt::format("activation '{}' is not modeled", act),
+                "silu (SwiGLU) or gelu, gelu_new, gelu_pytorch_tanh (a GELU MLP)");
+    }
+    if (r.has("rms_norm_eps"))
+      c.norm = NormType::RmsNorm;
+    else if (r.has("layer_norm_eps") || r.has("layer_norm_epsilon"))
+      c.norm = NormType::LayerNorm;
+    else
+      diags.error(r.object_location(), "rms_norm_eps",
+                  "cannot tell the norm: neither rms_norm_eps nor layer_norm_eps is present",
+                  "add \"rms_norm_eps\": 1e-5 (RMSNorm) or \"layer_norm_eps\": 1e-5 (LayerNorm)");
+    c.positions = PositionEncoding::Rotary;
+    r.real("rope_theta", c.rope_theta);
+    r.boolean("attention_bias", c.bias);
+    if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
+      number(LlmField::Experts, "num_local_experts", c.moe.experts, true);
+      number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
+    }
+  }
+  r.boolean("tie_word_embeddings", c.tied_embeddings);
+  std::string dtype;
+  if (r.string("torch_dtype", dtype)) {
+    if (dtype == "bfloat16")
+      c.dtype = DataType::Bf16;
+    else if (dtype == "float16")
+      c.dtype = DataType::Fp16;
+    else if (dtype == "float32")
+      c.dtype = DataType::Fp32;
+    else
+      r.error("torch_dtype", fmt::format("'{}' is not a modeled element type", dtype),
+              "bfloat16, float16 or float32");
+  }
+  if (!ok || diags.error_count() != errors_before) return std::nullopt;
+  if (!head_dim_given && c.heads > 0) c.head_dim = c.hidden / c.heads;
+
+  const auto place = [&](LlmField field) -> FieldPlace {
+    const auto it = keys.find(field);
+    if (it == keys.end()) return {r.object_location(), "", false};
+    const bool given = field == LlmField::HeadDim ? head_dim_given : r.has(it->second);
+    return {r.where(it->second), std::string(it->second), given};
+  };
+  if (!validate_llm_config(c, place, diags)) return std::nullopt;
+  return c;
+}
+
+std::optional<LlmConfig> load_hf_config(const std::filesystem::path& file, Diagnostics& diags) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    diags.error({file.string(), 0, 0}, "", "cannot read the file",
+                "check the path to the config.json");
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_hf_config(text.str(), file.string(), diags);
+}
+
+}  // namespace coda::workload::llm

@@ -1,0 +1,915 @@
+#include "workloads/llm/llm_builder.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "workloads/builders.h"
+
+namespace coda::workload::llm {
+
+std::string_view to_string(PhaseKind kind) {
+  switch (kind) {
+    case PhaseKind::Prefill: return "prefill";
+    case PhaseKind::Decode: return "decode";
+    case PhaseKind::Training: return "training";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using Shape = std::vector<std::uint64_t>;
+
+IndexExpr dim_index(std::size_t dim, std::int64_t offset = 0) {
+  return IndexExpr{{IndexTerm{dim, 1}}, offset};
+}
+
+// C[m][n] = A B over k, where A is stored [m][k] (or [k][m] when a_t) and B [k][n] (or [n][k]
+// when b_t): the forward GEMM, dX = dY W^T and dW = X^T dY in one form. gemm_view still sees
+// m, n, k, since it reads which tensors each dim indexes.
+Op matmul(std::string name, std::uint64_t m, std::uint64_t n, std::uint64_t k, bool a_t,
+          bool b_t, DataType dtype) {
+  enum : std::size_t { kM, kN, kK };
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::Contraction;
+  op.space.dims = {{"m", m}, {"n", n}, {"k", k}};
+  op.space.accesses = {
+      {TensorRole::Input, "A",
+       a_t ? std::vector{dim_index(kK), dim_index(kM)} : std::vector{dim_index(kM), dim_index(kK)},
+       a_t ? Shape{k, m} : Shape{m, k}, dtype},
+      {TensorRole::Weight, "B",
+       b_t ? std::vector{dim_index(kN), dim_index(kK)} : std::vector{dim_index(kK), dim_index(kN)},
+       b_t ? Shape{n, k} : Shape{k, n}, dtype},
+      {TensorRole::Output, "C", {dim_index(kM), dim_index(kN)}, {m, n}, dtype},
+  };
+  return op;
+}
+
+// Makes the op add into its (last) output instead of overwriting it: an Input copy of the output
+// access goes just before it; bind both to the same tensor (in place, like a GEMM with beta = 1).
+void accumulate_into_output(Op& op) {
+  TensorAccess in = op.space.accesses.back();
+  CODA_CHECK(in.role == TensorRole::Output);
+  in.role = TensorRole::Input;
+  in.tensor += "_in";
+  op.space.accesses.insert(op.space.accesses.end() - 1, std::move(in));
+}
+
+// The dims an elementwise access spans (each index is one dim with coefficient 1).
+std::vector<std::size_t> axes_of(const TensorAccess& access) {
+  std::vector<std::size_t> axes;
+  for (const IndexExpr& index : access.indices) {
+    CODA_CHECK(index.terms.size() == 1);
+    axes.push_back(index.terms[0].dim);
+  }
+  return axes;
+}
+
+enum class NodeKind : std::uint8_t {
+  Matmul,        // y = x W (W a weight; stored [n][k] when b_t)
+  Elementwise,   // Add, Mul, Gelu, Silu
+  Norm,          // LayerNorm / RmsNorm with a scale, or Softmax, over the last axis
+  Attention,     // the fused attention op
+  Movement,      // split, merge heads, MoE dispatch and combine
+  SumReduce,     // the MoE combine's sum over the top_k axis
+  Embedding,     // a table gather
+  TpEnter,       // Megatron's f: identity forward, all-reduce of the gradient backward
+  Passthrough,   // a forward all-reduce (Megatron's g): the gradient passes unchanged
+  StageInput,    // received from the previous stage: send its gradient back
+};
+
+struct Node {
+  NodeKind kind;
+  OpId op;            // the forward op (not for TpEnter, StageInput: see `tensor`)
+  TensorId tensor{};  // TpEnter, StageInput
+  bool b_t = false;   // Matmul
+  AttentionParams attention{};
+};
+using Tape = std::vector<Node>;
+
+struct FfnWeights {
+  TensorId up, gate, down;
+  std::optional<TensorId> up_bias, gate_bias, down_bias;
+};
+
+struct LayerWeights {
+  TensorId norm1, norm2, qkv, out;
+  std::optional<TensorId> norm1_shift, norm2_shift, qkv_bias, out_bias;
+  std::optional<FfnWeights> dense;  // dense FFN
+  std::optional<TensorId> router;   // MoE
+  std::vector<FfnWeights> experts;
+  std::optional<FfnWeights> shared;  // all shared experts as one FFN of shared x ffn
+};
+
+// One micro-batch's forward: what its backward needs.
+struct MicroBatch {
+  std::string prefix;  // "mb3." or ""
+  std::uint64_t sequences = 0;
+  Tape pre, post;
+  std::vector<Tape> layers;
+  std::vector<TensorId> layer_inputs, layer_outputs;
+  TensorId stage_output{};           // the activation the last layer produced
+  TensorId post_logits{};               // last stage
+  std::optional<TensorId> logits_grad;  // last stage, training
+};
+
+class Builder {
+ public:
+  Builder(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par)
+      : c_(c), phase_(phase), par_(par), dt_(c.dtype) {
+    tp_ = par.tp;
+    heads_ = c.heads / tp_;
+    kv_heads_ = c.kv_heads / tp_;
+    q_out_ = heads_ * c.head_dim;
+    kv_out_ = kv_heads_ * c.head_dim;
+    ffn_ = c.ffn / tp_;
+    vocab_ = (c.vocab + tp_ - 1) / tp_;
+    stage_layers_ = c.layers / par.pp;
+    first_layer_ = par.stage * stage_layers_;
+    first_stage_ = par.stage == 0;
+    last_stage_ = par.stage + 1 == par.pp;
+    training_ = phase.kind == PhaseKind::Training;
+    q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len;
+    kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
+    mb_sequences_ = phase.batch / par.micro_batches;
+  }
+
+  Graph build() {
+    g_.name = fmt::format("{}.{}.b{}.s{}.tp{}.pp{}.stage{}", c_.name, to_string(phase_.kind),
+                          phase_.batch, phase_.seq_len, par_.tp, par_.pp, par_.stage);
+    g_.source = c_.source;
+    make_weights();
+    if (c_.positions == PositionEncoding::Rotary)
+      rope_table_ = tensor("rope.table", {q_len_, c_.head_dim}, TensorKind::Activation, false);
+    const std::uint64_t m = par_.micro_batches;
+    std::vector<MicroBatch> mbs(m);
+    if (!training_) {
+      for (std::uint64_t i = 0; i < m; ++i) forward(mbs[i], i);
+      return std::move(g_);
+    }
+    // 1F1B: stage s runs pp - s - 1 warm-up forwards, then alternates forward and backward.
+    const std::uint64_t warmup = std::min(par_.pp - par_.stage - 1, m);
+    for (std::uint64_t i = 0; i < warmup; ++i) forward(mbs[i], i);
+    for (std::uint64_t i = 0; i < m; ++i) {
+      if (warmup + i < m) forward(mbs[warmup + i], warmup + i);
+      backward(mbs[i]);
+    }
+    optimizer();
+    return std::move(g_);
+  }
+
+ private:
+  // ---- tensors and ops --------------------------------------------------------------------
+
+  TensorId tensor(std::string name, Shape shape, TensorKind kind, bool differentiable,
+                  std::optional<DataType> dtype = std::nullopt) {
+    const TensorId id = g_.add_tensor({std::move(name), std::move(shape), dtype.value_or(dt_), kind});
+    differentiable_.push_back(differentiable && training_);
+    return id;
+  }
+  TensorId act(std::string name, Shape shape) {
+    return tensor(std::move(name), std::move(shape), TensorKind::Activation, true);
+  }
+  bool differentiable(TensorId id) const { return differentiable_[id.value]; }
+  const Shape& shape(TensorId id) const { return g_.tensors[id.value].shape; }
+
+  OpId emit(Op op, std::vector<TensorId> bound, Tape* tape = nullptr, NodeKind kind = NodeKind::Matmul,
+            bool b_t = false, AttentionParams attention = {}) {
+    const OpId id = g_.add(std::move(op), std::move(bound));
+    if (tape != nullptr) tape->push_back({kind, id, {}, b_t, attention});
+    return id;
+  }
+
+  TensorId weight(const std::string& name, Shape s) {
+    const TensorId id = tensor(name, std::move(s), TensorKind::Weight, false);
+    weights_.push_back(id);
+    if (training_) {
+      weight_grads_[id.value] = tensor(name + ".grad", shape(id), TensorKind::Gradient, false);
+    }
+    return id;
+  }
+  TensorId weight_grad(TensorId w) const { return weight_grads_.at(w.value); }
+
+  FfnWeights ffn_weights(const std::string& p) {
+    FfnWeights f;
+    const std::uint64_t h = c_.hidden;
+    f.up = weight(p + "up.weight", {h, ffn_});
+    if (c_.bias) f.up_bias = weight(p + "up.bias", {ffn_});
+    if (c_.ffn_type == FfnType::SwiGlu) {
+      f.gate = weight(p + "gate.weight", {h, ffn_});
+      if (c_.bias) f.gate_bias = weight(p + "gate.bias", {ffn_});
+    }
+    f.down = weight(p + "down.weight", {ffn_, h});
+    if (c_.bias) f.down_bias = weight(p + "down.bias", {h});
+    return f;
+  }
+
+  void make_weights() {
+    const std::uint64_t h = c_.hidden;
+    const bool ln = c_.norm == NormType::LayerNorm;
+    if (first_stage_) {
+      embed_ = weight("embed.weight", {vocab_, h});
+      if (c_.positions == PositionEncoding::Learned)
+        position_table_ = weight("position.weight", {c_.max_positions, h});
+    }
+    for (std::uint64_t l = first_layer_; l < first_layer_ + stage_layers_; ++l) {
+      const std::string p = fmt::format("L{}.", l);
+      LayerWeights w;
+      w.norm1 = weight(p + "norm1.weight", {h});
+      if (ln) w.norm1_shift = weight(p + "norm1.bias", {h});
+      w.qkv = weight(p + "qkv.weight", {h, q_out_ + 2 * kv_out_});
+      if (c_.bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
+      w.out = weight(p + "out.weight", {q_out_, h});
+      if (c_.bias) w.out_bias = weight(p + "out.bias", {h});
+      w.norm2 = weight(p + "norm2.weight", {h});
+      if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
+      if (c_.moe.experts == 0) {
+        w.dense = ffn_weights(p + "ffn.");
+      } else {
+        w.router = weight(p + "router.weight", {h, c_.moe.experts});
+        for (std::uint64_t e = 0; e < c_.moe.experts; ++e)
+          w.experts.push_back(ffn_weights(fmt::format("{}expert{}.", p, e)));
+        if (c_.moe.shared_experts > 0) {
+          const std::uint64_t saved = ffn_;
+          ffn_ *= c_.moe.shared_experts;
+          w.shared = ffn_weights(p + "shared.");
+          ffn_ = saved;
+        }
+      }
+      layer_weights_.push_back(std::move(w));
+    }
+    if (last_stage_) {
+      final_norm_ = weight("final_norm.weight", {h});
+      if (ln) final_norm_shift_ = weight("final_norm.bias", {h});
+      // Tied: the LM head reads the embedding table [vocab][hidden] transposed, when this stage
+      // holds it; otherwise (PP > 1) the last stage keeps its own copy, as Megatron-LM does.
+      if (c_.tied_embeddings && embed_)
+        lm_head_ = *embed_;
+      else if (c_.tied_embeddings)
+        lm_head_ = weight("lm_head.weight", {vocab_, h});
+      else
+        lm_head_ = weight("lm_head.weight", {h, vocab_});
+    }
+  }
+
+  // ---- forward building blocks --------------------------------------------------------------
+
+  TensorId linear(Tape& tape, const std::string& name, TensorId x, std::uint64_t rows,
+                  std::uint64_t in, std::uint64_t out, TensorId w,
+                  std::optional<TensorId> bias = std::nullopt, bool b_t = false) {
+    const TensorId y = act(name + ".out", {rows, out});
+    emit(matmul(name, rows, out, in, false, b_t, dt_), {x, w, y}, &tape, NodeKind::Matmul, b_t);
+    return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
+  }
+
+  // y = x + w over axis 1 (a bias or a LayerNorm shift).
+  TensorId add_weight(Tape& tape, const std::string& name, TensorId x, TensorId w) {
+    const Shape s = shape(x);
+    const TensorId y = act(name + ".out", s);
+    emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Weight, {1}}}), {x, w, y},
+         &tape, NodeKind::Elementwise);
+    return y;
+  }
+
+  TensorId binary(Tape& tape, const std::string& name, Function f, TensorId a, TensorId b,
+                  std::vector<std::size_t> b_axes = {}) {
+    const Shape s = shape(a);
+    const TensorId y = act(name + ".out", s);
+    emit(make_elementwise(name, f, s, dt_, {{TensorRole::Input, std::move(b_axes)}}), {a, b, y},
+         &tape, NodeKind::Elementwise);
+    return y;
+  }
+
+  TensorId unary(Tape& tape, const std::string& name, Function f, TensorId x) {
+    const Shape s = shape(x);
+    const TensorId y = act(name + ".out", s);
+    emit(make_elementwise(name, f, s, dt_), {x, y}, &tape, NodeKind::Elementwise);
+    return y;
+  }
+
+  TensorId norm(Tape& tape, const std::string& name, TensorId x, TensorId scale,
+                std::optional<TensorId> shift) {
+    const Shape s = shape(x);
+    const TensorId y = act(name + ".out", s);
+    const Function f = c_.norm == NormType::LayerNorm ? Function::LayerNorm : Function::RmsNorm;
+    emit(make_normalization(name, f, s, {1}, dt_), {x, scale, y}, &tape, NodeKind::Norm);
+    return shift ? add_weight(tape, name + ".shift", y, *shift) : y;
+  }
+
+  TensorId all_reduce(Tape* tape, const std::string& name, TensorId x, std::uint64_t ranks,
+                      TensorKind kind = TensorKind::Activation) {
+    const Shape s = shape(x);
+    const TensorId y = tensor(name + ".out", s, kind, kind == TensorKind::Activation,
+                              g_.tensors[x.value].dtype);
+    emit(make_collective(name, Function::AllReduce, s, static_cast<std::uint32_t>(ranks),
+                         g_.tensors[x.value].dtype),
+         {x, y}, tape, NodeKind::Passthrough);
+    return y;
+  }
+
+  void tp_enter(Tape& tape, TensorId x) {
+    if (tp_ > 1) tape.push_back({NodeKind::TpEnter, {}, x, false, {}});
+  }
+
+  // The FFN's GEMMs up to the row-parallel down projection (before its all-reduce).
+  TensorId ffn_core(Tape& tape, const std::string& p, TensorId x, std::uint64_t rows,
+                    const FfnWeights& w, std::uint64_t width, bool down_bias) {
+    const std::uint64_t h = c_.hidden;
+    TensorId hidden_act;
+    if (c_.ffn_type == FfnType::GeluMlp) {
+      const TensorId up = linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias);
+      hidden_act = unary(tape, p + "gelu", Function::Gelu, up);
+    } else {
+      const TensorId gate = linear(tape, p + "gate", x, rows, h, width, w.gate, w.gate_bias);
+      const TensorId up = linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias);
+      const TensorId act_gate = unary(tape, p + "silu", Function::Silu, gate);
+      hidden_act = binary(tape, p + "mul", Function::Mul, act_gate, up);
+    }
+    return linear(tape, p + "down", hidden_act, rows, width, h, w.down,
+                  down_bias ? w.down_bias : std::nullopt);
+  }
+
+  TensorId moe(Tape& tape, const std::string& p, TensorId x, std::uint64_t tokens,
+               const LayerWeights& w) {
+    const std::uint64_t h = c_.hidden, experts = c_.moe.experts, k = c_.moe.top_k;
+    const TensorId logits = linear(tape, p + "router", x, tokens, h, experts, *w.router);
+    const TensorId probs = act(p + "router.softmax.out", {tokens, experts});
+    emit(make_normalization(p + "router.softmax", Function::Softmax, {tokens, experts}, {1}, dt_),
+         {logits, probs}, &tape, NodeKind::Norm);
+    // Tokens spread evenly: each expert gets ceil(tokens * top_k / experts) rows.
+    const std::uint64_t rows = (tokens * k + experts - 1) / experts;
+    std::vector<Shape> expert_shapes(experts, Shape{rows, h});
+    std::vector<TensorId> bound{x, probs};
+    for (std::uint64_t e = 0; e < experts; ++e)
+      bound.push_back(act(fmt::format("{}dispatch.expert{}", p, e), {rows, h}));
+    emit(make_data_movement(p + "dispatch", Function::Gather, {{tokens, h}, {tokens, experts}},
+                            expert_shapes, dt_),
+         bound, &tape, NodeKind::Movement);
+    std::vector<TensorId> outputs;
+    for (std::uint64_t e = 0; e < experts; ++e)
+      outputs.push_back(ffn_core(tape, fmt::format("{}expert{}.", p, e), bound[2 + e], rows,
+                                 w.experts[e], ffn_, true));
+    const TensorId gathered = act(p + "combine.out", {tokens, k, h});
+    outputs.push_back(gathered);
+    emit(make_data_movement(p + "combine", Function::Concat, expert_shapes, {{tokens, k, h}}, dt_),
+         outputs, &tape, NodeKind::Movement);
+    TensorId y = act(p + "combine.sum.out", {tokens, h});
+    emit(make_reduction(p + "combine.sum", Function::Sum, {tokens, k, h}, {1}, dt_), {gathered, y},
+         &tape, NodeKind::SumReduce);
+    if (w.shared) {
+      const TensorId s = ffn_core(tape, p + "shared.", x, tokens, *w.shared,
+                                  ffn_ * c_.moe.shared_experts, true);
+      y = binary(tape, p + "shared.add", Function::Add, y, s);
+    }
+    return y;
+  }
+
+  TensorId layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
+                 std::uint64_t sequences, bool recomputing) {
+    const std::uint64_t h = c_.hidden, d = c_.head_dim, tokens = sequences * q_len_;
+    const TensorId n1 = norm(tape, p + "norm1", x, w.norm1, w.norm1_shift);
+    tp_enter(tape, n1);
+    const TensorId qkv = linear(tape, p + "qkv", n1, tokens, h, q_out_ + 2 * kv_out_, w.qkv,
+                                w.qkv_bias);
+    TensorId q = act(p + "q", {sequences, heads_, q_len_, d});
+    TensorId k = act(p + "k", {sequences, kv_heads_, q_len_, d});
+    const TensorId v = act(p + "v", {sequences, kv_heads_, q_len_, d});
+    emit(make_data_movement(p + "split_heads", Function::Split, {shape(qkv)},
+                            {shape(q), shape(k), shape(v)}, dt_),
+         {qkv, q, k, v}, &tape, NodeKind::Movement);
+    if (rope_table_) {  // RoPE priced as one elementwise Mul pass over Q and over K
+      q = binary(tape, p + "rope_q", Function::Mul, q, *rope_table_, {2, 3});
+      k = binary(tape, p + "rope_k", Function::Mul, k, *rope_table_, {2, 3});
+    }
+    TensorId keys = k, values = v;
+    if (!recomputing && phase_.kind == PhaseKind::Prefill) {
+      const Shape s = shape(k);
+      keys = tensor(p + "kv_cache.k", s, TensorKind::KvCache, false);
+      values = tensor(p + "kv_cache.v", s, TensorKind::KvCache, false);
+      emit(make_elementwise(p + "kv_write.k", Function::Copy, s, dt_), {k, keys});
+      emit(make_elementwise(p + "kv_write.v", Function::Copy, s, dt_), {v, values});
+    } else if (phase_.kind == PhaseKind::Decode) {
+      const Shape cache{sequences, kv_heads_, kv_len_, d};
+      keys = tensor(p + "kv_cache.k", cache, TensorKind::KvCache, false);
+      values = tensor(p + "kv_cache.v", cache, TensorKind::KvCache, false);
+      emit(kv_append(p + "kv_append.k", sequences, cache), {k, keys});
+      emit(kv_append(p + "kv_append.v", sequences, cache), {v, values});
+    }
+    const AttentionParams ap{sequences, heads_, kv_heads_, q_len_, kv_len_, d,
+                             phase_.kind != PhaseKind::Decode};
+    const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
+    emit(make_attention(p + "attention", ap, dt_), {q, keys, values, o}, &tape,
+         NodeKind::Attention, false, ap);
+    const TensorId merged = act(p + "merge_heads.out", {tokens, q_out_});
+    emit(make_data_movement(p + "merge_heads", Function::Transpose, {shape(o)}, {shape(merged)},
+                            dt_),
+         {o, merged}, &tape, NodeKind::Movement);
+    TensorId attn = linear(tape, p + "out", merged, tokens, q_out_, h, w.out);
+    if (tp_ > 1) attn = all_reduce(&tape, p + "out.all_reduce", attn, tp_);
+    if (w.out_bias) attn = add_weight(tape, p + "out.bias", attn, *w.out_bias);
+    const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
+
+    const TensorId n2 = norm(tape, p + "norm2", x1, w.norm2, w.norm2_shift);
+    tp_enter(tape, n2);
+    TensorId ffn_out;
+    if (w.dense) {
+      ffn_out = ffn_core(tape, p + "ffn.", n2, tokens, *w.dense, ffn_, false);
+      if (tp_ > 1) ffn_out = all_reduce(&tape, p + "ffn.all_reduce", ffn_out, tp_);
+      if (w.dense->down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *w.dense->down_bias);
+    } else {
+      ffn_out = moe(tape, p + "moe.", n2, tokens, w);
+      if (tp_ > 1) ffn_out = all_reduce(&tape, p + "moe.all_reduce", ffn_out, tp_);
+    }
+    return binary(tape, p + "residual2", Function::Add, x1, ffn_out);
+  }
+
+  // Writes one new token's K or V into slot `seq_len` of the cache: an elementwise copy whose
+  // output index is offset, so the op touches exactly the appended positions.
+  Op kv_append(std::string name, std::uint64_t sequences, const Shape& cache) const {
+    Op op = make_elementwise(std::move(name), Function::Copy,
+                             {sequences, kv_heads_, 1, c_.head_dim}, dt_);
+    TensorAccess& out = op.space.accesses.back();
+    out.shape = cache;
+    out.indices[2].offset = static_cast<std::int64_t>(phase_.seq_len);
+    return op;
+  }
+
+  // ---- one micro-batch forward -------------------------------------------------------------
+
+  void forward(MicroBatch& mb, std::uint64_t index) {
+    mb.prefix = par_.micro_batches > 1 ? fmt::format("mb{}.", index) : "";
+    mb.sequences = mb_sequences_;
+    const std::string& p = mb.prefix;
+    const std::uint64_t h = c_.hidden, tokens = mb.sequences * q_len_;
+    TensorId x;
+    if (first_stage_) {
+      const TensorId ids = tensor(p + "token_ids", {tokens}, TensorKind::Activation, false,
+                                  DataType::Int32);
+      x = act(p + "embed.out", {tokens, h});
+      emit(make_embedding(p + "embed", vocab_, h, tokens, dt_), {ids, *embed_, x}, &mb.pre,
+           NodeKind::Embedding);
+      if (tp_ > 1) x = all_reduce(&mb.pre, p + "embed.all_reduce", x, tp_);  // vocab-parallel
+      if (position_table_) {
+        const TensorId pos_ids = tensor(p + "position_ids", {tokens}, TensorKind::Activation,
+                                        false, DataType::Int32);
+        const TensorId pos = act(p + "position.out", {tokens, h});
+        emit(make_embedding(p + "position", c_.max_positions, h, tokens, dt_),
+             {pos_ids, *position_table_, pos}, &mb.pre, NodeKind::Embedding);
+        x = binary(mb.pre, p + "embed.add_position", Function::Add, x, pos);
+      }
+    } else {
+      const TensorId remote = tensor(p + "recv.from_previous_stage", {tokens, h},
+                                     TensorKind::Activation, false);
+      x = act(p + "recv.out", {tokens, h});
+      emit(make_collective(p + "recv", Function::SendRecv, {tokens, h}, 2, dt_), {remote, x});
+      mb.pre.push_back({NodeKind::StageInput, {}, x, false, {}});
+    }
+    mb.layers.resize(stage_layers_);
+    for (std::uint64_t i = 0; i < stage_layers_; ++i) {
+      mb.layer_inputs.push_back(x);
+      x = layer(mb.layers[i], fmt::format("{}L{}.", p, first_layer_ + i), x, layer_weights_[i],
+                mb.sequences, false);
+      mb.layer_outputs.push_back(x);
+    }
+    mb.stage_output = x;
+    if (!last_stage_) {
+      const TensorId remote = tensor(p + "send.to_next_stage", {tokens, h},
+                                     TensorKind::Activation, false);
+      emit(make_collective(p + "send", Function::SendRecv, {tokens, h}, 2, dt_), {x, remote});
+      return;
+    }
+    TensorId f = norm(mb.post, p + "final_norm", x, *final_norm_, final_norm_shift_);
+    std::uint64_t rows = tokens;
+    if (phase_.kind == PhaseKind::Prefill) {  // logits of each sequence's last position only
+      rows = mb.sequences;
+      const TensorId last = act(p + "last_token.out", {rows, h});
+      emit(make_data_movement(p + "last_token", Function::Gather, {{tokens, h}}, {{rows, h}}, dt_),
+           {f, last});
+      f = last;
+    }
+    if (training_) tp_enter(mb.post, f);
+    const bool b_t = c_.tied_embeddings;  // the table is [vocab][hidden]
+    const TensorId logits = linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_,
+                                   std::nullopt, b_t);
+    if (!training_) return;
+    // Cross-entropy: softmax over the (TP-local) vocabulary, then dlogits = probs - onehot.
+    const TensorId probs = act(p + "loss.softmax.out", {rows, vocab_});
+    emit(make_normalization(p + "loss.softmax", Function::Softmax, {rows, vocab_}, {1}, dt_),
+         {logits, probs});
+    const TensorId labels = tensor(p + "labels", {rows}, TensorKind::Activation, false);
+    const TensorId dlogits = act(p + "loss.grad", {rows, vocab_});
+    emit(make_elementwise(p + "loss.grad", Function::Sub, {rows, vocab_}, dt_,
+                          {{TensorRole::Input, {0}}}),
+         {probs, labels, dlogits});
+    mb.logits_grad = dlogits;
+    mb.post_logits = logits;
+  }
+
+  // ---- backward ------------------------------------------------------------------------------
+
+  using Contributions = std::unordered_map<std::uint32_t, std::vector<TensorId>>;
+
+  void add_grad(Contributions& grads, TensorId x, TensorId dx) {
+    if (differentiable(x)) grads[x.value].push_back(dx);
+  }
+
+  // The gradient of `y`: the sum of its contributions (Add ops when there are several).
+  std::optional<TensorId> grad(Contributions& grads, TensorId y) {
+    const auto it = grads.find(y.value);
+    if (it == grads.end() || it->second.empty()) return std::nullopt;
+    std::vector<TensorId>& parts = it->second;
+    while (parts.size() > 1) {
+      const TensorId a = parts[parts.size() - 2], b = parts.back();
+      const Shape s = shape(a);
+      const std::string name = g_.tensors[y.value].name + ".grad_sum" + std::to_string(parts.size());
+      const TensorId sum = act(name, s);
+      emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Input, {}}}), {a, b, sum});
+      parts.pop_back();
+      parts.back() = sum;
+    }
+    return parts.front();
+  }
+
+  // A Sum of dy over the axes not in `keep`, added into the weight gradient of w.
+  void weight_grad_sum(const std::string& name, TensorId dy, std::vector<std::size_t> keep,
+                       TensorId w) {
+    const Shape s = shape(dy);
+    std::vector<std::size_t> reduce;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (std::find(keep.begin(), keep.end(), i) == keep.end()) reduce.push_back(i);
+    Op op = make_reduction(name, Function::Sum, s, reduce, dt_);
+    accumulate_into_output(op);
+    const TensorId gw = weight_grad(w);
+    emit(std::move(op), {dy, gw, gw});
+  }
+
+  void backward_node(Contributions& grads, const Node& node) {
+    if (node.kind == NodeKind::TpEnter) {
+      if (const auto dx = grad(grads, node.tensor)) {
+        const TensorId reduced = all_reduce(nullptr, g_.tensors[dx->value].name + ".all_reduce",
+                                            *dx, tp_);
+        grads[node.tensor.value] = {reduced};
+      }
+      return;
+    }
+    if (node.kind == NodeKind::StageInput) {
+      if (const auto dx = grad(grads, node.tensor)) {
+        // The stage input is "<micro-batch prefix>recv.out".
+        std::string prefix = g_.tensors[node.tensor.value].name;
+        prefix.resize(prefix.size() - std::string_view("recv.out").size());
+        const TensorId remote = tensor(prefix + "send_grad.to_previous_stage", shape(*dx),
+                                       TensorKind::Activation, false);
+        emit(make_collective(prefix + "send_grad", Function::SendRecv, shape(*dx), 2, dt_),
+             {*dx, remote});
+      }
+      return;
+    }
+    const Op f = g_.ops[node.op.value];  // a copy: emitting may reallocate g_.ops
+    const auto& acc = f.space.accesses;
+    const auto& t = f.tensors;
+    const std::size_t out_index = acc.size() - 1;
+    switch (node.kind) {
+      case NodeKind::Matmul: {
+        const auto dy = grad(grads, t[2]);
+        if (!dy) return;
+        const std::uint64_t m = f.space.dims[0].extent, n = f.space.dims[1].extent,
+                            k = f.space.dims[2].extent;
+        if (differentiable(t[0])) {
+          const TensorId dx = act(f.name + ".dx", {m, k});
+          emit(matmul(f.name + ".dx", m, k, n, false, !node.b_t, dt_), {*dy, t[1], dx});
+          add_grad(grads, t[0], dx);
+        }
+        // dW = X^T dY ([k][n]), or dY^T X ([n][k]) for a table stored [n][k]; added in place.
+        Op dw = node.b_t ? matmul(f.name + ".dw", n, k, m, true, false, dt_)
+                         : matmul(f.name + ".dw", k, n, m, true, false, dt_);
+        accumulate_into_output(dw);
+        const TensorId gw = weight_grad(t[1]);
+        emit(std::move(dw), node.b_t ? std::vector{*dy, t[0], gw, gw}
+                                     : std::vector{t[0], *dy, gw, gw});
+        return;
+      }
+      case NodeKind::Elementwise: {
+        const auto dy = grad(grads, t[out_index]);
+        if (!dy) return;
+        const Shape s = acc[out_index].shape;
+        if (f.function == Function::Add) {
+          for (std::size_t i = 0; i < out_index; ++i) {
+            if (acc[i].role == TensorRole::Weight)
+              weight_grad_sum(f.name + ".dbias", *dy, axes_of(acc[i]), t[i]);
+            else
+              add_grad(grads, t[i], *dy);  // residuals: the same shape as the output
+          }
+        } else if (f.function == Function::Mul) {
+          for (std::size_t i = 0; i < 2; ++i) {
+            if (!differentiable(t[i])) continue;
+            const std::size_t other = 1 - i;
+            const TensorId dx = act(fmt::format("{}.dx{}", f.name, i), s);
+            emit(make_elementwise(fmt::format("{}.dx{}", f.name, i), Function::Mul, s, dt_,
+                                  {{TensorRole::Input, axes_of(acc[other])}}),
+                 {*dy, t[other], dx});
+            add_grad(grads, t[i], dx);
+          }
+        } else {  // unary activation: dx = f'(x) * dy, priced as one pass of f over (x, dy)
+          const TensorId dx = act(f.name + ".dx", s);
+          emit(make_elementwise(f.name + ".dx", f.function, s, dt_, {{TensorRole::Input, {}}}),
+               {t[0], *dy, dx});
+          add_grad(grads, t[0], dx);
+        }
+        return;
+      }
+      case NodeKind::Norm: {
+        const auto dy = grad(grads, t[out_index]);
+        if (!dy) return;
+        const Shape s = acc[0].shape;
+        const std::size_t last = s.size() - 1;
+        Op op = make_normalization(f.name + ".dx", f.function, s, {last}, dt_);
+        TensorAccess dy_access = op.space.accesses.front();
+        dy_access.tensor = "dy";
+        op.space.accesses.insert(op.space.accesses.begin() + 1, std::move(dy_access));
+        const TensorId dx = act(f.name + ".dx", s);
+        if (f.function == Function::Softmax) {  // reads the softmax output and dy
+          emit(std::move(op), {t[1], *dy, dx});
+        } else {  // reads x, dy and the scale; the scale's gradient is a sum over tokens
+          emit(std::move(op), {t[0], *dy, t[1], dx});
+          weight_grad_sum(f.name + ".dscale", *dy, {last}, t[1]);
+        }
+        add_grad(grads, t[0], dx);
+        return;
+      }
+      case NodeKind::Attention: {
+        const auto d_o = grad(grads, t[3]);
+        if (!d_o) return;
+        // Two attention-shaped ops of the forward's size: dQ, and dK with dV. Each does the
+        // forward's matmul and softmax work, so attention backward = 2 x forward (docs/llm.md).
+        const auto backward_op = [&](const std::string& name, bool kv) {
+          Op op = make_attention(name, node.attention, dt_);
+          auto& a = op.space.accesses;
+          a[3].role = TensorRole::Input;
+          a[3].tensor = "O";
+          TensorAccess d_out = a[3];
+          d_out.tensor = "dO";
+          a.push_back(d_out);
+          for (const std::size_t src : kv ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{0}) {
+            TensorAccess out = a[src];
+            out.role = TensorRole::Output;
+            out.tensor = "d" + out.tensor;
+            a.push_back(out);
+          }
+          return op;
+        };
+        const TensorId dq = act(f.name + ".dq", shape(t[0]));
+        emit(backward_op(f.name + ".dq", false), {t[0], t[1], t[2], t[3], *d_o, dq});
+        const TensorId dk = act(f.name + ".dk", shape(t[1]));
+        const TensorId dv = act(f.name + ".dv", shape(t[2]));
+        emit(backward_op(f.name + ".dkv", true), {t[0], t[1], t[2], t[3], *d_o, dk, dv});
+        add_grad(grads, t[0], dq);
+        add_grad(grads, t[1], dk);
+        add_grad(grads, t[2], dv);
+        return;
+      }
+      case NodeKind::Movement: {
+        std::vector<Shape> in_shapes, out_shapes;
+        std::vector<TensorId> bound, targets;
+        for (std::size_t i = 0; i < acc.size(); ++i) {
+          if (acc[i].role != TensorRole::Output) continue;
+          if (const auto dy = grad(grads, t[i])) {
+            in_shapes.push_back(acc[i].shape);
+            bound.push_back(*dy);
+          }
+        }
+        if (bound.empty()) return;
+        for (std::size_t i = 0; i < acc.size(); ++i) {
+          if (acc[i].role == TensorRole::Output || !differentiable(t[i])) continue;
+          out_shapes.push_back(acc[i].shape);
+          targets.push_back(t[i]);
+        }
+        if (targets.empty()) return;
+        Function back = f.function;
+        // A split's gradient is a concat; a gather's is a scatter-add, priced as a concat.
+        if (f.function == Function::Split || f.function == Function::Gather)
+          back = Function::Concat;
+        else if (f.function == Function::Concat)
+          back = Function::Split;
+        std::vector<TensorId> dxs;
+        for (std::size_t i = 0; i < targets.size(); ++i)
+          dxs.push_back(act(fmt::format("{}.dx{}", f.name, i), out_shapes[i]));
+        bound.insert(bound.end(), dxs.begin(), dxs.end());
+        emit(make_data_movement(f.name + ".bwd", back, in_shapes, out_shapes, dt_), bound);
+        for (std::size_t i = 0; i < targets.size(); ++i) add_grad(grads, targets[i], dxs[i]);
+        return;
+      }
+      case NodeKind::SumReduce: {  // the sum's gradient is dy broadcast over the summed axis
+        const auto dy = grad(grads, t[1]);
+        if (!dy) return;
+        const TensorId dx = act(f.name + ".dx", acc[0].shape);
+        emit(make_data_movement(f.name + ".bwd", Function::Copy, {shape(*dy)}, {acc[0].shape},
+                                dt_),
+             {*dy, dx});
+        add_grad(grads, t[0], dx);
+        return;
+      }
+      case NodeKind::Embedding: {  // scatter-add of dy into the table's gradient
+        const auto dy = grad(grads, t[2]);
+        if (!dy) return;
+        Op op = make_data_movement(f.name + ".bwd", Function::Gather, {shape(*dy), acc[0].shape},
+                                   {acc[1].shape}, dt_);
+        op.space.accesses[1].dtype = DataType::Int32;
+        accumulate_into_output(op);
+        const TensorId gw = weight_grad(t[1]);
+        emit(std::move(op), {*dy, t[0], gw, gw});
+        return;
+      }
+      case NodeKind::Passthrough: {
+        if (const auto dy = grad(grads, t[1])) add_grad(grads, t[0], *dy);
+        return;
+      }
+      case NodeKind::TpEnter:
+      case NodeKind::StageInput: return;
+    }
+  }
+
+  void backward_tape(Contributions& grads, const Tape& tape) {
+    for (std::size_t i = tape.size(); i-- > 0;) backward_node(grads, tape[i]);  // last first
+  }
+
+  void backward(MicroBatch& mb) {
+    const std::string& p = mb.prefix;
+    Contributions grads;
+    if (last_stage_) {
+      grads[mb.post_logits.value] = {*mb.logits_grad};
+      backward_tape(grads, mb.post);
+    } else {
+      const Shape s = shape(mb.stage_output);
+      const TensorId remote = tensor(p + "recv_grad.from_next_stage", s, TensorKind::Activation,
+                                     false);
+      const TensorId dy = act(p + "recv_grad.out", s);
+      emit(make_collective(p + "recv_grad", Function::SendRecv, s, 2, dt_), {remote, dy});
+      grads[mb.stage_output.value] = {dy};
+    }
+    for (std::uint64_t i = stage_layers_; i-- > 0;) {
+      if (!phase_.recompute) {
+        backward_tape(grads, mb.layers[i]);
+        continue;
+      }
+      // Full recomputation: re-run the layer's forward from its saved input, then differentiate
+      // the re-run (its output inherits the original output's gradient).
+      Tape tape;
+      const TensorId y = layer(tape, fmt::format("{}L{}.recompute.", p, first_layer_ + i),
+                               mb.layer_inputs[i], layer_weights_[i], mb.sequences, true);
+      grads[y.value] = std::move(grads[mb.layer_outputs[i].value]);
+      backward_tape(grads, tape);
+    }
+    backward_tape(grads, mb.pre);
+  }
+
+  void optimizer() {
+    for (const TensorId w : weights_) {
+      const Tensor param = g_.tensors[w.value];
+      TensorId gw = weight_grad(w);
+      if (par_.dp > 1) gw = all_reduce(nullptr, param.name + ".grad.dp_all_reduce", gw, par_.dp,
+                                       TensorKind::Gradient);
+      const TensorId m = tensor(param.name + ".adam_m", param.shape, TensorKind::OptimizerState,
+                                false, DataType::Fp32);
+      const TensorId v = tensor(param.name + ".adam_v", param.shape, TensorKind::OptimizerState,
+                                false, DataType::Fp32);
+      emit(make_adamw(param.name + ".adamw", param.shape, dt_, dt_, DataType::Fp32),
+           {w, gw, m, v, w, m, v});
+    }
+  }
+
+  const LlmConfig& c_;
+  const LlmPhase& phase_;
+  const Parallelism& par_;
+  DataType dt_;
+  std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
+  std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
+  bool first_stage_ = false, last_stage_ = false, training_ = false;
+  Graph g_;
+  std::vector<bool> differentiable_;
+  std::vector<TensorId> weights_;
+  std::unordered_map<std::uint32_t, TensorId> weight_grads_;
+  std::optional<TensorId> embed_, position_table_, final_norm_, final_norm_shift_, lm_head_,
+      rope_table_;
+  std::vector<LayerWeights> layer_weights_;
+};
+
+}  // namespace
+
+bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par,
+                     Diagnostics& diags) {
+  const std::size_t errors_before = diags.error_count();
+  const auto error = [&](std::string path, std::string message, std::string hint = {}) {
+    diags.error({}, std::move(path), std::move(message), std::move(hint));
+  };
+  const auto at_least_one = [&](std::string path, std::uint64_t value) {
+    if (value == 0) error(std::move(path), "must be at least 1");
+    return value > 0;
+  };
+  bool sizes = at_least_one("phase.batch", phase.batch);
+  sizes = at_least_one("phase.seq_len", phase.seq_len) && sizes;
+  sizes = at_least_one("parallelism.tp", par.tp) && sizes;
+  sizes = at_least_one("parallelism.pp", par.pp) && sizes;
+  sizes = at_least_one("parallelism.dp", par.dp) && sizes;
+  sizes = at_least_one("parallelism.micro_batches", par.micro_batches) && sizes;
+  if (c.hidden == 0 || c.layers == 0 || c.heads == 0 || c.kv_heads == 0 || c.head_dim == 0 ||
+      c.ffn == 0 || c.vocab == 0 || c.heads % c.kv_heads != 0) {
+    error("model", "the model config is not valid", "read it with read_llm_config or parse_hf_config");
+    return false;
+  }
+  if (!sizes) return false;
+  if (phase.batch > kMaxLlmSize || phase.seq_len > kMaxLlmSize ||
+      static_cast<double>(phase.batch) * static_cast<double>(phase.seq_len) >
+          static_cast<double>(kMaxLlmSize))
+    error("phase", fmt::format("batch {} x seq_len {} is out of range (at most {} tokens)",
+                               phase.batch, phase.seq_len, kMaxLlmSize));
+  // Attention MACs must fit in 64 bits: batch x heads x q x kv x head_dim, with margin.
+  const double kv = static_cast<double>(phase.seq_len) + 1.0;
+  const double q = phase.kind == PhaseKind::Decode ? 1.0 : static_cast<double>(phase.seq_len);
+  if (static_cast<double>(phase.batch) * static_cast<double>(c.heads) * q * kv *
+          static_cast<double>(c.head_dim) >
+      1e18)
+    error("phase.seq_len", fmt::format("{} tokens make the attention too large to count",
+                                       phase.seq_len));
+  if (par.tp > 0) {
+    if (c.heads % par.tp != 0)
+      error("parallelism.tp", fmt::format("tp {} does not divide the {} heads", par.tp, c.heads),
+            "tensor parallelism splits the attention heads evenly over the ranks");
+    if (c.kv_heads % par.tp != 0)
+      error("parallelism.tp",
+            fmt::format("tp {} does not divide the {} kv_heads", par.tp, c.kv_heads),
+            "each rank must hold whole KV heads (KV-head replication is not modeled)");
+    if (c.ffn % par.tp != 0)
+      error("parallelism.tp",
+            fmt::format("tp {} does not divide the FFN size {}", par.tp, c.ffn),
+            "tensor parallelism splits the FFN columns evenly over the ranks");
+  }
+  if (c.layers % par.pp != 0)
+    error("parallelism.pp",
+          fmt::format("pp {} does not divide the {} layers", par.pp, c.layers),
+          "each pipeline stage holds the same number of layers");
+  if (par.stage >= par.pp)
+    error("parallelism.stage", fmt::format("stage {} is not below pp {}", par.stage, par.pp),
+          "stages are numbered 0 .. pp-1");
+  if (phase.batch % par.micro_batches != 0)
+    error("parallelism.micro_batches",
+          fmt::format("{} micro-batches do not divide the batch of {}", par.micro_batches,
+                      phase.batch),
+          "each micro-batch holds batch / micro_batches sequences");
+  if (phase.recompute && phase.kind != PhaseKind::Training)
+    error("phase.recompute", "recomputation applies to training steps only");
+  if (phase.kind != PhaseKind::Training && par.dp > 1)
+    diags.warning({}, "parallelism.dp",
+                  "data parallelism adds no communication to inference: each replica serves its "
+                  "own requests");
+  const std::uint64_t positions =
+      phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
+  if (positions > c.max_positions) {
+    const std::string message =
+        fmt::format("{} positions exceed the model's max_positions {}", positions, c.max_positions);
+    if (c.positions == PositionEncoding::Learned)
+      error("phase.seq_len", message, "a learned position table has max_positions rows");
+    else
+      diags.warning({}, "phase.seq_len", message, "rotary positions extrapolate, but the model was not trained this long");
+  }
+  return diags.error_count() == errors_before;
+}
+
+Graph build_llm(const LlmConfig& config, const LlmPhase& phase, const Parallelism& parallelism) {
+  Diagnostics diags;
+  CODA_CHECK(check_llm_build(config, phase, parallelism, diags));
+  return Builder(config, phase, parallelism).build();
+}
+
+std::optional<Graph> try_build_llm(const LlmConfig& config, const LlmPhase& phase,
+                                   const Parallelism& parallelism, Diagnostics& diags) {
+  if (!check_llm_build(config, phase, parallelism, diags)) return std::nullopt;
+  return Builder(config, phase, parallelism).build();
+}
+
+LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par) {
+  CODA_CHECK(par.pp >= 1 && par.tp >= 1 && par.micro_batches >= 1);
+  LlmStepStats s;
+  s.tokens = phase.batch * (phase.kind == PhaseKind::Decode ? 1 : phase.seq_len);
+  s.micro_batch_size = phase.batch / par.micro_batches;
+  s.stage_layers = c.layers / par.pp;
+  s.first_layer = par.stage * s.stage_layers;
+  s.pipeline_bubble_fraction = static_cast<double>(par.pp - 1) /
+                               static_cast<double>(par.micro_batches + par.pp - 1);
+  const std::uint64_t cached = phase.kind == PhaseKind::Prefill  ? phase.seq_len
+                               : phase.kind == PhaseKind::Decode ? phase.seq_len + 1
+                                                                 : 0;
+  const Bytes per_token = llm_headline(c, 0).kv_cache_bytes_per_token;
+  s.kv_cache_bytes = Bytes{per_token.value * phase.batch * cached};
+  s.kv_cache_bytes_per_rank = Bytes{s.kv_cache_bytes.value / par.pp / par.tp};
+  return s;
+}
+
+}  // namespace coda::workload::llm

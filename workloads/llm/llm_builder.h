@@ -1,0 +1,83 @@
+#pragma once
+// The operator graph of one device's share of an LLM step: prefill, decode or a training step,
+// under tensor (TP), pipeline (PP) and data (DP) parallelism. docs/llm.md has the model, its
+// assumptions and the FLOP conventions; in short:
+//
+//   * Per layer: norm, QKV GEMM, split into heads, RoPE (an elementwise Mul over Q and K), the
+//     fused attention op, head merge, output GEMM, residual add, norm, FFN (GELU MLP, SwiGLU or
+//     MoE experts), residual add. Biases and LayerNorm shifts are elementwise Adds of a weight.
+//   * TP (Megatron-LM): QKV and FFN up/gate column-parallel, output and FFN down row-parallel;
+//     heads, kv_heads and the FFN are divided by TP; an all-reduce of [tokens x hidden] follows
+//     each row-parallel GEMM (forward), and the gradient of each column-parallel GEMM's input
+//     (backward). The vocabulary is split too (padded up to a multiple of TP).
+//   * PP: the graph holds stage `stage` (layers split evenly), with a send/recv of the boundary
+//     activation (and, in training, of its gradient) per micro-batch; micro-batches run in
+//     1F1B order. The bubble (PP-1)/(micro_batches+PP-1) is in LlmStepStats.
+//   * DP: in training, an all-reduce of each weight's gradient (this rank's shard) before AdamW.
+//   * Tensor kinds: weights Weight, KV cache KvCache, weight gradients Gradient (accumulated in
+//     place over micro-batches), AdamW moments OptimizerState (fp32), everything else Activation.
+
+#include <cstdint>
+#include <optional>
+
+#include "core/diagnostics.h"
+#include "core/units.h"
+#include "workloads/graph.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::workload::llm {
+
+enum class PhaseKind : std::uint8_t { Prefill, Decode, Training };
+std::string_view to_string(PhaseKind kind);  // "prefill", "decode", "training"
+
+struct LlmPhase {
+  PhaseKind kind = PhaseKind::Prefill;
+  // Sequences per step on one DP replica (split into Parallelism::micro_batches).
+  std::uint64_t batch = 1;
+  // Prefill: prompt length (causal attention over it; writes the KV cache).
+  // Decode: tokens already in the KV cache; one new token per sequence attends to seq_len + 1.
+  // Training: sequence length (causal).
+  std::uint64_t seq_len = 1;
+  // Training only: re-run each layer's forward just before its backward (full recomputation).
+  bool recompute = false;
+};
+
+struct Parallelism {
+  std::uint64_t tp = 1;  // tensor parallel ranks
+  std::uint64_t pp = 1;  // pipeline stages
+  std::uint64_t dp = 1;  // data parallel replicas
+  std::uint64_t stage = 0;          // which pipeline stage the graph holds, 0 .. pp-1
+  std::uint64_t micro_batches = 1;  // must divide LlmPhase::batch
+};
+
+// Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
+// kv_heads and the FFN, PP dividing the layers, stage < pp, micro_batches dividing the batch,
+// recompute only for training, and positions within max_positions for learned position tables
+// (a warning for rotary ones). Paths are "phase.*" and "parallelism.*"; there is no file.
+bool check_llm_build(const LlmConfig& config, const LlmPhase& phase,
+                     const Parallelism& parallelism, Diagnostics& diags);
+
+// The graph of one rank (one TP rank of stage `stage`): verify(graph) is clean.
+// Precondition: check_llm_build passed (CODA_CHECK otherwise).
+Graph build_llm(const LlmConfig& config, const LlmPhase& phase, const Parallelism& parallelism);
+
+// check_llm_build, then build_llm.
+std::optional<Graph> try_build_llm(const LlmConfig& config, const LlmPhase& phase,
+                                   const Parallelism& parallelism, Diagnostics& diags);
+
+// Closed-form numbers of a step that the graph does not carry.
+struct LlmStepStats {
+  std::uint64_t tokens = 0;             // tokens processed per step on one DP replica
+  std::uint64_t micro_batch_size = 0;   // sequences per micro-batch
+  std::uint64_t first_layer = 0;        // the stage's layers: [first_layer, first_layer+layers)
+  std::uint64_t stage_layers = 0;
+  double pipeline_bubble_fraction = 0;  // (pp - 1) / (micro_batches + pp - 1)
+  // The whole model's KV cache after the step (all layers, all kv heads, the whole batch):
+  // prefill seq_len tokens per sequence, decode seq_len + 1, training 0.
+  Bytes kv_cache_bytes;
+  Bytes kv_cache_bytes_per_rank;        // this rank's share: its stage's layers, kv_heads / tp
+};
+LlmStepStats llm_step_stats(const LlmConfig& config, const LlmPhase& phase,
+                            const Parallelism& parallelism);
+
+}  // namespace coda::workload::llm

@@ -1,0 +1,201 @@
+#include "workloads/llm/llm_config.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace coda::workload::llm {
+namespace {
+
+constexpr std::uint64_t kSchemaVersion = 1;
+
+constexpr std::array<std::pair<std::string_view, FfnType>, 2> kFfnTypes{{
+    {"gelu_mlp", FfnType::GeluMlp}, {"swiglu", FfnType::SwiGlu}}};
+constexpr std::array<std::pair<std::string_view, NormType>, 2> kNormTypes{{
+    {"layer_norm", NormType::LayerNorm}, {"rms_norm", NormType::RmsNorm}}};
+constexpr std::array<std::pair<std::string_view, PositionEncoding>, 2> kPositions{{
+    {"learned", PositionEncoding::Learned}, {"rotary", PositionEncoding::Rotary}}};
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& table, E value) {
+  for (const auto& [name, v] : table)
+    if (v == value) return name;
+  return "unknown";
+}
+
+struct SizeCheck {
+  LlmField field;
+  std::uint64_t value;
+  std::uint64_t min;
+};
+
+}  // namespace
+
+std::string_view to_string(FfnType type) { return name_of(kFfnTypes, type); }
+std::string_view to_string(NormType type) { return name_of(kNormTypes, type); }
+std::string_view to_string(PositionEncoding type) { return name_of(kPositions, type); }
+
+bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmField)>& place,
+                         Diagnostics& diags) {
+  const std::size_t errors_before = diags.error_count();
+  const auto error = [&](LlmField field, std::string message, std::string hint = {}) {
+    FieldPlace p = place(field);
+    diags.error(std::move(p.where), std::move(p.path), std::move(message), std::move(hint));
+  };
+  const bool moe = c.moe.experts > 0;
+  const SizeCheck sizes[] = {
+      {LlmField::Hidden, c.hidden, 1},       {LlmField::Layers, c.layers, 1},
+      {LlmField::Heads, c.heads, 1},         {LlmField::KvHeads, c.kv_heads, 1},
+      {LlmField::HeadDim, c.head_dim, 1},    {LlmField::Ffn, c.ffn, 1},
+      {LlmField::Vocab, c.vocab, 1},         {LlmField::MaxPositions, c.max_positions, 1},
+      {LlmField::Experts, c.moe.experts, 0}, {LlmField::TopK, c.moe.top_k, moe ? 1u : 0u},
+      {LlmField::SharedExperts, c.moe.shared_experts, 0},
+  };
+  bool sizes_ok = true;
+  for (const SizeCheck& s : sizes) {
+    // A head_dim derived from a bad hidden / heads is reported at those, not again here.
+    if (s.field == LlmField::HeadDim && !place(s.field).given) continue;
+    if (s.value < s.min) {
+      error(s.field, fmt::format("must be at least {}, not {}", s.min, s.value));
+      sizes_ok = false;
+    } else if (s.value > kMaxLlmSize) {
+      error(s.field, fmt::format("{} is out of range (at most {})", s.value, kMaxLlmSize));
+      sizes_ok = false;
+    }
+  }
+  if (!sizes_ok) return false;
+
+  if (!place(LlmField::HeadDim).given && c.hidden % c.heads != 0)
+    error(LlmField::Heads,
+          fmt::format("{} heads do not divide the hidden size {}", c.heads, c.hidden),
+          "use a head count that divides the hidden size, or give head_dim explicitly");
+  if (c.heads % c.kv_heads != 0)
+    error(LlmField::KvHeads,
+          fmt::format("{} kv_heads do not divide the {} attention heads", c.kv_heads, c.heads),
+          "heads must be a multiple of kv_heads (equal: MHA, a divisor: GQA, 1: MQA)");
+  if (moe && c.moe.top_k > c.moe.experts)
+    error(LlmField::TopK,
+          fmt::format("top_k {} is more than the {} experts", c.moe.top_k, c.moe.experts),
+          "each token is routed to top_k of the experts");
+  if (!moe && (c.moe.top_k > 0 || c.moe.shared_experts > 0))
+    error(LlmField::Experts, "must be at least 1 when top_k or shared_experts is given",
+          "set experts, or drop the MoE settings for a dense model");
+  return diags.error_count() == errors_before;
+}
+
+std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& diags) {
+  if (!root.expect_map(diags)) return std::nullopt;
+  const std::size_t errors_before = diags.error_count();
+  LlmConfig c;
+  std::uint64_t schema_version = 0;
+  if (root.required("schema_version", schema_version, diags) && schema_version != kSchemaVersion)
+    diags.error(root.at("schema_version").location(), root.at("schema_version").path(),
+                fmt::format("unsupported schema_version {}", schema_version),
+                fmt::format("this version of coda reads schema_version {}", kSchemaVersion));
+  root.required("name", c.name, diags);
+  root.required("source", c.source, diags);
+  const bool has_model = root.has("model");
+  const YamlReader model = root.at("model");
+  if (!has_model) {
+    std::string unused;
+    root.required("model", unused, diags);  // reports the missing key
+  }
+  root.reject_unknown_keys(diags);
+  if (!has_model || !model.expect_map(diags)) return std::nullopt;
+
+  model.required("hidden", c.hidden, diags);
+  model.required("layers", c.layers, diags);
+  model.required("heads", c.heads, diags);
+  c.kv_heads = c.heads;
+  model.optional("kv_heads", c.kv_heads, diags);
+  model.optional("head_dim", c.head_dim, diags);
+  if (!model.has("head_dim") && c.heads > 0) c.head_dim = c.hidden / c.heads;
+  model.required("ffn", c.ffn, diags);
+  model.required_enum("ffn_type", c.ffn_type, EnumTable<FfnType>(kFfnTypes), diags);
+  model.required_enum("norm", c.norm, EnumTable<NormType>(kNormTypes), diags);
+  model.required("vocab", c.vocab, diags);
+  model.optional("tied_embeddings", c.tied_embeddings, diags);
+  model.required_enum("positions", c.positions, EnumTable<PositionEncoding>(kPositions), diags);
+  model.optional("rope_theta", c.rope_theta, diags);
+  model.optional("bias", c.bias, diags);
+  model.required("max_positions", c.max_positions, diags);
+  model.optional_enum("dtype", c.dtype, EnumTable<DataType>(data_type_names()), diags);
+  const bool has_moe = model.has("moe");
+  const YamlReader moe = model.at("moe");
+  if (has_moe && moe.expect_map(diags)) {
+    moe.required("experts", c.moe.experts, diags);
+    moe.required("top_k", c.moe.top_k, diags);
+    moe.optional("shared_experts", c.moe.shared_experts, diags);
+    moe.reject_unknown_keys(diags);
+  }
+  model.reject_unknown_keys(diags);
+  if (model.has("rope_theta") && c.positions != PositionEncoding::Rotary)
+    diags.error(model.at("rope_theta").location(), model.at("rope_theta").path(),
+                "is only meaningful with positions: rotary", "remove it, or use rotary positions");
+  if (diags.error_count() != errors_before) return std::nullopt;
+
+  const auto place = [&](LlmField field) -> FieldPlace {
+    const bool in_moe = field == LlmField::Experts || field == LlmField::TopK ||
+                        field == LlmField::SharedExperts;
+    std::string_view key;
+    switch (field) {
+      case LlmField::Hidden: key = "hidden"; break;
+      case LlmField::Layers: key = "layers"; break;
+      case LlmField::Heads: key = "heads"; break;
+      case LlmField::KvHeads: key = "kv_heads"; break;
+      case LlmField::HeadDim: key = "head_dim"; break;
+      case LlmField::Ffn: key = "ffn"; break;
+      case LlmField::Vocab: key = "vocab"; break;
+      case LlmField::MaxPositions: key = "max_positions"; break;
+      case LlmField::Experts: key = "experts"; break;
+      case LlmField::TopK: key = "top_k"; break;
+      case LlmField::SharedExperts: key = "shared_experts"; break;
+    }
+    const YamlReader& map = in_moe && has_moe ? moe : model;
+    if (map.has(key)) return {map.at(key).location(), map.at(key).path(), true};
+    return {map.location(), map.path(), false};
+  };
+  if (!validate_llm_config(c, place, diags)) return std::nullopt;
+  return c;
+}
+
+std::optional<LlmConfig> load_llm_config(const std::filesystem::path& file, Diagnostics& diags) {
+  const auto doc = YamlDocument::load(file, diags);
+  if (!doc) return std::nullopt;
+  return read_llm_config(doc->root(), diags);
+}
+
+LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
+  const std::uint64_t q_out = c.heads * c.head_dim;
+  const std::uint64_t kv_out = c.kv_heads * c.head_dim;
+  const std::uint64_t norm = (c.norm == NormType::LayerNorm ? 2 : 1) * c.hidden;
+  const std::uint64_t attn_matmul = c.hidden * (q_out + 2 * kv_out) + q_out * c.hidden;
+  const std::uint64_t attn = attn_matmul + (c.bias ? q_out + 2 * kv_out + c.hidden : 0);
+  const bool swiglu = c.ffn_type == FfnType::SwiGlu;
+  const std::uint64_t ffn_matmul = (swiglu ? 3 : 2) * c.hidden * c.ffn;
+  const std::uint64_t ffn_one = ffn_matmul + (c.bias ? (swiglu ? 2 : 1) * c.ffn + c.hidden : 0);
+  const bool moe = c.moe.experts > 0;
+  const std::uint64_t router = moe ? c.hidden * c.moe.experts : 0;
+  const std::uint64_t ffns_total = moe ? c.moe.experts + c.moe.shared_experts : 1;
+  const std::uint64_t ffns_active = moe ? c.moe.top_k + c.moe.shared_experts : 1;
+
+  const std::uint64_t embed =
+      c.vocab * c.hidden +
+      (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0);
+  const std::uint64_t lm_head = c.tied_embeddings ? 0 : c.vocab * c.hidden;
+  const std::uint64_t layer_fixed = 2 * norm + attn + router;
+
+  LlmHeadline h;
+  h.embedding_parameters = embed + lm_head;
+  h.parameters = embed + c.layers * (layer_fixed + ffns_total * ffn_one) + norm + lm_head;
+  h.active_parameters = embed + c.layers * (layer_fixed + ffns_active * ffn_one) + norm + lm_head;
+  h.kv_cache_bytes_per_token =
+      Bytes{2 * c.layers * c.kv_heads * c.head_dim * bit_width(c.dtype) / 8};
+  const std::uint64_t matmul_per_token =
+      c.layers * (attn_matmul + router + ffns_active * ffn_matmul) + c.hidden * c.vocab;
+  h.forward_flops_per_token = 2 * matmul_per_token + 4 * c.layers * context * q_out;
+  return h;
+}
+
+}  // namespace coda::workload::llm

@@ -1,0 +1,103 @@
+#pragma once
+// A decoder-only transformer described by its dimensions (GPT-2/3, LLaMA, Mistral, Mixtral), read
+// from coda YAML (configs/workloads/llm/*.yaml) or from a Hugging Face config.json (hf_config.h),
+// and its headline numbers: parameters, KV-cache bytes per token, forward FLOPs per token.
+// docs/llm.md describes the format and every convention used here.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/diagnostics.h"
+#include "core/units.h"
+#include "core/yaml_reader.h"
+#include "workloads/data_type.h"
+
+namespace coda::workload::llm {
+
+// gelu_mlp: up, GELU, down (GPT-2/3). swiglu: gate and up, SiLU(gate) * up, down (LLaMA).
+enum class FfnType : std::uint8_t { GeluMlp, SwiGlu };
+// layer_norm: scale and shift (2 x hidden parameters). rms_norm: scale only (hidden).
+enum class NormType : std::uint8_t { LayerNorm, RmsNorm };
+// learned: a [max_positions x hidden] table added to the token embedding (GPT-2/3).
+// rotary: RoPE applied to Q and K in every layer, no parameters (LLaMA, Mistral).
+enum class PositionEncoding : std::uint8_t { Learned, Rotary };
+
+std::string_view to_string(FfnType type);            // "gelu_mlp", "swiglu"
+std::string_view to_string(NormType type);           // "layer_norm", "rms_norm"
+std::string_view to_string(PositionEncoding type);  // "learned", "rotary"
+
+// Mixture of experts in place of each layer's FFN. experts == 0: a dense model.
+// Routing assumption: tokens spread evenly over the experts, so each expert's GEMMs have
+// ceil(tokens * top_k / experts) rows. Shared experts see every token.
+struct MoeConfig {
+  std::uint64_t experts = 0;
+  std::uint64_t top_k = 0;
+  std::uint64_t shared_experts = 0;
+  friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
+};
+
+struct LlmConfig {
+  std::string name;
+  std::string source;  // where the numbers come from (a paper, a model card, a config.json)
+  std::uint64_t hidden = 0;
+  std::uint64_t layers = 0;
+  std::uint64_t heads = 0;
+  std::uint64_t kv_heads = 0;  // == heads: MHA; a divisor: GQA; 1: MQA
+  std::uint64_t head_dim = 0;  // readers default it to hidden / heads
+  std::uint64_t ffn = 0;       // intermediate size (per expert for MoE)
+  FfnType ffn_type = FfnType::GeluMlp;
+  NormType norm = NormType::LayerNorm;
+  std::uint64_t vocab = 0;
+  bool tied_embeddings = false;  // the LM head reuses the token-embedding table
+  PositionEncoding positions = PositionEncoding::Rotary;
+  double rope_theta = 10000.0;   // informational: RoPE's base does not change the cost
+  bool bias = false;             // biases on the QKV, output and FFN projections (GPT-2/3)
+  std::uint64_t max_positions = 0;
+  DataType dtype = DataType::Bf16;
+  MoeConfig moe;
+  friend bool operator==(const LlmConfig&, const LlmConfig&) = default;
+};
+
+// Sizes above this are surely typos; it also keeps every product far from 64-bit overflow.
+inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
+
+// The fields that validation can complain about, for readers to map to their own keys.
+enum class LlmField : std::uint8_t {
+  Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts
+};
+
+// Where a field was given: a location and a path in the reader's own terms.
+struct FieldPlace {
+  SourceLocation where;
+  std::string path;
+  bool given = false;  // whether the input named this field (a default was not)
+};
+
+// Checks sizes and their relations (zero sizes, heads not dividing hidden when head_dim was not
+// given, kv_heads not dividing heads, MoE top_k outside [1, experts]). `place` says where each
+// field came from. Returns whether the config is valid; every problem is reported.
+bool validate_llm_config(const LlmConfig& config,
+                         const std::function<FieldPlace(LlmField)>& place, Diagnostics& diags);
+
+// coda's YAML: schema_version 1, name, source, model: {...}; see docs/llm.md.
+std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& diags);
+// Loads a YAML file (with its `extends:` chain) and reads it.
+std::optional<LlmConfig> load_llm_config(const std::filesystem::path& file, Diagnostics& diags);
+
+// The numbers people quote for a model.
+struct LlmHeadline {
+  std::uint64_t parameters = 0;            // every weight: all experts, embeddings, LM head
+  std::uint64_t embedding_parameters = 0;  // token and position tables, and an untied LM head
+  std::uint64_t active_parameters = 0;     // the weights one token uses (top_k + shared experts)
+  Bytes kv_cache_bytes_per_token;          // 2 (K and V) x layers x kv_heads x head_dim x dtype
+  // 2 x (matmul weights one token uses, LM head included) + 4 x layers x context x heads x
+  // head_dim (Q K^T and P V against `context` keys). Norms, activations and softmax excluded.
+  std::uint64_t forward_flops_per_token = 0;
+};
+LlmHeadline llm_headline(const LlmConfig& config, std::uint64_t context);
+
+}  // namespace coda::workload::llm

@@ -1,0 +1,260 @@
+// The LLM graph builder: structure (verify), parameters, FLOPs against hand formulas and
+// published conventions, KV cache, and the TP / PP / DP communication.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "workloads/llm/llm_builder.h"
+
+namespace coda::workload::llm {
+namespace {
+
+LlmConfig preset(const std::string& name) {
+  Diagnostics diags;
+  auto c = load_llm_config("configs/workloads/llm/" + name + ".yaml", diags);
+  EXPECT_TRUE(c && diags.all().empty()) << name << "\n" << diags.format_all();
+  return c ? *c : LlmConfig{};
+}
+
+Graph build(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par = {}) {
+  Diagnostics diags;
+  auto g = try_build_llm(c, phase, par, diags);
+  EXPECT_TRUE(g && diags.all().empty()) << diags.format_all();
+  if (!g) return {};
+  const auto problems = verify(*g);
+  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems.front();
+  return std::move(*g);
+}
+
+std::uint64_t flops_of_kind(const Graph& g, OpKind kind) {
+  std::uint64_t total = 0;
+  for (const Op& op : g.ops)
+    if (op.kind == kind) total += flop_count(op);
+  return total;
+}
+
+bool has_prefix(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Bytes moved by collectives of `f` whose op name starts with `prefix` (the input access).
+std::uint64_t collective_bytes(const Graph& g, Function f, const std::string& prefix = "") {
+  std::uint64_t total = 0;
+  for (const Op& op : g.ops)
+    if (op.function == f && has_prefix(op.name, prefix))
+      total += tensor_bytes(op, TensorRole::Input).value;
+  return total;
+}
+
+std::size_t count(const Graph& g, Function f) {
+  std::size_t n = 0;
+  for (const Op& op : g.ops) n += op.function == f ? 1 : 0;
+  return n;
+}
+
+TEST(LlmBuilder, WeightsInTheGraphAreTheParameterCount) {
+  for (const char* name : {"llama2_7b", "gpt2_small", "mixtral_8x7b"}) {
+    const LlmConfig c = preset(name);
+    const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16});
+    EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters) << name;
+  }
+}
+
+// A decode step's matmul work is exactly the headline formula at context + 1 (the new token
+// attends to the cache and itself), per sequence: 2 x total_macs == batch x headline.
+TEST(LlmBuilder, DecodeMatmulsMatchHeadlineFormula) {
+  for (const char* name : {"llama2_7b", "gpt2_small", "mixtral_8x7b", "llama3_8b"}) {
+    const LlmConfig c = preset(name);
+    const std::uint64_t batch = 4, context = 300;  // Mixtral: 4 tokens x top 2 / 8 experts = 1 row each
+    const Graph g = build(c, {.kind = PhaseKind::Decode, .batch = batch, .seq_len = context});
+    EXPECT_EQ(2 * total_macs(g), batch * llm_headline(c, context + 1).forward_flops_per_token)
+        << name;
+  }
+}
+
+// Every FLOP of one LLaMA-2-7B decode step (batch 1, context 511, so 512 keys), by hand:
+//   matmuls: headline(512) = 2 * 6,607,077,376 + 4*32*512*4096 = 13,214,154,752 + 268,435,456
+//   per layer, elementwise (op.cpp's per-point costs): RMSNorm 4/pt x 4096 x 2 = 32,768;
+//     RoPE Mul over Q and K 1/pt x 2 x 4096 = 8,192; softmax 5/score x 32 heads x 512 = 81,920;
+//     SiLU 5/pt x 11008 = 55,040; Mul 11008; residual Adds 2 x 4096 = 8,192
+//     -> 197,120 x 32 layers = 6,307,840
+//   final RMSNorm 4 x 4096 = 16,384; KV appends, splits and merges do no arithmetic
+TEST(LlmBuilder, DecodeFlopsExactHandFormula) {
+  const Graph g = build(preset("llama2_7b"), {.kind = PhaseKind::Decode, .batch = 1, .seq_len = 511});
+  EXPECT_EQ(total_flops(g), 13'214'154'752u + 268'435'456u + 6'307'840u + 16'384u);
+}
+
+// Kaplan et al. 2020 (Scaling Laws), Table 1: C_forward ~ 2N + 2 n_layer n_ctx d_attn per token,
+// N the non-embedding parameters. GPT-3 175B prefill of 2048 tokens (the LM head runs on the
+// last token only, so the de-embedding Kaplan leaves out is absent here too). Differences:
+// biases, norms, GELU and softmax (~0.1%), and causal attention's (n_ctx + 1) / 2 average
+// context instead of n_ctx / 2. Tolerance 0.5%.
+TEST(LlmBuilder, PrefillFlopsMatchKaplan) {
+  const LlmConfig c = preset("gpt3_175b");
+  const std::uint64_t n_ctx = 2048;
+  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = n_ctx});
+  const LlmHeadline h = llm_headline(c, 0);
+  const double n = static_cast<double>(h.parameters - h.embedding_parameters);
+  const double kaplan = 2 * n + 2.0 * static_cast<double>(c.layers * n_ctx * c.hidden);
+  EXPECT_NEAR(static_cast<double>(total_flops(g)) / static_cast<double>(n_ctx) / kaplan, 1.0,
+              0.005);
+}
+
+// FLOPs of the ops before the first backward op (the LM head's dX): the training forward.
+std::uint64_t forward_flops(const Graph& g) {
+  std::uint64_t total = 0;
+  for (const Op& op : g.ops) {
+    if (op.name == "lm_head.dx") break;
+    total += flop_count(op);
+  }
+  return total;
+}
+
+// Backward = 2 x forward for every GEMM (dX and dW) and attention (the convention of
+// docs/llm.md); elementwise backward ops cost about their forward; AdamW adds 15 FLOPs per
+// parameter (0.4% here). So a step is ~3 x forward, ~4 x with full recomputation.
+TEST(LlmBuilder, TrainingIsThreeTimesForwardFourWithRecompute) {
+  const LlmConfig c = preset("llama2_7b");
+  const LlmPhase phase{.kind = PhaseKind::Training, .batch = 2, .seq_len = 2048};
+  const Graph plain = build(c, phase);
+  const double forward = static_cast<double>(forward_flops(plain));
+  EXPECT_NEAR(static_cast<double>(total_flops(plain)) / forward, 3.0, 3.0 * 0.02);
+  LlmPhase with_recompute = phase;
+  with_recompute.recompute = true;
+  const Graph recomputed = build(c, with_recompute);
+  EXPECT_EQ(forward_flops(recomputed), forward_flops(plain));
+  EXPECT_NEAR(static_cast<double>(total_flops(recomputed)) / forward, 4.0, 4.0 * 0.02);
+  // The matmuls alone: backward is exactly 2 x forward.
+  std::uint64_t fwd_macs = 0, all_macs = total_macs(plain);
+  for (const Op& op : plain.ops) {
+    if (op.name == "lm_head.dx") break;
+    fwd_macs += mac_count(op);
+  }
+  EXPECT_EQ(all_macs, 3 * fwd_macs);
+}
+
+TEST(LlmBuilder, TrainingTensorKinds) {
+  const LlmConfig c = preset("gpt2_small");
+  const Graph g = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64});
+  const std::uint64_t params = llm_headline(c, 0).parameters;
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), params);
+  EXPECT_EQ(total_elements(g, TensorKind::Gradient), params);
+  EXPECT_EQ(total_bytes(g, TensorKind::OptimizerState), Bytes{2ULL * 4 * params});  // m, v fp32
+  EXPECT_EQ(total_elements(g, TensorKind::KvCache), 0u);
+  EXPECT_EQ(count(g, Function::AdamW), 2u + 12u * 12u + 2u);  // wte wpe, 12 per layer, ln_f w b
+}
+
+// KV cache of a prefill: 524,288 B per token (llm_config_test) x 4 sequences x 1000 tokens.
+TEST(LlmBuilder, KvCacheBytes) {
+  const LlmConfig c = preset("llama2_7b");
+  const LlmPhase prefill{.kind = PhaseKind::Prefill, .batch = 4, .seq_len = 1000};
+  EXPECT_EQ(total_bytes(build(c, prefill), TensorKind::KvCache), Bytes{524'288ULL * 4 * 1000});
+  EXPECT_EQ(llm_step_stats(c, prefill, {}).kv_cache_bytes, Bytes{524'288ULL * 4 * 1000});
+  const LlmPhase decode{.kind = PhaseKind::Decode, .batch = 4, .seq_len = 1000};
+  EXPECT_EQ(total_bytes(build(c, decode), TensorKind::KvCache), Bytes{524'288ULL * 4 * 1001});
+  EXPECT_EQ(llm_step_stats(c, decode, {}).kv_cache_bytes, Bytes{524'288ULL * 4 * 1001});
+  EXPECT_EQ(llm_step_stats(c, decode, {.tp = 8, .pp = 2}).kv_cache_bytes_per_rank,
+            Bytes{524'288ULL * 4 * 1001 / 16});
+}
+
+TEST(LlmBuilder, TensorParallelSplitsTheWork) {
+  const LlmConfig c = preset("llama2_7b");
+  const std::uint64_t batch = 2, seq = 512;
+  const LlmPhase phase{.kind = PhaseKind::Prefill, .batch = batch, .seq_len = seq};
+  const Graph one = build(c, phase);
+  const Graph eight = build(c, phase, {.tp = 8});
+  EXPECT_EQ(8 * flops_of_kind(eight, OpKind::Contraction), flops_of_kind(one, OpKind::Contraction));
+  EXPECT_EQ(8 * flops_of_kind(eight, OpKind::Attention), flops_of_kind(one, OpKind::Attention));
+  // Forward: two all-reduces per layer (after the output projection and the FFN down
+  // projection), each of batch x seq x hidden x 2 bytes.
+  EXPECT_EQ(collective_bytes(eight, Function::AllReduce, "L0."), 2 * batch * seq * 4096 * 2);
+  EXPECT_EQ(collective_bytes(one, Function::AllReduce), 0u);
+  // 32 layers x 2, and one after the vocabulary-parallel embedding.
+  EXPECT_EQ(count(eight, Function::AllReduce), 32u * 2 + 1);
+}
+
+TEST(LlmBuilder, TensorParallelTrainingAllReducesBackwardToo) {
+  const LlmConfig c = preset("llama2_7b");
+  const Graph g = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 128}, {.tp = 8});
+  // Per layer: 2 forward (row-parallel outputs) + 2 backward (column-parallel inputs' gradients);
+  // the embedding's forward one; the LM head input's gradient.
+  EXPECT_EQ(count(g, Function::AllReduce), 32u * 4 + 1 + 1);
+}
+
+TEST(LlmBuilder, DataParallelAllReducesEveryGradient) {
+  const LlmConfig c = preset("llama2_7b");
+  const Graph g = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 128},
+                        {.tp = 2, .dp = 4});
+  std::uint64_t dp_bytes = 0;
+  for (const Op& op : g.ops)
+    if (op.function == Function::AllReduce && std::get<CollectiveSpec>(op.attributes).ranks == 4)
+      dp_bytes += tensor_bytes(op, TensorRole::Input).value;
+  EXPECT_EQ(Bytes{dp_bytes}, total_bytes(g, TensorKind::Weight));  // this rank's shard
+}
+
+TEST(LlmBuilder, PipelineStageAndBubble) {
+  const LlmConfig c = preset("llama2_7b");
+  const LlmPhase phase{.kind = PhaseKind::Training, .batch = 8, .seq_len = 256};
+  const Parallelism par{.pp = 4, .stage = 1, .micro_batches = 8};
+  const Graph g = build(c, phase, par);
+  // A middle stage: per micro-batch, recv the activation, send it on, recv its gradient, send
+  // the gradient back.
+  EXPECT_EQ(count(g, Function::SendRecv), 4u * 8);
+  EXPECT_EQ(collective_bytes(g, Function::SendRecv, "mb3.recv"),
+            1u * 256 * 4096 * 2 * 2);  // activation in, gradient in: 1 sequence x 256 x 4096 x 2 B
+  const LlmStepStats s = llm_step_stats(c, phase, par);
+  EXPECT_DOUBLE_EQ(s.pipeline_bubble_fraction, 3.0 / (8 + 3));
+  EXPECT_EQ(s.first_layer, 8u);
+  EXPECT_EQ(s.stage_layers, 8u);
+  // No embedding or LM head on a middle stage: weights = 8 layers.
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 8u * 202'383'360u);
+}
+
+TEST(LlmBuilder, LastStageWithTiedEmbeddingKeepsItsOwnHead) {
+  const LlmConfig c = preset("gpt2_small");
+  const Graph first = build(c, {.kind = PhaseKind::Training, .batch = 2, .seq_len = 64},
+                            {.pp = 2, .stage = 0, .micro_batches = 2});
+  const Graph last = build(c, {.kind = PhaseKind::Training, .batch = 2, .seq_len = 64},
+                           {.pp = 2, .stage = 1, .micro_batches = 2});
+  // 38,597,376 (wte) x 2 copies + wpe 786,432 + 12 layers x 7,087,872 + ln_f 1,536
+  EXPECT_EQ(total_elements(first, TensorKind::Weight) + total_elements(last, TensorKind::Weight),
+            124'439'808u + 38'597'376u);
+}
+
+TEST(LlmBuilder, MoeExpertRows) {
+  const LlmConfig c = preset("mixtral_8x7b");
+  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 64});
+  // Tokens spread evenly: 128 tokens x top 2 / 8 experts = 32 rows per expert GEMM.
+  std::size_t found = 0;
+  for (const Op& op : g.ops) {
+    if (op.name != "L0.moe.expert3.up") continue;
+    ++found;
+    EXPECT_EQ(gemm_view(op).m, 32u);
+  }
+  EXPECT_EQ(found, 1u);
+  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64}, {.tp = 2});
+  EXPECT_FALSE(t.ops.empty());
+}
+
+TEST(LlmBuilder, BadParallelismIsADiagnostic) {
+  const LlmConfig c = preset("llama3_8b");
+  Diagnostics diags;
+  EXPECT_FALSE(try_build_llm(c, {.kind = PhaseKind::Prefill}, {.tp = 3, .pp = 5, .stage = 5},
+                             diags));
+  // tp 3: heads, kv_heads and ffn; pp 5 does not divide 32 layers; stage 5 >= pp.
+  EXPECT_EQ(diags.error_count(), 5u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "parallelism.tp");
+  EXPECT_EQ(diags.all()[0].message, "tp 3 does not divide the 32 heads");
+
+  Diagnostics more;
+  EXPECT_FALSE(try_build_llm(preset("gpt2_small"),
+                             {.kind = PhaseKind::Prefill, .batch = 3, .seq_len = 2048,
+                              .recompute = true},
+                             {.micro_batches = 2}, more));
+  // micro-batches, recompute outside training, 2048 > 1024 learned positions
+  EXPECT_EQ(more.error_count(), 3u) << more.format_all();
+}
+
+}  // namespace
+}  // namespace coda::workload::llm

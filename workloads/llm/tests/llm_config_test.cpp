@@ -1,0 +1,168 @@
+// The coda YAML form of an LLM config, and the headline numbers of known models checked against
+// their published sizes.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "workloads/llm/llm_config.h"
+
+namespace coda::workload::llm {
+namespace {
+
+std::optional<LlmConfig> parse(const std::string& text, Diagnostics& diags) {
+  const auto doc = YamlDocument::parse(text, "model.yaml", diags);
+  return doc ? read_llm_config(doc->root(), diags) : std::nullopt;
+}
+
+LlmConfig preset(const std::string& name) {
+  Diagnostics diags;
+  auto c = load_llm_config("configs/workloads/llm/" + name + ".yaml", diags);
+  EXPECT_TRUE(c && diags.all().empty()) << name << "\n" << diags.format_all();
+  return c ? *c : LlmConfig{};
+}
+
+constexpr const char* kTiny = R"(schema_version: 1
+name: tiny
+source: test
+model:
+  hidden: 64
+  layers: 2
+  heads: 4
+  ffn: 256
+  ffn_type: swiglu
+  norm: rms_norm
+  vocab: 100
+  positions: rotary
+  max_positions: 128
+)";
+
+TEST(LlmConfigYaml, ReadsDefaults) {
+  Diagnostics diags;
+  const auto c = parse(kTiny, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->kv_heads, 4u);   // default: heads (MHA)
+  EXPECT_EQ(c->head_dim, 16u);  // default: hidden / heads = 64 / 4
+  EXPECT_EQ(c->dtype, DataType::Bf16);
+  EXPECT_EQ(c->ffn_type, FfnType::SwiGlu);
+  EXPECT_FALSE(c->tied_embeddings);
+  EXPECT_EQ(c->moe.experts, 0u);
+}
+
+TEST(LlmConfigYaml, UnknownKeyHasDidYouMeanAndLocation) {
+  std::string text = kTiny;
+  text.replace(text.find("  layers: 2"), 11, "  layers: 2\n  hiden: 3");
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  const Diagnostic& d = diags.all()[0];
+  EXPECT_EQ(d.path, "model.hiden");
+  EXPECT_EQ(d.where.line, 7);  // the line after "layers: 2"
+  EXPECT_EQ(d.where.column, 3);
+  EXPECT_NE(d.message.find("did you mean"), std::string::npos) << d.message;
+}
+
+TEST(LlmConfigYaml, ZeroLayersIsLocated) {
+  std::string text = kTiny;
+  text.replace(text.find("layers: 2"), 9, "layers: 0");
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(format(diags.all()[0]),
+            "model.yaml:6:11: error: model.layers: must be at least 1, not 0");
+}
+
+TEST(LlmConfigYaml, RelationsBetweenSizes) {
+  std::string text = kTiny;
+  text.replace(text.find("heads: 4"), 8, "heads: 6\n  kv_heads: 4");
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 2u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.heads");
+  EXPECT_NE(diags.all()[0].message.find("6 heads do not divide the hidden size 64"),
+            std::string::npos);
+  EXPECT_EQ(diags.all()[1].path, "model.kv_heads");
+  EXPECT_NE(diags.all()[1].message.find("4 kv_heads do not divide the 6 attention heads"),
+            std::string::npos);
+}
+
+TEST(LlmConfigYaml, MoeTopKAboveExperts) {
+  const std::string text = std::string(kTiny) + "  moe: {experts: 4, top_k: 5}\n";
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.moe.top_k");
+}
+
+TEST(LlmConfigYaml, BadEnumListsChoices) {
+  std::string text = kTiny;
+  text.replace(text.find("norm: rms_norm"), 14, "norm: rmsnorm");
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.norm");
+}
+
+// Touvron et al. 2023 (Llama 2): 7B. Exact count from its config.json:
+//   embed 32000*4096 = 131,072,000
+//   32 layers * (4*4096^2 [q, k, v, o] + 3*4096*11008 [gate, up, down] + 2*4096 [two RMSNorms])
+//     = 32 * (67,108,864 + 135,266,304 + 8,192) = 32 * 202,383,360 = 6,476,267,520
+//   final norm 4096; lm_head 32000*4096 = 131,072,000
+//   total 6,738,415,616
+TEST(LlmHeadline, Llama2_7bParameters) {
+  const LlmHeadline h = llm_headline(preset("llama2_7b"), 0);
+  EXPECT_EQ(h.parameters, 6'738'415'616u);
+  EXPECT_EQ(h.active_parameters, h.parameters);
+  EXPECT_EQ(h.embedding_parameters, 262'144'000u);
+}
+
+// GPT-2 small as Hugging Face counts it (tied LM head):
+//   wte 50257*768 = 38,597,376; wpe 1024*768 = 786,432
+//   per layer: ln_1 2*768 = 1,536; c_attn 768*2304 + 2304 = 1,771,776; attn c_proj 768*768 + 768
+//     = 590,592; ln_2 1,536; c_fc 768*3072 + 3072 = 2,362,368; mlp c_proj 3072*768 + 768 =
+//     2,360,064; sum 7,087,872; x 12 = 85,054,464
+//   ln_f 1,536
+//   total 38,597,376 + 786,432 + 85,054,464 + 1,536 = 124,439,808
+TEST(LlmHeadline, Gpt2SmallParameters) {
+  EXPECT_EQ(llm_headline(preset("gpt2_small"), 0).parameters, 124'439'808u);
+}
+
+// Brown et al. 2020, Table 2.1: 175.0B parameters.
+TEST(LlmHeadline, Gpt3Within1Percent) {
+  const double params = static_cast<double>(llm_headline(preset("gpt3_175b"), 0).parameters);
+  EXPECT_NEAR(params / 175e9, 1.0, 0.01) << params;
+}
+
+// Mistral AI's Mixtral announcement: 46.7B total, 12.9B active per token. By hand:
+//   per layer: attention 4096*(4096 + 2*1024) + 4096*4096 = 41,943,040; norms 8,192;
+//     router 4096*8 = 32,768; one expert 3*4096*14336 = 176,160,768
+//   total  = 2*131,072,000 + 32*(41,943,040 + 8,192 + 32,768 + 8*176,160,768) + 4096
+//          = 46,702,792,704
+//   active = 2*131,072,000 + 32*(41,943,040 + 8,192 + 32,768 + 2*176,160,768) + 4096
+//          = 12,879,925,248
+TEST(LlmHeadline, MixtralTotalAndActive) {
+  const LlmHeadline h = llm_headline(preset("mixtral_8x7b"), 0);
+  EXPECT_EQ(h.parameters, 46'702'792'704u);
+  EXPECT_EQ(h.active_parameters, 12'879'925'248u);
+  EXPECT_NEAR(static_cast<double>(h.parameters) / 46.7e9, 1.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(h.active_parameters) / 12.9e9, 1.0, 0.01);
+}
+
+// 2 (K and V) x layers x kv_heads x head_dim x 2 bytes (bf16):
+//   LLaMA-2-7B: 2*32*32*128*2 = 524,288; LLaMA-3-8B (8 kv heads): 2*32*8*128*2 = 131,072.
+TEST(LlmHeadline, KvCacheBytesPerToken) {
+  EXPECT_EQ(llm_headline(preset("llama2_7b"), 0).kv_cache_bytes_per_token, Bytes{524'288});
+  EXPECT_EQ(llm_headline(preset("llama3_8b"), 0).kv_cache_bytes_per_token, Bytes{131'072});
+}
+
+// Forward FLOPs per token (the hand formula of llm_headline), LLaMA-2-7B at context 1000:
+//   matmul weights one token uses: 32*(4*4096^2 + 3*4096*11008) + 4096*32000 (LM head)
+//     = 6,476,005,376 + 131,072,000 = 6,607,077,376 -> x2 = 13,214,154,752
+//   attention: 4 * 32 layers * 1000 * 4096 = 524,288,000
+TEST(LlmHeadline, ForwardFlopsPerToken) {
+  EXPECT_EQ(llm_headline(preset("llama2_7b"), 1000).forward_flops_per_token,
+            13'214'154'752u + 524'288'000u);
+}
+
+}  // namespace
+}  // namespace coda::workload::llm

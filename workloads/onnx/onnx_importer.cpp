@@ -1,0 +1,984 @@
+#include "workloads/onnx/onnx_importer.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "workloads/builders.h"
+
+namespace coda::workload::onnx {
+namespace {
+
+// A tensor's static shape and coda element type, as known after shape inference.
+struct ValueInfo {
+  std::vector<std::uint64_t> shape;
+  DataType dtype = DataType::Fp32;
+};
+
+// Integer tensors up to this many elements keep their values: shape inference reads them
+// (Reshape targets, Split sizes, axes), and so does the importer (ReduceMean axes).
+constexpr std::int64_t kKeptIntegerElements = 1024;
+
+bool is_integer(std::int32_t elem_type) {
+  using T = ::onnx::TensorProto;
+  return elem_type == T::INT64 || elem_type == T::INT32;
+}
+
+std::int64_t proto_elements(const ::onnx::TensorProto& t) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : t.dims()) n *= d;
+  return n;
+}
+
+// Drops the values of a tensor proto unless they may be needed as a shape.
+void drop_data(::onnx::TensorProto& t) {
+  if (is_integer(t.data_type()) && proto_elements(t) <= kKeptIntegerElements) return;
+  t.clear_raw_data();
+  t.clear_float_data();
+  t.clear_double_data();
+  t.clear_int32_data();
+  t.clear_int64_data();
+  t.clear_uint64_data();
+  t.clear_string_data();
+}
+
+// The values of a kept integer tensor.
+std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t) {
+  std::vector<std::int64_t> values;
+  if (t.data_type() == ::onnx::TensorProto::INT64) {
+    if (t.has_raw_data()) {
+      const std::string& raw = t.raw_data();
+      for (std::size_t i = 0; i + 8 <= raw.size(); i += 8) {
+        std::uint64_t v = 0;
+        for (std::size_t b = 0; b < 8; ++b)
+          v |= static_cast<std::uint64_t>(static_cast<unsigned char>(raw[i + b])) << (8 * b);
+        values.push_back(static_cast<std::int64_t>(v));
+      }
+    } else {
+      values.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+  } else if (t.data_type() == ::onnx::TensorProto::INT32) {
+    if (t.has_raw_data()) {
+      const std::string& raw = t.raw_data();
+      for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
+        std::uint32_t v = 0;
+        for (std::size_t b = 0; b < 4; ++b)
+          v |= static_cast<std::uint32_t>(static_cast<unsigned char>(raw[i + b])) << (8 * b);
+        values.push_back(static_cast<std::int32_t>(v));
+      }
+    } else {
+      values.assign(t.int32_data().begin(), t.int32_data().end());
+    }
+  }
+  return values;
+}
+
+IndexExpr dim_index(std::size_t dim) { return IndexExpr{{IndexTerm{dim, 1}}, 0}; }
+
+std::vector<std::size_t> range(std::size_t begin, std::size_t end) {
+  std::vector<std::size_t> axes;
+  for (std::size_t i = begin; i < end; ++i) axes.push_back(i);
+  return axes;
+}
+
+class Importer {
+ public:
+  Importer(std::string file, const OnnxOptions& options, Diagnostics& diags)
+      : file_(std::move(file)), options_(options), diags_(diags) {}
+
+  std::optional<OnnxImport> run(::onnx::ModelProto& model);
+
+ private:
+  // Steps, in order.
+  void strip_data(::onnx::GraphProto& g);
+  void bind_dims(::onnx::GraphProto& g);
+  void infer_shapes(::onnx::ModelProto& model);
+  void collect_values(const ::onnx::GraphProto& g);
+  void add_graph_inputs(const ::onnx::GraphProto& g);
+  void import_node(const ::onnx::NodeProto& node, std::size_t index);
+
+  // Node handlers; each reports its own errors.
+  void unary(const ::onnx::NodeProto& node, Function f);
+  void binary(const ::onnx::NodeProto& node, Function f);
+  void matmul(const ::onnx::NodeProto& node);
+  void gemm(const ::onnx::NodeProto& node);
+  void conv(const ::onnx::NodeProto& node);
+  void batch_norm(const ::onnx::NodeProto& node);
+  void layer_norm(const ::onnx::NodeProto& node);
+  void softmax(const ::onnx::NodeProto& node);
+  void pool(const ::onnx::NodeProto& node, Function f);
+  void reduce(const ::onnx::NodeProto& node, Function f, bool global);
+  void data_movement(const ::onnx::NodeProto& node, Function f, std::size_t data_inputs);
+  void constant(const ::onnx::NodeProto& node);
+
+  // Helpers.
+  void error(std::string message, std::string hint = {}) {
+    diags_.error({file_, 0, 0}, path_, std::move(message), std::move(hint));
+  }
+  std::optional<DataType> data_type(std::int32_t elem_type, const std::string& tensor);
+  std::string op_name(const ::onnx::NodeProto& node) const;
+  // The graph tensor for input `i` of `node`, made now if it is a constant read as data.
+  std::optional<TensorId> input(const ::onnx::NodeProto& node, int i);
+  // The inferred static shape and type of a named value.
+  const ValueInfo* value(const std::string& name);
+  bool is_constant(const std::string& name) const { return constants_.count(name) > 0; }
+  TensorRole role_of(const std::string& name) const {
+    return is_constant(name) ? TensorRole::Weight : TensorRole::Input;
+  }
+  // Binds `op` to `inputs` (its non-output accesses, in order) and to new tensors named
+  // `outputs` (its output accesses, in order; each checked against its inferred shape).
+  bool add(Op op, const std::vector<TensorId>& inputs, const std::vector<std::string>& outputs);
+  // out = in + bias broadcast along `axes` of the output (conv and Gemm biases).
+  void add_bias(const ::onnx::NodeProto& node, const std::string& in, int bias_input,
+                const std::string& out);
+  std::optional<TensorAccess> broadcast_access(TensorRole role, std::string name,
+                                               const std::vector<std::uint64_t>& shape,
+                                               const std::vector<std::uint64_t>& out,
+                                               DataType dtype);
+  std::optional<std::size_t> axis(std::int64_t value, std::size_t rank, std::string_view what);
+
+  std::string file_;
+  const OnnxOptions& options_;
+  Diagnostics& diags_;
+  std::string path_;  // where the current problem is: "graph.node[3] 'name' (Conv)"
+  std::int64_t opset_ = 0;
+  OnnxImport result_;
+  std::map<std::string, ValueInfo, std::less<>> values_;
+  std::map<std::string, TensorId, std::less<>> tensors_;
+  std::map<std::string, const ::onnx::TensorProto*, std::less<>> constants_;
+  std::set<std::string, std::less<>> skipped_outputs_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Attributes.
+
+const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, std::string_view name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::int64_t int_attribute(const ::onnx::NodeProto& node, std::string_view name,
+                           std::int64_t fallback) {
+  const auto* a = find_attribute(node, name);
+  return a != nullptr && a->type() == ::onnx::AttributeProto::INT ? a->i() : fallback;
+}
+
+std::vector<std::int64_t> ints_attribute(const ::onnx::NodeProto& node, std::string_view name) {
+  const auto* a = find_attribute(node, name);
+  if (a == nullptr) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::string string_attribute(const ::onnx::NodeProto& node, std::string_view name) {
+  const auto* a = find_attribute(node, name);
+  return a != nullptr ? a->s() : std::string{};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps.
+
+void Importer::strip_data(::onnx::GraphProto& g) {
+  for (auto& init : *g.mutable_initializer()) drop_data(init);
+  for (auto& node : *g.mutable_node())
+    if (node.op_type() == "Constant")
+      for (auto& a : *node.mutable_attribute())
+        if (a.has_t()) drop_data(*a.mutable_t());
+}
+
+void Importer::bind_dims(::onnx::GraphProto& g) {
+  std::set<std::string, std::less<>> initializers;
+  for (const auto& init : g.initializer()) initializers.insert(init.name());
+  const auto bind = [&](::onnx::ValueInfoProto& v, bool is_input) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int d = 0; d < shape->dim_size(); ++d) {
+      auto* dim = shape->mutable_dim(d);
+      if (!dim->has_dim_param()) continue;
+      const auto it = options_.dim_bindings.find(dim->dim_param());
+      if (it != options_.dim_bindings.end()) {
+        const std::uint64_t bound = it->second;
+        dim->set_dim_value(static_cast<std::int64_t>(bound));
+      } else if (is_input) {
+        path_ = fmt::format("graph.input '{}'", v.name());
+        error(fmt::format("dim {} is symbolic ('{}') and has no binding", d, dim->dim_param()),
+              fmt::format("bind it: OnnxOptions::dim_bindings[\"{}\"] = <size>", dim->dim_param()));
+      } else {
+        dim->clear_dim_param();  // an output's or value_info's: shape inference derives it
+      }
+    }
+  };
+  for (auto& v : *g.mutable_input())
+    if (initializers.count(v.name()) == 0) bind(v, true);
+  for (auto& v : *g.mutable_output()) bind(v, false);
+  for (auto& v : *g.mutable_value_info()) bind(v, false);
+}
+
+void Importer::infer_shapes(::onnx::ModelProto& model) {
+  path_ = "model";
+  try {
+    // error_mode 0: a node whose shape cannot be inferred (a custom op) leaves its outputs
+    // unknown instead of aborting; data propagation follows Shape -> Gather -> Reshape chains.
+    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions{false, 0, true});
+  } catch (const std::exception& e) {
+    error(fmt::format("ONNX shape inference failed: {}", e.what()),
+          "check the model with onnx.checker.check_model(model, full_check=True)");
+  }
+}
+
+std::optional<DataType> Importer::data_type(std::int32_t elem_type, const std::string& tensor) {
+  using T = ::onnx::TensorProto;
+  std::optional<DataType> type;
+  bool floating = true;
+  switch (elem_type) {
+    case T::FLOAT: type = DataType::Fp32; break;
+    case T::FLOAT16: type = DataType::Fp16; break;
+    case T::BFLOAT16: type = DataType::Bf16; break;
+    case T::INT8: case T::UINT8: case T::BOOL: type = DataType::Int8; floating = false; break;
+    // coda has no 64-bit integers: index and shape tensors are priced as int32.
+    case T::INT32: case T::UINT32: case T::INT64: case T::UINT64:
+      type = DataType::Int32; floating = false; break;
+    default: break;
+  }
+  if (!type) {
+    error(fmt::format("tensor '{}' has ONNX element type {} ({}), which coda cannot price",
+                      tensor, elem_type, T::DataType_Name(static_cast<T::DataType>(elem_type))),
+          "supported: float, float16, bfloat16, int8, uint8, bool, int32, int64");
+    return std::nullopt;
+  }
+  if (floating && options_.float_dtype) type = options_.float_dtype;
+  return type;
+}
+
+void Importer::collect_values(const ::onnx::GraphProto& g) {
+  const auto from_value_info = [&](const ::onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    const auto& tt = v.type().tensor_type();
+    ValueInfo info;
+    for (const auto& dim : tt.shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 1) return;  // not static: leave it unknown
+      info.shape.push_back(static_cast<std::uint64_t>(dim.dim_value()));
+    }
+    const auto dtype = data_type(tt.elem_type(), v.name());
+    if (!dtype) return;
+    info.dtype = *dtype;
+    values_.insert_or_assign(v.name(), std::move(info));
+  };
+  const auto from_tensor = [&](const ::onnx::TensorProto& t, const std::string& name) {
+    ValueInfo info;
+    for (const std::int64_t d : t.dims()) {
+      if (d < 1) {
+        error(fmt::format("constant '{}' has an empty dim ({})", name, d));
+        return;
+      }
+      info.shape.push_back(static_cast<std::uint64_t>(d));
+    }
+    const auto dtype = data_type(t.data_type(), name);
+    if (!dtype) return;
+    info.dtype = *dtype;
+    values_.insert_or_assign(name, std::move(info));
+    constants_.insert_or_assign(name, &t);
+  };
+  path_ = "graph";
+  for (const auto& v : g.input()) from_value_info(v);
+  for (const auto& v : g.value_info()) from_value_info(v);
+  for (const auto& v : g.output()) from_value_info(v);
+  for (const auto& t : g.initializer()) from_tensor(t, t.name());
+  for (const auto& node : g.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+    if (const auto* a = find_attribute(node, "value"); a != nullptr && a->has_t())
+      from_tensor(a->t(), node.output(0));
+  }
+}
+
+void Importer::add_graph_inputs(const ::onnx::GraphProto& g) {
+  for (const auto& v : g.input()) {
+    if (is_constant(v.name())) continue;  // IR < 4 lists initializers as inputs too
+    path_ = fmt::format("graph.input '{}'", v.name());
+    const ValueInfo* info = value(v.name());
+    if (info == nullptr) {
+      error("has no static shape", "declare every dim, or bind symbolic ones with dim_bindings");
+      continue;
+    }
+    tensors_[v.name()] =
+        result_.graph.add_tensor({v.name(), info->shape, info->dtype, TensorKind::Activation});
+  }
+}
+
+std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
+  const auto errors_before = diags_.error_count();
+  path_ = "model";
+  if (model.ir_version() <= 0 || !model.has_graph()) {
+    error("not an ONNX model: no ir_version or no graph",
+          "expected a serialized onnx.ModelProto (torch.onnx.export or onnx.save output)");
+    return std::nullopt;
+  }
+  for (const auto& opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx") opset_ = opset.version();
+  ::onnx::GraphProto& g = *model.mutable_graph();
+  strip_data(g);
+  bind_dims(g);
+  if (diags_.error_count() != errors_before) return std::nullopt;
+  infer_shapes(model);
+  if (diags_.error_count() != errors_before) return std::nullopt;
+  collect_values(g);
+  add_graph_inputs(g);
+  for (int i = 0; i < g.node_size(); ++i) import_node(g.node(i), static_cast<std::size_t>(i));
+  if (diags_.error_count() != errors_before) return std::nullopt;
+  const std::filesystem::path p(file_);
+  result_.graph.name = g.name().empty() ? p.stem().string() : g.name();
+  result_.graph.source = fmt::format("ONNX {} (opset {}, producer '{}')", file_, opset_,
+                                     model.producer_name());
+  return std::move(result_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes.
+
+std::string Importer::op_name(const ::onnx::NodeProto& node) const {
+  return node.name().empty() ? fmt::format("{}_{}", node.op_type(), result_.graph.ops.size())
+                             : node.name();
+}
+
+const ValueInfo* Importer::value(const std::string& name) {
+  const auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+std::optional<TensorId> Importer::input(const ::onnx::NodeProto& node, int i) {
+  if (i >= node.input_size() || node.input(i).empty()) {
+    error(fmt::format("input {} is missing", i));
+    return std::nullopt;
+  }
+  const std::string& name = node.input(i);
+  if (const auto it = tensors_.find(name); it != tensors_.end()) return it->second;
+  if (is_constant(name)) {
+    const ValueInfo& info = values_.at(name);
+    const TensorId id =
+        result_.graph.add_tensor({name, info.shape, info.dtype, TensorKind::Weight});
+    tensors_[name] = id;
+    return id;
+  }
+  if (skipped_outputs_.count(name) > 0)
+    error(fmt::format("input '{}' comes from a skipped node and its shape is not declared", name),
+          "declare its shape in the model's value_info, or remove the unsupported node");
+  else
+    error(fmt::format("input '{}' is not written by any earlier node", name),
+          "nodes must be in topological order (onnx.checker.check_model)");
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Importer::axis(std::int64_t value, std::size_t rank,
+                                          std::string_view what) {
+  const auto r = static_cast<std::int64_t>(rank);
+  if (value < -r || value >= r) {
+    error(fmt::format("{} {} is outside rank {}", what, value, rank));
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(value < 0 ? value + r : value);
+}
+
+bool Importer::add(Op op, const std::vector<TensorId>& inputs,
+                   const std::vector<std::string>& outputs) {
+  auto& accesses = op.space.accesses;
+  std::vector<TensorId> bound = inputs;
+  std::size_t next_output = 0;
+  for (std::size_t i = 0; i < accesses.size(); ++i) {
+    TensorAccess& a = accesses[i];
+    if (a.role != TensorRole::Output) {
+      if (i >= inputs.size()) {
+        error(fmt::format("internal: access '{}' has no tensor", a.tensor));
+        return false;
+      }
+      const Tensor& t = result_.graph.tensor(inputs[i]);
+      // Data movement copies bits whatever their type (Gather's indices are integers).
+      if (op.kind == OpKind::DataMovement) a.dtype = t.dtype;
+      if (t.shape != a.shape || t.dtype != a.dtype) {
+        error(fmt::format("'{}' is [{}] {} where the op reads [{}] {}", t.name,
+                          fmt::join(t.shape, ", "), to_string(t.dtype), fmt::join(a.shape, ", "),
+                          to_string(a.dtype)),
+              "mixed element types or shapes coda does not model");
+        return false;
+      }
+      continue;
+    }
+    if (next_output >= outputs.size()) {
+      error("internal: more outputs than the node names");
+      return false;
+    }
+    const std::string& name = outputs[next_output++];
+    if (const ValueInfo* info = value(name); info != nullptr && info->shape != a.shape) {
+      error(fmt::format("output '{}' is inferred as [{}] but the op writes [{}]", name,
+                        fmt::join(info->shape, ", "), fmt::join(a.shape, ", ")));
+      return false;
+    }
+    if (tensors_.count(name) > 0) {
+      error(fmt::format("output '{}' is written twice", name));
+      return false;
+    }
+    const TensorId id =
+        result_.graph.add_tensor({name, a.shape, a.dtype, TensorKind::Activation});
+    tensors_[name] = id;
+    bound.push_back(id);
+  }
+  op.source = {file_, 0, 0};
+  result_.graph.add(std::move(op), std::move(bound));
+  return true;
+}
+
+std::optional<TensorAccess> Importer::broadcast_access(TensorRole role, std::string name,
+                                                       const std::vector<std::uint64_t>& shape,
+                                                       const std::vector<std::uint64_t>& out,
+                                                       DataType dtype) {
+  if (shape.size() > out.size()) {
+    error(fmt::format("operand [{}] has a higher rank than the result [{}]",
+                      fmt::join(shape, ", "), fmt::join(out, ", ")));
+    return std::nullopt;
+  }
+  TensorAccess a{role, std::move(name), {}, shape, dtype};
+  const std::size_t lead = out.size() - shape.size();
+  for (std::size_t j = 0; j < shape.size(); ++j) {
+    if (shape[j] == out[lead + j]) {
+      a.indices.push_back(dim_index(lead + j));
+    } else if (shape[j] == 1) {
+      a.indices.push_back(IndexExpr{});  // broadcast: always element 0
+    } else {
+      error(fmt::format("operand [{}] does not broadcast to [{}]", fmt::join(shape, ", "),
+                        fmt::join(out, ", ")));
+      return std::nullopt;
+    }
+  }
+  return a;
+}
+
+void Importer::unary(const ::onnx::NodeProto& node, Function f) {
+  const auto x = input(node, 0);
+  if (!x) return;
+  const Tensor& t = result_.graph.tensor(*x);
+  add(make_elementwise(op_name(node), f, t.shape, t.dtype), {*x}, {node.output(0)});
+}
+
+void Importer::binary(const ::onnx::NodeProto& node, Function f) {
+  const auto a = input(node, 0), b = input(node, 1);
+  const ValueInfo* out = value(node.output(0));
+  if (!a || !b) return;
+  if (out == nullptr) {
+    error(fmt::format("the shape of output '{}' is unknown", node.output(0)));
+    return;
+  }
+  const Tensor& ta = result_.graph.tensor(*a);
+  const Tensor& tb = result_.graph.tensor(*b);
+  Op op = make_elementwise(op_name(node), f, out->shape, ta.dtype, {{TensorRole::Input, {}}});
+  auto xa = broadcast_access(role_of(node.input(0)), "x", ta.shape, out->shape, ta.dtype);
+  auto xb = broadcast_access(role_of(node.input(1)), "x1", tb.shape, out->shape, tb.dtype);
+  if (!xa || !xb) return;
+  op.space.accesses[0] = std::move(*xa);
+  op.space.accesses[1] = std::move(*xb);
+  add(std::move(op), {*a, *b}, {node.output(0)});
+}
+
+void Importer::matmul(const ::onnx::NodeProto& node) {
+  const auto a = input(node, 0), b = input(node, 1);
+  const ValueInfo* out = value(node.output(0));
+  if (!a || !b) return;
+  const Tensor& ta = result_.graph.tensor(*a);
+  const Tensor& tb = result_.graph.tensor(*b);
+  if (ta.shape.size() < 2 || tb.shape.size() < 2 || out == nullptr) {
+    error("MatMul of a 1-D operand, or of unknown output shape, is not supported",
+          "reshape the vector to a matrix first");
+    return;
+  }
+  const std::size_t ra = ta.shape.size(), rb = tb.shape.size(), ro = out->shape.size();
+  const std::uint64_t m = ta.shape[ra - 2], k = ta.shape[ra - 1], n = tb.shape[rb - 1];
+  if (tb.shape[rb - 2] != k || ro < 2 || out->shape[ro - 2] != m || out->shape[ro - 1] != n) {
+    error(fmt::format("[{}] x [{}] does not give [{}]", fmt::join(ta.shape, ", "),
+                      fmt::join(tb.shape, ", "), fmt::join(out->shape, ", ")));
+    return;
+  }
+  // Dims: the result's batch dims b0.., then m, n, k.
+  const std::size_t nb = ro - 2, km = nb, kn = nb + 1, kk = nb + 2;
+  Op op;
+  op.name = op_name(node);
+  op.kind = OpKind::Contraction;
+  for (std::size_t i = 0; i < nb; ++i)
+    op.space.dims.push_back({fmt::format("b{}", i), out->shape[i]});
+  op.space.dims.push_back({"m", m});
+  op.space.dims.push_back({"n", n});
+  op.space.dims.push_back({"k", k});
+  // An operand's batch dims, aligned right with the result's; size 1 broadcasts.
+  const auto batch_indices = [&](const std::vector<std::uint64_t>& shape) {
+    std::vector<IndexExpr> indices;
+    const std::size_t own = shape.size() - 2;
+    for (std::size_t j = 0; j < own; ++j) {
+      const std::size_t dim = nb - own + j;
+      indices.push_back(shape[j] == 1 && out->shape[dim] != 1 ? IndexExpr{} : dim_index(dim));
+    }
+    return indices;
+  };
+  auto ia = batch_indices(ta.shape);
+  ia.push_back(dim_index(km));
+  ia.push_back(dim_index(kk));
+  auto ib = batch_indices(tb.shape);
+  ib.push_back(dim_index(kk));
+  ib.push_back(dim_index(kn));
+  std::vector<IndexExpr> io;
+  for (std::size_t i = 0; i < nb; ++i) io.push_back(dim_index(i));
+  io.push_back(dim_index(km));
+  io.push_back(dim_index(kn));
+  op.space.accesses = {{TensorRole::Input, "A", std::move(ia), ta.shape, ta.dtype},
+                       {TensorRole::Weight, "B", std::move(ib), tb.shape, ta.dtype},
+                       {TensorRole::Output, "C", std::move(io), out->shape, ta.dtype}};
+  add(std::move(op), {*a, *b}, {node.output(0)});
+}
+
+void Importer::add_bias(const ::onnx::NodeProto& node, const std::string& in, int bias_input,
+                        const std::string& out) {
+  const auto x = tensors_.find(in);
+  const auto bias = input(node, bias_input);
+  if (x == tensors_.end() || !bias) return;
+  const Tensor& tx = result_.graph.tensor(x->second);
+  const Tensor& tb = result_.graph.tensor(*bias);
+  // A conv bias [M] spans the channel axis 1 of [N, M, H, W]; a Gemm bias broadcasts
+  // numpy-style to [M, N].
+  std::optional<TensorAccess> access;
+  if (node.op_type() == "Conv" && tb.shape.size() == 1) {
+    access = TensorAccess{role_of(node.input(bias_input)), "x1", {dim_index(1)}, tb.shape,
+                          tb.dtype};
+  } else {
+    access = broadcast_access(role_of(node.input(bias_input)), "x1", tb.shape, tx.shape,
+                              tb.dtype);
+  }
+  if (!access) return;
+  Op op = make_elementwise(op_name(node) + ".bias", Function::Add, tx.shape, tx.dtype,
+                           {{TensorRole::Input, {}}});
+  op.space.accesses[1] = std::move(*access);
+  add(std::move(op), {x->second, *bias}, {out});
+}
+
+void Importer::gemm(const ::onnx::NodeProto& node) {
+  const auto a = input(node, 0), b = input(node, 1);
+  if (!a || !b) return;
+  const Tensor& ta = result_.graph.tensor(*a);
+  const Tensor& tb = result_.graph.tensor(*b);
+  if (ta.shape.size() != 2 || tb.shape.size() != 2) {
+    error("Gemm operands must be 2-D");
+    return;
+  }
+  const bool trans_a = int_attribute(node, "transA", 0) != 0;
+  const bool trans_b = int_attribute(node, "transB", 0) != 0;
+  const std::uint64_t m = ta.shape[trans_a ? 1 : 0], k = ta.shape[trans_a ? 0 : 1];
+  const std::uint64_t n = tb.shape[trans_b ? 0 : 1];
+  if (tb.shape[trans_b ? 1 : 0] != k) {
+    error(fmt::format("inner sizes differ: A is [{}], B is [{}] (transA {}, transB {})",
+                      fmt::join(ta.shape, ", "), fmt::join(tb.shape, ", "), trans_a, trans_b));
+    return;
+  }
+  enum : std::size_t { kM, kN, kK };
+  Op op;
+  op.name = op_name(node);
+  op.kind = OpKind::Contraction;
+  op.space.dims = {{"m", m}, {"n", n}, {"k", k}};
+  op.space.accesses = {
+      {TensorRole::Input, "A",
+       trans_a ? std::vector{dim_index(kK), dim_index(kM)}
+               : std::vector{dim_index(kM), dim_index(kK)},
+       ta.shape, ta.dtype},
+      {TensorRole::Weight, "B",
+       trans_b ? std::vector{dim_index(kN), dim_index(kK)}
+               : std::vector{dim_index(kK), dim_index(kN)},
+       tb.shape, ta.dtype},
+      {TensorRole::Output, "C", {dim_index(kM), dim_index(kN)}, {m, n}, ta.dtype}};
+  const bool has_bias = node.input_size() > 2 && !node.input(2).empty();
+  const std::string product = has_bias ? node.output(0) + ".product" : node.output(0);
+  if (!add(std::move(op), {*a, *b}, {product}) || !has_bias) return;
+  add_bias(node, product, 2, node.output(0));
+}
+
+void Importer::conv(const ::onnx::NodeProto& node) {
+  const auto x = input(node, 0), w = input(node, 1);
+  const ValueInfo* out = value(node.output(0));
+  if (!x || !w) return;
+  const Tensor& tx = result_.graph.tensor(*x);
+  const Tensor& tw = result_.graph.tensor(*w);
+  if (tx.shape.size() != 4 || tw.shape.size() != 4) {
+    error(fmt::format("only 2-D convolutions (4-D input and weight) are supported; input is [{}]",
+                      fmt::join(tx.shape, ", ")));
+    return;
+  }
+  for (const std::int64_t d : ints_attribute(node, "dilations"))
+    if (d != 1) {
+      error(fmt::format("dilations [{}] are not supported (only 1)",
+                        fmt::join(ints_attribute(node, "dilations"), ", ")),
+            "coda's conv indexing has no dilation term");
+      return;
+    }
+  if (out == nullptr || out->shape.size() != 4) {
+    error(fmt::format("the shape of output '{}' is unknown", node.output(0)));
+    return;
+  }
+  const std::int64_t group = int_attribute(node, "group", 1);
+  const std::uint64_t groups = group < 1 ? 0 : static_cast<std::uint64_t>(group);
+  const std::uint64_t c = tx.shape[1], m = tw.shape[0];
+  if (groups == 0 || c % groups != 0 || m % groups != 0 || tw.shape[1] * groups != c) {
+    error(fmt::format("group {} does not fit {} input channels, weight [{}]", group, c,
+                      fmt::join(tw.shape, ", ")));
+    return;
+  }
+  auto strides = ints_attribute(node, "strides");
+  auto pads = ints_attribute(node, "pads");
+  strides.resize(2, 1);
+  pads.resize(4, 0);
+  const std::string auto_pad = string_attribute(node, "auto_pad");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto in = static_cast<std::int64_t>(tx.shape[2 + i]);
+      const auto kernel = static_cast<std::int64_t>(tw.shape[2 + i]);
+      const auto o = static_cast<std::int64_t>(out->shape[2 + i]);
+      const std::int64_t total = std::max<std::int64_t>(0, (o - 1) * strides[i] + kernel - in);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+  } else if (auto_pad == "VALID") {
+    pads = {0, 0, 0, 0};
+  }
+  if (strides[0] < 1 || strides[1] < 1 || pads[0] < 0 || pads[1] < 0) {
+    error("strides must be at least 1 and pads not negative");
+    return;
+  }
+  // The begin pads place the window; an end pad only lets the last window reach past the edge,
+  // which the output size (from shape inference) already says.
+  const Conv2dParams p{.batch = tx.shape[0], .in_h = tx.shape[2], .in_w = tx.shape[3],
+                       .in_channels = c, .filter_h = tw.shape[2], .filter_w = tw.shape[3],
+                       .out_channels = m, .stride_h = static_cast<std::uint64_t>(strides[0]),
+                       .stride_w = static_cast<std::uint64_t>(strides[1]),
+                       .pad_h = static_cast<std::uint64_t>(pads[0]),
+                       .pad_w = static_cast<std::uint64_t>(pads[1]), .groups = groups};
+  const bool has_bias = node.input_size() > 2 && !node.input(2).empty();
+  const std::string conv_out = has_bias ? node.output(0) + ".conv" : node.output(0);
+  if (!add(make_conv2d(op_name(node), p, out->shape[2], out->shape[3], tx.dtype), {*x, *w},
+           {conv_out}) ||
+      !has_bias)
+    return;
+  add_bias(node, conv_out, 2, node.output(0));
+}
+
+void Importer::batch_norm(const ::onnx::NodeProto& node) {
+  if (int_attribute(node, "training_mode", 0) != 0) {
+    error("training_mode BatchNormalization is not supported", "export the model in eval mode");
+    return;
+  }
+  // Inference folds the running mean and variance into the scale and shift (as runtimes do
+  // when they load the model, and as the BatchNorm function is priced): x * scale' + shift'.
+  // So the op reads two per-channel vectors; mean and var are not tensors of the graph.
+  std::vector<TensorId> inputs;
+  for (int i = 0; i < 3; ++i) {
+    const auto t = input(node, i);
+    if (!t) return;
+    inputs.push_back(*t);
+  }
+  if (node.input_size() < 5) {
+    error("BatchNormalization needs 5 inputs (X, scale, B, mean, var)");
+    return;
+  }
+  const Tensor& tx = result_.graph.tensor(inputs[0]);
+  if (tx.shape.size() < 2) {
+    error("BatchNormalization input needs a channel axis (rank 2 or more)");
+    return;
+  }
+  add(make_normalization(op_name(node), Function::BatchNorm, tx.shape, {1}, tx.dtype), inputs,
+      {node.output(0)});
+}
+
+void Importer::layer_norm(const ::onnx::NodeProto& node) {
+  const auto x = input(node, 0), scale = input(node, 1);
+  if (!x || !scale) return;
+  const Tensor& tx = result_.graph.tensor(*x);
+  const auto first = axis(int_attribute(node, "axis", -1), tx.shape.size(), "axis");
+  if (!first) return;
+  Op op = make_normalization(op_name(node), Function::LayerNorm, tx.shape,
+                             range(*first, tx.shape.size()), tx.dtype);
+  std::vector<TensorId> inputs{*x, *scale};
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    const auto bias = input(node, 2);
+    if (!bias) return;
+    TensorAccess b = op.space.accesses[1];
+    b.tensor = "bias";
+    op.space.accesses.insert(op.space.accesses.begin() + 2, std::move(b));
+    inputs.push_back(*bias);
+  }
+  add(std::move(op), inputs, {node.output(0)});
+}
+
+void Importer::softmax(const ::onnx::NodeProto& node) {
+  const auto x = input(node, 0);
+  if (!x) return;
+  const Tensor& tx = result_.graph.tensor(*x);
+  // Opset 13 normalizes over one axis (default -1); earlier opsets over [axis, rank) (default 1).
+  const bool one_axis = opset_ >= 13;
+  const auto first = axis(int_attribute(node, "axis", one_axis ? -1 : 1), tx.shape.size(), "axis");
+  if (!first) return;
+  const auto axes = one_axis ? std::vector<std::size_t>{*first} : range(*first, tx.shape.size());
+  add(make_normalization(op_name(node), Function::Softmax, tx.shape, axes, tx.dtype), {*x},
+      {node.output(0)});
+}
+
+void Importer::pool(const ::onnx::NodeProto& node, Function f) {
+  const auto x = input(node, 0);
+  const ValueInfo* out = value(node.output(0));
+  if (!x) return;
+  const Tensor& tx = result_.graph.tensor(*x);
+  const auto kernel = ints_attribute(node, "kernel_shape");
+  if (tx.shape.size() != 4 || kernel.size() != 2 || out == nullptr || out->shape.size() != 4) {
+    error("only 2-D pooling (4-D input, 2 kernel dims, known output shape) is supported");
+    return;
+  }
+  for (const std::int64_t d : ints_attribute(node, "dilations"))
+    if (d != 1) {
+      error("pooling dilations other than 1 are not supported");
+      return;
+    }
+  auto strides = ints_attribute(node, "strides");
+  auto pads = ints_attribute(node, "pads");
+  strides.resize(2, 1);
+  pads.resize(4, 0);
+  const std::string auto_pad = string_attribute(node, "auto_pad");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto in = static_cast<std::int64_t>(tx.shape[2 + i]);
+      const auto o = static_cast<std::int64_t>(out->shape[2 + i]);
+      const std::int64_t total = std::max<std::int64_t>(0, (o - 1) * strides[i] + kernel[i] - in);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+  } else if (auto_pad == "VALID") {
+    pads = {0, 0, 0, 0};
+  }
+  if (kernel[0] < 1 || kernel[1] < 1 || strides[0] < 1 || strides[1] < 1 || pads[0] < 0 ||
+      pads[1] < 0) {
+    error("kernel and strides must be at least 1 and pads not negative");
+    return;
+  }
+  const Pool2dParams p{.batch = tx.shape[0], .channels = tx.shape[1], .in_h = tx.shape[2],
+                       .in_w = tx.shape[3], .kernel_h = static_cast<std::uint64_t>(kernel[0]),
+                       .kernel_w = static_cast<std::uint64_t>(kernel[1]),
+                       .stride_h = static_cast<std::uint64_t>(strides[0]),
+                       .stride_w = static_cast<std::uint64_t>(strides[1]),
+                       .pad_h = static_cast<std::uint64_t>(pads[0]),
+                       .pad_w = static_cast<std::uint64_t>(pads[1])};
+  add(make_pool2d(op_name(node), f, p, out->shape[2], out->shape[3], tx.dtype), {*x},
+      {node.output(0)});
+}
+
+void Importer::reduce(const ::onnx::NodeProto& node, Function f, bool global) {
+  const auto x = input(node, 0);
+  if (!x) return;
+  const Tensor& tx = result_.graph.tensor(*x);
+  const std::size_t rank = tx.shape.size();
+  std::vector<std::size_t> axes;
+  bool keep = true;
+  if (global) {  // GlobalAveragePool / GlobalMaxPool: every spatial axis, kept as size 1
+    axes = range(2, rank);
+  } else {
+    keep = int_attribute(node, "keepdims", 1) != 0;
+    std::vector<std::int64_t> listed = ints_attribute(node, "axes");
+    if (node.input_size() > 1 && !node.input(1).empty()) {  // opset 18: axes as an input
+      const auto it = constants_.find(node.input(1));
+      if (it == constants_.end()) {
+        error("reduction axes computed at run time are not supported",
+              "give them as an initializer or a Constant");
+        return;
+      }
+      listed = integer_values(*it->second);
+    }
+    for (const std::int64_t a : listed) {
+      const auto ax = axis(a, rank, "reduction axis");
+      if (!ax) return;
+      axes.push_back(*ax);
+    }
+    if (axes.empty()) axes = range(0, rank);  // no axes: reduce everything
+  }
+  Op op = make_reduction(op_name(node), f, tx.shape, axes, tx.dtype);
+  if (keep) {  // the output keeps reduced axes as size 1: index them with element 0
+    TensorAccess& y = op.space.accesses.back();
+    y.shape.clear();
+    y.indices.clear();
+    for (std::size_t i = 0; i < rank; ++i) {
+      const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+      y.shape.push_back(reduced ? 1 : tx.shape[i]);
+      y.indices.push_back(reduced ? IndexExpr{} : dim_index(i));
+    }
+  }
+  add(std::move(op), {*x}, {node.output(0)});
+}
+
+void Importer::data_movement(const ::onnx::NodeProto& node, Function f,
+                             std::size_t data_inputs) {
+  std::vector<TensorId> inputs;
+  std::vector<std::vector<std::uint64_t>> in_shapes, out_shapes;
+  const std::size_t n = std::min(data_inputs, static_cast<std::size_t>(node.input_size()));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto t = input(node, static_cast<int>(i));
+    if (!t) return;
+    inputs.push_back(*t);
+    in_shapes.push_back(result_.graph.tensor(*t).shape);
+  }
+  std::vector<std::string> outputs;
+  for (const std::string& name : node.output()) {
+    if (name.empty()) continue;  // an optional output the model does not use
+    const ValueInfo* info = value(name);
+    if (info == nullptr) {
+      error(fmt::format("the shape of output '{}' is unknown", name),
+            "shape inference could not derive it; data-dependent shapes are not supported");
+      return;
+    }
+    out_shapes.push_back(info->shape);
+    outputs.push_back(name);
+  }
+  if (outputs.empty()) {
+    error("node has no outputs");
+    return;
+  }
+  const DataType dtype = value(outputs[0])->dtype;
+  Op op = make_data_movement(op_name(node), f, std::move(in_shapes), std::move(out_shapes), dtype);
+  for (std::size_t i = 0; i < n; ++i)
+    op.space.accesses[i].role = role_of(node.input(static_cast<int>(i)));
+  add(std::move(op), inputs, outputs);
+}
+
+void Importer::constant(const ::onnx::NodeProto& node) {
+  // collect_values recorded a tensor-valued Constant; any other form has no shape here.
+  if (node.output_size() != 1 || !is_constant(node.output(0)))
+    error("only tensor-valued Constant nodes ('value' attribute) are supported");
+}
+
+void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
+  const std::string& type = node.op_type();
+  path_ = fmt::format("graph.node[{}] '{}' ({})", index, node.name(), type);
+  const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+  if (standard && node.output_size() == 0) {
+    error("node has no outputs");
+    return;
+  }
+  // Unary elementwise. Special functions without a Function of their own (Erf, Sqrt) are
+  // priced as Exp: one special-function op per element. LeakyRelu and Clip (ReLU6) as Relu.
+  static constexpr std::pair<std::string_view, Function> kUnary[] = {
+      {"Relu", Function::Relu},       {"LeakyRelu", Function::Relu}, {"Clip", Function::Relu},
+      {"Sigmoid", Function::Sigmoid}, {"Tanh", Function::Tanh},      {"Gelu", Function::Gelu},
+      {"Erf", Function::Exp},         {"Sqrt", Function::Exp},       {"Exp", Function::Exp},
+      {"Reciprocal", Function::Div},
+  };
+  // Binary with numpy broadcasting. Pow as one Mul (x^2, the RMSNorm case).
+  static constexpr std::pair<std::string_view, Function> kBinary[] = {
+      {"Add", Function::Add}, {"Sub", Function::Sub}, {"Mul", Function::Mul},
+      {"Div", Function::Div}, {"Pow", Function::Mul},
+  };
+  if (standard) {
+    for (const auto& [name, f] : kUnary)
+      if (type == name) return unary(node, f);
+    for (const auto& [name, f] : kBinary)
+      if (type == name) return binary(node, f);
+    if (type == "MatMul") return matmul(node);
+    if (type == "Gemm") return gemm(node);
+    if (type == "Conv") return conv(node);
+    if (type == "BatchNormalization") return batch_norm(node);
+    if (type == "LayerNormalization") return layer_norm(node);
+    if (type == "Softmax") return softmax(node);
+    if (type == "MaxPool") return pool(node, Function::MaxPool);
+    if (type == "AveragePool") return pool(node, Function::AvgPool);
+    if (type == "GlobalAveragePool") return reduce(node, Function::Mean, true);
+    if (type == "GlobalMaxPool") return reduce(node, Function::Max, true);
+    if (type == "ReduceMean") return reduce(node, Function::Mean, false);
+    if (type == "ReduceSum") return reduce(node, Function::Sum, false);
+    if (type == "ReduceMax") return reduce(node, Function::Max, false);
+    // Reshape-like ops read their first input as data; the rest (a shape, axes) are metadata.
+    if (type == "Reshape" || type == "Flatten" || type == "Squeeze" || type == "Unsqueeze")
+      return data_movement(node, Function::Reshape, 1);
+    if (type == "Transpose") return data_movement(node, Function::Transpose, 1);
+    if (type == "Concat")
+      return data_movement(node, Function::Concat, static_cast<std::size_t>(node.input_size()));
+    if (type == "Split") return data_movement(node, Function::Split, 1);
+    if (type == "Gather") return data_movement(node, Function::Gather, 2);
+    if (type == "Constant") return constant(node);
+    if (type == "Identity" || type == "Dropout") {  // no work: the output is the input
+      const auto x = input(node, 0);
+      if (x) tensors_[node.output(0)] = *x;
+      return;
+    }
+  }
+  const std::string what =
+      standard ? fmt::format("op type '{}'", type)
+               : fmt::format("op type '{}' of domain '{}'", type, node.domain());
+  if (options_.skip_unsupported) {
+    result_.skipped.push_back(fmt::format("{} '{}'", type, node.name()));
+    // Outputs the model declares become tensors without a producer, like graph inputs.
+    for (const std::string& out : node.output()) {
+      if (out.empty()) continue;
+      if (const ValueInfo* info = value(out); info != nullptr)
+        tensors_[out] =
+            result_.graph.add_tensor({out, info->shape, info->dtype, TensorKind::Activation});
+      else
+        skipped_outputs_.insert(out);
+    }
+    return;
+  }
+  error(fmt::format("unsupported {} in node '{}'", what, node.name()),
+        fmt::format("supported: {}; or set skip_unsupported to skip it (it is then listed)",
+                    fmt::join(supported_onnx_ops(), ", ")));
+}
+
+}  // namespace
+
+std::vector<std::string_view> supported_onnx_ops() {
+  std::vector<std::string_view> ops{
+      "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant", "Conv",
+      "Div", "Dropout", "Erf", "Exp", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
+      "GlobalMaxPool", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "MaxPool",
+      "Mul", "Pow", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceSum", "Relu", "Reshape",
+      "Sigmoid", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze"};
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+std::optional<OnnxImport> import_onnx_bytes(std::string_view bytes, const std::string& file,
+                                            const OnnxOptions& options, Diagnostics& diags) {
+  ::onnx::ModelProto model;
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    diags.error({file, 0, 0}, "model",
+                "cannot parse as an ONNX model (truncated, or not a serialized onnx.ModelProto)",
+                "check the file with: python3 -c \"import onnx; onnx.checker.check_model('" +
+                    file + "')\"");
+    return std::nullopt;
+  }
+  return Importer(file, options, diags).run(model);
+}
+
+std::optional<OnnxImport> import_onnx(const std::filesystem::path& file,
+                                      const OnnxOptions& options, Diagnostics& diags) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    diags.error({file.string(), 0, 0}, "", "cannot open the file",
+                "check the path and its permissions");
+    return std::nullopt;
+  }
+  // Parsed straight from the stream: the file is not also held as one string.
+  ::onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in)) {
+    diags.error({file.string(), 0, 0}, "model",
+                "cannot parse as an ONNX model (truncated, or not a serialized onnx.ModelProto)",
+                "check the file with: python3 -c \"import onnx; onnx.checker.check_model('" +
+                    file.string() + "')\"");
+    return std::nullopt;
+  }
+  return Importer(file.string(), options, diags).run(model);
+}
+
+}  // namespace coda::workload::onnx

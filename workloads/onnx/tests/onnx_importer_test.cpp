@@ -1,0 +1,236 @@
+#include "workloads/onnx/onnx_importer.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace coda::workload::onnx {
+namespace {
+
+// The models scripts/make_test_onnx.py writes (the CTest fixture workloads_onnx_make_models).
+std::filesystem::path model(const std::string& name) {
+  const char* bin = std::getenv("CODA_BINARY_DIR");
+  return std::filesystem::path(bin ? bin : "build") / "workloads" / "onnx" / "test_models" / name;
+}
+
+// Imports `name`, failing the test with every diagnostic if it does not import.
+OnnxImport load(const std::string& name, const OnnxOptions& options = {}) {
+  const auto path = model(name);
+  EXPECT_TRUE(std::filesystem::exists(path))
+      << path << " is missing: run the tests through ctest (its fixture runs "
+      << "scripts/make_test_onnx.py, which needs python3-onnx), or run the script by hand";
+  Diagnostics diags;
+  auto result = import_onnx(path, options, diags);
+  EXPECT_TRUE(result) << diags.format_all();
+  EXPECT_FALSE(diags.has_errors()) << diags.format_all();
+  return result ? std::move(*result) : OnnxImport{};
+}
+
+std::string import_errors(const std::string& name, const OnnxOptions& options = {}) {
+  Diagnostics diags;
+  EXPECT_FALSE(import_onnx(model(name), options, diags));
+  EXPECT_TRUE(diags.has_errors());
+  return diags.format_all();
+}
+
+std::string problems(const Graph& g) {
+  std::string out;
+  for (const std::string& p : verify(g)) out += p + "\n";
+  return out;
+}
+
+std::size_t count(const Graph& g, OpKind kind, Function f = Function::None) {
+  std::size_t n = 0;
+  for (const Op& op : g.ops) n += op.kind == kind && op.function == f ? 1 : 0;
+  return n;
+}
+
+const Op* find_op(const Graph& g, const std::string& name) {
+  for (const Op& op : g.ops)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+TEST(OnnxImport, TransformerBlock) {
+  const Graph g = load("transformer_block.onnx").graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(g.name, "transformer_block");
+  // B = 2, S = 8 (16 tokens), D = 16, 2 heads of 8, FFN 64:
+  //   QKV 16*16*48 = 12288; Q K^T 2*2*8*8*8 = 2048; P V 2048; out-proj 16*16*16 = 4096;
+  //   FFN up 16*16*64 = 16384; FFN down 16384
+  EXPECT_EQ(total_macs(g), 12288u + 2048u + 2048u + 4096u + 16384u + 16384u);
+  EXPECT_EQ(count(g, OpKind::Contraction), 6u);
+  EXPECT_EQ(count(g, OpKind::Normalization, Function::LayerNorm), 2u);
+  EXPECT_EQ(count(g, OpKind::Normalization, Function::Softmax), 1u);
+  // Every node is one op: 30 nodes.
+  EXPECT_EQ(g.ops.size(), 30u);
+  // Parameters: LN 2 x (16 + 16); QKV 768 + 48; out-proj 256 + 16; FFN 1024 + 64, 1024 + 16;
+  // scalars sqrt_d, sqrt2, one, half: 4. The int64 shapes and split sizes are not data.
+  EXPECT_EQ(total_elements(g, TensorKind::Weight),
+            64u + 768u + 48u + 256u + 16u + 1024u + 64u + 1024u + 16u + 4u);
+  // Q K^T is a batched contraction over (batch, head): gemm_view batch 4, m 8, n 8, k 8.
+  const Op* qk = find_op(g, "qk");
+  ASSERT_NE(qk, nullptr);
+  EXPECT_EQ(gemm_view(*qk), (GemmView{4, 8, 8, 8}));
+  // The QKV projection [2, 8, 16] x [16, 48]: the weight is shared, so batch folds into m.
+  const Op* qkv = find_op(g, "qkv");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(gemm_view(*qkv), (GemmView{1, 16, 48, 16}));
+  // Softmax: 5 FLOPs per score, 2*2*8*8 scores.
+  EXPECT_EQ(flop_count(*find_op(g, "softmax")), 5u * 256u);
+  for (const Tensor& t : g.tensors) EXPECT_EQ(t.dtype, DataType::Fp32) << t.name;
+}
+
+TEST(OnnxImport, ResnetBasicBlock) {
+  const Graph g = load("resnet_block.onnx").graph;
+  EXPECT_EQ(problems(g), "");
+  // Two 3x3 convs, 8 -> 8 channels, 8 x 8 maps, pad 1: 64 * 8 * 8 * 9 = 36864 MACs each;
+  // fc 8 -> 10: 80.
+  EXPECT_EQ(total_macs(g), 2u * 36864u + 80u);
+  // conv1 576; conv2 576 + bias 8; two BNs of 2 x 8 (scale and shift: the running mean and
+  // variance fold into them); fc 80 + 10.
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 576u + 584u + 32u + 90u);
+  // 10 nodes, plus the bias adds of conv2 and of the Gemm.
+  EXPECT_EQ(g.ops.size(), 12u);
+  EXPECT_EQ(count(g, OpKind::Contraction), 3u);
+  EXPECT_EQ(count(g, OpKind::Normalization, Function::BatchNorm), 2u);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Relu), 2u);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Add), 3u);  // residual, two biases
+  EXPECT_EQ(count(g, OpKind::Reduction, Function::Mean), 1u);   // global average pool
+  EXPECT_EQ(count(g, OpKind::DataMovement, Function::Reshape), 1u);  // flatten
+  // FLOPs: 2 per MAC; BN 2 per point (2 x 512); relu 1 (2 x 512); adds 512 + 512 + 10;
+  // mean 1 per input point (512).
+  EXPECT_EQ(total_flops(g), 2u * 73808u + 2048u + 1024u + 1034u + 512u);
+  // The ONNX tensor names are kept.
+  const Op* fc = find_op(g, "fc");
+  ASSERT_NE(fc, nullptr);
+  EXPECT_EQ(g.tensor(fc->tensors[0]).name, "flat");
+  EXPECT_EQ(g.tensor(fc->tensors[1]).kind, TensorKind::Weight);
+}
+
+TEST(OnnxImport, CoverageOfTheRemainingOps) {
+  const Graph g = load("coverage.onnx").graph;
+  EXPECT_EQ(problems(g), "");
+  // Grouped conv: groups 4, 2 channels and 2 filters per group, 3x3, stride 2, pads
+  // (1, 1) begin and (0, 0) end: output floor((8 + 1 - 3) / 2) + 1 = 4, so
+  // 1 * 4 * 2 * 2 * 4 * 4 * 9 = 2304 MACs. Batched MatMul [1, 4, 4] x [3, 4, 5]: 3 * 4 * 5 * 4
+  // = 240.
+  EXPECT_EQ(total_macs(g), 2304u + 240u);
+  const Op* conv = find_op(g, "gconv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(gemm_view(*conv), (GemmView{4, 16, 2, 18}));
+  // 18 nodes; Identity adds no op.
+  EXPECT_EQ(g.ops.size(), 17u);
+  EXPECT_EQ(count(g, OpKind::Pooling, Function::MaxPool), 1u);
+  EXPECT_EQ(count(g, OpKind::Pooling, Function::AvgPool), 1u);
+  EXPECT_EQ(count(g, OpKind::Reduction, Function::Mean), 1u);
+  EXPECT_EQ(count(g, OpKind::DataMovement, Function::Concat), 1u);
+  EXPECT_EQ(count(g, OpKind::DataMovement, Function::Split), 1u);
+  EXPECT_EQ(count(g, OpKind::DataMovement, Function::Gather), 1u);
+  // Weights: conv 8 * 2 * 9 = 144; the scalars 2.0 and eps; RMS scale 4; batched B 60;
+  // table 60. Not the int64 split sizes or target shape.
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 144u + 2u + 4u + 60u + 60u);
+  // The Gather reads int64 indices, priced as int32.
+  const Op* gather = find_op(g, "embed");
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(g.tensor(gather->tensors[1]).dtype, DataType::Int32);
+}
+
+TEST(OnnxImport, FloatTypeOverride) {
+  OnnxOptions options;
+  options.float_dtype = DataType::Int8;
+  const Graph g = load("coverage.onnx", options).graph;
+  EXPECT_EQ(problems(g), "");
+  for (const Tensor& t : g.tensors)
+    EXPECT_EQ(t.dtype, t.name == "ids" ? DataType::Int32 : DataType::Int8) << t.name;
+}
+
+TEST(OnnxImport, UnsupportedOpIsAnErrorNamingTypeAndNode) {
+  const std::string errors = import_errors("unsupported.onnx");
+  EXPECT_NE(errors.find("unsupported op type 'FancyOp' of domain 'com.example' in node 'fancy_0'"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("graph.node[1] 'fancy_0' (FancyOp)"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("skip_unsupported"), std::string::npos) << errors;
+}
+
+TEST(OnnxImport, UnsupportedOpSkippedAndListed) {
+  OnnxOptions options;
+  options.skip_unsupported = true;
+  const OnnxImport result = load("unsupported.onnx", options);
+  ASSERT_EQ(result.skipped.size(), 1u);
+  EXPECT_EQ(result.skipped[0], "FancyOp 'fancy_0'");
+  EXPECT_EQ(result.graph.ops.size(), 2u);  // the two Relus
+  EXPECT_EQ(problems(result.graph), "");
+}
+
+TEST(OnnxImport, DynamicBatchNeedsABinding) {
+  const std::string errors = import_errors("dynamic_batch.onnx");
+  EXPECT_NE(errors.find("graph.input 'x': dim 0 is symbolic ('batch') and has no binding"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("dim_bindings[\"batch\"]"), std::string::npos) << errors;
+
+  OnnxOptions options;
+  options.dim_bindings["batch"] = 4;
+  const Graph g = load("dynamic_batch.onnx", options).graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(total_macs(g), 4u * 16u * 32u);  // [4, 16] x [16, 32]
+  EXPECT_EQ(g.tensors.back().shape, (std::vector<std::uint64_t>{4, 32}));
+}
+
+TEST(OnnxImport, DilatedConvIsAnError) {
+  const std::string errors = import_errors("dilated_conv.onnx");
+  EXPECT_NE(errors.find("'dilated' (Conv): dilations [2, 2] are not supported"),
+            std::string::npos)
+      << errors;
+}
+
+TEST(OnnxImport, TruncatedAndForeignFilesAreErrors) {
+  for (const std::string name : {"truncated.onnx", "not_onnx.onnx"}) {
+    const std::string errors = import_errors(name);
+    EXPECT_NE(errors.find(name), std::string::npos) << errors;
+    EXPECT_TRUE(errors.find("cannot parse as an ONNX model") != std::string::npos ||
+                errors.find("not an ONNX model") != std::string::npos)
+        << errors;
+  }
+  const std::string missing = import_errors("no_such_model.onnx");
+  EXPECT_NE(missing.find("cannot open the file"), std::string::npos) << missing;
+}
+
+TEST(OnnxImport, EveryPrefixOfAModelFailsCleanly) {
+  // No crash and no half graph from any truncation of a valid model.
+  std::ifstream in(model("resnet_block.onnx"), std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  ASSERT_GT(bytes.size(), 1000u);
+  for (std::size_t size = 0; size < bytes.size(); size += 37) {
+    Diagnostics diags;
+    const auto result = import_onnx_bytes(std::string_view(bytes).substr(0, size), "cut.onnx",
+                                          {}, diags);
+    if (result) {
+      EXPECT_EQ(problems(result->graph), "") << size;
+    } else {
+      EXPECT_TRUE(diags.has_errors()) << size;
+    }
+  }
+}
+
+TEST(OnnxImport, SupportedOpsAreSortedAndCoverTheBrief) {
+  const auto ops = supported_onnx_ops();
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+  for (const std::string_view op :
+       {"Conv", "Gemm", "MatMul", "Softmax", "Transpose", "Reshape", "LayerNormalization",
+        "BatchNormalization", "Pow", "ReduceMean", "Sqrt", "Relu", "Gelu", "Erf", "Sigmoid",
+        "Tanh", "Add", "Sub", "Mul", "Div", "MaxPool", "AveragePool", "GlobalAveragePool",
+        "Concat", "Split", "Flatten", "Gather", "Identity"})
+    EXPECT_TRUE(std::binary_search(ops.begin(), ops.end(), op)) << op;
+}
+
+}  // namespace
+}  // namespace coda::workload::onnx
