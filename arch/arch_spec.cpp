@@ -30,12 +30,13 @@ void check_dim(const YamlReader& array, std::string_view key, std::uint32_t valu
 
 void read_array(const YamlReader& array, ArchSpec& spec, Diagnostics& diags) {
   if (!array.expect_map(diags)) return;
-  array.required("rows", spec.rows, diags);
-  array.required("cols", spec.cols, diags);
+  // A value that could not be read is reported once, not again as "must be at least 1".
+  const bool rows_read = array.required("rows", spec.rows, diags);
+  const bool cols_read = array.required("cols", spec.cols, diags);
   array.required_enum("dataflow", spec.dataflow, EnumTable<Dataflow>(kDataflows), diags);
   array.reject_unknown_keys(diags);
-  check_dim(array, "rows", spec.rows, diags);
-  check_dim(array, "cols", spec.cols, diags);
+  if (rows_read) check_dim(array, "rows", spec.rows, diags);
+  if (cols_read) check_dim(array, "cols", spec.cols, diags);
 }
 
 void read_sram(const YamlReader& sram, const ArchSpec& spec, SramSpec& out, Diagnostics& diags) {

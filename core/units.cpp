@@ -82,10 +82,11 @@ std::optional<double> byte_factor(std::string_view unit, std::string_view base) 
 }
 
 std::string byte_unit_hint(std::string_view unit) {
-  if (!unit.empty() && (unit.front() == 'K'))
-    return "; \"K\" is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)";
+  // Bits first: "64 Kib" is a bit count, whatever its prefix.
   if (unit.find('b') != std::string_view::npos && unit.find('B') == std::string_view::npos)
     return "; sizes are in bytes (B), not bits (b)";
+  if (!unit.empty() && (unit.front() == 'K'))
+    return "; \"K\" is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)";
   return "";
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -13,8 +14,10 @@
 namespace coda {
 namespace {
 
+// A node without a mark (the root of an empty document, which yaml-cpp gives no position) is
+// reported at the start of its file: every diagnostic about a file's text has a line.
 SourceLocation location_of(const std::string& file, const YAML::Mark& mark) {
-  if (mark.is_null()) return {file, 0, 0};
+  if (mark.is_null()) return {file, 1, 1};
   return {file, mark.line + 1, mark.column + 1};
 }
 
@@ -34,12 +37,12 @@ YAML::Node merge(const YAML::Node& base, const YamlOrigin& base_origin, const YA
     return o;
   };
   for (const auto& entry : base) {
-    const auto key = entry.first.as<std::string>();
+    const std::string key = entry.first.Scalar();  // keys are scalars (parse_text)
     merged[key] = entry.second;
     merged_origin.keys[key] = origin_for(base_origin, entry.first);
   }
   for (const auto& entry : over) {
-    const auto key = entry.first.as<std::string>();
+    const std::string key = entry.first.Scalar();  // keys are scalars (parse_text)
     YamlOrigin child;
     if (base[key] && base[key].IsMap() && entry.second.IsMap()) {
       merged[key] = merge(base[key], merged_origin.keys[key], entry.second,
@@ -54,14 +57,80 @@ YAML::Node merge(const YAML::Node& base, const YamlOrigin& base_origin, const YA
   return merged;
 }
 
+// The 1-based number of the first line indented with a tab, or 0. YAML forbids tabs in
+// indentation, and yaml-cpp's message for them ("illegal map value") does not say so.
+int first_tab_indented_line(std::string_view text) {
+  int line = 1;
+  bool at_indent = true;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      at_indent = true;
+    } else if (at_indent && c == '\t') {
+      return line;
+    } else if (c != ' ') {
+      at_indent = false;
+    }
+  }
+  return 0;
+}
+
+// yaml-cpp keeps both entries of a duplicated key and reads the first, so the second would be
+// ignored silently: report every duplicate, and every key that is a list or a map (`? [a, b]`),
+// which no coda file has. `budget` bounds the walk, since aliases can make a
+// small document a huge tree (nothing beyond it is checked; readers never walk that far either).
+void report_duplicate_keys(const YAML::Node& node, const std::string& name, std::string path,
+                           int depth, std::size_t& budget, Diagnostics& diags) {
+  if (budget == 0 || depth > 64) return;
+  --budget;
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      report_duplicate_keys(node[i], name, fmt::format("{}[{}]", path, i), depth + 1, budget,
+                            diags);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int, std::less<>> first_line;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+    const std::string child = path.empty() ? key : fmt::format("{}.{}", path, key);
+    const int line = entry.first.Mark().line + 1;
+    if (!entry.first.IsScalar()) {
+      diags.error(location_of(name, entry.first.Mark()), path,
+                  fmt::format("a key must be a name, found {}",
+                              entry.first.IsSequence() ? "a list" : "a map"),
+                  "write keys as plain words, e.g. rows: 32");
+    } else {
+      const auto [it, inserted] = first_line.emplace(key, line);
+      if (!inserted)
+        diags.error(location_of(name, entry.first.Mark()), child,
+                    fmt::format("duplicate key (first at line {})", it->second),
+                    "each key may appear once in a map");
+    }
+    report_duplicate_keys(entry.second, name, child, depth + 1, budget, diags);
+  }
+}
+
 std::optional<YAML::Node> parse_text(const std::string& text, const std::string& name,
                                      Diagnostics& diags) {
+  YAML::Node root;
   try {
-    return YAML::Load(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    diags.error(location_of(name, e.mark), "", fmt::format("invalid YAML: {}", e.msg));
+    const int tab_line = first_tab_indented_line(text);
+    const bool tab_before = tab_line > 0 && (e.mark.is_null() || tab_line <= e.mark.line + 1);
+    diags.error(location_of(name, e.mark), "", fmt::format("invalid YAML: {}", e.msg),
+                tab_before ? fmt::format("line {} is indented with a tab; YAML indents with "
+                                         "spaces only",
+                                         tab_line)
+                           : std::string());
     return std::nullopt;
   }
+  const std::size_t errors_before = diags.error_count();
+  std::size_t budget = 100000;
+  report_duplicate_keys(root, name, "", 0, budget, diags);
+  if (diags.error_count() != errors_before) return std::nullopt;
+  return root;
 }
 
 struct Loader {
@@ -108,6 +177,12 @@ struct Loader {
       return std::nullopt;
     }
     std::ifstream in(file, std::ios::binary);
+    if (std::filesystem::is_directory(file, ec)) {  // opens, and reads as an empty document
+      diags.error(named_at, named_at.file.empty() ? "" : "extends",
+                  fmt::format("'{}' is a folder, not a file", file.string()),
+                  named_at.file.empty() ? "" : "name a preset file, e.g. base.yaml");
+      return std::nullopt;
+    }
     if (!in) {
       diags.error(named_at, named_at.file.empty() ? "" : "extends",
                   fmt::format("cannot open '{}'", file.string()),
@@ -164,7 +239,7 @@ std::optional<YamlDocument> YamlDocument::load(const std::filesystem::path& file
   Loader loader{diags, {}, {}};
   auto result = loader.read_file(file, SourceLocation{file.string(), 0, 0});
   if (!result) return std::nullopt;
-  return YamlDocument(std::move(result->first), std::move(result->second),
+  return YamlDocument(result->first, std::move(result->second),
                       std::move(loader.files));
 }
 
@@ -175,7 +250,7 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, std::stri
   if (!root) return std::nullopt;
   auto result = loader.resolve(*root, name, std::filesystem::current_path());
   if (!result) return std::nullopt;
-  return YamlDocument(std::move(result->first), std::move(result->second),
+  return YamlDocument(result->first, std::move(result->second),
                       std::move(loader.files));
 }
 
@@ -187,9 +262,9 @@ std::uint64_t YamlDocument::content_hash() const {
   return fnv1a64(std::string_view(out.c_str(), out.size()));
 }
 
-YamlReader::YamlReader(YAML::Node node, std::string path, const YamlOrigin* origin,
+YamlReader::YamlReader(const YAML::Node& node, std::string path, const YamlOrigin* origin,
                        std::string file)
-    : node_(std::move(node)),
+    : node_(node),
       path_(std::move(path)),
       origin_(origin),
       file_(std::move(file)),
@@ -198,7 +273,7 @@ YamlReader::YamlReader(YAML::Node node, std::string path, const YamlOrigin* orig
 SourceLocation YamlReader::location() const {
   if (node_.IsDefined() && !node_.Mark().is_null()) return location_of(file_, node_.Mark());
   if (origin_ != nullptr) return location_of(origin_->file, origin_->mark);
-  return {file_, 0, 0};
+  return location_of(file_, YAML::Mark::null_mark());
 }
 
 std::string YamlReader::child_path(std::string_view key) const {
@@ -207,6 +282,11 @@ std::string YamlReader::child_path(std::string_view key) const {
 
 bool YamlReader::expect_map(Diagnostics& diags) const {
   if (node_.IsMap()) return true;
+  if (path_.empty() && is_null()) {
+    diags.error(location(), path_, "the document is empty: expected a map of keys",
+                "write at least schema_version: 1 and name:");
+    return false;
+  }
   diags.error(location(), path_, fmt::format("expected a map of keys, found {}",
                                              scalar_preview(node_)));
   return false;
@@ -298,13 +378,19 @@ template <class Int>
 bool read_int(const YamlReader& r, const std::string& text, Int& out, Diagnostics& diags) {
   if (parse_integer(text, out)) return true;
   double as_double = 0;
-  const bool numeric =
-      std::from_chars(text.data(), text.data() + text.size(), as_double).ec == std::errc{};
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(text.data(), last, as_double);
+  // Readers check their own, tighter limits, so the type's range is not quoted here.
+  const bool numeric = ec == std::errc{} && end == last;
   std::string why;
   if (numeric && std::is_unsigned_v<Int> && as_double < 0) why = "must not be negative";
-  else if (numeric && as_double != static_cast<double>(static_cast<std::int64_t>(as_double)))
-    why = "must be a whole number";
-  else if (numeric) why = fmt::format("is out of range (at most {})", std::numeric_limits<Int>::max());
+  // std::trunc, not a cast to an integer: a cast of 1e20 is undefined behaviour.
+  else if (numeric && std::trunc(as_double) != as_double) why = "must be a whole number";
+  else if (numeric && as_double > static_cast<double>(std::numeric_limits<Int>::max()))
+    why = "is too large";
+  else if (numeric && as_double < static_cast<double>(std::numeric_limits<Int>::min()))
+    why = "is too small";
+  else if (numeric) why = "must be written in plain digits";  // "1e3", "8.0"
   else why = "is not a whole number";
   diags.error(r.location(), r.path(), fmt::format("\"{}\" {}", text, why),
               "write an integer such as 32");

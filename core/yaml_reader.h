@@ -59,8 +59,8 @@ class YamlDocument {
   std::uint64_t content_hash() const;
 
  private:
-  YamlDocument(YAML::Node root, YamlOrigin origin, std::vector<std::string> files)
-      : root_(std::move(root)), origin_(std::move(origin)), files_(std::move(files)) {}
+  YamlDocument(const YAML::Node& root, YamlOrigin origin, std::vector<std::string> files)
+      : root_(root), origin_(std::move(origin)), files_(std::move(files)) {}
   YAML::Node root_;
   YamlOrigin origin_;
   std::vector<std::string> files_;
@@ -72,7 +72,7 @@ using EnumTable = std::span<const std::pair<std::string_view, E>>;
 
 class YamlReader {
  public:
-  YamlReader(YAML::Node node, std::string path, const YamlOrigin* origin, std::string file);
+  YamlReader(const YAML::Node& node, std::string path, const YamlOrigin* origin, std::string file);
 
   const std::string& path() const { return path_; }
   SourceLocation location() const;

@@ -21,7 +21,7 @@ std::string bytes_error(std::string_view text) {
 TEST(Units, SiAndIecPrefixesAreDistinct) {
   EXPECT_EQ(bytes("1 kB"), Bytes{1000});
   EXPECT_EQ(bytes("1 KiB"), Bytes{1024});
-  EXPECT_EQ(bytes("256 KiB"), Bytes{256 * 1024});
+  EXPECT_EQ(bytes("256 KiB"), Bytes{256 * 1024ULL});
   EXPECT_EQ(bytes("1.5 MB"), Bytes{1'500'000});
   EXPECT_EQ(bytes("1.5 MiB"), Bytes{1'572'864});  // 1.5 * 2^20
   EXPECT_EQ(bytes("24 MiB"), Bytes{24ULL << 20});
@@ -89,7 +89,7 @@ TEST(Units, PerSecondBecomesPerCycleThroughTheClock) {
 }
 
 TEST(Units, ToString) {
-  EXPECT_EQ(to_string(Bytes{64 * 1024}), "64 KiB");
+  EXPECT_EQ(to_string(Bytes{64 * 1024ULL}), "64 KiB");
   EXPECT_EQ(to_string(Bytes{100}), "100 B");
   EXPECT_EQ(to_string(Hertz{940e6}), "940 MHz");
   EXPECT_EQ(to_string(Bandwidth{BytesPerSecond{34e9}}), "34 GB/s");

@@ -130,8 +130,8 @@ TEST(YamlReader, ExtendsDeepMergesAndKeepsEachValuesFile) {
   root.reject_unknown_keys(diags);
   EXPECT_EQ(name, "child");
   EXPECT_EQ(rows, 32u);                    // inherited
-  EXPECT_EQ(ifmap, Bytes{64 * 1024});      // inherited inside a merged map
-  EXPECT_EQ(filter, Bytes{1024 * 1024});   // overridden
+  EXPECT_EQ(ifmap, Bytes{64 * 1024ULL});      // inherited inside a merged map
+  EXPECT_EQ(filter, Bytes{1024 * 1024ULL});   // overridden
   ASSERT_EQ(diags.error_count(), 1u);
   const Diagnostic& d = diags.all()[0];
   EXPECT_EQ(d.where.file, child.string());  // the typo is in the child, line 5
