@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch_spec.h"
+#include "cli/check_config.h"
+#include "cli/workload_command.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
 #include "reports/layer_table.h"
@@ -27,6 +29,7 @@ struct RunArgs {
   std::string engine = "analytical";
   std::string out_dir;
   bool quiet = false;
+  bool skip_unsupported = false;
 };
 
 bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
@@ -43,7 +46,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
   std::optional<results::RunResult> run;
   try {
-    run = sim::run_files({args.arch, args.workload, args.engine}, diags);
+    run = sim::run_files({args.arch, args.workload, args.engine, args.skip_unsupported}, diags);
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";
     return 2;
@@ -67,6 +70,9 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                                        return op.bound == results::Bound::Memory;
                                      }),
                        run->ops.size());
+    if (!run->skipped.empty())
+      out << fmt::format("skipped {} op{} this hardware cannot run (listed in run.json)\n",
+                         run->skipped.size(), run->skipped.size() == 1 ? "" : "s");
     out << "Cycles are true counts; SCALE-Sim prints a 0-based index, one less per layer.\n";
   }
   if (!args.out_dir.empty()) {
@@ -88,42 +94,18 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-// A YAML file with a top-level `layers:` key is a workload; any other YAML is an arch config;
-// a .csv is a SCALE-Sim topology.
-enum class ConfigKind { Arch, Workload };
-
-ConfigKind kind_of(const std::filesystem::path& file) {
-  if (file.extension() == ".csv") return ConfigKind::Workload;
-  try {
-    const YAML::Node root = YAML::LoadFile(file.string());
-    if (root.IsMap() && root["layers"]) return ConfigKind::Workload;
-  } catch (const YAML::Exception&) {
-    // Reported with its location by the arch reader below.
-  }
-  return ConfigKind::Arch;
-}
-
 int do_check(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
   std::size_t bad = 0;
   for (const std::string& file : files) {
     Diagnostics diags;
-    std::string what;
-    if (kind_of(file) == ConfigKind::Workload) {
-      const auto graph = workload::load_workload(file, diags);
-      if (graph) what = fmt::format("workload '{}', {} ops", graph->name, graph->ops.size());
-    } else {
-      const auto arch = arch::load_arch(file, diags);
-      if (arch)
-        what = fmt::format("arch '{}', {}x{} {}", arch->spec.name, arch->spec.rows,
-                           arch->spec.cols, arch::to_string(arch->spec.dataflow));
-    }
+    const auto what = check_config_file(file, diags);
     for (const auto& d : diags.all()) err << format(d) << "\n";
     if (diags.has_errors()) {
       ++bad;
       err << fmt::format("{}: {} error{}\n", file, diags.error_count(),
                          diags.error_count() == 1 ? "" : "s");
     } else {
-      out << fmt::format("{}: ok ({})\n", file, what);
+      out << fmt::format("{}: ok ({})\n", file, what.value_or(""));
     }
   }
   return bad == 0 ? 0 : 1;
@@ -145,12 +127,16 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
       ->required()
       ->check(CLI::ExistingFile);
   run->add_option("--workload", run_args.workload,
-                  "Workload: a coda layer list (.yaml) or a SCALE-Sim topology (.csv)")
+                  "Workload: a coda layer list (.yaml), a SCALE-Sim topology (.csv) or a coda trace "
+                  "(.json; coda workload --export-trace makes one from an LLM, a CNN or ONNX)")
       ->required()
       ->check(CLI::ExistingFile);
   run->add_option("--engine", run_args.engine, "Engine: analytical")->capture_default_str();
   run->add_option("--out", run_args.out_dir, "Folder to write run.json and layers.csv into");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing but errors");
+  run->add_flag("--skip-unsupported", run_args.skip_unsupported,
+                "Leave out ops the hardware has no unit for (listed in run.json) instead of "
+                "failing");
 
   std::vector<std::string> check_files;
   CLI::App* check = app.add_subcommand(
@@ -160,6 +146,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
       ->required()
       ->check(CLI::ExistingFile);
 
+  WorkloadArgs workload_args;
+  CLI::App* workload = add_workload_command(app, workload_args);
+
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
@@ -167,6 +156,7 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   }
   if (run->parsed()) return do_run(run_args, out, err);
   if (check->parsed()) return do_check(check_files, out, err);
+  if (workload->parsed()) return run_workload_command(workload_args, out, err);
   return 2;
 }
 

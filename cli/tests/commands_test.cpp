@@ -77,6 +77,15 @@ TEST(Cli, CheckConfigPrintsEveryErrorInCompilerFormat) {
   EXPECT_NE(r.err.find(b + ": 3 errors"), std::string::npos) << r.err;
 }
 
+TEST(Cli, CheckConfigKnowsLlmConfigsAndTraces) {
+  const Outcome r = coda({"check-config", "configs/workloads/llm/llama3_8b.yaml"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  // LLaMA-3-8B: 32 layers, hidden 4096, 32 query heads sharing 8 KV heads (its config.json).
+  EXPECT_NE(r.out.find("ok (llm 'llama3_8b', 32 layers, hidden 4096, 32 heads (8 kv))"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, RunWithBadInputExitsNonZeroWithDiagnostics) {
   const testing::TempDir tmp;
   const auto& dir = tmp.path();

@@ -1,0 +1,57 @@
+#include "cli/check_config.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "arch/arch_spec.h"
+#include "workloads/importers.h"
+#include "workloads/llm/hf_config.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::cli {
+
+ConfigKind config_kind(const std::filesystem::path& file) {
+  if (file.extension() == ".csv") return ConfigKind::Workload;
+  if (file.extension() == ".json") {
+    std::ifstream in(file, std::ios::binary);
+    const auto root = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    const bool hf = root.is_object() &&
+                    (root.contains("model_type") || root.contains("hidden_size") ||
+                     root.contains("n_embd"));
+    return hf ? ConfigKind::Llm : ConfigKind::Workload;  // a bad trace is reported by its reader
+  }
+  try {
+    const YAML::Node root = YAML::LoadFile(file.string());
+    if (root.IsMap() && root["layers"]) return ConfigKind::Workload;
+    if (root.IsMap() && root["model"]) return ConfigKind::Llm;
+  } catch (const YAML::Exception&) {
+    // Reported with its location by the arch reader.
+  }
+  return ConfigKind::Arch;
+}
+
+std::optional<std::string> check_config_file(const std::filesystem::path& file,
+                                             Diagnostics& diags) {
+  const ConfigKind kind = config_kind(file);
+  if (kind == ConfigKind::Llm) {
+    const auto config = file.extension() == ".json" ? workload::llm::load_hf_config(file, diags)
+                                                    : workload::llm::load_llm_config(file, diags);
+    if (!config) return std::nullopt;
+    return fmt::format("llm '{}', {} layers, hidden {}, {} heads ({} kv)", config->name,
+                       config->layers, config->hidden, config->heads, config->kv_heads);
+  }
+  if (kind == ConfigKind::Workload) {
+    const auto graph = workload::load_workload(file, diags);
+    if (!graph) return std::nullopt;
+    return fmt::format("workload '{}', {} ops", graph->name, graph->ops.size());
+  }
+  const auto arch = arch::load_arch(file, diags);
+  if (!arch) return std::nullopt;
+  return fmt::format("arch '{}', {}x{} {}", arch->spec.name, arch->spec.rows, arch->spec.cols,
+                     arch::to_string(arch->spec.dataflow));
+}
+
+}  // namespace coda::cli
