@@ -11,10 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 seconds="${1:-60}"
-targets=(${FUZZ_TARGETS:-units_fuzz arch_yaml_fuzz layer_list_fuzz scalesim_csv_fuzz})
+targets=(${FUZZ_TARGETS:-units_fuzz arch_yaml_fuzz layer_list_fuzz scalesim_csv_fuzz trace_fuzz
+                        hf_config_fuzz onnx_fuzz})
 
-scripts/ensure_packages.sh cmake ninja-build clang libclang-rt-14-dev pkg-config \
-  libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+source scripts/packages.sh
+scripts/ensure_packages.sh "${CODA_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev
 
 build=build-fuzz
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCODA_FUZZ=ON \

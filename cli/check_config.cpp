@@ -17,10 +17,15 @@ ConfigKind config_kind(const std::filesystem::path& file) {
   if (file.extension() == ".csv") return ConfigKind::Workload;
   if (file.extension() == ".json") {
     std::ifstream in(file, std::ios::binary);
-    const auto root = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    const bool hf = root.is_object() &&
-                    (root.contains("model_type") || root.contains("hidden_size") ||
-                     root.contains("n_embd"));
+    bool hf = false;
+    try {
+      const auto root = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      hf = root.is_object() && (root.contains("model_type") || root.contains("hidden_size") ||
+                                root.contains("n_embd"));
+    } catch (const nlohmann::json::exception&) {
+      // Even without exceptions nlohmann throws for numbers beyond a double; the trace reader
+      // reports it with the file's name.
+    }
     return hf ? ConfigKind::Llm : ConfigKind::Workload;  // a bad trace is reported by its reader
   }
   try {

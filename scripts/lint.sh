@@ -8,9 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/ensure_packages.sh cmake ninja-build g++ clang-tidy cppcheck pkg-config \
-  libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev \
-  libbenchmark-dev
+source scripts/packages.sh
+scripts/ensure_packages.sh "${CODA_BUILD_PACKAGES[@]}" clang-tidy cppcheck
 
 [ -f build/compile_commands.json ] || scripts/setup.sh
 # The generated header (core/version.h) must exist for clang-tidy to parse the sources.

@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/ensure_packages.sh cmake ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev \
-  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+source scripts/packages.sh
+scripts/ensure_packages.sh "${CODA_BUILD_PACKAGES[@]}"
 
 build=build-asan
 cmake -S . -B "$build" -G Ninja -DCODA_SANITIZE=ON -DCODA_BUILD_BENCH=OFF \

@@ -463,6 +463,11 @@ std::optional<Graph> read_trace(std::string_view text, const std::string& file,
     diags.error(location_of(text, e.byte, file), "", message,
                 "see docs/trace_format.md for the format");
     return std::nullopt;
+  } catch (const Json::exception& e) {
+    // nlohmann throws out_of_range (not parse_error) for a number too large for a double.
+    diags.error({file, 1, 1}, "", fmt::format("not valid JSON: {}", e.what()),
+                "numbers must fit a double (about 1.8e308)");
+    return std::nullopt;
   }
   const auto errors_before = diags.error_count();
   Reader r(file, diags);

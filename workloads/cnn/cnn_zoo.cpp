@@ -132,8 +132,9 @@ class NetBuilder {
   Fmap same(const Fmap& x, OpId op) const { return {output(op), x.c, x.h, x.w}; }
 
   // y + bias[channel], the channel being axis 1.
-  TensorId channel_bias(TensorId y, std::vector<std::uint64_t> shape, const std::string& name) {
-    return output(g_.add(make_elementwise(name, Function::Add, std::move(shape), o_.dtype,
+  TensorId channel_bias(TensorId y, const std::vector<std::uint64_t>& shape,
+                        const std::string& name) {
+    return output(g_.add(make_elementwise(name, Function::Add, shape, o_.dtype,
                                           {{TensorRole::Weight, {1}}}),
                          {y}));
   }

@@ -176,6 +176,11 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     diags.error(location_at(text, e.byte > 0 ? e.byte - 1 : 0, file), "",
                 fmt::format("not valid JSON: {}", e.what()));
     return std::nullopt;
+  } catch (const Json::exception& e) {
+    // nlohmann throws out_of_range (not parse_error) for a number too large for a double.
+    diags.error({file, 1, 1}, "", fmt::format("not valid JSON: {}", e.what()),
+                "numbers must fit a double (about 1.8e308)");
+    return std::nullopt;
   }
   if (!root.is_object()) {
     diags.error({file, 1, 1}, "", fmt::format("expected a JSON object, found {}", type_name(root)),

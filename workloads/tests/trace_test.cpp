@@ -103,6 +103,15 @@ TEST(Trace, SyntaxErrorsHaveLineAndColumn) {
   EXPECT_EQ(line.rfind("t.json:2:11: error: syntax error while parsing value", 0), 0u) << line;
 }
 
+TEST(Trace, NumberBeyondADoubleIsAnErrorNotACrash) {
+  // nlohmann throws out_of_range, not parse_error, for 1e400 (found by fuzz/trace_fuzz).
+  Diagnostics diags;
+  EXPECT_FALSE(read("{\"schema_version\": 1e400}", diags).has_value());
+  ASSERT_EQ(diags.error_count(), 1u);
+  EXPECT_NE(diags.all()[0].message.find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(diags.all()[0].hint, "numbers must fit a double (about 1.8e308)");
+}
+
 // A one-GEMM trace as JSON to break in tests.
 nlohmann::ordered_json gemm_json() {
   Graph g;

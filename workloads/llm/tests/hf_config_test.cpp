@@ -61,6 +61,14 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(at, from.size(), to);
 }
 
+TEST(HfConfig, NumberBeyondADoubleIsAnErrorNotACrash) {
+  // nlohmann throws out_of_range, not parse_error, for 1e400 (found by fuzz/hf_config_fuzz).
+  Diagnostics diags;
+  EXPECT_FALSE(parse_hf_config("{\"hidden_size\": 1e400}", "config.json", diags));
+  ASSERT_EQ(diags.error_count(), 1u);
+  EXPECT_EQ(format(diags.all()[0]).rfind("config.json:1:1: error: not valid JSON", 0), 0u);
+}
+
 TEST(HfConfig, LlamaStyle) {
   Diagnostics diags;
   const auto c = load(kLlama, diags);

@@ -1,0 +1,6 @@
+# The Debian packages coda's build and tests need, in one place; sourced by the scripts that
+# install them (setup.sh, test_sanitizers.sh, lint.sh, bench/fuzz.sh).
+# shellcheck disable=SC2034  # used by the scripts that source this file
+CODA_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev
+                     nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+                     libonnx-dev libprotobuf-dev python3-onnx python3-numpy)
