@@ -4,6 +4,19 @@
 
 namespace coda {
 
+SourceLocation location_at(std::string_view text, std::size_t offset, std::string file) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {std::move(file), line, column};
+}
+
 std::string format(const Diagnostic& d) {
   std::string out;
   if (!d.where.file.empty()) {

@@ -21,6 +21,10 @@ struct SourceLocation {
   friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
 };
 
+// The 1-based line and column of the byte at 0-based `offset` in `text` (clamped to its end):
+// for readers that get byte offsets, such as JSON parsers.
+SourceLocation location_at(std::string_view text, std::size_t offset, std::string file);
+
 enum class Severity { Error, Warning };
 
 struct Diagnostic {

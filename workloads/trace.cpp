@@ -412,20 +412,6 @@ void read_op(Reader& r, const Tables& t, const Json& j, const std::string& path,
   g.ops.push_back(std::move(op));
 }
 
-// 1-based line and column of byte `offset` (nlohmann counts the byte it stopped at, 1-based).
-SourceLocation location_of(std::string_view text, std::size_t byte, const std::string& file) {
-  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
-  int line = 1, column = 1;
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {file, line, column};
-}
 
 }  // namespace
 
@@ -460,7 +446,8 @@ std::optional<Graph> read_trace(std::string_view text, const std::string& file,
     if (const auto column = message.find(", column "); column != std::string::npos)
       if (const auto colon = message.find(": ", column); colon != std::string::npos)
         message = message.substr(colon + 2);
-    diags.error(location_of(text, e.byte, file), "", message,
+    // nlohmann counts the byte it stopped at from 1.
+    diags.error(location_at(text, e.byte > 0 ? e.byte - 1 : 0, file), "", message,
                 "see docs/trace_format.md for the format");
     return std::nullopt;
   } catch (const Json::exception& e) {

@@ -1,4 +1,4 @@
-#include "cli/commands.h"
+#include "cli/tests/run_coda.h"
 
 #include <filesystem>
 #include <fstream>
@@ -12,18 +12,8 @@
 namespace coda::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome coda(std::vector<const char*> args) {
-  args.insert(args.begin(), "coda");
-  std::ostringstream out, err;
-  const int code = run_main(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test::coda;
+using test::Outcome;
 
 TEST(Cli, HelpOnEveryCommand) {
   for (const auto& args : std::vector<std::vector<const char*>>{

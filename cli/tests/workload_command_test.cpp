@@ -8,24 +8,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include "cli/tests/run_coda.h"
 #include "testing/temp_dir.h"
 
 namespace coda::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome coda(std::vector<const char*> args) {
-  args.insert(args.begin(), "coda");
-  std::ostringstream out, err;
-  const int code = run_main(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test::coda;
+using test::Outcome;
 
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -14,19 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// 1-based line and column of a byte offset.
-SourceLocation location_at(std::string_view text, std::size_t offset, const std::string& file) {
-  int line = 1, column = 1;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {file, line, column};
-}
 
 // Where each key of the top-level object starts, by one pass over the text that tracks strings
 // and nesting. Only top-level keys are located: the keys read here are all at the top.
