@@ -17,11 +17,15 @@ using Json = nlohmann::json;
 
 // Where each key of the top-level object starts, by one pass over the text that tracks strings
 // and nesting. Only top-level keys are located: the keys read here are all at the top.
-std::map<std::string, std::size_t, std::less<>> top_level_keys(std::string_view text,
-                                                               std::size_t& object_start) {
+struct TopLevel {
+  std::map<std::string, std::size_t, std::less<>> keys;  // key -> byte offset
+  std::size_t object_start = 0;                          // byte offset of the top-level '{'
+};
+
+TopLevel top_level_keys(std::string_view text) {
   std::map<std::string, std::size_t, std::less<>> keys;
   int depth = 0;
-  object_start = 0;
+  std::size_t object_start = 0;
   bool first_object = true;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
@@ -48,7 +52,7 @@ std::map<std::string, std::size_t, std::less<>> top_level_keys(std::string_view 
       if (j < text.size() && text[j] == ':') keys.try_emplace(std::move(value), start);
     }
   }
-  return keys;
+  return {std::move(keys), object_start};
 }
 
 std::string_view type_name(const Json& j) {
@@ -64,11 +68,12 @@ std::string_view type_name(const Json& j) {
 class HfReader {
  public:
   HfReader(const Json& root, std::string_view text, std::string file, Diagnostics& diags)
-      : root_(root), text_(text), file_(std::move(file)), diags_(diags) {
-    std::size_t start = 0;  // set by top_level_keys, so keys_ cannot be a member initializer
-    keys_ = top_level_keys(text, start);  // NOLINT(cppcoreguidelines-prefer-member-initializer)
-    object_location_ = location_at(text, start, file_);
-  }
+      : root_(root),
+        text_(text),
+        file_(std::move(file)),
+        diags_(diags),
+        top_(top_level_keys(text)),
+        object_location_(location_at(text, top_.object_start, file_)) {}
 
   // Present and not null.
   bool has(std::string_view key) const {
@@ -77,8 +82,8 @@ class HfReader {
   }
 
   SourceLocation where(std::string_view key) const {
-    const auto it = keys_.find(key);
-    return it == keys_.end() ? object_location_ : location_at(text_, it->second, file_);
+    const auto it = top_.keys.find(key);
+    return it == top_.keys.end() ? object_location_ : location_at(text_, it->second, file_);
   }
 
   void error(std::string_view key, std::string message, std::string hint = {}) const {
@@ -148,7 +153,7 @@ class HfReader {
   std::string_view text_;
   std::string file_;
   Diagnostics& diags_;
-  std::map<std::string, std::size_t, std::less<>> keys_;
+  TopLevel top_;
   SourceLocation object_location_;
 };
 
