@@ -52,32 +52,26 @@ void drop_data(::onnx::TensorProto& t) {
 }
 
 // The values of a kept integer tensor.
+// Appends the little-endian integers of ONNX raw_data, each `Unsigned` wide, sign-extended.
+template <class Signed, class Unsigned>
+void append_little_endian(const std::string& raw, std::vector<std::int64_t>& values) {
+  for (std::size_t i = 0; i + sizeof(Unsigned) <= raw.size(); i += sizeof(Unsigned)) {
+    Unsigned v = 0;
+    for (std::size_t b = 0; b < sizeof(Unsigned); ++b)
+      v |= static_cast<Unsigned>(static_cast<Unsigned>(static_cast<unsigned char>(raw[i + b]))
+                                 << (8 * b));
+    values.push_back(static_cast<Signed>(v));
+  }
+}
+
 std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t) {
   std::vector<std::int64_t> values;
   if (t.data_type() == ::onnx::TensorProto::INT64) {
-    if (t.has_raw_data()) {
-      const std::string& raw = t.raw_data();
-      for (std::size_t i = 0; i + 8 <= raw.size(); i += 8) {
-        std::uint64_t v = 0;
-        for (std::size_t b = 0; b < 8; ++b)
-          v |= static_cast<std::uint64_t>(static_cast<unsigned char>(raw[i + b])) << (8 * b);
-        values.push_back(static_cast<std::int64_t>(v));
-      }
-    } else {
-      values.assign(t.int64_data().begin(), t.int64_data().end());
-    }
+    if (t.has_raw_data()) append_little_endian<std::int64_t, std::uint64_t>(t.raw_data(), values);
+    else values.assign(t.int64_data().begin(), t.int64_data().end());
   } else if (t.data_type() == ::onnx::TensorProto::INT32) {
-    if (t.has_raw_data()) {
-      const std::string& raw = t.raw_data();
-      for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
-        std::uint32_t v = 0;
-        for (std::size_t b = 0; b < 4; ++b)
-          v |= static_cast<std::uint32_t>(static_cast<unsigned char>(raw[i + b])) << (8 * b);
-        values.push_back(static_cast<std::int32_t>(v));
-      }
-    } else {
-      values.assign(t.int32_data().begin(), t.int32_data().end());
-    }
+    if (t.has_raw_data()) append_little_endian<std::int32_t, std::uint32_t>(t.raw_data(), values);
+    else values.assign(t.int32_data().begin(), t.int32_data().end());
   }
   return values;
 }

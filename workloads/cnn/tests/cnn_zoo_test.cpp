@@ -5,21 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/graph_checks.h"
+
 namespace coda::workload::cnn {
 namespace {
 
-std::string problems(const Graph& g) {
-  std::string out;
-  for (const std::string& p : verify(g)) out += p + "\n";
-  return out;
-}
+using testing::problems;
 
-// Ops of one kind and function.
-std::size_t count(const Graph& g, OpKind kind, Function f = Function::None) {
-  std::size_t n = 0;
-  for (const Op& op : g.ops) n += op.kind == kind && op.function == f ? 1 : 0;
-  return n;
-}
+using testing::count;
 
 std::uint64_t params(const Graph& g) { return total_elements(g, TensorKind::Weight); }
 

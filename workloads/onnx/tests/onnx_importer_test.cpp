@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/graph_checks.h"
+
 namespace coda::workload::onnx {
 namespace {
 
@@ -37,17 +39,9 @@ std::string import_errors(const std::string& name, const OnnxOptions& options = 
   return diags.format_all();
 }
 
-std::string problems(const Graph& g) {
-  std::string out;
-  for (const std::string& p : verify(g)) out += p + "\n";
-  return out;
-}
+using testing::problems;
 
-std::size_t count(const Graph& g, OpKind kind, Function f = Function::None) {
-  std::size_t n = 0;
-  for (const Op& op : g.ops) n += op.kind == kind && op.function == f ? 1 : 0;
-  return n;
-}
+using testing::count;
 
 const Op* find_op(const Graph& g, const std::string& name) {
   for (const Op& op : g.ops)
