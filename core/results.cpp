@@ -14,15 +14,39 @@ Cost operator+(Cost a, const Cost& b) {
   a.sram_writes += b.sram_writes;
   a.dram_reads += b.dram_reads;
   a.dram_writes += b.dram_writes;
+  a.energy.value += b.energy.value;
   return a;
 }
 
-std::string_view to_string(Bound bound) { return bound == Bound::Compute ? "compute" : "memory"; }
+std::string_view to_string(Bound bound) {
+  switch (bound) {
+    case Bound::Compute: return "compute";
+    case Bound::Memory: return "memory";
+    case Bound::Latency: return "latency";
+  }
+  return "?";
+}
 
 double compute_utilization(const RunResult& run) {
   const double capacity = static_cast<double>(run.processing_elements) *
                           static_cast<double>(run.total.compute_cycles.value);
   return capacity > 0 ? static_cast<double>(run.total.macs) / capacity : 0.0;
+}
+
+Seconds run_time(const RunResult& run) {
+  return Seconds{run.clock.value > 0
+                     ? static_cast<double>(run.total.cycles.value) / run.clock.value
+                     : 0.0};
+}
+
+Watts average_power(const RunResult& run) {
+  const double seconds = run_time(run).value;
+  return Watts{seconds > 0 ? run.total.energy.value / seconds : 0.0};
+}
+
+double tops_per_watt(const RunResult& run) {
+  const double joules = run.total.energy.value;
+  return joules > 0 ? 2.0 * static_cast<double>(run.total.macs) / joules / 1e12 : 0.0;
 }
 
 std::string hex_hash(std::uint64_t hash) { return fmt::format("{:016x}", hash); }
@@ -31,7 +55,8 @@ void to_json(nlohmann::ordered_json& j, const Cost& c) {
   j = {{"cycles", c.cycles.value},           {"compute_cycles", c.compute_cycles.value},
        {"stall_cycles", c.stall_cycles.value}, {"macs", c.macs},
        {"sram_read_bytes", c.sram_reads.value}, {"sram_write_bytes", c.sram_writes.value},
-       {"dram_read_bytes", c.dram_reads.value}, {"dram_write_bytes", c.dram_writes.value}};
+       {"dram_read_bytes", c.dram_reads.value}, {"dram_write_bytes", c.dram_writes.value},
+       {"energy_joules", c.energy.value}};
 }
 
 void from_json(const nlohmann::ordered_json& j, Cost& c) {
@@ -43,6 +68,7 @@ void from_json(const nlohmann::ordered_json& j, Cost& c) {
   c.sram_writes.value = j.at("sram_write_bytes").get<std::uint64_t>();
   c.dram_reads.value = j.at("dram_read_bytes").get<std::uint64_t>();
   c.dram_writes.value = j.at("dram_write_bytes").get<std::uint64_t>();
+  c.energy.value = j.value("energy_joules", 0.0);
 }
 
 void to_json(nlohmann::ordered_json& j, const OpResult& op) {
@@ -55,6 +81,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
                        {"read_bytes", t.reads.value},
                        {"write_bytes", t.writes.value}});
   j = {{"name", op.name},
+       {"unit", op.unit},
        {"mapping", mapping},
        {"cost", op.cost},
        {"mapping_efficiency", op.mapping_efficiency},
@@ -66,6 +93,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
 
 void from_json(const nlohmann::ordered_json& j, OpResult& op) {
   op.name = j.at("name").get<std::string>();
+  op.unit = j.value("unit", std::string());
   op.mapping.clear();
   // ordered_json keeps the written order.
   for (const auto& [name, value] : j.at("mapping").items())
@@ -73,7 +101,8 @@ void from_json(const nlohmann::ordered_json& j, OpResult& op) {
   op.cost = j.at("cost").get<Cost>();
   op.mapping_efficiency = j.at("mapping_efficiency").get<double>();
   op.compute_utilization = j.at("compute_utilization").get<double>();
-  op.bound = j.at("bound").get<std::string>() == "memory" ? Bound::Memory : Bound::Compute;
+  const std::string bound = j.at("bound").get<std::string>();
+  op.bound = bound == "memory" ? Bound::Memory : bound == "latency" ? Bound::Latency : Bound::Compute;
   op.arithmetic_intensity = j.at("arithmetic_intensity").get<double>();
   op.traffic.clear();
   for (const auto& t : j.at("traffic"))
@@ -95,8 +124,12 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
        {"workload", run.workload},
        {"clock_hz", run.clock.value},
        {"processing_elements", run.processing_elements},
+       {"area_mm2", run.area.value},
        {"total", run.total},
        {"compute_utilization", compute_utilization(run)},
+       {"seconds", run_time(run).value},
+       {"average_power_watts", average_power(run).value},
+       {"tops_per_watt", tops_per_watt(run)},
        {"ops", run.ops}};
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const auto& s : run.skipped) skipped.push_back({{"name", s.name}, {"reason", s.reason}});
@@ -116,6 +149,7 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
   run.workload = j.at("workload").get<std::string>();
   run.clock.value = j.at("clock_hz").get<double>();
   run.processing_elements = j.at("processing_elements").get<std::uint64_t>();
+  run.area.value = j.value("area_mm2", 0.0);
   run.total = j.at("total").get<Cost>();
   run.ops = j.at("ops").get<std::vector<OpResult>>();
   run.skipped.clear();

@@ -31,16 +31,20 @@ struct Cost {
   Bytes sram_writes;
   Bytes dram_reads;
   Bytes dram_writes;
+  Joules energy;  // dynamic energy of the MACs, vector ops and every level's accesses, plus
+                  // static power over the op's time
   friend bool operator==(const Cost&, const Cost&) = default;
   friend Cost operator+(Cost a, const Cost& b);  // sequential composition: op -> model
 };
 
-// Whether an op's time is set by its compute or by moving its data from memory.
-enum class Bound { Compute, Memory };
+// What sets an op's time: its compute, moving its data (memory or links), or a fixed latency
+// (a kernel launch, a small message's per-hop latency).
+enum class Bound { Compute, Memory, Latency };
 std::string_view to_string(Bound bound);
 
 struct OpResult {
   std::string name;
+  std::string unit;  // where it ran: "systolic", "tensor_core", "vector", "transfer", "collective"
   // How the op was laid onto the hardware, by name, in display order: for a systolic array
   // Sr, Sc, T, row_folds, col_folds.
   std::vector<std::pair<std::string, std::uint64_t>> mapping;
@@ -81,6 +85,7 @@ struct RunResult {
   std::string workload;
   Hertz clock;
   std::uint64_t processing_elements = 0;
+  SquareMillimetres area;  // of the compute units and SRAM (arch/energy.h); 0 when unknown
   std::vector<OpResult> ops;
   std::vector<SkippedOp> skipped;
   Cost total;  // the sum over ops
@@ -89,6 +94,12 @@ struct RunResult {
 
 // Utilisation of the whole run: total MACs / (PEs * total compute cycles).
 double compute_utilization(const RunResult& run);
+
+// Wall time of the whole run at its clock, average power (energy over time) and efficiency
+// (2 operations per MAC per joule, in TOPS/W); 0 when the run took no time or energy.
+Seconds run_time(const RunResult& run);
+Watts average_power(const RunResult& run);
+double tops_per_watt(const RunResult& run);
 
 std::string hex_hash(std::uint64_t hash);
 

@@ -157,6 +157,75 @@ std::optional<Seconds> parse_duration(std::string_view text, std::string& why) {
   return std::nullopt;
 }
 
+namespace {
+// A number followed by one of `units` (symbol, factor); `what`/`example` phrase the errors.
+template <class T, std::size_t N>
+std::optional<T> parse_scaled(std::string_view text, std::string& why,
+                              const std::array<Prefix, N>& units, std::string_view what,
+                              std::string_view example, std::string_view listing) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why, what, example)) return std::nullopt;
+  for (const Prefix& p : units)
+    if (unit == p.symbol) return T{number * p.factor};
+  why = fmt::format("cannot read \"{}\" as {}; expected a number and a unit such as \"{}\" ({})",
+                    trim(text), what, example, listing);
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<Joules> parse_energy(std::string_view text, std::string& why) {
+  constexpr std::array<Prefix, 7> kUnits{{{"fJ", 1e-15},
+                                          {"pJ", 1e-12},
+                                          {"nJ", 1e-9},
+                                          {"uJ", 1e-6},
+                                          {"\u00b5J", 1e-6},
+                                          {"mJ", 1e-3},
+                                          {"J", 1.0}}};
+  return parse_scaled<Joules>(text, why, kUnits, "an energy", "0.2 pJ", "fJ, pJ, nJ, uJ, mJ, J");
+}
+
+std::optional<Watts> parse_power(std::string_view text, std::string& why) {
+  constexpr std::array<Prefix, 4> kUnits{{{"mW", 1e-3}, {"W", 1.0}, {"kW", 1e3}, {"MW", 1e6}}};
+  return parse_scaled<Watts>(text, why, kUnits, "a power", "700 W", "mW, W, kW");
+}
+
+std::optional<SquareMillimetres> parse_area(std::string_view text, std::string& why) {
+  constexpr std::array<Prefix, 6> kUnits{{{"mm2", 1.0},
+                                          {"mm^2", 1.0},
+                                          {"um2", 1e-6},
+                                          {"um^2", 1e-6},
+                                          {"cm2", 100.0},
+                                          {"cm^2", 100.0}}};
+  return parse_scaled<SquareMillimetres>(text, why, kUnits, "an area", "814 mm2",
+                                         "um2, mm2, cm2");
+}
+
+std::optional<Latency> parse_latency(std::string_view text, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why, "a latency", "100 ns")) return std::nullopt;
+  if (unit == "cycles" || unit == "cycle") {
+    if (number != std::floor(number) || number >= 1.8e19) {
+      why = fmt::format("\"{}\" is not a whole number of cycles", trim(text));
+      return std::nullopt;
+    }
+    return Latency{Cycles{static_cast<std::uint64_t>(number)}};
+  }
+  std::string duration_why;
+  if (auto seconds = parse_duration(text, duration_why)) return Latency{*seconds};
+  why = fmt::format("cannot read \"{}\" as a latency; expected a time such as \"100 ns\" or a "
+                    "cycle count such as \"30 cycles\"",
+                    trim(text));
+  return std::nullopt;
+}
+
+Seconds in_seconds(const Latency& latency, Hertz clock) {
+  if (const auto* cycles = std::get_if<Cycles>(&latency))
+    return Seconds{static_cast<double>(cycles->value) / clock.value};
+  return std::get<Seconds>(latency);
+}
+
 std::optional<Bandwidth> parse_bandwidth(std::string_view text, std::string& why) {
   double number = 0;
   std::string_view unit;
@@ -219,6 +288,30 @@ std::string to_string(const Bandwidth& bandwidth) {
   if (v >= 1e9) return fmt::format("{:.4g} GB/s", v / 1e9);
   if (v >= 1e6) return fmt::format("{:.4g} MB/s", v / 1e6);
   return fmt::format("{:.4g} B/s", v);
+}
+
+std::string to_string(Joules joules) {
+  const double j = joules.value;
+  if (j >= 1.0 || j == 0.0) return fmt::format("{:.4g} J", j);
+  if (j >= 1e-3) return fmt::format("{:.4g} mJ", j * 1e3);
+  if (j >= 1e-6) return fmt::format("{:.4g} uJ", j * 1e6);
+  if (j >= 1e-9) return fmt::format("{:.4g} nJ", j * 1e9);
+  if (j >= 1e-12) return fmt::format("{:.4g} pJ", j * 1e12);
+  return fmt::format("{:.4g} fJ", j * 1e15);
+}
+
+std::string to_string(Watts watts) {
+  if (watts.value >= 1e3) return fmt::format("{:.4g} kW", watts.value / 1e3);
+  if (watts.value >= 1.0 || watts.value == 0.0) return fmt::format("{:.4g} W", watts.value);
+  return fmt::format("{:.4g} mW", watts.value * 1e3);
+}
+
+std::string to_string(SquareMillimetres area) { return fmt::format("{:.4g} mm2", area.value); }
+
+std::string to_string(const Latency& latency) {
+  if (const auto* cycles = std::get_if<Cycles>(&latency))
+    return fmt::format("{} cycles", cycles->value);
+  return to_string(std::get<Seconds>(latency));
 }
 
 }  // namespace coda

@@ -55,6 +55,25 @@ struct BytesPerCycle {
   friend constexpr auto operator<=>(BytesPerCycle, BytesPerCycle) = default;
 };
 
+// Energy, power and area, for energy tables and power budgets ("0.2 pJ", "700 W", "814 mm2").
+struct Joules {
+  double value = 0.0;
+  friend constexpr auto operator<=>(Joules, Joules) = default;
+};
+
+struct Watts {
+  double value = 0.0;
+  friend constexpr auto operator<=>(Watts, Watts) = default;
+};
+
+struct SquareMillimetres {
+  double value = 0.0;
+  friend constexpr auto operator<=>(SquareMillimetres, SquareMillimetres) = default;
+};
+
+// A latency as the user wrote it: a time ("100 ns") or a count of clock cycles ("30 cycles").
+using Latency = std::variant<Seconds, Cycles>;
+
 // A bandwidth as the user wrote it: per second (needs a clock to become per cycle) or per cycle.
 using Bandwidth = std::variant<BytesPerSecond, BytesPerCycle>;
 
@@ -69,10 +88,26 @@ std::optional<Seconds> parse_duration(std::string_view text, std::string& why);
 // "4.8 TB/s", "900 GiB/s", "64 B/cycle", "1 KiB/cycle".
 std::optional<Bandwidth> parse_bandwidth(std::string_view text, std::string& why);
 
+// "0.2 pJ", "1.3 nJ", "15 fJ" (fJ, pJ, nJ, uJ, mJ, J).
+std::optional<Joules> parse_energy(std::string_view text, std::string& why);
+// "700 W", "500 mW", "1.2 kW".
+std::optional<Watts> parse_power(std::string_view text, std::string& why);
+// "814 mm2", "0.25 mm^2", "1200 um2".
+std::optional<SquareMillimetres> parse_area(std::string_view text, std::string& why);
+// "100 ns" or "30 cycles" (also "1 cycle").
+std::optional<Latency> parse_latency(std::string_view text, std::string& why);
+
+// The latency in seconds at `clock`.
+Seconds in_seconds(const Latency& latency, Hertz clock);
+
 // Human-readable forms, used in tables and messages ("64 KiB", "1.5 GHz", "34 GB/s").
 std::string to_string(Bytes bytes);
 std::string to_string(Hertz hertz);
 std::string to_string(Seconds seconds);
 std::string to_string(const Bandwidth& bandwidth);
+std::string to_string(Joules joules);
+std::string to_string(Watts watts);
+std::string to_string(SquareMillimetres area);
+std::string to_string(const Latency& latency);
 
 }  // namespace coda

@@ -453,6 +453,18 @@ bool YamlReader::read(Seconds& out, Diagnostics& diags) const {
 bool YamlReader::read(Bandwidth& out, Diagnostics& diags) const {
   return read_unit(*this, out, parse_bandwidth, "4.8 TB/s", diags);
 }
+bool YamlReader::read(Joules& out, Diagnostics& diags) const {
+  return read_unit(*this, out, parse_energy, "0.2 pJ", diags);
+}
+bool YamlReader::read(Watts& out, Diagnostics& diags) const {
+  return read_unit(*this, out, parse_power, "700 W", diags);
+}
+bool YamlReader::read(SquareMillimetres& out, Diagnostics& diags) const {
+  return read_unit(*this, out, parse_area, "814 mm2", diags);
+}
+bool YamlReader::read(Latency& out, Diagnostics& diags) const {
+  return read_unit(*this, out, parse_latency, "100 ns", diags);
+}
 
 void YamlReader::report_bad_choice(const std::string& text,
                                    std::span<const std::string_view> names,

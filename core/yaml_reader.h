@@ -134,6 +134,10 @@ class YamlReader {
   bool read(Hertz& out, Diagnostics& diags) const;
   bool read(Seconds& out, Diagnostics& diags) const;
   bool read(Bandwidth& out, Diagnostics& diags) const;
+  bool read(Joules& out, Diagnostics& diags) const;
+  bool read(Watts& out, Diagnostics& diags) const;
+  bool read(SquareMillimetres& out, Diagnostics& diags) const;
+  bool read(Latency& out, Diagnostics& diags) const;
   template <class E>
   bool read_enum(E& out, EnumTable<E> table, Diagnostics& diags) const {
     std::string text;

@@ -141,6 +141,8 @@ std::uint64_t mac_count(const Op& op) {
   }
 }
 
+std::uint64_t iteration_points(const Op& op) { return space_points(op.space); }
+
 std::uint64_t flop_count(const Op& op) {
   switch (op.kind) {
     case OpKind::Contraction: return 2 * mac_count(op);

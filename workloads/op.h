@@ -123,6 +123,10 @@ struct Op {
 // 0 for every other kind.
 std::uint64_t mac_count(const Op& op);
 
+// Points of the op's iteration space (the product of its dims' extents): a contraction's MACs,
+// an elementwise op's output points, a reduction's input points.
+std::uint64_t iteration_points(const Op& op);
+
 // Arithmetic operations: 2 per MAC, plus for other kinds points x the per-element cost of the
 // function (docs/workloads.md, "FLOPs"). Data movement and collectives do none.
 std::uint64_t flop_count(const Op& op);

@@ -1,8 +1,8 @@
-#include "workloads/data_type.h"
+#include "core/data_type.h"
 
 #include <array>
 
-namespace coda::workload {
+namespace coda {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, DataType>, 9> kNames{{
@@ -48,4 +48,4 @@ std::optional<DataType> parse_data_type(std::string_view text) {
 
 std::span<const std::pair<std::string_view, DataType>> data_type_names() { return kNames; }
 
-}  // namespace coda::workload
+}  // namespace coda
