@@ -1,6 +1,9 @@
 #include "arch/arch_spec.h"
 
+#include <algorithm>
 #include <array>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -14,8 +17,61 @@ constexpr std::array<std::pair<std::string_view, Dataflow>, 3> kDataflows{{
     {"input_stationary", Dataflow::InputStationary},
 }};
 
-constexpr std::uint32_t kSchemaVersion = 1;
+constexpr std::array<std::pair<std::string_view, UnitKind>, 3> kUnitKinds{{
+    {"systolic", UnitKind::Systolic},
+    {"tensor_core", UnitKind::TensorCore},
+    {"vector", UnitKind::Vector},
+}};
+
+constexpr std::array<std::pair<std::string_view, Scope>, 2> kScopes{{
+    {"core", Scope::Core},
+    {"chip", Scope::Chip},
+}};
+
+constexpr std::array<std::pair<std::string_view, Holds>, 3> kHolds{{
+    {"inputs", Holds::Inputs},
+    {"weights", Holds::Weights},
+    {"outputs", Holds::Outputs},
+}};
+
+constexpr std::array<std::pair<std::string_view, DramTechnology>, 12> kDramTechnologies{{
+    {"ddr3", DramTechnology::Ddr3},
+    {"ddr4", DramTechnology::Ddr4},
+    {"ddr5", DramTechnology::Ddr5},
+    {"lpddr4", DramTechnology::Lpddr4},
+    {"lpddr4x", DramTechnology::Lpddr4x},
+    {"lpddr5", DramTechnology::Lpddr5},
+    {"lpddr5x", DramTechnology::Lpddr5x},
+    {"gddr6", DramTechnology::Gddr6},
+    {"hbm2", DramTechnology::Hbm2},
+    {"hbm2e", DramTechnology::Hbm2e},
+    {"hbm3", DramTechnology::Hbm3},
+    {"hbm3e", DramTechnology::Hbm3e},
+}};
+
+constexpr std::array<std::pair<std::string_view, Topology>, 5> kTopologies{{
+    {"ring", Topology::Ring},
+    {"fully_connected", Topology::FullyConnected},
+    {"torus2d", Topology::Torus2d},
+    {"torus3d", Topology::Torus3d},
+    {"switch", Topology::Switch},
+}};
+
 constexpr std::uint32_t kMaxArrayDim = 1U << 16;  // 65536 rows or columns: far beyond any chip
+constexpr std::uint32_t kMaxCount = 1U << 20;     // cores, instances, chips: a typo guard
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& table, E value) {
+  for (const auto& [name, v] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+bool positive(const Bandwidth& bandwidth) {
+  return std::visit([](auto v) { return v.value > 0.0; }, bandwidth);
+}
+
+// ---- shared checks -------------------------------------------------------------------------
 
 void check_dim(const YamlReader& array, std::string_view key, std::uint32_t value,
                Diagnostics& diags) {
@@ -28,33 +84,80 @@ void check_dim(const YamlReader& array, std::string_view key, std::uint32_t valu
                 fmt::format("{} is larger than the supported {}", value, kMaxArrayDim));
 }
 
-void read_array(const YamlReader& array, ArchSpec& spec, Diagnostics& diags) {
+void read_array(const YamlReader& array, SystolicArraySpec& out, Diagnostics& diags) {
   if (!array.expect_map(diags)) return;
   // A value that could not be read is reported once, not again as "must be at least 1".
-  const bool rows_read = array.required("rows", spec.rows, diags);
-  const bool cols_read = array.required("cols", spec.cols, diags);
-  array.required_enum("dataflow", spec.dataflow, EnumTable<Dataflow>(kDataflows), diags);
+  const bool rows_read = array.required("rows", out.rows, diags);
+  const bool cols_read = array.required("cols", out.cols, diags);
+  array.required_enum("dataflow", out.dataflow, EnumTable<Dataflow>(kDataflows), diags);
   array.reject_unknown_keys(diags);
-  if (rows_read) check_dim(array, "rows", spec.rows, diags);
-  if (cols_read) check_dim(array, "cols", spec.cols, diags);
+  if (rows_read) check_dim(array, "rows", out.rows, diags);
+  if (cols_read) check_dim(array, "cols", out.cols, diags);
 }
 
-void read_sram(const YamlReader& sram, const ArchSpec& spec, SramSpec& out, Diagnostics& diags) {
+// A count such as cores or instances: optional, at least 1, below a typo guard.
+void read_count(const YamlReader& map, std::string_view key, std::uint32_t& out,
+                Diagnostics& diags, std::string_view example) {
+  if (!map.optional(key, out, diags)) return;
+  const YamlReader node = map.at(key);
+  if (out == 0)
+    diags.error(node.location(), node.path(), "must be at least 1",
+                fmt::format("e.g. {}: {}", key, example));
+  else if (out > kMaxCount)
+    diags.error(node.location(), node.path(),
+                fmt::format("{} is larger than the supported {}", out, kMaxCount));
+}
+
+// A bandwidth that must be above zero; "unlimited" is allowed only where `unlimited_ok`.
+// Returns whether a finite value was read into `out`.
+bool read_positive_bandwidth(const YamlReader& node, std::optional<Bandwidth>& out,
+                             bool unlimited_ok, Diagnostics& diags) {
+  if (unlimited_ok && node.is_scalar() && node.node().Scalar() == "unlimited") {
+    out.reset();
+    return false;
+  }
+  Bandwidth value;
+  if (!node.read(value, diags)) return false;
+  if (!positive(value)) {
+    diags.error(node.location(), node.path(), "must be above zero",
+                unlimited_ok ? "write \"unlimited\" for no bandwidth limit"
+                             : "leave the key out when the bandwidth is not a limit");
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+void read_latency(const YamlReader& map, std::string_view key, std::optional<Latency>& out,
+                  Diagnostics& diags) {
+  Latency value;
+  if (map.optional(key, value, diags)) out = value;
+}
+
+// ---- schema 1: the systolic shorthand ------------------------------------------------------
+
+struct Sram {
+  Bytes ifmap, filter, ofmap;
+  bool double_buffered = true;
+};
+
+void read_sram(const YamlReader& sram, Bytes word_size, Sram& out, Diagnostics& diags) {
   if (!sram.expect_map(diags)) return;
+  sram.optional("double_buffered", out.double_buffered, diags);
   const std::pair<std::string_view, Bytes*> buffers[] = {
       {"ifmap", &out.ifmap}, {"filter", &out.filter}, {"ofmap", &out.ofmap}};
   for (const auto& [key, size] : buffers) {
     if (!sram.required(key, *size, diags)) continue;
     const YamlReader node = sram.at(key);
     // A double-buffered SRAM needs two halves of at least one word each.
-    const std::uint64_t minimum = spec.word_size.value * (out.double_buffered ? 2 : 1);
+    const std::uint64_t minimum = word_size.value * (out.double_buffered ? 2 : 1);
     if (size->value == 0)
       diags.error(node.location(), node.path(), "must be non-zero",
                   "use a size such as \"64 KiB\"");
-    else if (spec.word_size.value > 0 && size->value % spec.word_size.value != 0)
+    else if (word_size.value > 0 && size->value % word_size.value != 0)
       diags.error(node.location(), node.path(),
                   fmt::format("{} is not a whole number of {}-byte words", to_string(*size),
-                              spec.word_size.value));
+                              word_size.value));
     else if (size->value < minimum)
       diags.error(node.location(), node.path(),
                   fmt::format("{} is smaller than the {} bytes a double-buffered SRAM needs",
@@ -63,37 +166,421 @@ void read_sram(const YamlReader& sram, const ArchSpec& spec, SramSpec& out, Diag
   sram.reject_unknown_keys(diags);
 }
 
-void read_dram(const YamlReader& dram, DramSpec& out, Diagnostics& diags) {
+void read_v1_dram(const YamlReader& dram, DramSpec& out, Diagnostics& diags) {
   if (!dram.expect_map(diags)) return;
-  if (!dram.has("bandwidth")) {
+  if (!dram.has("bandwidth"))
     diags.error(dram.location(), dram.path(), "missing required key 'bandwidth'",
                 "give a figure such as \"25.6 GB/s\" or \"16 B/cycle\", or \"unlimited\" for "
                 "stall-free compute cycles");
-  } else {
-    const YamlReader bw = dram.at("bandwidth");
-    if (bw.is_scalar() && bw.node().Scalar() == "unlimited") {
-      out.bandwidth.reset();
-    } else {
-      Bandwidth value;
-      if (bw.read(value, diags)) {
-        const bool zero = std::visit([](auto v) { return v.value <= 0.0; }, value);
-        if (zero)
-          diags.error(bw.location(), bw.path(), "must be above zero",
-                      "write \"unlimited\" for no bandwidth limit");
-        else
-          out.bandwidth = value;
+  else
+    read_positive_bandwidth(dram.at("bandwidth"), out.bandwidth, true, diags);
+  dram.reject_unknown_keys(diags);
+}
+
+// The precision a schema-1 word stands for: 1 B int8 (SCALE-Sim's word), 2 B fp16, 4 B fp32.
+DataType word_precision(Bytes word_size) {
+  switch (word_size.value) {
+    case 2: return DataType::Fp16;
+    case 4: return DataType::Fp32;
+    default: return DataType::Int8;
+  }
+}
+
+void read_v1(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
+  spec.schema_version = 1;
+  Bytes word_size{1};
+  if (root.optional("word_size", word_size, diags) && word_size.value == 0)
+    diags.error(root.at("word_size").location(), "word_size", "must be at least 1 B",
+                "SCALE-Sim's arrays use 1 B words; fp16 is 2 B");
+  spec.word_size = word_size;
+
+  ComputeUnitSpec unit{.name = "array", .kind = UnitKind::Systolic};
+  unit.array.emplace();
+  if (root.has("array")) read_array(root.at("array"), *unit.array, diags);
+  else diags.error(root.location(), "", "missing required key 'array'",
+                   "add array: {rows: 32, cols: 32, dataflow: output_stationary}");
+  unit.rates[word_precision(word_size)] = 1.0;
+  spec.compute.push_back(std::move(unit));
+
+  Sram sram;
+  if (root.has("sram")) read_sram(root.at("sram"), word_size, sram, diags);
+  else diags.error(root.location(), "", "missing required key 'sram'",
+                   "add sram: {ifmap: 64 KiB, filter: 64 KiB, ofmap: 64 KiB}");
+  const std::tuple<std::string_view, Bytes, Holds> levels[] = {
+      {"ifmap", sram.ifmap, Holds::Inputs},
+      {"filter", sram.filter, Holds::Weights},
+      {"ofmap", sram.ofmap, Holds::Outputs}};
+  for (const auto& [name, capacity, holds] : levels)
+    spec.memory.push_back({.name = std::string(name),
+                           .capacity = capacity,
+                           .holds = bits(holds),
+                           .double_buffered = sram.double_buffered});
+
+  if (root.has("dram")) read_v1_dram(root.at("dram"), spec.dram, diags);
+  else diags.error(root.location(), "", "missing required key 'dram'",
+                   "add dram: {bandwidth: 16 B/cycle} or dram: {bandwidth: unlimited}");
+}
+
+// ---- schema 2: the general form ------------------------------------------------------------
+
+// A map from precision names to positive per-cycle rates: {fp16: 1024, int8: 2048}.
+void read_rates(const YamlReader& unit, std::string_view key, RateTable& out,
+                Diagnostics& diags) {
+  if (!unit.has(key)) {
+    diags.error(unit.location(), unit.path(), fmt::format("missing required key '{}'", key),
+                fmt::format("give a rate per precision, e.g. {}: {{fp16: 1024, int8: 2048}}",
+                            key));
+    return;
+  }
+  const YamlReader table = unit.at(key);
+  if (!table.expect_map(diags)) return;
+  for (const std::string& name : table.keys()) {
+    const YamlReader value = table.at(name);
+    const auto parsed = parse_data_type(name);
+    if (!parsed) {
+      std::vector<std::string_view> names;
+      for (const auto& entry : data_type_names()) names.push_back(entry.first);
+      std::string valid;
+      for (const auto n : names) valid += (valid.empty() ? "" : ", ") + std::string(n);
+      const auto close = did_you_mean(name, names);
+      diags.error(value.location(), value.path(),
+                  close ? fmt::format("unknown precision '{}' (did you mean '{}'?)", name, *close)
+                        : fmt::format("unknown precision '{}'", name),
+                  fmt::format("expected one of: {}", valid));
+      continue;
+    }
+    double rate = 0;
+    if (!value.read(rate, diags)) continue;
+    if (rate <= 0)
+      diags.error(value.location(), value.path(), "must be above zero",
+                  "leave a precision out when the unit does not support it");
+    else
+      out[*parsed] = rate;
+  }
+}
+
+void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  node.required("name", unit.name, diags);
+  if (!node.required_enum("kind", unit.kind, EnumTable<UnitKind>(kUnitKinds), diags)) {
+    return;  // without a kind the other keys cannot be judged; report only the kind
+  }
+  read_count(node, "count", unit.count, diags, "4");
+  switch (unit.kind) {
+    case UnitKind::Systolic:
+      unit.array.emplace();
+      if (node.has("array")) read_array(node.at("array"), *unit.array, diags);
+      else diags.error(node.location(), node.path(), "missing required key 'array'",
+                       "add array: {rows: 128, cols: 128, dataflow: weight_stationary}");
+      read_rates(node, "macs_per_pe", unit.rates, diags);
+      break;
+    case UnitKind::TensorCore: {
+      read_rates(node, "macs_per_cycle", unit.rates, diags);
+      TensorCoreSpec tc;
+      if (node.has("mma")) {
+        const YamlReader mma = node.at("mma");
+        if (mma.expect_map(diags)) {
+          mma.required("m", tc.mma_m, diags);
+          mma.required("n", tc.mma_n, diags);
+          mma.required("k", tc.mma_k, diags);
+          mma.reject_unknown_keys(diags);
+        }
+      }
+      read_count(node, "max_warps_per_core", tc.max_warps_per_core, diags, "64");
+      read_count(node, "max_blocks_per_core", tc.max_blocks_per_core, diags, "32");
+      read_count(node, "registers_per_core", tc.registers_per_core, diags, "65536");
+      unit.tensor_core = tc;
+      break;
+    }
+    case UnitKind::Vector:
+      read_rates(node, "ops_per_cycle", unit.rates, diags);
+      if (node.optional("special_ops_per_cycle", unit.special_ops_per_cycle, diags) &&
+          unit.special_ops_per_cycle <= 0)
+        diags.error(node.at("special_ops_per_cycle").location(),
+                    node.at("special_ops_per_cycle").path(), "must be above zero",
+                    "leave the key out for a quarter of the fp32 rate");
+      else if (!node.has("special_ops_per_cycle") && unit.rates.contains(DataType::Fp32))
+        unit.special_ops_per_cycle = unit.rates.at(DataType::Fp32) / 4.0;
+      break;
+  }
+  node.reject_unknown_keys(diags);
+}
+
+void read_holds(const YamlReader& node, std::uint8_t& out, Diagnostics& diags) {
+  if (!node.expect_sequence(diags)) return;
+  std::uint8_t holds = 0;
+  for (const YamlReader& item : node.items()) {
+    Holds role{};
+    if (item.read_enum(role, EnumTable<Holds>(kHolds), diags)) holds |= bits(role);
+  }
+  if (node.items().empty())
+    diags.error(node.location(), node.path(), "holds no tensor role, so no op can use it",
+                "list at least one of: inputs, weights, outputs (or leave the key out for all "
+                "three)");
+  else
+    out = holds;
+}
+
+void read_level(const YamlReader& node, MemoryLevelSpec& level, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  if (node.required("name", level.name, diags) && level.name == "dram")
+    diags.error(node.at("name").location(), node.at("name").path(),
+                "'dram' is the name of the DRAM level", "describe DRAM under the dram: key");
+  node.optional_enum("scope", level.scope, EnumTable<Scope>(kScopes), diags);
+  read_count(node, "instances", level.instances, diags, "2");
+  if (node.required("capacity", level.capacity, diags) && level.capacity.value == 0)
+    diags.error(node.at("capacity").location(), node.at("capacity").path(), "must be non-zero",
+                "use a size such as \"256 KiB\"");
+  if (node.has("read_bandwidth"))
+    read_positive_bandwidth(node.at("read_bandwidth"), level.read_bandwidth, false, diags);
+  if (node.has("write_bandwidth"))
+    read_positive_bandwidth(node.at("write_bandwidth"), level.write_bandwidth, false, diags);
+  read_latency(node, "latency", level.latency, diags);
+  read_count(node, "banks", level.banks, diags, "32");
+  read_count(node, "ports", level.ports, diags, "2");
+  if (node.has("holds")) read_holds(node.at("holds"), level.holds, diags);
+  node.optional("double_buffered", level.double_buffered, diags);
+  node.reject_unknown_keys(diags);
+}
+
+void read_dram(const YamlReader& node, DramSpec& dram, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  node.optional_enum("technology", dram.technology,
+                     EnumTable<DramTechnology>(kDramTechnologies), diags);
+  Bytes capacity;
+  if (node.optional("capacity", capacity, diags)) {
+    if (capacity.value == 0)
+      diags.error(node.at("capacity").location(), node.at("capacity").path(),
+                  "must be non-zero", "use a size such as \"80 GB\"");
+    else
+      dram.capacity = capacity;
+  }
+  if (!node.has("bandwidth"))
+    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+                "give a figure such as \"3.35 TB/s\", or \"unlimited\" for stall-free compute");
+  else
+    read_positive_bandwidth(node.at("bandwidth"), dram.bandwidth, true, diags);
+  read_count(node, "channels", dram.channels, diags, "8");
+  read_latency(node, "latency", dram.latency, diags);
+  if (node.has("timing")) {
+    const YamlReader t = node.at("timing");
+    if (t.expect_map(diags)) {
+      DramTiming timing;
+      read_count(t, "banks_per_channel", timing.banks_per_channel, diags, "16");
+      t.optional("row_buffer", timing.row_buffer, diags);
+      const std::pair<std::string_view, std::optional<Seconds>*> times[] = {
+          {"t_rcd", &timing.t_rcd}, {"t_rp", &timing.t_rp}, {"t_cl", &timing.t_cl}};
+      for (const auto& [key, field] : times) {
+        Seconds value;
+        if (t.optional(key, value, diags)) *field = value;
+      }
+      t.reject_unknown_keys(diags);
+      dram.timing = timing;
+    }
+  }
+  node.reject_unknown_keys(diags);
+}
+
+void read_noc(const YamlReader& node, NocSpec& noc, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  std::optional<Bandwidth> bandwidth;
+  if (!node.has("bandwidth"))
+    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+                "give one link's bandwidth, e.g. \"64 B/cycle\"");
+  else if (read_positive_bandwidth(node.at("bandwidth"), bandwidth, false, diags))
+    noc.bandwidth = *bandwidth;
+  if (node.optional("average_hops", noc.average_hops, diags) && noc.average_hops < 0)
+    diags.error(node.at("average_hops").location(), node.at("average_hops").path(),
+                "must not be negative", "e.g. average_hops: 2");
+  read_latency(node, "hop_latency", noc.hop_latency, diags);
+  node.reject_unknown_keys(diags);
+}
+
+void read_interconnect(const YamlReader& node, InterconnectSpec& ic, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  read_count(node, "chips", ic.chips, diags, "8");
+  node.optional_enum("topology", ic.topology, EnumTable<Topology>(kTopologies), diags);
+  std::optional<Bandwidth> bandwidth;
+  if (!node.has("bandwidth")) {
+    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+                "give one chip's injection bandwidth per direction, e.g. \"450 GB/s\"");
+  } else if (read_positive_bandwidth(node.at("bandwidth"), bandwidth, false, diags)) {
+    if (const auto* per_s = std::get_if<BytesPerSecond>(&*bandwidth))
+      ic.bandwidth = *per_s;
+    else
+      diags.error(node.at("bandwidth").location(), node.at("bandwidth").path(),
+                  "chip links run on their own clock: give bytes per second",
+                  "e.g. \"450 GB/s\"");
+  }
+  node.optional("latency", ic.latency, diags);
+  read_count(node, "links_per_chip", ic.links_per_chip, diags, "18");
+  node.reject_unknown_keys(diags);
+}
+
+template <class T>
+bool read_non_negative(const YamlReader& map, std::string_view key, T& out, Diagnostics& diags) {
+  if (!map.optional(key, out, diags)) return false;
+  if (out.value < 0) {
+    diags.error(map.at(key).location(), map.at(key).path(), "must not be negative");
+    return false;
+  }
+  return true;
+}
+
+void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energy,
+                 Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  double nm = 0;
+  if (node.optional("technology_nm", nm, diags)) {
+    if (nm < 1 || nm > 1000)
+      diags.error(node.at("technology_nm").location(), node.at("technology_nm").path(),
+                  fmt::format("{} nm is not a process node", nm),
+                  "give the node in nanometres, e.g. technology_nm: 7");
+    else
+      energy.technology_nm = nm;
+  }
+  if (node.has("mac")) {
+    const YamlReader mac = node.at("mac");
+    if (mac.expect_map(diags)) {
+      for (const std::string& name : mac.keys()) {
+        const YamlReader value = mac.at(name);
+        const auto type = parse_data_type(name);
+        if (!type) {
+          diags.error(value.location(), value.path(), fmt::format("unknown precision '{}'", name),
+                      "e.g. mac: {int8: 0.2 pJ, fp16: 1.1 pJ}");
+          continue;
+        }
+        Joules joules;
+        if (value.read(joules, diags)) energy.mac[*type] = joules;
       }
     }
   }
-  dram.reject_unknown_keys(diags);
+  Joules vector_op;
+  if (read_non_negative(node, "vector_op", vector_op, diags)) energy.vector_op = vector_op;
+  if (node.has("per_byte")) {
+    const YamlReader per_byte = node.at("per_byte");
+    if (per_byte.expect_map(diags)) {
+      std::vector<std::string_view> levels;
+      for (const MemoryLevelSpec& level : spec.memory) levels.push_back(level.name);
+      levels.push_back("dram");
+      for (const std::string& name : per_byte.keys()) {
+        const YamlReader value = per_byte.at(name);
+        if (std::find(levels.begin(), levels.end(), name) == levels.end()) {
+          std::string valid;
+          for (const auto l : levels) valid += (valid.empty() ? "" : ", ") + std::string(l);
+          const auto close = did_you_mean(name, levels);
+          diags.error(value.location(), value.path(),
+                      close ? fmt::format("no memory level '{}' (did you mean '{}'?)", name,
+                                          *close)
+                            : fmt::format("no memory level '{}'", name),
+                      fmt::format("the levels are: {}", valid));
+          continue;
+        }
+        Joules joules;
+        if (value.read(joules, diags)) energy.per_byte[name] = joules;
+      }
+    }
+  }
+  Watts static_power;
+  if (read_non_negative(node, "static_power", static_power, diags))
+    energy.static_power = static_power;
+  node.reject_unknown_keys(diags);
+}
+
+void read_area(const YamlReader& node, AreaSpec& area, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  const std::pair<std::string_view, std::optional<SquareMillimetres>*> fields[] = {
+      {"die", &area.die}, {"per_mac", &area.per_mac}, {"per_kib_sram", &area.per_kib_sram}};
+  for (const auto& [key, field] : fields) {
+    SquareMillimetres value;
+    if (!node.optional(key, value, diags)) continue;
+    if (value.value <= 0)
+      diags.error(node.at(key).location(), node.at(key).path(), "must be above zero");
+    else
+      *field = value;
+  }
+  node.reject_unknown_keys(diags);
+}
+
+void read_power(const YamlReader& node, PowerSpec& power, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  Watts budget;
+  if (node.optional("budget", budget, diags)) {
+    if (budget.value <= 0)
+      diags.error(node.at("budget").location(), node.at("budget").path(), "must be above zero",
+                  "e.g. budget: 700 W");
+    else
+      power.budget = budget;
+  }
+  node.optional("mode", power.mode, diags);
+  node.reject_unknown_keys(diags);
+}
+
+// Names must be unique within a list; the second use is the error.
+template <class T>
+void check_unique_names(const std::vector<T>& items, const std::vector<YamlReader>& nodes,
+                        std::string_view what, Diagnostics& diags) {
+  std::set<std::string, std::less<>> seen;
+  for (std::size_t i = 0; i < items.size() && i < nodes.size(); ++i) {
+    if (items[i].name.empty()) continue;
+    if (!seen.insert(items[i].name).second)
+      diags.error(nodes[i].at("name").location(), nodes[i].at("name").path(),
+                  fmt::format("a second {} named '{}'", what, items[i].name),
+                  "names must be unique");
+  }
+}
+
+void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
+  read_count(root, "cores", spec.cores, diags, "132");
+
+  if (!root.has("compute")) {
+    diags.error(root.location(), "", "missing required key 'compute'",
+                "list the units of one core, e.g. compute: [{name: mxu, kind: systolic, array: "
+                "{rows: 128, cols: 128, dataflow: weight_stationary}, macs_per_pe: {bf16: 1}}]");
+  } else if (const YamlReader compute = root.at("compute"); compute.expect_sequence(diags)) {
+    const auto nodes = compute.items();
+    if (nodes.empty())
+      diags.error(compute.location(), compute.path(), "a core needs at least one compute unit");
+    for (const YamlReader& node : nodes) read_unit(node, spec.compute.emplace_back(), diags);
+    check_unique_names(spec.compute, nodes, "compute unit", diags);
+  }
+
+  if (root.has("memory")) {
+    const YamlReader memory = root.at("memory");
+    if (memory.expect_sequence(diags)) {
+      const auto nodes = memory.items();
+      for (const YamlReader& node : nodes) read_level(node, spec.memory.emplace_back(), diags);
+      check_unique_names(spec.memory, nodes, "memory level", diags);
+    }
+  }
+
+  if (root.has("dram")) read_dram(root.at("dram"), spec.dram, diags);
+  else diags.error(root.location(), "", "missing required key 'dram'",
+                   "add dram: {technology: hbm3, bandwidth: 3.35 TB/s}");
+  if (root.has("noc")) read_noc(root.at("noc"), spec.noc.emplace(), diags);
+  if (root.has("interconnect"))
+    read_interconnect(root.at("interconnect"), spec.interconnect.emplace(), diags);
+  if (root.has("energy")) read_energy(root.at("energy"), spec, spec.energy, diags);
+  if (root.has("area")) read_area(root.at("area"), spec.area, diags);
+  if (root.has("power")) read_power(root.at("power"), spec.power, diags);
 }
 
 }  // namespace
 
-std::string_view to_string(Dataflow dataflow) {
-  for (const auto& [name, value] : kDataflows)
-    if (value == dataflow) return name;
-  return "?";
+std::string_view to_string(Dataflow dataflow) { return name_of(kDataflows, dataflow); }
+std::string_view to_string(UnitKind kind) { return name_of(kUnitKinds, kind); }
+std::string_view to_string(Scope scope) { return name_of(kScopes, scope); }
+std::string_view to_string(Topology topology) { return name_of(kTopologies, topology); }
+std::string_view to_string(DramTechnology technology) {
+  return technology == DramTechnology::Unspecified ? "unspecified"
+                                                   : name_of(kDramTechnologies, technology);
+}
+
+std::string holds_to_string(std::uint8_t holds) {
+  std::string out;
+  for (const auto& [name, role] : kHolds)
+    if ((holds & bits(role)) != 0) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
 }
 
 std::string_view short_name(Dataflow dataflow) {
@@ -110,32 +597,30 @@ std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diag
   if (!root.expect_map(diags)) return std::nullopt;
   ArchSpec spec;
   std::uint32_t schema_version = 0;
-  if (root.required("schema_version", schema_version, diags) &&
-      schema_version != kSchemaVersion)
+  const bool version_read = root.required("schema_version", schema_version, diags);
+  if (version_read && schema_version != 1 && schema_version != 2) {
     diags.error(root.at("schema_version").location(), "schema_version",
                 fmt::format("unsupported schema_version {}", schema_version),
-                fmt::format("this coda reads schema_version {}", kSchemaVersion));
+                "this coda reads schema_version 2 (the general form) and 1 (the systolic "
+                "shorthand)");
+    return std::nullopt;
+  }
   root.required("name", spec.name, diags);
   root.optional("description", spec.description, diags);
-  root.required("clock", spec.clock, diags);
-  if (root.optional("word_size", spec.word_size, diags) && spec.word_size.value == 0)
-    diags.error(root.at("word_size").location(), "word_size", "must be at least 1 B",
-                "SCALE-Sim's arrays use 1 B words; fp16 is 2 B");
-  if (root.has("array")) read_array(root.at("array"), spec, diags);
-  else diags.error(root.location(), "", "missing required key 'array'",
-                   "add array: {rows: 32, cols: 32, dataflow: output_stationary}");
-  if (root.has("sram")) {
-    const YamlReader sram = root.at("sram");
-    if (sram.is_map()) sram.optional("double_buffered", spec.sram.double_buffered, diags);
-    read_sram(sram, spec, spec.sram, diags);
-  } else {
-    diags.error(root.location(), "", "missing required key 'sram'",
-                "add sram: {ifmap: 64 KiB, filter: 64 KiB, ofmap: 64 KiB}");
-  }
-  if (root.has("dram")) read_dram(root.at("dram"), spec.dram, diags);
-  else diags.error(root.location(), "", "missing required key 'dram'",
-                   "add dram: {bandwidth: 16 B/cycle} or dram: {bandwidth: unlimited}");
   root.optional("sources", spec.sources, diags);
+  root.required("clock", spec.clock, diags);
+  // The shorthand's keys tell the form when the version is missing or unreadable.
+  const bool shorthand_keys = root.is_map() && (root.node()["array"] || root.node()["sram"]);
+  if (version_read && schema_version == 2 && shorthand_keys && !root.node()["compute"]) {
+    diags.error(root.at("schema_version").location(), "schema_version",
+                "this file uses the schema_version 1 shorthand (array, sram), but says "
+                "schema_version 2",
+                "write schema_version: 1, or describe the hardware with compute:, memory: and "
+                "dram: (docs/arch.md)");
+    return std::nullopt;
+  }
+  if (version_read ? schema_version == 1 : shorthand_keys) read_v1(root, spec, diags);
+  else read_v2(root, spec, diags);
   root.reject_unknown_keys(diags);
   if (diags.error_count() != errors_before) return std::nullopt;
   return spec;
@@ -147,6 +632,27 @@ std::optional<LoadedArch> load_arch(const std::filesystem::path& file, Diagnosti
   auto spec = read_arch_spec(doc->root(), diags);
   if (!spec) return std::nullopt;
   return LoadedArch{std::move(*spec), file.string(), doc->content_hash()};
+}
+
+std::string describe_compute(const ArchSpec& spec) {
+  std::string units;
+  for (const ComputeUnitSpec& unit : spec.compute) {
+    std::string text = unit.count > 1 ? fmt::format("{}x {}", unit.count, unit.name) : unit.name;
+    if (unit.array)
+      text += fmt::format(" {}x{} {}", unit.array->rows, unit.array->cols,
+                          to_string(unit.array->dataflow));
+    else if (unit.name != to_string(unit.kind))
+      text += fmt::format(" ({})", to_string(unit.kind));
+    units += (units.empty() ? "" : ", ") + text;
+  }
+  return spec.cores == 1 ? fmt::format("1 core: {}", units)
+                         : fmt::format("{} cores, each: {}", spec.cores, units);
+}
+
+const ComputeUnitSpec* find_unit(const ArchSpec& spec, UnitKind kind) {
+  for (const ComputeUnitSpec& unit : spec.compute)
+    if (unit.kind == kind) return &unit;
+  return nullptr;
 }
 
 }  // namespace coda::arch

@@ -1,22 +1,28 @@
 #pragma once
-// The systolic-array accelerator as a user describes it in YAML (configs/arch/*.yaml), and the
-// reader that validates it. See docs/arch.md for every key.
+// A hardware description as a user writes it in YAML (configs/arch/*.yaml), and the reader that
+// validates it. docs/arch.md lists every key. Two forms are read:
 //
-//   schema_version: 1
-//   name: systolic-32x32-os
-//   extends: base.yaml          # optional; deep-merged, keys here win
-//   clock: 1 GHz
-//   array: {rows: 32, cols: 32, dataflow: output_stationary}
-//   word_size: 1 B
-//   sram: {ifmap: 64 KiB, filter: 64 KiB, ofmap: 64 KiB, double_buffered: true}
-//   dram: {bandwidth: 10 B/cycle}   # or "4.8 TB/s", or "unlimited"
+//   schema_version: 2   the general form: a chip of identical cores, each with compute units
+//                       (systolic arrays, tensor cores, a vector unit) and memory levels; chip-wide
+//                       memory levels, DRAM, the on-chip network, chip-to-chip links, energy,
+//                       area and power.
+//   schema_version: 1   the Foundation's shorthand for one systolic array with three SRAMs
+//                       (array/sram/dram/word_size). It is read into the same ArchSpec: one core,
+//                       one systolic unit, three core-level memories holding inputs, weights and
+//                       outputs, and DRAM.
+//
+// The spec is plain data; arch::HardwareModel derives everything (peaks, ridge points, the
+// systolic view, energy and area tables) from it.
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/data_type.h"
 #include "core/diagnostics.h"
 #include "core/units.h"
 #include "core/yaml_reader.h"
@@ -28,36 +34,165 @@ enum class Dataflow : std::uint8_t { OutputStationary, WeightStationary, InputSt
 std::string_view to_string(Dataflow dataflow);  // "output_stationary", ...
 std::string_view short_name(Dataflow dataflow);  // "os", "ws", "is"
 
-struct SramSpec {
-  Bytes ifmap;
-  Bytes filter;
-  Bytes ofmap;
-  // Half of each SRAM holds the tile being computed on while the other half is filled (ifmap,
-  // filter) or drained (ofmap). Without double buffering, loads cannot overlap compute.
+enum class UnitKind : std::uint8_t {
+  Systolic,    // a rows x cols array of MACs with a dataflow (TPU MXU, NPU cores, Eyeriss)
+  TensorCore,  // the matrix units of a GPU SM, fed from shared memory by warps
+  Vector,      // SIMD lanes for elementwise ops, softmax, norms and reductions
+};
+std::string_view to_string(UnitKind kind);  // "systolic", "tensor_core", "vector"
+
+// Per-precision throughput of one unit instance per clock cycle: dense MACs for matrix units,
+// element operations for a vector unit. A precision that is absent is not supported by the unit.
+using RateTable = std::map<DataType, double>;
+
+struct SystolicArraySpec {
+  std::uint32_t rows = 0;
+  std::uint32_t cols = 0;
+  Dataflow dataflow = Dataflow::OutputStationary;
+  friend bool operator==(const SystolicArraySpec&, const SystolicArraySpec&) = default;
+};
+
+// What a GPU SM offers the thread blocks of a GEMM kernel; occupancy comes from these and the
+// shared memory of the core-level memory that holds inputs.
+struct TensorCoreSpec {
+  std::uint32_t mma_m = 16, mma_n = 8, mma_k = 16;  // the MMA instruction shape
+  std::uint32_t max_warps_per_core = 64;
+  std::uint32_t max_blocks_per_core = 32;
+  std::uint32_t registers_per_core = 65536;  // 32-bit registers in the register file
+  friend bool operator==(const TensorCoreSpec&, const TensorCoreSpec&) = default;
+};
+
+struct ComputeUnitSpec {
+  std::string name;  // "mxu", "tensor_core", "vector"
+  UnitKind kind = UnitKind::Systolic;
+  std::uint32_t count = 1;  // instances per core
+  // Systolic: MACs per PE per cycle by precision (1 for the native one, 2 for int4 on an
+  // int8 array that packs two); the unit's rate is rows * cols times that.
+  // TensorCore: dense MACs per cycle per instance. Vector: element operations per cycle.
+  RateTable rates;
+  std::optional<SystolicArraySpec> array;       // kind == Systolic
+  std::optional<TensorCoreSpec> tensor_core;    // kind == TensorCore
+  double special_ops_per_cycle = 0;             // Vector: exp, rsqrt, ... per cycle (SFU)
+  friend bool operator==(const ComputeUnitSpec&, const ComputeUnitSpec&) = default;
+};
+
+// The tensor roles a memory level may hold, as a bit set.
+enum class Holds : std::uint8_t { Inputs = 1, Weights = 2, Outputs = 4, All = 7 };
+constexpr std::uint8_t bits(Holds h) { return static_cast<std::uint8_t>(h); }
+std::string holds_to_string(std::uint8_t holds);  // "inputs, weights"
+
+enum class Scope : std::uint8_t { Core, Chip };  // one per core, or shared by the chip's cores
+std::string_view to_string(Scope scope);
+
+struct MemoryLevelSpec {
+  std::string name;  // "smem", "l2", "ifmap_sram"
+  Scope scope = Scope::Core;
+  std::uint32_t instances = 1;  // per scope (per core, or per chip)
+  Bytes capacity;               // per instance
+  std::optional<Bandwidth> read_bandwidth;   // per instance; nullopt: not a limit
+  std::optional<Bandwidth> write_bandwidth;  // per instance; nullopt: same as read
+  std::optional<Latency> latency;
+  std::uint32_t banks = 1;
+  std::uint32_t ports = 1;
+  std::uint8_t holds = bits(Holds::All);
+  // Half of the level holds the tile being computed on while the other half is filled or
+  // drained, so loads overlap compute.
   bool double_buffered = true;
-  friend bool operator==(const SramSpec&, const SramSpec&) = default;
+  friend bool operator==(const MemoryLevelSpec&, const MemoryLevelSpec&) = default;
+};
+
+enum class DramTechnology : std::uint8_t {
+  Unspecified, Ddr3, Ddr4, Ddr5, Lpddr4, Lpddr4x, Lpddr5, Lpddr5x, Gddr6, Hbm2, Hbm2e, Hbm3, Hbm3e
+};
+std::string_view to_string(DramTechnology technology);
+
+// What a bank/row-buffer timing model needs (later); read and kept, not used by the closed form.
+struct DramTiming {
+  std::uint32_t banks_per_channel = 0;
+  Bytes row_buffer;
+  std::optional<Seconds> t_rcd, t_rp, t_cl;
+  friend bool operator==(const DramTiming&, const DramTiming&) = default;
 };
 
 struct DramSpec {
-  std::optional<Bandwidth> bandwidth;  // nullopt: unlimited (stall-free compute cycles)
+  DramTechnology technology = DramTechnology::Unspecified;
+  std::optional<Bytes> capacity;
+  std::optional<Bandwidth> bandwidth;  // whole chip; nullopt: unlimited (stall-free compute)
+  std::uint32_t channels = 1;
+  std::optional<Latency> latency;
+  std::optional<DramTiming> timing;
   friend bool operator==(const DramSpec&, const DramSpec&) = default;
 };
 
+// The network joining a chip's cores: one link's bandwidth and the average hop count a transfer
+// crosses.
+struct NocSpec {
+  Bandwidth bandwidth = BytesPerCycle{0};
+  double average_hops = 1;
+  std::optional<Latency> hop_latency;
+  friend bool operator==(const NocSpec&, const NocSpec&) = default;
+};
+
+enum class Topology : std::uint8_t { Ring, FullyConnected, Torus2d, Torus3d, Switch };
+std::string_view to_string(Topology topology);
+
+// Chips joined by links (NVLink, ICI). `bandwidth` is one chip's injection bandwidth in one
+// direction, over all its links together.
+struct InterconnectSpec {
+  std::uint32_t chips = 1;
+  Topology topology = Topology::Ring;
+  BytesPerSecond bandwidth;
+  Seconds latency;  // per message, per hop
+  std::uint32_t links_per_chip = 1;
+  friend bool operator==(const InterconnectSpec&, const InterconnectSpec&) = default;
+};
+
+// Energy figures a user states; anything absent is derived from the technology node by the
+// scaling rule in arch/energy.h.
+struct EnergySpec {
+  std::optional<double> technology_nm;
+  std::map<DataType, Joules> mac;           // per MAC, by precision
+  std::optional<Joules> vector_op;          // per vector element operation
+  std::map<std::string, Joules> per_byte;   // per byte accessed, by memory level name or "dram"
+  std::optional<Watts> static_power;
+  friend bool operator==(const EnergySpec&, const EnergySpec&) = default;
+};
+
+struct AreaSpec {
+  std::optional<SquareMillimetres> die;     // the published die area, when known
+  std::optional<SquareMillimetres> per_mac; // override of the derived figures
+  std::optional<SquareMillimetres> per_kib_sram;
+  friend bool operator==(const AreaSpec&, const AreaSpec&) = default;
+};
+
+struct PowerSpec {
+  std::optional<Watts> budget;  // TDP or the power mode's budget: a sweep constraint
+  std::string mode;             // "MAXN", "15W", ...
+  friend bool operator==(const PowerSpec&, const PowerSpec&) = default;
+};
+
 struct ArchSpec {
+  std::uint32_t schema_version = 2;
   std::string name;
   std::string description;
   std::string sources;  // where the real-device numbers come from (free text)
   Hertz clock;
-  std::uint32_t rows = 0;
-  std::uint32_t cols = 0;
-  Dataflow dataflow = Dataflow::OutputStationary;
-  Bytes word_size{1};
-  SramSpec sram;
+  std::uint32_t cores = 1;
+  std::vector<ComputeUnitSpec> compute;  // the units of one core
+  std::vector<MemoryLevelSpec> memory;   // innermost first; DRAM is separate
   DramSpec dram;
+  std::optional<NocSpec> noc;
+  std::optional<InterconnectSpec> interconnect;
+  EnergySpec energy;
+  AreaSpec area;
+  PowerSpec power;
+  // Bytes per element of the systolic shorthand (schema 1), which has no per-op precision.
+  std::optional<Bytes> word_size;
   friend bool operator==(const ArchSpec&, const ArchSpec&) = default;
 };
 
-// Reads and validates a whole arch document. Never throws; every problem is a Diagnostic.
+// Reads and validates a whole arch document, either schema. Never throws; every problem is a
+// Diagnostic with the file, line and YAML path.
 std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diags);
 
 // An arch spec with where it came from, for provenance.
@@ -68,5 +203,12 @@ struct LoadedArch {
 };
 
 std::optional<LoadedArch> load_arch(const std::filesystem::path& file, Diagnostics& diags);
+
+// One line naming the compute: "1 core: array 32x32 output_stationary", "132 cores, each:
+// tensor_core, vector".
+std::string describe_compute(const ArchSpec& spec);
+
+// The first unit of `kind` in a spec, or null.
+const ComputeUnitSpec* find_unit(const ArchSpec& spec, UnitKind kind);
 
 }  // namespace coda::arch

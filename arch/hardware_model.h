@@ -1,17 +1,30 @@
 #pragma once
 // The immutable hardware model the mapper and the engines use, built from a validated ArchSpec.
-// Everything derived (PE count, buffer capacities in words, DRAM bytes per cycle) is computed
-// once here, so the hot paths read plain numbers.
+// Everything derived (peaks per precision, chip-wide bandwidths, ridge points, the systolic view
+// of one array) is computed once here, so the hot paths read plain numbers.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "arch/arch_spec.h"
+#include "arch/energy.h"
 
 namespace coda::arch {
 
 enum class Operand : std::uint8_t { Ifmap, Filter, Ofmap };
+
+// One memory level as the roofline and the summary see it; DRAM is the last, named "dram".
+struct LevelSummary {
+  std::string name;
+  Scope scope = Scope::Chip;
+  std::uint64_t instances = 1;  // on the whole chip (a per-core level counts once per core)
+  Bytes capacity;               // per instance
+  std::optional<double> read_bytes_per_second;   // all instances together; nullopt: no limit
+  std::optional<double> write_bytes_per_second;  // all instances together; nullopt: no limit
+  std::uint8_t holds = bits(Holds::All);
+};
 
 class HardwareModel {
  public:
@@ -19,25 +32,67 @@ class HardwareModel {
 
   const ArchSpec& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
-  std::uint64_t rows() const { return spec_.rows; }
-  std::uint64_t cols() const { return spec_.cols; }
-  std::uint64_t processing_elements() const { return rows() * cols(); }
-  Dataflow dataflow() const { return spec_.dataflow; }
   Hertz clock() const { return spec_.clock; }
-  std::uint64_t word_bytes() const { return spec_.word_size.value; }
+  std::uint32_t cores() const { return spec_.cores; }
 
-  // Capacity of one operand's SRAM in words, and the part of it that one fold's tile may use:
-  // half when double-buffered (the other half is being filled or drained), all of it otherwise.
+  // The unit contractions run on (the first systolic or tensor-core unit), and the unit
+  // elementwise ops, norms and reductions run on; null when the core has none.
+  const ComputeUnitSpec* matrix_unit() const { return matrix_; }
+  const ComputeUnitSpec* vector_unit() const { return vector_; }
+
+  // ---- roofline ----
+  // Dense operations per second (2 per MAC) of every matrix unit of every core at `precision`;
+  // 0 when no matrix unit supports it.
+  double peak_ops_per_second(DataType precision) const;
+  // Element operations per second of the vector units of every core; 0 when unsupported.
+  double peak_vector_ops_per_second(DataType precision) const;
+  // The precisions some matrix unit supports, in enum order.
+  std::vector<DataType> matrix_precisions() const;
+  // Chip DRAM bandwidth in bytes per second; nullopt when unlimited.
+  std::optional<double> dram_bytes_per_second() const;
+  // The memory levels, innermost first, then DRAM.
+  const std::vector<LevelSummary>& levels() const { return levels_; }
+  // Operations per byte at which an op moving its bytes through `level` (read bandwidth) turns
+  // from memory- to compute-bound at `precision`; nullopt when the level's bandwidth is no
+  // limit or the precision is unsupported.
+  std::optional<double> ridge_point(DataType precision, const LevelSummary& level) const;
+
+  // ---- the systolic view: one array of the matrix unit (precondition: it is systolic) ----
+  std::uint64_t rows() const { return array_.rows; }
+  std::uint64_t cols() const { return array_.cols; }
+  Dataflow dataflow() const { return array_.dataflow; }
+  // Arrays on the chip (instances per core x cores); an op is split over them.
+  std::uint64_t arrays() const { return arrays_; }
+  // PEs of every array on the chip.
+  std::uint64_t processing_elements() const { return array_.rows * array_.cols * arrays_; }
+  // Bytes per element: the schema-1 word size, else the array's first precision rounded up.
+  std::uint64_t word_bytes() const { return word_bytes_; }
+  // The words of one array's buffer for an operand: the innermost core-level memory holding
+  // the operand's role, shared evenly among the roles it holds and among the core's arrays.
+  // working_words is the part one fold's tile may use: half when double-buffered.
   std::uint64_t sram_words(Operand operand) const;
   std::uint64_t working_words(Operand operand) const;
-  bool double_buffered() const { return spec_.sram.double_buffered; }
-
-  // DRAM bandwidth in bytes per cycle of this clock; nullopt when unlimited.
+  bool double_buffered() const { return double_buffered_; }
+  // Chip DRAM bandwidth in bytes per cycle of this clock; nullopt when unlimited.
   std::optional<double> dram_bytes_per_cycle() const { return dram_bytes_per_cycle_; }
+
+  // ---- energy and area (arch/energy.h): stated figures, else derived ----
+  const EnergyTable& energy() const { return energy_; }
+  const AreaTable& area() const { return area_; }
 
  private:
   ArchSpec spec_;
+  const ComputeUnitSpec* matrix_ = nullptr;
+  const ComputeUnitSpec* vector_ = nullptr;
+  SystolicArraySpec array_;
+  std::uint64_t arrays_ = 0;
+  std::uint64_t word_bytes_ = 1;
+  std::uint64_t operand_words_[3] = {0, 0, 0};
+  bool double_buffered_ = true;
   std::optional<double> dram_bytes_per_cycle_;
+  std::vector<LevelSummary> levels_;
+  EnergyTable energy_;
+  AreaTable area_;
 };
 
 }  // namespace coda::arch

@@ -19,13 +19,19 @@ struct ArrayParams {
 
 inline arch::HardwareModel make_array(const ArrayParams& p) {
   arch::ArchSpec spec;
+  spec.schema_version = 1;
   spec.name = "test-array";
   spec.clock = Hertz{1e9};
-  spec.rows = p.rows;
-  spec.cols = p.cols;
-  spec.dataflow = p.dataflow;
   spec.word_size = p.word_size;
-  spec.sram = {p.sram, p.sram, p.sram, p.double_buffered};
+  arch::ComputeUnitSpec unit{.name = "array", .kind = arch::UnitKind::Systolic};
+  unit.array = arch::SystolicArraySpec{p.rows, p.cols, p.dataflow};
+  unit.rates[DataType::Int8] = 1.0;
+  spec.compute.push_back(unit);
+  for (const arch::Holds role : {arch::Holds::Inputs, arch::Holds::Weights, arch::Holds::Outputs})
+    spec.memory.push_back({.name = arch::holds_to_string(arch::bits(role)),
+                           .capacity = p.sram,
+                           .holds = arch::bits(role),
+                           .double_buffered = p.double_buffered});
   if (p.bytes_per_cycle) spec.dram.bandwidth = BytesPerCycle{*p.bytes_per_cycle};
   return arch::HardwareModel(spec);
 }

@@ -32,11 +32,18 @@ TEST(ArchSpec, ReadsAValidSpecAndDerivesTheModel) {
   Diagnostics diags;
   const auto spec = parse(kValid, diags);
   ASSERT_TRUE(spec) << diags.format_all();
-  EXPECT_EQ(spec->rows, 16u);
-  EXPECT_EQ(spec->cols, 8u);
-  EXPECT_EQ(spec->dataflow, Dataflow::WeightStationary);
+  // The shorthand reads as one core with one systolic unit and three single-role memories.
+  ASSERT_EQ(spec->compute.size(), 1u);
+  ASSERT_TRUE(spec->compute[0].array);
+  EXPECT_EQ(spec->compute[0].array->rows, 16u);
+  EXPECT_EQ(spec->compute[0].array->cols, 8u);
+  EXPECT_EQ(spec->compute[0].array->dataflow, Dataflow::WeightStationary);
   EXPECT_EQ(spec->word_size, Bytes{1});  // default
+  ASSERT_EQ(spec->memory.size(), 3u);
+  EXPECT_EQ(spec->memory[1].holds, bits(Holds::Weights));
   const HardwareModel hw(*spec);
+  EXPECT_EQ(hw.rows(), 16u);
+  EXPECT_EQ(hw.dataflow(), Dataflow::WeightStationary);
   EXPECT_EQ(hw.processing_elements(), 128u);
   EXPECT_EQ(hw.sram_words(Operand::Ifmap), 4096u);
   EXPECT_EQ(hw.working_words(Operand::Ifmap), 2048u);  // double-buffered by default: half
@@ -118,10 +125,11 @@ TEST(ArchSpec, BadDataflowSuggestsTheClosest) {
 
 TEST(ArchSpec, SchemaVersionIsChecked) {
   auto text = std::string(kValid);
-  text.replace(text.find("schema_version: 1"), 17, "schema_version: 2");
-  EXPECT_EQ(errors_of(text), std::vector<std::string>{
-                                 "a.yaml:1:17: error: schema_version: unsupported "
-                                 "schema_version 2; this coda reads schema_version 1"});
+  text.replace(text.find("schema_version: 1"), 17, "schema_version: 3");
+  EXPECT_EQ(errors_of(text),
+            std::vector<std::string>{
+                "a.yaml:1:17: error: schema_version: unsupported schema_version 3; this coda "
+                "reads schema_version 2 (the general form) and 1 (the systolic shorthand)"});
 }
 
 TEST(ArchPresets, EveryBundledPresetIsValid) {
@@ -141,9 +149,9 @@ TEST(ArchPresets, ExtendsInheritsFromThePreset) {
   const auto ws = load_arch("configs/arch/scalesim_32x32_ws.yaml", diags);
   const auto os = load_arch("configs/arch/scalesim_32x32_os.yaml", diags);
   ASSERT_TRUE(ws && os) << diags.format_all();
-  EXPECT_EQ(ws->spec.dataflow, Dataflow::WeightStationary);
-  EXPECT_EQ(ws->spec.sram, os->spec.sram);
-  EXPECT_EQ(ws->spec.rows, 32u);
+  EXPECT_EQ(ws->spec.compute[0].array->dataflow, Dataflow::WeightStationary);
+  EXPECT_EQ(ws->spec.memory, os->spec.memory);
+  EXPECT_EQ(ws->spec.compute[0].array->rows, 32u);
   EXPECT_NE(ws->content_hash, os->content_hash);
   // TPU v1: 34 GB/s at 700 MHz = 48.57 bytes per cycle.
   const auto tpu = load_arch("configs/arch/tpu_v1_256x256_ws.yaml", diags);
