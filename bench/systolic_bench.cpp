@@ -13,7 +13,7 @@
 #include <string>
 
 #include "arch/arch_spec.h"
-#include "mapper/systolic_mapping.h"
+#include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
 #include "workloads/importers.h"
 

@@ -1,0 +1,72 @@
+#pragma once
+// Alpha-beta (latency-bandwidth) costs of collectives among p ranks: a step that sends s bytes
+// over a link costs alpha + s / beta, where alpha = latency_s and beta = bytes_per_second per
+// direction per rank. S is the whole buffer as nccl-tests defines it (for reduce-scatter and
+// all-gather the full array, p x the per-rank part). docs/cost_models.md derives each line:
+//
+//                  Ring                           Tree (binomial)           Direct
+//   AllReduce      2(p-1) a + 2(p-1)/p S/b        2 lg p (a + S/b)          2a + 2(p-1)/p S/b
+//   ReduceScatter  (p-1) a + (p-1)/p S/b          lg p a + (p-1)/p S/b      a + (p-1)/p S/b
+//   AllGather      (p-1) a + (p-1)/p S/b          lg p a + (p-1)/p S/b      a + (p-1)/p S/b
+//   Broadcast      (p-2+c)(a + S/(c b)), best c   lg p (a + S/b)            a + (p-1) S/b
+//   SendRecv       a + S/b (every algorithm)
+//
+// with a = alpha, b = beta, lg p = ceil(log2 p).
+//
+// Ring all-reduce is reduce-scatter then all-gather around the ring. Tree all-reduce is a
+// binomial reduce then a binomial broadcast, whole messages, not pipelined (NCCL's pipelined
+// double-binary tree is out of scope). Tree reduce-scatter and all-gather are recursive halving
+// and doubling (exact for power-of-two p; other p use the same formula). Ring broadcast is a
+// chain pipelined in c chunks, c the integer that minimizes the time (c = 1 for p = 2). Direct
+// means every rank reaches every other at once through a switch, its beta shared by its p - 1
+// concurrent messages: all-reduce is a direct reduce-scatter then a direct all-gather ("two
+// shot"), broadcast is the root sending S to each peer. p = 1 costs nothing.
+//
+// Bus bandwidth is nccl-tests' (doc/PERFORMANCE.md): algbw = S / t times 2(p-1)/p for
+// all-reduce, (p-1)/p for reduce-scatter and all-gather, 1 for broadcast and send/recv. It is
+// comparable to beta: a ring all-reduce's bus bandwidth tends to beta as S grows.
+
+#include <cstdint>
+#include <string_view>
+
+namespace coda::sim::analytical {
+
+struct LinkParams {
+  double bytes_per_second = 0.0;  // per direction per rank
+  double latency_s = 0.0;         // per step
+};
+
+enum class CollectiveKind : std::uint8_t {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  SendRecv,
+};
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Direct };
+std::string_view to_string(CollectiveKind kind);
+std::string_view to_string(CollectiveAlgorithm algorithm);
+
+struct CollectiveCost {
+  double seconds = 0.0;
+  std::uint64_t steps = 0;            // latency terms on the critical path
+  // Mean over ranks of the bytes each sends: every rank sends the same on a ring, in direct
+  // reduce-scatter/all-gather/all-reduce and in send/recv; for the tree and broadcast it is
+  // the total moved / p (the busiest rank sends more). For all-reduce it is 2(p-1)/p S on
+  // every algorithm: the n-1 additions and n assignments per element of nccl-tests' argument.
+  double bytes_sent_per_rank = 0.0;
+  double algorithm_bytes_per_second = 0.0;  // S / seconds; 0 when seconds is 0
+  double bus_bytes_per_second = 0.0;        // nccl-tests' busbw
+  friend bool operator==(const CollectiveCost&, const CollectiveCost&) = default;
+};
+
+// Pure, thread-safe, O(1). Preconditions (CODA_CHECK): ranks >= 1, bytes_per_second > 0,
+// latency_s >= 0.
+CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                   std::uint64_t bytes, std::uint32_t ranks,
+                                   const LinkParams& link);
+
+// nccl-tests' correction factor from algbw to busbw (above).
+double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t ranks);
+
+}  // namespace coda::sim::analytical

@@ -1,0 +1,146 @@
+#pragma once
+// A closed-form model of one tensor-core GEMM kernel on a GPU, of the CUTLASS kind: a grid of
+// thread blocks, each computing one tm x tn tile of C by stepping through K in tk slices staged
+// through shared memory. docs/cost_models.md derives every formula; in short:
+//
+// Grid. blocks = batch x ceil(m / tm) x ceil(n / tn); tiles are numbered m-tile fastest, then
+// n-tile, then batch (CUTLASS's identity threadblock swizzle: blockIdx.x walks M).
+//
+// Resources per block. Shared memory = stages x (tm + tn) x tk x element_bytes (A and B slices
+// of every pipeline stage). Registers per thread = ceil(tm x tn / threads) 32-bit accumulators
+// + kRegisterOverheadPerThread (addresses, loop counters, fragments); threads = 32 x warps.
+// (fp32/int32 accumulators take one register each; allocation granularity is ignored.)
+//
+// Occupancy. blocks_per_sm = min(max_blocks_per_sm, smem_per_sm / smem_per_block,
+// registers_per_sm / registers_per_block, max_warps_per_sm / warps). Zero means the tile does
+// not fit: an infeasible *value* naming the limiting resource, never an exception.
+//
+// Waves. A wave is sms x blocks_per_sm blocks; waves = ceil(blocks / wave). Wave efficiency =
+// blocks / (waves x wave). Compute: a block does tm x tn x ceil(k / tk) x tk MACs (padding
+// counts). An SM shares macs_per_cycle_per_sm over its resident blocks, and a wave lasts as long
+// as its busiest SM: r = min(blocks_per_sm, ceil(W / sms)) blocks for a wave of W blocks, so
+// r x block MACs / macs_per_cycle_per_sm cycles (a full wave: r = blocks_per_sm). A block
+// reaches at most warps / kSubPartitionsPerSm of the SM's rate (one warp per tensor-core
+// sub-partition), so r blocks of w warps get min(1, r w / 4) of it. Hence one block past a full
+// wave with blocks_per_sm = 1 costs a whole extra wave (wave quantization, NVIDIA's Matrix
+// Multiplication Background guide).
+//
+// Memory. L2 -> SM: every block reads (tm + tn) x k input elements and writes tm x tn outputs.
+// DRAM: if one batch's A + B + C fits in L2, only compulsory traffic (A and B read once, C
+// written once). Otherwise blocks of one wave share what they read: a wave of W blocks reads
+// min(W, tiles_m) A row-panels per batch it spans and ceil(W / tiles_m) B column-panels (the
+// resident blocks walk K together, so their panels' K slices meet in L2); nothing is reused
+// across waves. C is written once, shared out over waves by their block counts.
+//
+// Time = launch_overhead_s + sum over waves of max(compute, L2 bytes / L2 bandwidth,
+// DRAM bytes / DRAM bandwidth): within a wave the three overlap, waves run one after another.
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace coda::sim::analytical {
+
+// The GPU at one precision (the op's). Plain numbers; the lead's adapter fills them from
+// arch::HardwareModel.
+struct GpuParams {
+  std::uint32_t sms = 0;
+  double clock_hz = 0.0;
+  double macs_per_cycle_per_sm = 0.0;        // tensor-core MACs at the op's precision
+  std::uint64_t smem_bytes_per_sm = 0;       // usable by blocks (the shared-memory carve-out)
+  std::uint32_t registers_per_sm = 0;        // 32-bit registers
+  std::uint32_t max_registers_per_thread = 255;  // every NVIDIA GPU since sm_35
+  std::uint32_t max_blocks_per_sm = 0;
+  std::uint32_t max_warps_per_sm = 0;
+  std::uint64_t l2_bytes = 0;
+  double l2_bytes_per_second = 0.0;          // L2 -> SMs; 0 = unlimited
+  double dram_bytes_per_second = 0.0;        // 0 = unlimited
+  // Host launch to kernel start. Measured empty-kernel launches: 2.2 us back to back and 6.6 us
+  // with a synchronize after each on P100 (CSCS's ReFrame kernel_latency check, reference
+  // values), "approximately 5 us" on Linux (NVIDIA developer forum). 4 us sits between them.
+  double launch_overhead_s = 4e-6;
+};
+
+struct GemmShape {
+  std::uint64_t batch = 1;
+  std::uint64_t m = 0;
+  std::uint64_t n = 0;
+  std::uint64_t k = 0;
+  std::uint32_t element_bytes = 2;  // A and B
+  std::uint32_t output_bytes = 2;   // C, per element
+};
+
+struct BlockTile {
+  std::uint32_t tile_m = 128;
+  std::uint32_t tile_n = 128;
+  std::uint32_t tile_k = 32;
+  std::uint32_t warps = 4;
+  std::uint32_t stages = 3;  // shared-memory pipeline depth
+  friend constexpr bool operator==(const BlockTile&, const BlockTile&) = default;
+};
+
+// Registers a thread needs besides its accumulators.
+inline constexpr std::uint32_t kRegisterOverheadPerThread = 32;
+inline constexpr std::uint32_t kMaxThreadsPerBlock = 1024;  // CUDA's limit on every GPU
+// Tensor-core sub-partitions (processing blocks) per SM, Volta through Hopper.
+inline constexpr std::uint32_t kSubPartitionsPerSm = 4;
+
+// What capped blocks_per_sm; when nothing fits it is why the tile is infeasible.
+enum class GpuLimit : std::uint8_t {
+  BlockSlots,     // max_blocks_per_sm
+  SharedMemory,
+  Registers,      // per SM, or per thread above max_registers_per_thread
+  Warps,          // max_warps_per_sm
+  InvalidTile,    // a zero dimension, or more than kMaxThreadsPerBlock threads
+};
+std::string_view to_string(GpuLimit limit);
+
+enum class GpuBound : std::uint8_t { Compute, L2, Dram, Launch };
+std::string_view to_string(GpuBound bound);
+
+struct GpuKernelCost {
+  bool feasible = false;
+  GpuLimit limit = GpuLimit::InvalidTile;  // see GpuLimit
+  // Resources (filled in even when infeasible, so the caller can say by how much).
+  std::uint64_t smem_bytes_per_block = 0;
+  std::uint32_t registers_per_thread = 0;
+  std::uint64_t registers_per_block = 0;
+  std::uint32_t blocks_per_sm = 0;
+  double occupancy = 0.0;                  // resident warps / max_warps_per_sm
+  // Grid.
+  std::uint64_t blocks = 0;
+  std::uint64_t waves = 0;
+  double wave_efficiency = 0.0;            // blocks / (waves x sms x blocks_per_sm)
+  // Time: seconds = launch overhead + per-wave overlap (see the header comment).
+  double seconds = 0.0;
+  double cycles = 0.0;                     // seconds x clock_hz
+  double compute_seconds = 0.0;            // sum of the waves' compute times: no launch, no memory
+  double l2_bytes = 0.0;                   // L2 <-> SM traffic
+  double dram_bytes = 0.0;
+  double utilization = 0.0;                // batch*m*n*k / (sms x macs/cycle x clock x seconds)
+  GpuBound bound = GpuBound::Compute;
+  friend bool operator==(const GpuKernelCost&, const GpuKernelCost&) = default;
+};
+
+// Pure, thread-safe, O(1), no allocation. Preconditions (CODA_CHECK): params.sms, clock_hz,
+// macs_per_cycle_per_sm, max_blocks_per_sm, max_warps_per_sm > 0; shape batch, m, n, k,
+// element_bytes > 0. A tile that cannot run is an infeasible result, not a failure.
+GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
+                                const GpuParams& params);
+
+// The fixed candidate list choose_gpu_tile searches, in preference order: tiles 256x128,
+// 128x256, 128x128, 128x64, 64x128, 64x64, 32x32 (tile_k 32), each with 8 then 4 warps and 4 then
+// 3 stages.
+std::span<const BlockTile> gpu_tile_candidates();
+
+struct GpuTileChoice {
+  BlockTile tile;
+  GpuKernelCost cost;  // cost.feasible is false when no candidate fits
+};
+
+// The feasible candidate with the least predicted time; ties (within a relative 1e-9) go to the
+// earlier candidate, so the larger tile, then more warps, then more stages. When none is
+// feasible, returns the last candidate with its infeasible cost. O(candidates), no allocation.
+GpuTileChoice choose_gpu_tile(const GemmShape& shape, const GpuParams& params);
+
+}  // namespace coda::sim::analytical
