@@ -1,6 +1,6 @@
 #include "mapper/systolic_mapping.h"
 
-#include <fmt/format.h>
+#include <algorithm>
 
 #include "core/check.h"
 
@@ -25,6 +25,7 @@ SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel
   SystolicMapping m;
   m.dataflow = hw.dataflow();
   m.gemm = workload::gemm_view(op);
+  m.arrays = split_over_arrays(m.gemm, hw.arrays());
   switch (m.dataflow) {
     case arch::Dataflow::OutputStationary:
       m.row_dim = GemmDim::M, m.col_dim = GemmDim::N, m.time_dim = GemmDim::K;
@@ -45,25 +46,17 @@ SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel
   return m;
 }
 
-Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw) {
-  Schedule schedule{graph.name, {}, {}};
-  schedule.ops.reserve(graph.ops.size());
-  for (const workload::Op& op : graph.ops) {
-    const std::string_view kind = workload::to_string(op.kind);
-    const bool vowel = kind.find_first_of("aeiou") == 0;
-    if (op.kind == workload::OpKind::Contraction) {
-      schedule.ops.push_back({op.name, workload::mac_count(op), map_onto_array(op, hw)});
-      continue;
-    }
-    schedule.unsupported.push_back(
-        {op.name,
-         fmt::format("{} op ({}) cannot run on '{}': a systolic array computes contractions "
-                     "only, and this one has no vector unit",
-                     fmt::format("{} {}", vowel ? "an" : "a", kind),
-                     workload::to_string(op.function), hw.name()),
-         op.source});
+std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays) {
+  if (arrays <= 1) return 1;
+  // Groups first: independent GEMMs need no operand shared between arrays.
+  if (gemm.batch >= arrays) {
+    gemm.batch = ceil_div(gemm.batch, arrays);
+    return arrays;
   }
-  return schedule;
+  std::uint64_t& dim = gemm.n >= gemm.m ? gemm.n : gemm.m;
+  const std::uint64_t used = std::min(arrays, dim);
+  dim = ceil_div(dim, used);
+  return used;
 }
 
 }  // namespace coda::mapper

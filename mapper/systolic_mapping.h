@@ -12,11 +12,8 @@
 // with the column fold as the outer loop (SCALE-Sim's order); conv groups run one after another.
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "arch/hardware_model.h"
-#include "workloads/graph.h"
 #include "workloads/op.h"
 
 namespace coda::mapper {
@@ -35,34 +32,17 @@ struct SystolicMapping {
   std::uint64_t t = 0;   // extent streamed through time
   std::uint64_t row_folds = 0;
   std::uint64_t col_folds = 0;
+  std::uint64_t arrays = 1;  // arrays running a slice each, in parallel
   friend bool operator==(const SystolicMapping&, const SystolicMapping&) = default;
 };
 
 // Precondition: op.kind == Contraction.
 SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw);
 
-struct ScheduledOp {
-  std::string name;
-  std::uint64_t macs = 0;
-  SystolicMapping mapping;
-};
-
-// An op the hardware has no unit for (today: anything but a contraction on a systolic array).
-// Infeasibility is a value with a reason; the driver decides whether it is an error.
-struct UnsupportedOp {
-  std::string name;
-  std::string reason;
-  SourceLocation source;
-};
-
-// The ops of a graph in execution order, each with its mapping, and the ops that cannot run.
-// Engines consume this.
-struct Schedule {
-  std::string workload;
-  std::vector<ScheduledOp> ops;
-  std::vector<UnsupportedOp> unsupported;
-};
-
-Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw);
+// The systolic mapping of one array when an op is split over `arrays` arrays (the chip's cores
+// and each core's instances): the larger of M and N is cut into `arrays` slices of
+// ceil(extent / arrays), one per array, run in parallel. `gemm` above is one slice; with one
+// array it is the whole op.
+std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays);
 
 }  // namespace coda::mapper

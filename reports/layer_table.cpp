@@ -32,9 +32,74 @@ std::string csv_field(std::string_view text) {
   return out + "\"";
 }
 
+std::string mapping_text(const results::OpResult& op, std::string_view separator) {
+  std::string out;
+  for (const auto& [name, value] : op.mapping)
+    out += fmt::format("{}{}={}", out.empty() ? "" : separator, name, value);
+  return out;
+}
+
+std::string general_table(const results::RunResult& run) {
+  std::size_t name_width = 5, mapping_width = 7;
+  for (const auto& op : run.ops) {
+    name_width = std::max(name_width, op.name.size());
+    mapping_width = std::max(mapping_width, mapping_text(op, " ").size());
+  }
+  const double clock = run.clock.value;
+  const auto micros = [&](Cycles c) { return static_cast<double>(c.value) / clock * 1e6; };
+  constexpr std::string_view kRow =
+      "{:<{}}  {:<11} {:<{}}  {:>12} {:>12} {:>10}  {:>6}  {:>8} {:>8} {:>8} {:>8}  {:>10}  {}\n";
+  std::string out = fmt::format(kRow, "layer", name_width, "unit", "mapping", mapping_width,
+                                "compute_cyc", "total_cyc", "time_us", "util%", "chip_rd",
+                                "chip_wr", "dram_rd", "dram_wr", "energy_uJ", "bound");
+  for (const auto& op : run.ops)
+    out += fmt::format(kRow, op.name, name_width, op.unit, mapping_text(op, " "), mapping_width,
+                       op.cost.compute_cycles.value, op.cost.cycles.value,
+                       fmt::format("{:.3f}", micros(op.cost.cycles)),
+                       fmt::format("{:.2f}", 100.0 * op.compute_utilization),
+                       compact(op.cost.sram_reads.value), compact(op.cost.sram_writes.value),
+                       compact(op.cost.dram_reads.value), compact(op.cost.dram_writes.value),
+                       fmt::format("{:.3f}", op.cost.energy.value * 1e6),
+                       results::to_string(op.bound));
+  const auto& t = run.total;
+  out += fmt::format(kRow, "total", name_width, "", "", mapping_width, t.compute_cycles.value,
+                     t.cycles.value, fmt::format("{:.3f}", micros(t.cycles)),
+                     fmt::format("{:.2f}", 100.0 * results::compute_utilization(run)),
+                     compact(t.sram_reads.value), compact(t.sram_writes.value),
+                     compact(t.dram_reads.value), compact(t.dram_writes.value),
+                     fmt::format("{:.3f}", t.energy.value * 1e6), "");
+  return out;
+}
+
+std::string general_csv(const results::RunResult& run) {
+  std::string out =
+      "layer,unit,mapping,macs,compute_cycles,stall_cycles,cycles,seconds,compute_utilization,"
+      "mapping_efficiency,bound,arithmetic_intensity,chip_read_bytes,chip_write_bytes,"
+      "dram_read_bytes,dram_write_bytes,energy_joules\n";
+  for (const auto& op : run.ops) {
+    const results::Cost& c = op.cost;
+    out += fmt::format("{},{},{},{},{},{},{},{:.9g},{:.6f},{:.6f},{},{:.6f},{},{},{},{},{:.9g}\n",
+                       csv_field(op.name), op.unit, csv_field(mapping_text(op, ";")), c.macs,
+                       c.compute_cycles.value, c.stall_cycles.value, c.cycles.value,
+                       static_cast<double>(c.cycles.value) / run.clock.value,
+                       op.compute_utilization, op.mapping_efficiency,
+                       results::to_string(op.bound), op.arithmetic_intensity,
+                       c.sram_reads.value, c.sram_writes.value, c.dram_reads.value,
+                       c.dram_writes.value, c.energy.value);
+  }
+  return out;
+}
+
 }  // namespace
 
+bool all_systolic(const results::RunResult& run) {
+  return std::all_of(run.ops.begin(), run.ops.end(), [](const results::OpResult& op) {
+    return op.unit.empty() || op.unit == "systolic";
+  });
+}
+
 std::string format_layer_table(const results::RunResult& run) {
+  if (!all_systolic(run)) return general_table(run);
   std::size_t name_width = 5;
   for (const auto& op : run.ops) name_width = std::max(name_width, op.name.size());
   constexpr std::string_view kHeader =
@@ -67,6 +132,7 @@ std::string format_layer_table(const results::RunResult& run) {
 }
 
 std::string format_layers_csv(const results::RunResult& run) {
+  if (!all_systolic(run)) return general_csv(run);
   std::string out = "layer";
   const results::OpResult* first = run.ops.empty() ? nullptr : &run.ops.front();
   if (first != nullptr)
@@ -76,7 +142,7 @@ std::string format_layers_csv(const results::RunResult& run) {
   if (first != nullptr)
     for (const auto& t : first->traffic)
       out += fmt::format(",{0}_{1}_read_bytes,{0}_{1}_write_bytes", t.level, t.tensor);
-  out += "\n";
+  out += ",energy_joules\n";
   for (const auto& op : run.ops) {
     out += csv_field(op.name);
     for (const auto& entry : op.mapping) out += fmt::format(",{}", entry.second);
@@ -85,7 +151,7 @@ std::string format_layers_csv(const results::RunResult& run) {
                        op.cost.cycles.value, op.compute_utilization, op.mapping_efficiency,
                        results::to_string(op.bound), op.arithmetic_intensity);
     for (const auto& t : op.traffic) out += fmt::format(",{},{}", t.reads.value, t.writes.value);
-    out += "\n";
+    out += fmt::format(",{:.9g}\n", op.cost.energy.value);
   }
   return out;
 }

@@ -7,7 +7,7 @@
 
 #include "arch/arch_spec.h"
 #include "core/hash.h"
-#include "mapper/systolic_mapping.h"
+#include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
 #include "workloads/importers.h"
 
@@ -36,7 +36,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   if (!arch || !graph) return std::nullopt;
 
   const arch::HardwareModel hw(arch->spec);
-  const mapper::Schedule schedule = mapper::schedule_graph(*graph, hw);
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(*graph, hw, mapper::ScheduleOptions{files.precision});
   if (!schedule.unsupported.empty() && !files.skip_unsupported) {
     for (const mapper::UnsupportedOp& op : schedule.unsupported)
       diags.error(op.source.file.empty() ? SourceLocation{files.workload.string(), 0, 0} : op.source,

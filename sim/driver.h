@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/data_type.h"
 #include "core/diagnostics.h"
 #include "core/results.h"
 #include "sim/engine.h"
@@ -22,6 +23,8 @@ struct RunFiles {
   // Leave out the ops the hardware has no unit for, listing them in RunResult::skipped, instead
   // of failing with a diagnostic for each.
   bool skip_unsupported = false;
+  // Run every op at this precision instead of its tensors' own.
+  std::optional<DataType> precision;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an

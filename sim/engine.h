@@ -12,7 +12,7 @@
 
 #include "arch/hardware_model.h"
 #include "core/results.h"
-#include "mapper/systolic_mapping.h"
+#include "mapper/schedule.h"
 
 namespace coda::sim {
 

@@ -1,4 +1,4 @@
-#include "mapper/systolic_mapping.h"
+#include "mapper/schedule.h"
 
 #include <gtest/gtest.h>
 

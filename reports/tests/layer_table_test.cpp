@@ -28,9 +28,32 @@ TEST(LayerTable, CsvHasOneRowPerOpWithExactValues) {
             "layer,Sr,Sc,T,row_folds,col_folds,groups,macs,compute_cycles,stall_cycles,cycles,"
             "compute_utilization,mapping_efficiency,bound,arithmetic_intensity,"
             "sram_ifmap_read_bytes,sram_ifmap_write_bytes,dram_ofmap_read_bytes,"
-            "dram_ofmap_write_bytes\n"
-            "conv1,8,2,3,4,1,1,96,40,10,50,0.600000,1.000000,compute,0.000000,60,0,0,16\n"
-            "\"fc, last\",8,2,3,4,1,1,96,40,10,50,0.600000,1.000000,compute,0.000000,60,0,0,16\n");
+            "dram_ofmap_write_bytes,energy_joules\n"
+            "conv1,8,2,3,4,1,1,96,40,10,50,0.600000,1.000000,compute,0.000000,60,0,0,16,0\n"
+            "\"fc, last\",8,2,3,4,1,1,96,40,10,50,0.600000,1.000000,compute,0.000000,60,0,0,16,"
+            "0\n");
+}
+
+TEST(LayerTable, MixedUnitsGetTheGeneralCsv) {
+  results::RunResult run = two_op_run();
+  run.clock = Hertz{1e9};
+  run.ops[1].unit = "vector";
+  run.ops[1].mapping = {{"elements", 64}, {"passes", 2}};
+  run.ops[1].bound = results::Bound::Memory;
+  run.ops[1].cost.energy = Joules{2.5e-9};
+  const std::string csv = format_layers_csv(run);
+  // 50 cycles at 1 GHz = 5e-08 s.
+  EXPECT_EQ(csv,
+            "layer,unit,mapping,macs,compute_cycles,stall_cycles,cycles,seconds,"
+            "compute_utilization,mapping_efficiency,bound,arithmetic_intensity,chip_read_bytes,"
+            "chip_write_bytes,dram_read_bytes,dram_write_bytes,energy_joules\n"
+            "conv1,,Sr=8;Sc=2;T=3;row_folds=4;col_folds=1;groups=1,96,40,10,50,5e-08,0.600000,"
+            "1.000000,compute,0.000000,100,16,30,16,0\n"
+            "\"fc, last\",vector,elements=64;passes=2,96,40,10,50,5e-08,0.600000,1.000000,"
+            "memory,0.000000,100,16,30,16,2.5e-09\n");
+  const std::string table = format_layer_table(run);
+  EXPECT_NE(table.find("elements=64 passes=2"), std::string::npos) << table;
+  EXPECT_NE(table.find("energy_uJ"), std::string::npos) << table;
 }
 
 TEST(LayerTable, TextTableHasHeaderRowsAndTotal) {

@@ -1,7 +1,10 @@
 #include "sim/analytical/analytical_engine.h"
 
+#include <algorithm>
+
 #include "core/version.h"
 #include "sim/analytical/systolic_model.h"
+#include "sim/analytical/unit_costs.h"
 
 namespace coda::sim::analytical {
 
@@ -14,10 +17,29 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
   run.arch = hw.name();
   run.workload = schedule.workload;
   run.clock = hw.clock();
+  // MAC units: a systolic chip's PEs; otherwise the matrix units' MACs per cycle at their
+  // fastest precision.
   run.processing_elements = hw.processing_elements();
+  if (run.processing_elements == 0)
+    for (const DataType type : hw.matrix_precisions())
+      run.processing_elements = std::max(
+          run.processing_elements,
+          static_cast<std::uint64_t>(hw.peak_ops_per_second(type) / 2.0 / hw.clock().value));
   run.ops.reserve(schedule.ops.size());
+  run.area = hw.area().total;
   for (const mapper::ScheduledOp& op : schedule.ops) {
-    run.ops.push_back(evaluate_systolic(op, hw));
+    if (op.placement == mapper::Placement::Systolic) {
+      run.ops.push_back(evaluate_systolic(op, hw));
+      add_energy(run.ops.back(), op, 0.0, hw);
+    } else {
+      std::string why;
+      auto result = evaluate_placed(op, hw, why);
+      if (!result) {
+        run.skipped.push_back({op.name, why});
+        continue;
+      }
+      run.ops.push_back(std::move(*result));
+    }
     run.total = run.total + run.ops.back().cost;
   }
   return run;

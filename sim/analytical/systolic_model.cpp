@@ -104,8 +104,10 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
 
   results::OpResult out;
   out.name = op.name;
+  out.unit = "systolic";
   out.mapping = {{"Sr", m.sr},          {"Sc", m.sc},          {"T", m.t},
                  {"row_folds", m.row_folds}, {"col_folds", m.col_folds}, {"groups", groups}};
+  if (m.arrays > 1) out.mapping.emplace_back("arrays", m.arrays);
   out.cost.macs = op.macs;
   out.cost.compute_cycles = Cycles{groups * folds_per_group * per_fold};
 
@@ -150,7 +152,9 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
 
   // Time the folds on one DRAM channel of `bw` bytes per cycle (see the header). Unlimited
   // bandwidth still walks the folds to count the traffic.
-  const std::optional<double> bw = hw.dram_bytes_per_cycle();
+  // Each of the arrays running a slice in parallel has an equal share of the chip's DRAM.
+  std::optional<double> bw = hw.dram_bytes_per_cycle();
+  if (bw) *bw /= static_cast<double>(m.arrays);
   const double b = bw.value_or(1.0);
   const double compute_per_fold = static_cast<double>(per_fold);
   const std::uint64_t folds = groups * folds_per_group;
@@ -175,10 +179,11 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   out.cost.cycles = Cycles{total};
   out.cost.stall_cycles = Cycles{total - compute};
 
+  // Every array moves its own slice's traffic.
   for (std::size_t i = 0; i < kOperands.size(); ++i) {
     const bool is_output = kOperands[i] == Operand::Ofmap;
-    const Bytes sram{sram_words[i] * word};
-    const Bytes dram{dram_words[i] * word};
+    const Bytes sram{sram_words[i] * word * m.arrays};
+    const Bytes dram{dram_words[i] * word * m.arrays};
     out.traffic.push_back({operand_name(kOperands[i]), "sram", is_output ? Bytes{} : sram,
                            is_output ? sram : Bytes{}});
     out.traffic.push_back({operand_name(kOperands[i]), "dram", is_output ? Bytes{} : dram,
@@ -201,7 +206,8 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
       static_cast<double>(out.cost.dram_reads.value + out.cost.dram_writes.value);
   out.arithmetic_intensity = dram_bytes > 0 ? static_cast<double>(op.macs) / dram_bytes : 0.0;
   // Memory-bound when moving the DRAM bytes at full bandwidth takes longer than computing.
-  out.bound = bw && dram_bytes / *bw > static_cast<double>(compute) ? results::Bound::Memory
+  out.bound = bw && dram_bytes / (*bw * static_cast<double>(m.arrays)) >
+                        static_cast<double>(compute) ? results::Bound::Memory
                                                                      : results::Bound::Compute;
   CODA_CHECK(out.cost.cycles >= out.cost.compute_cycles);
   return out;

@@ -1,0 +1,130 @@
+// Placement of every op kind on a unit (mapper/schedule.h), precision rules, and the split of a
+// systolic op over a chip's arrays.
+
+#include "mapper/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_hardware.h"
+#include "workloads/builders.h"
+
+namespace coda::mapper {
+namespace {
+
+using testing::kMiniGpu;
+using testing::kMiniNpu;
+using testing::parse_arch;
+using workload::Function;
+
+workload::Graph graph_of(std::vector<workload::Op> ops) {
+  workload::Graph g{"g", "", {}, {}};
+  for (auto& op : ops) g.add(std::move(op));
+  return g;
+}
+
+TEST(Schedule, PlacesEachKindOnItsUnit) {
+  const auto hw = parse_arch(kMiniGpu);
+  const Schedule s = schedule_graph(
+      graph_of({workload::make_gemm("fc", 64, 32, 16, DataType::Fp16),
+                workload::make_elementwise("act", Function::Relu, {64, 32}, DataType::Fp16),
+                workload::make_data_movement("t", Function::Transpose, {{64, 32}}, {{32, 64}},
+                                             DataType::Fp16),
+                workload::make_data_movement("r", Function::Reshape, {{64, 32}}, {{2048}},
+                                             DataType::Fp16),
+                workload::make_collective("ar", Function::AllReduce, {1024}, 8, DataType::Fp16)}),
+      hw);
+  ASSERT_TRUE(s.unsupported.empty()) << s.unsupported[0].reason;
+  ASSERT_EQ(s.ops.size(), 5u);
+  EXPECT_EQ(s.ops[0].placement, Placement::TensorCore);
+  const auto& tc = std::get<TensorCoreWork>(s.ops[0].work);
+  EXPECT_EQ(tc.gemm, (workload::GemmView{1, 64, 32, 16}));
+  EXPECT_EQ(tc.input_bytes, 2u);
+  EXPECT_EQ(s.ops[0].macs, 32768u);  // 64 * 32 * 16
+
+  EXPECT_EQ(s.ops[1].placement, Placement::Vector);
+  EXPECT_EQ(s.ops[1].precision, DataType::Fp16);
+  const auto& v = std::get<VectorWork>(s.ops[1].work);
+  EXPECT_EQ(v.elements, 2048u);        // 64 * 32 output points
+  EXPECT_EQ(v.reads, Bytes{4096});     // 2048 fp16
+  EXPECT_EQ(v.writes, Bytes{4096});
+
+  EXPECT_EQ(s.ops[2].placement, Placement::Transfer);
+  EXPECT_EQ(std::get<TransferWork>(s.ops[2].work), (TransferWork{Bytes{4096}, Bytes{4096}}));
+  EXPECT_EQ(std::get<TransferWork>(s.ops[3].work), TransferWork{});  // a reshape moves nothing
+
+  EXPECT_EQ(s.ops[4].placement, Placement::Collective);
+  EXPECT_EQ(std::get<CollectiveWork>(s.ops[4].work),
+            (CollectiveWork{Function::AllReduce, 8, Bytes{2048}}));
+}
+
+TEST(Schedule, AMatrixUnitWithoutThePrecisionCannotRunTheOp) {
+  const auto hw = parse_arch(kMiniGpu);
+  const auto g = graph_of({workload::make_gemm("fc", 64, 32, 16, DataType::Int8)});
+  const Schedule s = schedule_graph(g, hw);
+  ASSERT_EQ(s.unsupported.size(), 1u);
+  EXPECT_EQ(s.unsupported[0].reason,
+            "a contraction op is in int8, which 'mini-gpu''s tensor_core unit 'tc' does not "
+            "compute (it does: fp16); give the workload that precision, or run with --precision");
+  // --precision fp16 runs it.
+  const Schedule forced = schedule_graph(g, hw, {DataType::Fp16});
+  ASSERT_EQ(forced.ops.size(), 1u);
+  EXPECT_EQ(forced.ops[0].precision, DataType::Fp16);
+  EXPECT_EQ(std::get<TensorCoreWork>(forced.ops[0].work).input_bytes, 2u);
+}
+
+TEST(Schedule, AVectorUnitWithoutThePrecisionComputesInFp32) {
+  const auto hw = parse_arch(kMiniGpu);
+  const Schedule s = schedule_graph(
+      graph_of({workload::make_elementwise("act", Function::Gelu, {8}, DataType::Bf16)}), hw);
+  ASSERT_EQ(s.ops.size(), 1u);
+  EXPECT_EQ(s.ops[0].precision, DataType::Fp32);
+}
+
+TEST(Schedule, CollectivesNeedEnoughChipsAndAttentionNeedsDecomposing) {
+  const auto hw = parse_arch(kMiniGpu);
+  const Schedule s = schedule_graph(
+      graph_of({workload::make_collective("ar", Function::AllReduce, {1024}, 16, DataType::Fp16),
+                workload::make_attention("attn", {.heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128, .head_dim = 64}, DataType::Fp16)}),
+      hw);
+  ASSERT_EQ(s.unsupported.size(), 2u);
+  EXPECT_EQ(s.unsupported[0].reason,
+            "a collective op (all_reduce) spans 16 ranks, but 'mini-gpu' joins 8 chips");
+  EXPECT_EQ(s.unsupported[1].reason,
+            "an attention op is not placed as one op yet: decompose it into GEMMs and a softmax "
+            "first (coda workload --passes decompose-attention)");
+  // An NPU without links cannot run a collective over several ranks.
+  const Schedule npu = schedule_graph(
+      graph_of({workload::make_collective("ar", Function::AllReduce, {1024}, 2, DataType::Int8)}),
+      parse_arch(kMiniNpu));
+  ASSERT_EQ(npu.unsupported.size(), 1u);
+  EXPECT_EQ(npu.unsupported[0].reason,
+            "a collective op (all_reduce) over 2 ranks cannot run on 'mini-npu': it has no "
+            "chip-to-chip links (add interconnect: to the arch)");
+}
+
+TEST(Schedule, ASystolicOpIsSplitOverTheChipsArrays) {
+  const auto hw = parse_arch(kMiniNpu);  // 2 cores x 2 arrays
+  const Schedule s =
+      schedule_graph(graph_of({workload::make_gemm("fc", 64, 64, 16, DataType::Int8)}), hw);
+  ASSERT_EQ(s.ops.size(), 1u);
+  const SystolicMapping& m = s.ops[0].mapping;
+  // N >= M, so N = 64 is cut into 4 slices of 16: each array runs M=64, N=16, K=16.
+  EXPECT_EQ(m.arrays, 4u);
+  EXPECT_EQ(m.gemm, (workload::GemmView{1, 64, 16, 16}));
+  // WS on 16x8: Sr = K = 16 (1 row fold), Sc = N = 16 (2 column folds), T = M = 64.
+  EXPECT_EQ(m.row_folds, 1u);
+  EXPECT_EQ(m.col_folds, 2u);
+  EXPECT_EQ(m.t, 64u);
+
+  // Groups go first: 6 groups over 4 arrays leave ceil(6/4) = 2 per array; a dim smaller than
+  // the arrays uses only as many arrays as it has rows.
+  workload::GemmView groups{6, 8, 8, 8};
+  EXPECT_EQ(split_over_arrays(groups, 4), 4u);
+  EXPECT_EQ(groups, (workload::GemmView{2, 8, 8, 8}));
+  workload::GemmView narrow{1, 2, 3, 8};
+  EXPECT_EQ(split_over_arrays(narrow, 4), 3u);  // N = 3 >= M = 2: 3 arrays of one column
+  EXPECT_EQ(narrow, (workload::GemmView{1, 2, 1, 8}));
+}
+
+}  // namespace
+}  // namespace coda::mapper

@@ -1,0 +1,276 @@
+#include "sim/analytical/unit_costs.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/analytical/collective_model.h"
+#include "sim/analytical/gpu_model.h"
+#include "sim/analytical/vector_model.h"
+
+namespace coda::sim::analytical {
+namespace {
+
+using workload::Function;
+
+std::uint64_t to_cycles(double seconds, const arch::HardwareModel& hw) {
+  return static_cast<std::uint64_t>(std::ceil(seconds * hw.clock().value - 1e-9));
+}
+
+double dram_rate(const arch::HardwareModel& hw) { return hw.dram_bytes_per_second().value_or(0.0); }
+
+// The innermost core-level memory that holds inputs, and the first chip-level memory.
+const arch::MemoryLevelSpec* core_input_level(const arch::ArchSpec& spec) {
+  for (const arch::MemoryLevelSpec& level : spec.memory)
+    if (level.scope == arch::Scope::Core && (level.holds & bits(arch::Holds::Inputs)) != 0)
+      return &level;
+  return nullptr;
+}
+const arch::MemoryLevelSpec* chip_level(const arch::ArchSpec& spec) {
+  for (const arch::MemoryLevelSpec& level : spec.memory)
+    if (level.scope == arch::Scope::Chip) return &level;
+  return nullptr;
+}
+
+// Fills the timing fields of a result from seconds: compute time and the rest as stalls.
+void set_time(results::OpResult& out, double seconds, double compute_seconds,
+              const arch::HardwareModel& hw) {
+  const std::uint64_t total = to_cycles(seconds, hw);
+  const std::uint64_t compute = std::min(total, to_cycles(compute_seconds, hw));
+  out.cost.cycles = Cycles{total};
+  out.cost.compute_cycles = Cycles{compute};
+  out.cost.stall_cycles = Cycles{total - compute};
+}
+
+results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
+                                     const mapper::TensorCoreWork& work,
+                                     const arch::HardwareModel& hw, std::string& why,
+                                     bool& ok) {
+  const arch::ArchSpec& spec = hw.spec();
+  const arch::ComputeUnitSpec& unit = *hw.matrix_unit();
+  const arch::TensorCoreSpec tc = unit.tensor_core.value_or(arch::TensorCoreSpec{});
+  GpuParams params;
+  params.sms = spec.cores;
+  params.clock_hz = hw.clock().value;
+  params.macs_per_cycle_per_sm = unit.rates.at(op.precision) * unit.count;
+  if (const auto* smem = core_input_level(spec))
+    params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
+  params.registers_per_sm = tc.registers_per_core;
+  params.max_blocks_per_sm = tc.max_blocks_per_core;
+  params.max_warps_per_sm = tc.max_warps_per_core;
+  if (const auto* l2 = chip_level(spec)) {
+    params.l2_bytes = l2->capacity.value * l2->instances;
+    for (const arch::LevelSummary& level : hw.levels())
+      if (level.name == l2->name) params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
+  }
+  params.dram_bytes_per_second = dram_rate(hw);
+
+  const workload::GemmView& g = work.gemm;
+  const GemmShape shape{g.batch, g.m, g.n, g.k, work.input_bytes, work.output_bytes};
+  const GpuTileChoice choice = choose_gpu_tile(shape, params);
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = "tensor_core";
+  if (!choice.cost.feasible) {
+    why = fmt::format("no thread-block tile fits an SM of '{}' (limited by {})", hw.name(),
+                      to_string(choice.cost.limit));
+    ok = false;
+    return out;
+  }
+  const GpuKernelCost& c = choice.cost;
+  const BlockTile& t = choice.tile;
+  out.mapping = {{"tile_m", t.tile_m},   {"tile_n", t.tile_n}, {"tile_k", t.tile_k},
+                 {"warps", t.warps},     {"stages", t.stages}, {"blocks", c.blocks},
+                 {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}};
+  out.cost.macs = op.macs;
+  set_time(out, c.seconds, c.compute_seconds, hw);
+  const std::uint64_t c_bytes = g.batch * g.m * g.n * work.output_bytes;
+  const auto dram = static_cast<std::uint64_t>(std::llround(c.dram_bytes));
+  out.cost.dram_writes = Bytes{std::min(dram, c_bytes)};
+  out.cost.dram_reads = Bytes{dram - out.cost.dram_writes.value};
+  const auto l2 = static_cast<std::uint64_t>(std::llround(c.l2_bytes));
+  out.cost.sram_writes = Bytes{std::min(l2, c_bytes)};
+  out.cost.sram_reads = Bytes{l2 - out.cost.sram_writes.value};
+  out.traffic = {{"inputs", "l2", out.cost.sram_reads, {}},
+                 {"outputs", "l2", {}, out.cost.sram_writes},
+                 {"inputs", "dram", out.cost.dram_reads, {}},
+                 {"outputs", "dram", {}, out.cost.dram_writes}};
+  out.mapping_efficiency = c.wave_efficiency;
+  out.compute_utilization = c.utilization;
+  out.arithmetic_intensity = dram > 0 ? static_cast<double>(op.macs) / static_cast<double>(dram) : 0;
+  out.bound = c.bound == GpuBound::Compute  ? results::Bound::Compute
+              : c.bound == GpuBound::Launch ? results::Bound::Latency
+                                            : results::Bound::Memory;
+  return out;
+}
+
+std::optional<VectorFunction> vector_function(Function f) {
+  switch (f) {
+    case Function::Add: case Function::Sub: case Function::Sum: case Function::Mean:
+    case Function::Max: case Function::MaxPool: case Function::AvgPool:
+      return VectorFunction::Add;  // one add or compare per point
+    case Function::Mul: case Function::Div: return VectorFunction::Mul;
+    case Function::Relu: return VectorFunction::Relu;
+    case Function::Gelu: return VectorFunction::Gelu;
+    case Function::Silu: return VectorFunction::Silu;
+    case Function::Sigmoid: return VectorFunction::Sigmoid;
+    case Function::Tanh: return VectorFunction::Tanh;
+    case Function::Exp: return VectorFunction::Exp;
+    case Function::Softmax: return VectorFunction::Softmax;
+    case Function::LayerNorm: case Function::BatchNorm: return VectorFunction::LayerNorm;
+    case Function::RmsNorm: return VectorFunction::RmsNorm;
+    case Function::Quantize: return VectorFunction::Quantize;
+    case Function::Dequantize: return VectorFunction::Dequantize;
+    default: return std::nullopt;
+  }
+}
+
+// AdamW per parameter (Loshchilov & Hutter 2019, Algorithm 2): m and v updates (2 FMAs + 1
+// mul), two bias corrections (2 muls), the step (1 div, 1 add, 1 FMA with the learning rate),
+// weight decay (1 FMA): 9 ops and one square root.
+constexpr VectorOpCounts kAdamW{9.0, 1.0, 1, 1};
+
+results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::VectorWork& work,
+                                const arch::HardwareModel& hw, double& vector_ops) {
+  const arch::ComputeUnitSpec& unit = *hw.vector_unit();
+  const double scale = unit.count * static_cast<double>(hw.cores());
+  const auto rate = unit.rates.find(op.precision);
+  VectorParams params{(rate != unit.rates.end() ? rate->second : 0.0) * scale,
+                      unit.special_ops_per_cycle * scale, hw.clock().value, dram_rate(hw)};
+  const auto function = vector_function(work.function);
+  const VectorOpCounts counts = work.function == Function::AdamW ? kAdamW
+                                : function ? vector_function_counts(*function)
+                                           : VectorOpCounts{1.0, 0.0, 1, 1};
+  const analytical::VectorWork vw{work.elements, counts.ops_per_element,
+                                  counts.special_ops_per_element, work.reads.value,
+                                  work.writes.value, counts.passes};
+  const VectorCost c = evaluate_vector(vw, params);
+  vector_ops = static_cast<double>(work.elements) *
+               (counts.ops_per_element + counts.special_ops_per_element);
+
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = "vector";
+  out.mapping = {{"elements", work.elements}, {"passes", counts.passes}};
+  set_time(out, c.seconds, std::max(c.arithmetic_seconds, c.special_seconds), hw);
+  out.cost.dram_reads = Bytes{work.reads.value * counts.passes};
+  out.cost.dram_writes = work.writes;
+  out.traffic = {{"inputs", "dram", out.cost.dram_reads, {}},
+                 {"outputs", "dram", {}, out.cost.dram_writes}};
+  const double peak = params.ops_per_cycle * static_cast<double>(out.cost.cycles.value);
+  out.compute_utilization = peak > 0 ? static_cast<double>(work.elements) *
+                                           counts.ops_per_element / peak
+                                     : 0.0;
+  out.mapping_efficiency = 1.0;
+  out.bound = c.bound == VectorBound::Memory ? results::Bound::Memory : results::Bound::Compute;
+  return out;
+}
+
+results::OpResult transfer_result(const mapper::ScheduledOp& op, const mapper::TransferWork& work,
+                                  const arch::HardwareModel& hw) {
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = "transfer";
+  const double bytes = static_cast<double>(work.reads.value + work.writes.value);
+  const double rate = dram_rate(hw);
+  set_time(out, rate > 0 ? bytes / rate : 0.0, 0.0, hw);
+  out.cost.dram_reads = work.reads;
+  out.cost.dram_writes = work.writes;
+  out.traffic = {{"inputs", "dram", work.reads, {}}, {"outputs", "dram", {}, work.writes}};
+  out.bound = results::Bound::Memory;
+  return out;
+}
+
+results::OpResult collective_result(const mapper::ScheduledOp& op,
+                                    const mapper::CollectiveWork& work,
+                                    const arch::HardwareModel& hw) {
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = "collective";
+  out.mapping = {{"ranks", work.ranks}};
+  if (work.ranks <= 1 || !hw.spec().interconnect) return out;  // nothing crosses a link
+  const arch::InterconnectSpec& ic = *hw.spec().interconnect;
+  const LinkParams link{ic.bandwidth.value, ic.latency.value};
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  switch (work.function) {
+    case Function::ReduceScatter: kind = CollectiveKind::ReduceScatter; break;
+    case Function::AllGather: kind = CollectiveKind::AllGather; break;
+    case Function::SendRecv: kind = CollectiveKind::SendRecv; break;
+    default: break;
+  }
+  CollectiveCost cost = evaluate_collective(kind, CollectiveAlgorithm::Ring, work.bytes.value,
+                                            work.ranks, link);
+  if (kind == CollectiveKind::AllReduce) {
+    const CollectiveCost tree = evaluate_collective(kind, CollectiveAlgorithm::Tree,
+                                                    work.bytes.value, work.ranks, link);
+    if (tree.seconds < cost.seconds) {
+      cost = tree;
+      out.mapping.emplace_back("tree", 1);
+    }
+  }
+  set_time(out, cost.seconds, 0.0, hw);
+  out.mapping.emplace_back("steps", cost.steps);
+  const double bandwidth_seconds = cost.bytes_sent_per_rank / link.bytes_per_second;
+  out.bound = bandwidth_seconds >= cost.seconds / 2 ? results::Bound::Memory
+                                                    : results::Bound::Latency;
+  out.traffic = {{"collective", "link", {}, Bytes{static_cast<std::uint64_t>(
+                                                cost.bytes_sent_per_rank)}}};
+  return out;
+}
+
+// Per-byte energy of a named level of the energy table; 0 when it has none.
+double per_byte(const arch::EnergyTable& table, std::string_view name) {
+  for (const auto& [level, joules] : table.per_byte)
+    if (level == name) return joules.value;
+  return 0.0;
+}
+
+}  // namespace
+
+void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double vector_ops,
+                const arch::HardwareModel& hw) {
+  const arch::EnergyTable& table = hw.energy();
+  double joules = 0;
+  if (const auto mac = table.mac.find(op.precision); mac != table.mac.end())
+    joules += static_cast<double>(result.cost.macs) * mac->second.value;
+  joules += vector_ops * table.vector_op.value;
+  // On-chip bytes cross the level that feeds the matrix unit (systolic: the input buffer; tensor
+  // cores: the L2, which the model counts).
+  const arch::MemoryLevelSpec* level = op.placement == mapper::Placement::TensorCore
+                                           ? chip_level(hw.spec())
+                                           : core_input_level(hw.spec());
+  if (level)
+    joules += static_cast<double>(result.cost.sram_reads.value + result.cost.sram_writes.value) *
+              per_byte(table, level->name);
+  joules += static_cast<double>(result.cost.dram_reads.value + result.cost.dram_writes.value) *
+            per_byte(table, "dram");
+  joules += table.static_power.value * static_cast<double>(result.cost.cycles.value) /
+            hw.clock().value;
+  result.cost.energy = Joules{joules};
+}
+
+std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
+                                                 const arch::HardwareModel& hw,
+                                                 std::string& why) {
+  double vector_ops = 0;
+  std::optional<results::OpResult> out;
+  if (const auto* tc = std::get_if<mapper::TensorCoreWork>(&op.work)) {
+    bool ok = true;
+    out = tensor_core_result(op, *tc, hw, why, ok);
+    if (!ok) return std::nullopt;
+  } else if (const auto* vector = std::get_if<mapper::VectorWork>(&op.work)) {
+    out = vector_result(op, *vector, hw, vector_ops);
+  } else if (const auto* transfer = std::get_if<mapper::TransferWork>(&op.work)) {
+    out = transfer_result(op, *transfer, hw);
+  } else if (const auto* collective = std::get_if<mapper::CollectiveWork>(&op.work)) {
+    out = collective_result(op, *collective, hw);
+  } else {
+    why = "the schedule gave this op no work to price";
+    return std::nullopt;
+  }
+  add_energy(*out, op, vector_ops, hw);
+  return out;
+}
+
+}  // namespace coda::sim::analytical

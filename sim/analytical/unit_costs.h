@@ -1,0 +1,40 @@
+#pragma once
+// Prices the ops the schedule placed on a unit other than a systolic array, by filling the plain
+// parameters of the closed-form models (gpu_model.h, vector_model.h, collective_model.h) from the
+// HardwareModel, and adds every op's energy. docs/cost_models.md derives the models; this file
+// only says which hardware figure feeds which parameter:
+//
+//   tensor cores  sms = cores; MACs per cycle per SM = the unit's rate at the op's precision x
+//                 count; shared memory = the innermost core-level memory holding inputs
+//                 (capacity x instances); L2 = the first chip-level memory; DRAM = dram.
+//   vector unit   ops per cycle = the unit's rate x count x cores; its operands stream from and
+//                 to DRAM (nothing is fused yet, so every op reads and writes its tensors there).
+//   transfer      a copy through DRAM: (reads + writes) / DRAM bandwidth.
+//   collective    the interconnect: one chip's per-direction bandwidth and per-hop latency;
+//                 all-reduce takes the faster of ring and tree (as NCCL's tuner chooses by size),
+//                 the others the ring.
+//
+// Energy of an op = MACs x energy per MAC at its precision + vector element ops x energy per op
+// + on-chip bytes x the per-byte energy of the level they cross + DRAM bytes x DRAM energy per
+// byte + static power x the op's time (arch/energy.h gives every figure).
+
+#include <optional>
+#include <string>
+
+#include "arch/hardware_model.h"
+#include "core/results.h"
+#include "mapper/schedule.h"
+
+namespace coda::sim::analytical {
+
+// nullopt with `why` set when the op cannot run as placed (a GEMM whose every thread-block tile
+// overflows the SM).
+std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
+                                                 const arch::HardwareModel& hw, std::string& why);
+
+// Adds the op's energy to result.cost.energy (see the header comment). `vector_ops` counts the
+// vector unit's element operations.
+void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double vector_ops,
+                const arch::HardwareModel& hw);
+
+}  // namespace coda::sim::analytical

@@ -1,0 +1,147 @@
+// The adapter from HardwareModel to the closed-form models (sim/analytical/unit_costs.h): which
+// hardware figure feeds which parameter, and each op's energy, on hand-derivable configs.
+
+#include "sim/analytical/unit_costs.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/analytical/gpu_model.h"
+#include "sim/analytical/systolic_model.h"
+#include "testing/test_hardware.h"
+#include "workloads/builders.h"
+
+namespace coda::sim::analytical {
+namespace {
+
+using testing::kMiniGpu;
+using testing::kMiniNpu;
+using testing::parse_arch;
+using workload::Function;
+
+mapper::ScheduledOp placed(workload::Op op, const arch::HardwareModel& hw) {
+  workload::Graph g{"g", "", {}, {}};
+  g.add(std::move(op));
+  mapper::Schedule s = mapper::schedule_graph(g, hw);
+  EXPECT_EQ(s.ops.size(), 1u);
+  return s.ops.at(0);
+}
+
+results::OpResult priced(const mapper::ScheduledOp& op, const arch::HardwareModel& hw) {
+  std::string why;
+  auto result = evaluate_placed(op, hw, why);
+  EXPECT_TRUE(result) << why;
+  return result.value_or(results::OpResult{});
+}
+
+TEST(UnitCosts, TensorCoreGemmFeedsTheGpuModelFromTheSpec) {
+  const auto hw = parse_arch(kMiniGpu);
+  const auto op = placed(workload::make_gemm("fc", 1024, 1024, 1024, DataType::Fp16), hw);
+  const results::OpResult r = priced(op, hw);
+  // The parameters by hand from kMiniGpu: 4 SMs, 512 MACs/cycle, 100 KiB smem, the default
+  // 65536 registers, 32 blocks and 64 warps per SM, a 4 MiB L2 without a bandwidth limit, 1 TB/s.
+  GpuParams p;
+  p.sms = 4;
+  p.clock_hz = 1e9;
+  p.macs_per_cycle_per_sm = 512;
+  p.smem_bytes_per_sm = 102400;
+  p.registers_per_sm = 65536;
+  p.max_blocks_per_sm = 32;
+  p.max_warps_per_sm = 64;
+  p.l2_bytes = 4194304;
+  p.dram_bytes_per_second = 1e12;
+  const GpuTileChoice expected = choose_gpu_tile({1, 1024, 1024, 1024, 2, 2}, p);
+  ASSERT_TRUE(expected.cost.feasible);
+  EXPECT_EQ(r.unit, "tensor_core");
+  EXPECT_EQ(r.mapping[0], (std::pair<std::string, std::uint64_t>{"tile_m", expected.tile.tile_m}));
+  EXPECT_EQ(r.cost.cycles.value, static_cast<std::uint64_t>(std::ceil(expected.cost.cycles - 1e-9)));
+  // 1024^3 MACs at 4 x 512 per cycle take at least 524288 cycles.
+  EXPECT_GE(r.cost.compute_cycles.value, 524288u);
+  // A, B and C (2 MiB each) fit the 4 MiB L2? 6 MiB do not, so DRAM reads exceed 4 MiB; C is
+  // written once: 2 MiB.
+  EXPECT_EQ(r.cost.dram_writes, Bytes{2097152});
+  EXPECT_GE(r.cost.dram_reads.value, 4194304u);
+  // Energy: 1 pJ per MAC + 1 pJ per L2 byte + 10 pJ per DRAM byte + 1 W over the time.
+  const double joules = 1073741824 * 1e-12 +
+                        static_cast<double>(r.cost.sram_reads.value + r.cost.sram_writes.value) *
+                            1e-12 +
+                        static_cast<double>(r.cost.dram_reads.value + r.cost.dram_writes.value) *
+                            10e-12 +
+                        static_cast<double>(r.cost.cycles.value) * 1e-9;
+  EXPECT_NEAR(r.cost.energy.value, joules, 1e-12 * joules);
+}
+
+TEST(UnitCosts, VectorReluIsMemoryBound) {
+  const auto hw = parse_arch(kMiniGpu);
+  const auto op = placed(workload::make_elementwise("act", Function::Relu, {1024, 1024},
+                                                    DataType::Fp16),
+                         hw);
+  const results::OpResult r = priced(op, hw);
+  // 1,048,576 fp16 elements: 1 op each at 256 x 4 = 1024 ops/cycle = 1024 cycles of arithmetic;
+  // 2 MiB read + 2 MiB written at 1 TB/s = 4.194304 us = 4194.304 cycles -> 4195, memory-bound.
+  EXPECT_EQ(r.unit, "vector");
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{1024});
+  EXPECT_EQ(r.cost.cycles, Cycles{4195});
+  EXPECT_EQ(r.bound, results::Bound::Memory);
+  EXPECT_EQ(r.cost.dram_reads, Bytes{2097152});
+  EXPECT_EQ(r.cost.dram_writes, Bytes{2097152});
+  // Energy: 1,048,576 ops x 2 pJ = 2.097152 uJ; 4,194,304 DRAM bytes x 10 pJ = 41.94304 uJ;
+  // 1 W x 4195 ns = 4.195 uJ; total 48.235192 uJ.
+  EXPECT_NEAR(r.cost.energy.value, 48.235192e-6, 1e-12);
+}
+
+TEST(UnitCosts, TransfersMoveThroughDram) {
+  const auto hw = parse_arch(kMiniGpu);
+  const auto t = priced(placed(workload::make_data_movement("t", Function::Transpose,
+                                                            {{1024, 1024}}, {{1024, 1024}},
+                                                            DataType::Fp16),
+                               hw),
+                        hw);
+  EXPECT_EQ(t.cost.cycles, Cycles{4195});  // 4 MiB at 1 TB/s, as above
+  const auto r = priced(placed(workload::make_data_movement("r", Function::Reshape, {{8, 8}},
+                                                            {{64}}, DataType::Fp16),
+                               hw),
+                        hw);
+  EXPECT_EQ(r.cost.cycles, Cycles{0});
+  EXPECT_EQ(r.cost.energy.value, 0.0);
+}
+
+TEST(UnitCosts, AllReducePicksRingForLargeAndTreeForSmallMessages) {
+  const auto hw = parse_arch(kMiniGpu);
+  // 128 MiB over 8 ranks, 100 GB/s, 1 us. Ring: 14 steps x 1 us + 2 x 7/8 x 134217728 / 1e11
+  // = 14e-6 + 2.34881024e-3 = 2.36281024 ms; tree: 2 x 3 x (1 us + 1.34217728 ms) = 8.06 ms.
+  const auto large = priced(placed(workload::make_collective("ar", Function::AllReduce,
+                                                             {67108864}, 8, DataType::Fp16),
+                                   hw),
+                            hw);
+  EXPECT_EQ(large.cost.cycles, Cycles{2362811});  // 2362810.24 cycles at 1 GHz, rounded up
+  EXPECT_EQ(large.bound, results::Bound::Memory);
+  // 1 KiB: ring 14e-6 + 1.75 x 1024 / 1e11 = 14.0179 us; tree 6 x (1e-6 + 1.024e-8) = 6.06144 us.
+  const auto small = priced(placed(workload::make_collective("ar", Function::AllReduce, {512}, 8,
+                                                             DataType::Fp16),
+                                   hw),
+                            hw);
+  EXPECT_EQ(small.cost.cycles, Cycles{6062});
+  EXPECT_EQ(small.bound, results::Bound::Latency);
+  EXPECT_EQ(small.mapping[1], (std::pair<std::string, std::uint64_t>{"tree", 1}));
+}
+
+TEST(UnitCosts, ASystolicSliceRunsOnEveryArrayAtOnce) {
+  const auto hw = parse_arch(kMiniNpu);
+  const auto op = placed(workload::make_gemm("fc", 64, 64, 16, DataType::Int8), hw);
+  const results::OpResult r = evaluate_systolic(op, hw);
+  // Each of the 4 arrays runs M=64, N=16, K=16 weight-stationary on 16x8: 2 column folds of
+  // T + 2R + C - 2 = 64 + 32 + 8 - 2 = 102 cycles = 204 cycles, all arrays in parallel.
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{204});
+  EXPECT_EQ(r.cost.macs, 65536u);  // the whole op: 64 * 64 * 16
+  // Utilization over the chip's 512 PEs: 65536 / (512 x 204) = 0.6275.
+  EXPECT_NEAR(r.compute_utilization, 65536.0 / (512.0 * 204.0), 1e-12);
+  // Weights: each array reads its 16 x 16 slice once; 4 slices = the whole 16 x 64 matrix.
+  for (const auto& t : r.traffic) {
+    if (t.tensor == "filter" && t.level == "dram") {
+      EXPECT_EQ(t.reads, Bytes{1024});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace coda::sim::analytical
