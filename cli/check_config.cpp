@@ -55,8 +55,7 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
   }
   const auto arch = arch::load_arch(file, diags);
   if (!arch) return std::nullopt;
-  return fmt::format("arch '{}', {}x{} {}", arch->spec.name, arch->spec.rows, arch->spec.cols,
-                     arch::to_string(arch->spec.dataflow));
+  return fmt::format("arch '{}', {}", arch->spec.name, arch::describe_compute(arch->spec));
 }
 
 }  // namespace coda::cli

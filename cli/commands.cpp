@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch_spec.h"
+#include "cli/arch_command.h"
 #include "cli/check_config.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
@@ -30,6 +31,7 @@ struct RunArgs {
   std::string out_dir;
   bool quiet = false;
   bool skip_unsupported = false;
+  std::string precision;
 };
 
 bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
@@ -46,7 +48,19 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
   std::optional<results::RunResult> run;
   try {
-    run = sim::run_files({args.arch, args.workload, args.engine, args.skip_unsupported}, diags);
+    sim::RunFiles files{args.arch, args.workload, args.engine, args.skip_unsupported, {}};
+    if (!args.precision.empty()) {
+      files.precision = parse_data_type(args.precision);
+      if (!files.precision) {
+        std::string valid;
+        for (const auto& [name, type] : data_type_names())
+          valid += (valid.empty() ? "" : ", ") + std::string(name);
+        err << fmt::format("error: --precision: unknown precision '{}'; expected one of: {}\n",
+                           args.precision, valid);
+        return 2;
+      }
+    }
+    run = sim::run_files(files, diags);
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";
     return 2;
@@ -61,19 +75,30 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                        run->arch, run->processing_elements, to_string(run->clock),
                        run->provenance.engine);
     out << reports::format_layer_table(*run);
-    const double seconds = static_cast<double>(run->total.cycles.value) / run->clock.value;
-    out << fmt::format("{} cycles = {} at {}; {} of {} layers memory-bound\n",
-                       run->total.cycles.value, to_string(Seconds{seconds}),
-                       to_string(run->clock),
-                       std::count_if(run->ops.begin(), run->ops.end(),
-                                     [](const auto& op) {
-                                       return op.bound == results::Bound::Memory;
-                                     }),
-                       run->ops.size());
+    const auto count = [&](results::Bound bound) {
+      return std::count_if(run->ops.begin(), run->ops.end(),
+                           [&](const auto& op) { return op.bound == bound; });
+    };
+    out << fmt::format("{} cycles = {} at {}; {} of {} ops memory-bound{}\n",
+                       run->total.cycles.value, to_string(results::run_time(*run)),
+                       to_string(run->clock), count(results::Bound::Memory), run->ops.size(),
+                       count(results::Bound::Latency) > 0
+                           ? fmt::format(", {} latency-bound", count(results::Bound::Latency))
+                           : std::string());
+    out << fmt::format("energy {}, average power {}, {:.3g} TOPS/W{}\n",
+                       to_string(run->total.energy), to_string(results::average_power(*run)),
+                       results::tops_per_watt(*run),
+                       run->area.value > 0
+                           ? fmt::format(", {:.3g} TOPS per mm2 of modelled MAC and SRAM area",
+                                         2.0 * static_cast<double>(run->total.macs) /
+                                             results::run_time(*run).value / 1e12 /
+                                             run->area.value)
+                           : std::string());
     if (!run->skipped.empty())
       out << fmt::format("skipped {} op{} this hardware cannot run (listed in run.json)\n",
                          run->skipped.size(), run->skipped.size() == 1 ? "" : "s");
-    out << "Cycles are true counts; SCALE-Sim prints a 0-based index, one less per layer.\n";
+    if (reports::all_systolic(*run))
+      out << "Cycles are true counts; SCALE-Sim prints a 0-based index, one less per layer.\n";
   }
   if (!args.out_dir.empty()) {
     const std::filesystem::path dir(args.out_dir);
@@ -134,6 +159,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   run->add_option("--engine", run_args.engine, "Engine: analytical")->capture_default_str();
   run->add_option("--out", run_args.out_dir, "Folder to write run.json and layers.csv into");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing but errors");
+  run->add_option("--precision", run_args.precision,
+                  "Run every op at this precision (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, "
+                  "int8, int4, int32) instead of its tensors' own");
   run->add_flag("--skip-unsupported", run_args.skip_unsupported,
                 "Leave out ops the hardware has no unit for (listed in run.json) instead of "
                 "failing");
@@ -146,6 +174,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
       ->required()
       ->check(CLI::ExistingFile);
 
+  ArchArgs arch_args;
+  CLI::App* arch = add_arch_command(app, arch_args);
+
   WorkloadArgs workload_args;
   CLI::App* workload = add_workload_command(app, workload_args);
 
@@ -156,6 +187,7 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   }
   if (run->parsed()) return do_run(run_args, out, err);
   if (check->parsed()) return do_check(check_files, out, err);
+  if (arch->parsed()) return run_arch_command(arch_args, out, err);
   if (workload->parsed()) return run_workload_command(workload_args, out, err);
   return 2;
 }

@@ -17,7 +17,7 @@ using test::Outcome;
 
 TEST(Cli, HelpOnEveryCommand) {
   for (const auto& args : std::vector<std::vector<const char*>>{
-           {"--help"}, {"run", "--help"}, {"check-config", "--help"}}) {
+           {"--help"}, {"run", "--help"}, {"check-config", "--help"}, {"arch", "--help"}}) {
     const Outcome r = coda(args);
     EXPECT_EQ(r.code, 0);
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
@@ -52,8 +52,8 @@ TEST(Cli, CheckConfigPrintsEveryErrorInCompilerFormat) {
                         "dram: {bandwidth: unlimited}\n";
   const Outcome r = coda({"check-config", "configs/arch/scalesim_32x32_os.yaml", bad.c_str()});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("scalesim_32x32_os.yaml: ok (arch 'scalesim-32x32-os', 32x32 "
-                       "output_stationary)"),
+  EXPECT_NE(r.out.find("scalesim_32x32_os.yaml: ok (arch 'scalesim-32x32-os', 1 core: array "
+                       "32x32 output_stationary)"),
             std::string::npos)
       << r.out;
   const std::string b = bad.string();
@@ -96,6 +96,55 @@ TEST(Cli, MissingFileAndUnknownEngineAreUsageErrors) {
                           "configs/workloads/resnet18.yaml", "--engine", "magic"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown engine 'magic'"), std::string::npos);
+}
+
+TEST(Cli, ArchSummaryPrintsPeaksLevelsEnergyAndArea) {
+  const Outcome r = coda({"arch", "configs/arch/nvidia_a100_sxm_80gb.yaml", "--summary"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // A100 SXM datasheet: 312 TFLOPS dense fp16, 624 TOPS int8, 2039 GB/s of HBM2e. The preset's
+  // 108 SMs x 1024 fp16 MACs x 2 x 1.41 GHz = 311.87e12 (NVIDIA rounds to 312).
+  EXPECT_NE(r.out.find("matrix fp16           311.9 TOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matrix int8           623.7 TOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.039 TB/s"), std::string::npos) << r.out;
+  for (const char* section : {"Peak (dense", "Memory (", "ridge", "Energy (", "Area: ",
+                              "Power budget 400 W"})
+    EXPECT_NE(r.out.find(section), std::string::npos) << section << "\n" << r.out;
+  // A broken file is reported with its location; the others still print.
+  const testing::TempDir tmp;
+  const auto bad = (tmp.path() / "bad.yaml").string();
+  std::ofstream(bad) << "schema_version: 2\nname: b\nclock: 1 GHz\ncompute: []\n"
+                        "dram: {bandwidth: 1 TB/s}\n";
+  const Outcome both = coda({"arch", bad.c_str(), "configs/arch/eyeriss.yaml"});
+  EXPECT_EQ(both.code, 1);
+  EXPECT_NE(both.err.find("bad.yaml:4:10: error: compute: a core needs at least one compute unit"),
+            std::string::npos)
+      << both.err;
+  EXPECT_NE(both.out.find("eyeriss"), std::string::npos);
+}
+
+TEST(Cli, RunOnAGpuPresetAndPrecisionOverride) {
+  // ResNet-18's layer list is int8; the A100 computes int8 on its tensor cores.
+  const Outcome r = coda({"run", "--arch", "configs/arch/nvidia_a100_sxm_80gb.yaml", "--workload",
+                          "configs/workloads/resnet18.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tensor_core tile_m="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TOPS/W"), std::string::npos) << r.out;
+  // Eyeriss computes 16-bit only (fp16 in coda): int8 layers fail with the reason, and
+  // --precision fp16 runs them.
+  const Outcome eyeriss = coda({"run", "--arch", "configs/arch/eyeriss.yaml", "--workload",
+                                "configs/workloads/alexnet.yaml"});
+  EXPECT_EQ(eyeriss.code, 1);
+  EXPECT_NE(eyeriss.err.find("which 'eyeriss''s systolic unit"), std::string::npos)
+      << eyeriss.err;
+  const Outcome fp16 = coda({"run", "--arch", "configs/arch/eyeriss.yaml", "--workload",
+                             "configs/workloads/alexnet.yaml", "--precision", "fp16", "-q"});
+  EXPECT_EQ(fp16.code, 0) << fp16.err;
+  const Outcome bad = coda({"run", "--arch", "configs/arch/eyeriss.yaml", "--workload",
+                            "configs/workloads/alexnet.yaml", "--precision", "fp61"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--precision: unknown precision 'fp61'; expected one of: fp32, tf32"),
+            std::string::npos)
+      << bad.err;
 }
 
 }  // namespace
