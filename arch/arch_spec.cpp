@@ -223,6 +223,30 @@ void read_v1(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
 
 // ---- schema 2: the general form ------------------------------------------------------------
 
+// "fp8" begins two formats: list them; otherwise suggest the closest by spelling.
+void report_unknown_precision(const YamlReader& value, const std::string& name,
+                              Diagnostics& diags) {
+  std::vector<std::string_view> names;
+  std::string valid, starting;
+  int prefixed = 0;
+  for (const auto& [n, type] : data_type_names()) {
+    names.emplace_back(n);
+    valid += (valid.empty() ? "" : ", ") + std::string(n);
+    if (n.starts_with(name)) {
+      starting += (starting.empty() ? "" : " or ") + std::string(n);
+      ++prefixed;
+    }
+  }
+  if (prefixed < 2) starting.clear();  // one longer name is no more likely than a typo
+  const auto close = did_you_mean(name, names);
+  const std::string guess = !starting.empty() ? fmt::format(" (did you mean {}?)", starting)
+                            : close            ? fmt::format(" (did you mean '{}'?)", *close)
+                                               : std::string();
+  diags.error(value.location(), value.path(),
+              fmt::format("unknown precision '{}'{}", name, guess),
+              fmt::format("expected one of: {}", valid));
+}
+
 // A map from precision names to positive per-cycle rates: {fp16: 1024, int8: 2048}.
 void read_rates(const YamlReader& unit, std::string_view key, RateTable& out,
                 Diagnostics& diags) {
@@ -238,15 +262,7 @@ void read_rates(const YamlReader& unit, std::string_view key, RateTable& out,
     const YamlReader value = table.at(name);
     const auto parsed = parse_data_type(name);
     if (!parsed) {
-      std::vector<std::string_view> names;
-      for (const auto& entry : data_type_names()) names.push_back(entry.first);
-      std::string valid;
-      for (const auto n : names) valid += (valid.empty() ? "" : ", ") + std::string(n);
-      const auto close = did_you_mean(name, names);
-      diags.error(value.location(), value.path(),
-                  close ? fmt::format("unknown precision '{}' (did you mean '{}'?)", name, *close)
-                        : fmt::format("unknown precision '{}'", name),
-                  fmt::format("expected one of: {}", valid));
+      report_unknown_precision(value, name, diags);
       continue;
     }
     double rate = 0;
@@ -446,8 +462,7 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
         const YamlReader value = mac.at(name);
         const auto type = parse_data_type(name);
         if (!type) {
-          diags.error(value.location(), value.path(), fmt::format("unknown precision '{}'", name),
-                      "e.g. mac: {int8: 0.2 pJ, fp16: 1.1 pJ}");
+          report_unknown_precision(value, name, diags);
           continue;
         }
         Joules joules;
@@ -461,8 +476,9 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
     const YamlReader per_byte = node.at("per_byte");
     if (per_byte.expect_map(diags)) {
       std::vector<std::string_view> levels;
-      for (const MemoryLevelSpec& level : spec.memory) levels.push_back(level.name);
-      levels.push_back("dram");
+      for (const MemoryLevelSpec& level : spec.memory)
+        if (level.name != "dram") levels.emplace_back(level.name);  // a level named dram is an error
+      levels.emplace_back("dram");
       for (const std::string& name : per_byte.keys()) {
         const YamlReader value = per_byte.at(name);
         if (std::find(levels.begin(), levels.end(), name) == levels.end()) {

@@ -64,7 +64,7 @@ class HardwareModel {
   // Arrays on the chip (instances per core x cores); an op is split over them.
   std::uint64_t arrays() const { return arrays_; }
   // PEs of every array on the chip.
-  std::uint64_t processing_elements() const { return array_.rows * array_.cols * arrays_; }
+  std::uint64_t processing_elements() const { return rows() * cols() * arrays_; }
   // Bytes per element: the schema-1 word size, else the array's first precision rounded up.
   std::uint64_t word_bytes() const { return word_bytes_; }
   // The words of one array's buffer for an operand: the innermost core-level memory holding

@@ -25,5 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(coda::parse_frequency, text);
   check(coda::parse_duration, text);
   check(coda::parse_bandwidth, text);
+  check(coda::parse_energy, text);
+  check(coda::parse_power, text);
+  check(coda::parse_area, text);
+  check(coda::parse_latency, text);
   return 0;
 }
