@@ -201,6 +201,21 @@ def dilated_conv():
     return model(graph)
 
 
+def conv_weight_chains():
+    """Convs without kernel_shape: one whose weight passes an Identity (its shape is static), one
+    whose weight is computed by an Add (its shape is known only after inference)."""
+    n = helper.make_node
+    nodes = [n("Identity", ["w"], ["w_id"], name="w.identity"),
+             n("Conv", ["x", "w_id"], ["y"], name="through_identity", pads=[1, 1, 1, 1]),
+             n("Add", ["w", "w"], ["w_sum"], name="w.add"),
+             n("Conv", ["y", "w_sum"], ["z"], name="computed_weight", pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "conv_weight_chains",
+                              [helper.make_tensor_value_info("x", F, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("z", F, [1, 4, 8, 8])],
+                              [weight("w", 4, 4, 3, 3)])
+    return model(graph)
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: make_test_onnx.py OUT_DIR")
@@ -212,6 +227,7 @@ if __name__ == "__main__":
     unsupported()
     save(dynamic_batch(), OUT, "dynamic_batch.onnx")
     save(dilated_conv(), OUT, "dilated_conv.onnx")
+    save(conv_weight_chains(), OUT, "conv_weight_chains.onnx")
     # The first 60% of the ResNet block: cut inside its initializers.
     with open(os.path.join(OUT, "resnet_block.onnx"), "rb") as f:
         data = f.read()
@@ -219,4 +235,4 @@ if __name__ == "__main__":
         f.write(data[: len(data) * 6 // 10])
     with open(os.path.join(OUT, "not_onnx.onnx"), "w") as f:
         f.write("name: this is a YAML file, not an ONNX model\n")
-    print(f"make_test_onnx.py: wrote 8 models to {OUT}")
+    print(f"make_test_onnx.py: wrote 9 models to {OUT}")

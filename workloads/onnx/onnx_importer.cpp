@@ -95,6 +95,7 @@ class Importer {
   // Steps, in order.
   void strip_data(::onnx::GraphProto& g);
   void bind_dims(::onnx::GraphProto& g);
+  void pin_kernel_shapes(::onnx::GraphProto& g);
   void infer_shapes(::onnx::ModelProto& model);
   void collect_values(const ::onnx::GraphProto& g);
   void add_graph_inputs(const ::onnx::GraphProto& g);
@@ -217,6 +218,71 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
   for (auto& v : *g.mutable_value_info()) bind(v, false);
 }
 
+// libonnx's Conv shape inference (Debian's 1.12 and later releases alike) takes a missing
+// kernel_shape from the weight's dims[2:] without checking that the weight's rank matches the
+// input's, and then indexes the input's dims and the dilations past their ends: a weight of the
+// wrong rank crashes the process (fuzz/known_crashes/onnx_conv_shape_inference_segv.onnx). Pinning
+// kernel_shape from the weight's static shape turns that into the size check libonnx does make
+// ("Attribute kernel_shape has incorrect size"), which infer_shapes reports. The weight's shape
+// is static when it is an initializer, a graph input or a value_info with every dim known, or
+// is reached from one through shape-preserving nodes (Identity, Cast, QuantizeLinear,
+// DequantizeLinear, as in QDQ models). A conv-like node whose weight shape cannot be known before
+// inference and that has no kernel_shape is an error here, never a crash.
+void Importer::pin_kernel_shapes(::onnx::GraphProto& g) {
+  std::map<std::string, std::vector<std::int64_t>, std::less<>> shapes;
+  for (const auto& init : g.initializer())
+    shapes[init.name()] = {init.dims().begin(), init.dims().end()};
+  const auto from_value_info = [&](const ::onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    std::vector<std::int64_t> dims;
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;
+      dims.push_back(d.dim_value());
+    }
+    shapes.try_emplace(v.name(), std::move(dims));
+  };
+  for (const auto& v : g.input()) from_value_info(v);
+  for (const auto& v : g.value_info()) from_value_info(v);
+  std::map<std::string, const ::onnx::NodeProto*, std::less<>> producer;
+  for (const auto& node : g.node())
+    for (const auto& out : node.output()) producer[out] = &node;
+  const std::set<std::string, std::less<>> shape_preserving{"Identity", "Cast", "QuantizeLinear",
+                                                            "DequantizeLinear"};
+  const auto static_shape = [&](std::string name) -> const std::vector<std::int64_t>* {
+    for (std::size_t hops = 0; hops <= producer.size(); ++hops) {  // bounded: no cycle loops
+      if (const auto it = shapes.find(name); it != shapes.end()) return &it->second;
+      const auto p = producer.find(name);
+      if (p == producer.end() || shape_preserving.count(p->second->op_type()) == 0 ||
+          p->second->input_size() == 0)
+        return nullptr;
+      name = p->second->input(0);
+    }
+    return nullptr;
+  };
+  // The weight's input index of each conv-like op whose shape inference derives kernel_shape.
+  const std::map<std::string, int, std::less<>> weight_input{
+      {"Conv", 1}, {"ConvTranspose", 1}, {"ConvInteger", 1}, {"QLinearConv", 3}};
+  for (int i = 0; i < g.node_size(); ++i) {
+    ::onnx::NodeProto& node = *g.mutable_node(i);
+    const auto w = weight_input.find(node.op_type());
+    if (w == weight_input.end() || find_attribute(node, "kernel_shape") != nullptr) continue;
+    path_ = fmt::format("graph.node[{}] '{}' ({})", i, node.name(), node.op_type());
+    const auto* shape = node.input_size() > w->second ? static_shape(node.input(w->second))
+                                                      : nullptr;
+    if (shape == nullptr) {
+      error("the weight's shape is not known before shape inference and the node has no "
+            "kernel_shape attribute",
+            "give the node a kernel_shape attribute, or make its weight an initializer");
+      continue;
+    }
+    if (shape->size() < 3) continue;  // libonnx rejects a weight without spatial dims itself
+    auto* attr = node.add_attribute();
+    attr->set_name("kernel_shape");
+    attr->set_type(::onnx::AttributeProto::INTS);
+    for (std::size_t d = 2; d < shape->size(); ++d) attr->add_ints((*shape)[d]);
+  }
+}
+
 void Importer::infer_shapes(::onnx::ModelProto& model) {
   path_ = "model";
   try {
@@ -322,6 +388,7 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
   ::onnx::GraphProto& g = *model.mutable_graph();
   strip_data(g);
   bind_dims(g);
+  pin_kernel_shapes(g);
   if (diags_.error_count() != errors_before) return std::nullopt;
   infer_shapes(model);
   if (diags_.error_count() != errors_before) return std::nullopt;

@@ -196,6 +196,29 @@ TEST(OnnxImport, TruncatedAndForeignFilesAreErrors) {
   EXPECT_NE(missing.find("cannot open the file"), std::string::npos) << missing;
 }
 
+TEST(OnnxImport, AConvWeightOfTheWrongRankIsAnErrorNotACrash) {
+  // Found by onnx_fuzz: a Conv with no kernel_shape whose weight has rank 8 on a rank-4 input
+  // crashed libonnx's shape inference (checked: with the pinning step removed this test dies
+  // with SIGSEGV). The importer pins kernel_shape from the weight first, so libonnx's own size
+  // check rejects the node and the import ends with errors.
+  Diagnostics diags;  // tests run from the repository top
+  EXPECT_FALSE(import_onnx("fuzz/known_crashes/onnx_conv_shape_inference_segv.onnx", {}, diags));
+  EXPECT_NE(diags.format_all().find("graph.node[0] 'gconv' (Conv)"), std::string::npos)
+      << diags.format_all();
+}
+
+TEST(OnnxImport, AConvWeightShapeMustBeKnownBeforeInferenceWithoutKernelShape) {
+  // The first conv's weight reaches it through an Identity (pinned from the initializer); the
+  // second's is computed by an Add, so its shape is known only after inference.
+  const std::string errors = import_errors("conv_weight_chains.onnx");
+  EXPECT_EQ(errors.find("through_identity"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("graph.node[3] 'computed_weight' (Conv): the weight's shape is not known "
+                        "before shape inference and the node has no kernel_shape attribute; give "
+                        "the node a kernel_shape attribute, or make its weight an initializer"),
+            std::string::npos)
+      << errors;
+}
+
 TEST(OnnxImport, EveryPrefixOfAModelFailsCleanly) {
   // No crash and no half graph from any truncation of a valid model.
   std::ifstream in(model("resnet_block.onnx"), std::ios::binary);
