@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -33,15 +34,44 @@ bool is_integer(std::int32_t elem_type) {
   return elem_type == T::INT64 || elem_type == T::INT32;
 }
 
+// The elements a tensor proto's dims imply; -1 for a negative dim or a count beyond int64.
 std::int64_t proto_elements(const ::onnx::TensorProto& t) {
   std::int64_t n = 1;
-  for (const std::int64_t d : t.dims()) n *= d;
+  for (const std::int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && n > std::numeric_limits<std::int64_t>::max() / d)) return -1;
+    n *= d;
+  }
   return n;
+}
+
+bool keeps_values(const ::onnx::TensorProto& t) {
+  const std::int64_t n = proto_elements(t);
+  return is_integer(t.data_type()) && n >= 0 && n <= kKeptIntegerElements;
+}
+
+// Why a kept integer tensor's stored values disagree with its dims (libonnx's data propagation
+// copies them without checking, and crashes on a short raw_data), or empty when they agree.
+std::string kept_data_problem(const ::onnx::TensorProto& t) {
+  const std::int64_t n = proto_elements(t);
+  const bool is64 = t.data_type() == ::onnx::TensorProto::INT64;
+  const std::int64_t width = is64 ? 8 : 4;
+  const std::string shape = t.dims_size() == 0
+                                ? std::string("a scalar")
+                                : fmt::format("dims {}", fmt::join(t.dims(), "x"));
+  if (t.has_raw_data()) {
+    const auto bytes = static_cast<std::int64_t>(t.raw_data().size());
+    if (bytes == n * width) return {};
+    return fmt::format("raw_data holds {} bytes, but {} of {}-byte elements needs {}", bytes,
+                       shape, width, n * width);
+  }
+  const std::int64_t stored = is64 ? t.int64_data_size() : t.int32_data_size();
+  if (stored == n) return {};
+  return fmt::format("it stores {} values, but {} needs {}", stored, shape, n);
 }
 
 // Drops the values of a tensor proto unless they may be needed as a shape.
 void drop_data(::onnx::TensorProto& t) {
-  if (is_integer(t.data_type()) && proto_elements(t) <= kKeptIntegerElements) return;
+  if (keeps_values(t)) return;
   t.clear_raw_data();
   t.clear_float_data();
   t.clear_double_data();
@@ -183,11 +213,28 @@ std::string string_attribute(const ::onnx::NodeProto& node, std::string_view nam
 // Steps.
 
 void Importer::strip_data(::onnx::GraphProto& g) {
-  for (auto& init : *g.mutable_initializer()) drop_data(init);
-  for (auto& node : *g.mutable_node())
-    if (node.op_type() == "Constant")
-      for (auto& a : *node.mutable_attribute())
-        if (a.has_t()) drop_data(*a.mutable_t());
+  const auto check = [&](const ::onnx::TensorProto& t, std::string where) {
+    if (!keeps_values(t)) return;
+    if (const std::string problem = kept_data_problem(t); !problem.empty()) {
+      path_ = std::move(where);
+      error(fmt::format("integer tensor '{}' is malformed: {}", t.name(), problem),
+            "re-export the model, or check it with onnx.checker.check_model(model, "
+            "full_check=True)");
+    }
+  };
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    check(g.initializer(i), fmt::format("graph.initializer[{}]", i));
+    drop_data(*g.mutable_initializer(i));
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    auto& node = *g.mutable_node(i);
+    if (node.op_type() != "Constant") continue;
+    for (auto& a : *node.mutable_attribute()) {
+      if (!a.has_t()) continue;
+      check(a.t(), fmt::format("graph.node[{}] '{}' (Constant)", i, node.name()));
+      drop_data(*a.mutable_t());
+    }
+  }
 }
 
 void Importer::bind_dims(::onnx::GraphProto& g) {
@@ -387,6 +434,7 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") opset_ = opset.version();
   ::onnx::GraphProto& g = *model.mutable_graph();
   strip_data(g);
+  if (diags_.error_count() != errors_before) return std::nullopt;
   bind_dims(g);
   pin_kernel_shapes(g);
   if (diags_.error_count() != errors_before) return std::nullopt;

@@ -207,6 +207,18 @@ TEST(OnnxImport, AConvWeightOfTheWrongRankIsAnErrorNotACrash) {
       << diags.format_all();
 }
 
+TEST(OnnxImport, AMalformedIntegerInitializerIsAnErrorNotACrash) {
+  // Found by onnx_fuzz: an int64 scalar initializer ('eps') whose raw_data holds 4 bytes crashed
+  // libonnx's data propagation (it copies the raw bytes into a vector sized from them, 0 here).
+  // Kept integer tensors are checked against their dims before inference.
+  Diagnostics diags;
+  EXPECT_FALSE(import_onnx("fuzz/known_crashes/onnx_int64_raw_data_too_short.onnx", {}, diags));
+  EXPECT_NE(diags.format_all().find("integer tensor 'eps' is malformed: raw_data holds 4 bytes, "
+                                    "but a scalar of 8-byte elements needs 8"),
+            std::string::npos)
+      << diags.format_all();
+}
+
 TEST(OnnxImport, AConvWeightShapeMustBeKnownBeforeInferenceWithoutKernelShape) {
   // The first conv's weight reaches it through an Identity (pinned from the initializer); the
   // second's is computed by an Add, so its shape is known only after inference.
