@@ -125,7 +125,7 @@ class Importer {
   // Steps, in order.
   void strip_data(::onnx::GraphProto& g);
   void bind_dims(::onnx::GraphProto& g);
-  void pin_kernel_shapes(::onnx::GraphProto& g);
+  void guard_conv_pool_nodes(::onnx::GraphProto& g);
   void infer_shapes(::onnx::ModelProto& model);
   void collect_values(const ::onnx::GraphProto& g);
   void add_graph_inputs(const ::onnx::GraphProto& g);
@@ -265,7 +265,10 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
   for (auto& v : *g.mutable_value_info()) bind(v, false);
 }
 
-// libonnx's Conv shape inference (Debian's 1.12 and later releases alike) takes a missing
+// Conv and pooling nodes are checked before libonnx's shape inference, which trusts them.
+// Strides, dilations and kernel sizes must be at least 1 and pads not negative (libonnx 1.12
+// divides by the strides: a zero stride is SIGFPE). And libonnx's Conv shape inference (Debian's
+// 1.12 and later releases alike) takes a missing
 // kernel_shape from the weight's dims[2:] without checking that the weight's rank matches the
 // input's, and then indexes the input's dims and the dilations past their ends: a weight of the
 // wrong rank crashes the process (fuzz/known_crashes/onnx_conv_shape_inference_segv.onnx). Pinning
@@ -275,7 +278,7 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
 // is reached from one through shape-preserving nodes (Identity, Cast, QuantizeLinear,
 // DequantizeLinear, as in QDQ models). A conv-like node whose weight shape cannot be known before
 // inference and that has no kernel_shape is an error here, never a crash.
-void Importer::pin_kernel_shapes(::onnx::GraphProto& g) {
+void Importer::guard_conv_pool_nodes(::onnx::GraphProto& g) {
   std::map<std::string, std::vector<std::int64_t>, std::less<>> shapes;
   for (const auto& init : g.initializer())
     shapes[init.name()] = {init.dims().begin(), init.dims().end()};
@@ -309,11 +312,25 @@ void Importer::pin_kernel_shapes(::onnx::GraphProto& g) {
   // The weight's input index of each conv-like op whose shape inference derives kernel_shape.
   const std::map<std::string, int, std::less<>> weight_input{
       {"Conv", 1}, {"ConvTranspose", 1}, {"ConvInteger", 1}, {"QLinearConv", 3}};
+  // libonnx divides by strides and multiplies by dilations without checking them either.
+  const std::set<std::string, std::less<>> windowed{"Conv",    "ConvTranspose", "ConvInteger",
+                                                    "QLinearConv", "MaxPool",  "AveragePool",
+                                                    "LpPool"};
   for (int i = 0; i < g.node_size(); ++i) {
     ::onnx::NodeProto& node = *g.mutable_node(i);
+    if (windowed.count(node.op_type()) == 0) continue;
+    path_ = fmt::format("graph.node[{}] '{}' ({})", i, node.name(), node.op_type());
+    for (const std::string_view name : {"strides", "dilations", "kernel_shape"}) {
+      const auto values = ints_attribute(node, name);
+      if (std::any_of(values.begin(), values.end(), [](std::int64_t v) { return v < 1; }))
+        error(fmt::format("attribute {} is [{}]; every value must be at least 1", name,
+                          fmt::join(values, ", ")));
+    }
+    const auto pads = ints_attribute(node, "pads");
+    if (std::any_of(pads.begin(), pads.end(), [](std::int64_t v) { return v < 0; }))
+      error(fmt::format("attribute pads is [{}]; pads cannot be negative", fmt::join(pads, ", ")));
     const auto w = weight_input.find(node.op_type());
     if (w == weight_input.end() || find_attribute(node, "kernel_shape") != nullptr) continue;
-    path_ = fmt::format("graph.node[{}] '{}' ({})", i, node.name(), node.op_type());
     const auto* shape = node.input_size() > w->second ? static_shape(node.input(w->second))
                                                       : nullptr;
     if (shape == nullptr) {
@@ -436,7 +453,7 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
   strip_data(g);
   if (diags_.error_count() != errors_before) return std::nullopt;
   bind_dims(g);
-  pin_kernel_shapes(g);
+  guard_conv_pool_nodes(g);
   if (diags_.error_count() != errors_before) return std::nullopt;
   infer_shapes(model);
   if (diags_.error_count() != errors_before) return std::nullopt;

@@ -219,6 +219,16 @@ TEST(OnnxImport, AMalformedIntegerInitializerIsAnErrorNotACrash) {
       << diags.format_all();
 }
 
+TEST(OnnxImport, AZeroStrideIsAnErrorNotADivisionByZero) {
+  // Found by onnx_fuzz: MaxPool strides [2, 0] made libonnx's pool shape inference divide by zero.
+  Diagnostics diags;
+  EXPECT_FALSE(import_onnx("fuzz/known_crashes/onnx_pool_zero_stride_fpe.onnx", {}, diags));
+  EXPECT_NE(diags.format_all().find("graph.node[1] 'maxpool' (MaxPool): attribute strides is "
+                                    "[2, 0]; every value must be at least 1"),
+            std::string::npos)
+      << diags.format_all();
+}
+
 TEST(OnnxImport, AConvWeightShapeMustBeKnownBeforeInferenceWithoutKernelShape) {
   // The first conv's weight reaches it through an Identity (pinned from the initializer); the
   // second's is computed by an Add, so its shape is known only after inference.
