@@ -134,6 +134,14 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const auto& s : run.skipped) skipped.push_back({{"name", s.name}, {"reason", s.reason}});
   j["skipped"] = skipped;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const auto& g : run.fusion)
+    groups.push_back(
+        {{"kind", g.kind}, {"ops", g.ops}, {"dram_bytes_saved", g.dram_bytes_saved.value}});
+  nlohmann::ordered_json rejected = nlohmann::ordered_json::array();
+  for (const auto& r : run.fusion_rejected)
+    rejected.push_back({{"kind", r.kind}, {"ops", r.ops}, {"reason", r.reason}});
+  j["fusion"] = {{"mode", run.fusion_mode}, {"groups", groups}, {"rejected", rejected}};
 }
 
 void from_json(const nlohmann::ordered_json& j, RunResult& run) {
@@ -155,6 +163,20 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
   run.skipped.clear();
   for (const auto& s : j.at("skipped"))
     run.skipped.push_back({s.at("name").get<std::string>(), s.at("reason").get<std::string>()});
+  run.fusion_mode = "none";
+  run.fusion.clear();
+  run.fusion_rejected.clear();
+  if (const auto f = j.find("fusion"); f != j.end()) {  // absent in results written before it
+    run.fusion_mode = f->at("mode").get<std::string>();
+    for (const auto& g : f->at("groups"))
+      run.fusion.push_back({g.at("kind").get<std::string>(),
+                            g.at("ops").get<std::vector<std::string>>(),
+                            Bytes{g.at("dram_bytes_saved").get<std::uint64_t>()}});
+    for (const auto& r : f->at("rejected"))
+      run.fusion_rejected.push_back({r.at("kind").get<std::string>(),
+                                     r.at("ops").get<std::vector<std::string>>(),
+                                     r.at("reason").get<std::string>()});
+  }
 }
 
 }  // namespace coda::results

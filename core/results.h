@@ -79,6 +79,23 @@ struct SkippedOp {
   friend bool operator==(const SkippedOp&, const SkippedOp&) = default;
 };
 
+// A group of ops the mapper ran as one kernel (mapper/fusion.h, docs/fusion.md).
+struct FusedGroup {
+  std::string kind;              // "epilogue", "conv_bn_relu", "elementwise_chain", "attention",
+                                 // "depth_first"
+  std::vector<std::string> ops;  // in execution order
+  Bytes dram_bytes_saved;        // planned: 2 x the bytes kept on chip (written and read once)
+  friend bool operator==(const FusedGroup&, const FusedGroup&) = default;
+};
+
+// A candidate group the fusion planner turned down, and why.
+struct RejectedGroup {
+  std::string kind;
+  std::vector<std::string> ops;
+  std::string reason;
+  friend bool operator==(const RejectedGroup&, const RejectedGroup&) = default;
+};
+
 struct RunResult {
   Provenance provenance;
   std::string arch;
@@ -89,6 +106,9 @@ struct RunResult {
   std::vector<OpResult> ops;
   std::vector<SkippedOp> skipped;
   Cost total;  // the sum over ops
+  std::string fusion_mode = "none";  // how ops were fused: none, epilogue, all
+  std::vector<FusedGroup> fusion;    // the groups fused, in execution order
+  std::vector<RejectedGroup> fusion_rejected;
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };
 

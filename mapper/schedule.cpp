@@ -1,6 +1,12 @@
 #include "mapper/schedule.h"
 
+#include <algorithm>
+#include <set>
+#include <utility>
+
 #include <fmt/format.h>
+
+#include "workloads/passes/builtin_passes.h"
 
 namespace coda::mapper {
 namespace {
@@ -18,13 +24,6 @@ std::string describe(const workload::Op& op) {
                            workload::to_string(op.function));
 }
 
-// The precision an op computes in: its first input's element type.
-DataType op_precision(const workload::Op& op) {
-  for (const workload::TensorAccess& access : op.space.accesses)
-    if (access.role == workload::TensorRole::Input) return access.dtype;
-  return op.space.accesses.empty() ? DataType::Int8 : op.space.accesses.front().dtype;
-}
-
 DataType output_precision(const workload::Op& op, DataType fallback) {
   for (const workload::TensorAccess& access : op.space.accesses)
     if (access.role == workload::TensorRole::Output) return access.dtype;
@@ -40,7 +39,192 @@ std::string supported_list(const arch::ComputeUnitSpec& unit) {
 
 std::uint32_t element_bytes(DataType type) { return (bit_width(type) + 7) / 8; }
 
+// Places an op of any kind but Attention on its unit; nullopt with `why` set when the hardware
+// has no unit for it.
+std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareModel& hw,
+                                 const ScheduleOptions& options, std::string& why) {
+  // Schema-1 arrays count words, not precisions: every op runs at the word size.
+  const bool word_machine = hw.spec().word_size.has_value();
+  const DataType precision = options.precision.value_or(op_precision(op));
+  ScheduledOp scheduled{op.name, workload::mac_count(op), {}, Placement::Systolic, precision, {}};
+  // Whether `unit` computes at the op's precision; says why not.
+  const auto supports = [&](const arch::ComputeUnitSpec& unit) {
+    if (word_machine || unit.rates.contains(precision)) return true;
+    why = fmt::format("{} is in {}, which '{}''s {} unit '{}' does not compute (it does: {}); "
+                      "give the workload that precision, or run with --precision",
+                      describe(op), to_string(precision), hw.name(), arch::to_string(unit.kind),
+                      unit.name, supported_list(unit));
+    return false;
+  };
+
+  switch (op.kind) {
+    case OpKind::Contraction: {
+      const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+      if (!unit) {
+        why = fmt::format("{} cannot run on '{}': it has no matrix unit (systolic or "
+                          "tensor_core)",
+                          describe(op), hw.name());
+        return std::nullopt;
+      }
+      if (!supports(*unit)) return std::nullopt;
+      if (unit->kind == arch::UnitKind::Systolic) {
+        scheduled.mapping = map_onto_array(op, hw);
+      } else {
+        scheduled.placement = Placement::TensorCore;
+        scheduled.work = TensorCoreWork{workload::gemm_view(op), element_bytes(precision),
+                                        element_bytes(output_precision(op, precision))};
+      }
+      return scheduled;
+    }
+    case OpKind::Elementwise:
+    case OpKind::Reduction:
+    case OpKind::Normalization:
+    case OpKind::Pooling:
+    case OpKind::Optimizer: {
+      const arch::ComputeUnitSpec* unit = hw.vector_unit();
+      if (!unit) {
+        why = fmt::format("{} cannot run on '{}': {} computes contractions only, and this one "
+                          "has no vector unit",
+                          describe(op), hw.name(),
+                          hw.matrix_unit() && hw.matrix_unit()->kind == arch::UnitKind::Systolic
+                              ? "a systolic array"
+                              : "its matrix unit");
+        return std::nullopt;
+      }
+      // A vector unit without the op's precision computes it in fp32 (inputs widened on load),
+      // as GPUs do for bf16 elementwise math.
+      if (!word_machine && !unit->rates.contains(precision)) {
+        if (!unit->rates.contains(DataType::Fp32)) {
+          (void)supports(*unit);  // says why
+          return std::nullopt;
+        }
+        scheduled.precision = DataType::Fp32;
+      }
+      scheduled.placement = Placement::Vector;
+      scheduled.work = VectorWork{op.kind, op.function, workload::iteration_points(op),
+                                  workload::tensor_bytes(op, workload::TensorRole::Input) +
+                                      workload::tensor_bytes(op, workload::TensorRole::Weight),
+                                  workload::tensor_bytes(op, workload::TensorRole::Output)};
+      return scheduled;
+    }
+    case OpKind::DataMovement: {
+      scheduled.placement = Placement::Transfer;
+      TransferWork transfer;
+      if (op.function != workload::Function::Reshape) {
+        transfer.reads = workload::tensor_bytes(op, workload::TensorRole::Input);
+        transfer.writes = workload::tensor_bytes(op, workload::TensorRole::Output);
+      }
+      scheduled.work = transfer;
+      return scheduled;
+    }
+    case OpKind::Collective: {
+      const auto* spec = std::get_if<workload::CollectiveSpec>(&op.attributes);
+      const std::uint32_t ranks = spec ? spec->ranks : 1;
+      const auto& links = hw.spec().interconnect;
+      if (ranks > 1 && !links) {
+        why = fmt::format("{} over {} ranks cannot run on '{}': it has no chip-to-chip links "
+                          "(add interconnect: to the arch)",
+                          describe(op), ranks, hw.name());
+        return std::nullopt;
+      }
+      if (ranks > 1 && links->chips < ranks) {
+        why = fmt::format("{} spans {} ranks, but '{}' joins {} chips", describe(op), ranks,
+                          hw.name(), links->chips);
+        return std::nullopt;
+      }
+      scheduled.placement = Placement::Collective;
+      scheduled.work = CollectiveWork{op.function, ranks,
+                                      workload::tensor_bytes(op, workload::TensorRole::Output)};
+      return scheduled;
+    }
+    case OpKind::Attention: break;  // place_attention
+  }
+  why = fmt::format("{} has no placement rule", describe(op));
+  return std::nullopt;
+}
+
+// An attention op as its three decomposed parts (see AttentionWork), unfused; schedule_graph
+// marks it fused when the fusion plan groups it.
+std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::HardwareModel& hw,
+                                           const ScheduleOptions& options, std::string& why) {
+  workload::Graph alone{op.name, "", {}, {}, {}};
+  workload::Op copy = op;
+  copy.tensors.clear();
+  alone.add(std::move(copy));
+  (void)workload::DecomposeAttention{}.run(alone);
+  if (alone.ops.size() != 3) {
+    why = fmt::format("{} is not in make_attention's form (dims b, hk, g, q, kv, d; Q, K, V, O), "
+                      "so it cannot be priced",
+                      describe(op));
+    return std::nullopt;
+  }
+  AttentionWork work;
+  for (const workload::Op& part : alone.ops) {
+    std::string part_why;
+    std::optional<ScheduledOp> placed = place(part, hw, options, part_why);
+    if (!placed) {
+      why = fmt::format("{} runs Q K^T and P V on the matrix unit and the softmax on the vector "
+                        "unit; its part '{}' cannot run: {}",
+                        describe(op), part.name, part_why);
+      return std::nullopt;
+    }
+    work.parts.push_back(std::move(*placed));
+  }
+  const auto& dims = op.space.dims;  // b, hk, g, q, kv, d
+  const std::uint64_t heads = dims[0].extent * dims[1].extent * dims[2].extent;
+  const std::uint64_t q = dims[3].extent, kv = dims[4].extent;
+  const bool causal = std::get<workload::AttentionSpec>(op.attributes).causal;
+  work.all_pairs = heads * q * kv;
+  work.pairs = heads * (causal ? q * kv - q * (q - 1) / 2 : q * kv);  // as workload::mac_count
+  work.head_dim = dims[5].extent;
+  work.reads = workload::tensor_bytes(op, workload::TensorRole::Input);
+  work.writes = workload::tensor_bytes(op, workload::TensorRole::Output);
+  ScheduledOp scheduled{op.name, workload::mac_count(op), {}, Placement::Attention,
+                        options.precision.value_or(op_precision(op)), std::move(work)};
+  return scheduled;
+}
+
+// The bytes of access `a` of `op`, as workload::tensor_bytes counts them.
+Bytes access_bytes(const workload::Op& op, std::size_t a) {
+  workload::Op probe;
+  probe.space.dims = op.space.dims;
+  probe.space.accesses = {op.space.accesses[a]};
+  return workload::tensor_bytes(probe);
+}
+
+Bytes minus(Bytes a, Bytes b) { return Bytes{a.value - std::min(a.value, b.value)}; }
+
+// Takes the bytes of the fused intermediates `op` touches off its DRAM traffic (see the header).
+void keep_on_chip(const workload::Op& op, const std::set<std::uint32_t>& on_chip,
+                  ScheduledOp& scheduled) {
+  if (op.tensors.size() != op.space.accesses.size()) return;
+  Bytes reads, writes;
+  for (std::size_t a = 0; a < op.tensors.size(); ++a) {
+    if (!on_chip.contains(op.tensors[a].value)) continue;
+    (op.space.accesses[a].role == workload::TensorRole::Output ? writes : reads) +=
+        access_bytes(op, a);
+  }
+  if (reads.value == 0 && writes.value == 0) return;
+  if (auto* vector = std::get_if<VectorWork>(&scheduled.work)) {
+    vector->reads = minus(vector->reads, reads);
+    vector->writes = minus(vector->writes, writes);
+  } else if (auto* transfer = std::get_if<TransferWork>(&scheduled.work)) {
+    transfer->reads = minus(transfer->reads, reads);
+    transfer->writes = minus(transfer->writes, writes);
+  } else if (scheduled.placement == Placement::Systolic ||
+             scheduled.placement == Placement::TensorCore) {
+    scheduled.dram_reads_saved = reads;
+    scheduled.dram_writes_saved = writes;
+  }
+}
+
 }  // namespace
+
+DataType op_precision(const workload::Op& op) {
+  for (const workload::TensorAccess& access : op.space.accesses)
+    if (access.role == workload::TensorRole::Input) return access.dtype;
+  return op.space.accesses.empty() ? DataType::Int8 : op.space.accesses.front().dtype;
+}
 
 std::string_view to_string(Placement placement) {
   switch (placement) {
@@ -49,119 +233,54 @@ std::string_view to_string(Placement placement) {
     case Placement::Vector: return "vector";
     case Placement::Transfer: return "transfer";
     case Placement::Collective: return "collective";
+    case Placement::Attention: return "attention";
   }
   return "?";
 }
 
 Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw,
                         const ScheduleOptions& options) {
-  Schedule schedule{graph.name, {}, {}};
-  schedule.ops.reserve(graph.ops.size());
-  // Schema-1 arrays count words, not precisions: every op runs at the word size.
-  const bool word_machine = hw.spec().word_size.has_value();
-  for (const workload::Op& op : graph.ops) {
-    const DataType precision = options.precision.value_or(op_precision(op));
-    ScheduledOp scheduled{op.name, workload::mac_count(op), {}, Placement::Systolic, precision, {}};
-    const auto unsupported = [&](std::string reason) {
-      schedule.unsupported.push_back({op.name, std::move(reason), op.source});
-    };
-    // Whether `unit` computes at the op's precision; reports it when not.
-    const auto supports = [&](const arch::ComputeUnitSpec& unit) {
-      if (word_machine || unit.rates.contains(precision)) return true;
-      unsupported(fmt::format("{} is in {}, which '{}''s {} unit '{}' does not compute (it does: "
-                              "{}); give the workload that precision, or run with --precision",
-                              describe(op), to_string(precision), hw.name(),
-                              arch::to_string(unit.kind), unit.name, supported_list(unit)));
-      return false;
-    };
+  Schedule schedule{graph.name, {}, {}, plan_fusion(graph, hw, options.fusion)};
+  const std::size_t n = graph.ops.size();
+  std::vector<std::optional<ScheduledOp>> placed(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const workload::Op& op = graph.ops[i];
+    std::string why;
+    placed[i] = op.kind == OpKind::Attention ? place_attention(op, hw, options, why)
+                                             : place(op, hw, options, why);
+    if (!placed[i]) schedule.unsupported.push_back({op.name, std::move(why), op.source});
+  }
 
-    switch (op.kind) {
-      case OpKind::Contraction: {
-        const arch::ComputeUnitSpec* unit = hw.matrix_unit();
-        if (!unit) {
-          unsupported(fmt::format("{} cannot run on '{}': it has no matrix unit (systolic or "
-                                  "tensor_core)",
-                                  describe(op), hw.name()));
-          continue;
-        }
-        if (!supports(*unit)) continue;
-        if (unit->kind == arch::UnitKind::Systolic) {
-          scheduled.mapping = map_onto_array(op, hw);
-        } else {
-          scheduled.placement = Placement::TensorCore;
-          scheduled.work = TensorCoreWork{workload::gemm_view(op), element_bytes(precision),
-                                          element_bytes(output_precision(op, precision))};
-        }
-        break;
-      }
-      case OpKind::Elementwise:
-      case OpKind::Reduction:
-      case OpKind::Normalization:
-      case OpKind::Pooling:
-      case OpKind::Optimizer: {
-        const arch::ComputeUnitSpec* unit = hw.vector_unit();
-        if (!unit) {
-          unsupported(fmt::format("{} cannot run on '{}': {} computes contractions only, and "
-                                  "this one has no vector unit",
-                                  describe(op), hw.name(),
-                                  hw.matrix_unit() && hw.matrix_unit()->kind ==
-                                                          arch::UnitKind::Systolic
-                                      ? "a systolic array"
-                                      : "its matrix unit"));
-          continue;
-        }
-        // A vector unit without the op's precision computes it in fp32 (inputs widened on load),
-        // as GPUs do for bf16 elementwise math.
-        if (!word_machine && !unit->rates.contains(precision)) {
-          if (!unit->rates.contains(DataType::Fp32)) {
-            (void)supports(*unit);  // reports it
-            continue;
-          }
-          scheduled.precision = DataType::Fp32;
-        }
-        scheduled.placement = Placement::Vector;
-        scheduled.work = VectorWork{op.kind, op.function, workload::iteration_points(op),
-                                    workload::tensor_bytes(op, workload::TensorRole::Input) +
-                                        workload::tensor_bytes(op, workload::TensorRole::Weight),
-                                    workload::tensor_bytes(op, workload::TensorRole::Output)};
-        break;
-      }
-      case OpKind::DataMovement: {
-        scheduled.placement = Placement::Transfer;
-        TransferWork transfer;
-        if (op.function != workload::Function::Reshape) {
-          transfer.reads = workload::tensor_bytes(op, workload::TensorRole::Input);
-          transfer.writes = workload::tensor_bytes(op, workload::TensorRole::Output);
-        }
-        scheduled.work = transfer;
-        break;
-      }
-      case OpKind::Collective: {
-        const auto* spec = std::get_if<workload::CollectiveSpec>(&op.attributes);
-        const std::uint32_t ranks = spec ? spec->ranks : 1;
-        const auto& links = hw.spec().interconnect;
-        if (ranks > 1 && !links) {
-          unsupported(fmt::format("{} over {} ranks cannot run on '{}': it has no chip-to-chip "
-                                  "links (add interconnect: to the arch)",
-                                  describe(op), ranks, hw.name()));
-          continue;
-        }
-        if (ranks > 1 && links->chips < ranks) {
-          unsupported(fmt::format("{} spans {} ranks, but '{}' joins {} chips", describe(op),
-                                  ranks, hw.name(), links->chips));
-          continue;
-        }
-        scheduled.placement = Placement::Collective;
-        scheduled.work = CollectiveWork{op.function, ranks,
-                                        workload::tensor_bytes(op, workload::TensorRole::Output)};
-        break;
-      }
-      case OpKind::Attention:
-        unsupported(fmt::format("{} is not placed as one op yet: decompose it into GEMMs and a "
-                                "softmax first (coda workload --passes decompose-attention)",
-                                describe(op)));
-        continue;
+  // A group with an op the hardware cannot run does not fuse.
+  FusionPlan& plan = schedule.fusion;
+  std::erase_if(plan.groups, [&](const FusionGroup& group) {
+    for (const std::size_t i : group.ops) {
+      if (placed[i]) continue;
+      plan.rejected.push_back({group.kind, group.ops,
+                               fmt::format("'{}' cannot run on '{}'", graph.ops[i].name,
+                                           hw.name())});
+      return true;
     }
+    return false;
+  });
+  std::vector<std::optional<std::size_t>> group_of(n);
+  std::set<std::uint32_t> on_chip;  // tensor ids of fused intermediates
+  for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+    for (const std::size_t i : plan.groups[g].ops) group_of[i] = g;
+    for (const workload::TensorId t : plan.groups[g].intermediates) on_chip.insert(t.value);
+  }
+
+  schedule.ops.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!placed[i]) continue;
+    ScheduledOp& scheduled = *placed[i];
+    scheduled.fusion_group = group_of[i];
+    if (auto* attention = std::get_if<AttentionWork>(&scheduled.work);
+        attention && group_of[i] && plan.groups[*group_of[i]].kind == FusionKind::Attention) {
+      attention->fused = true;
+      attention->block = plan.groups[*group_of[i]].flash_block;
+    }
+    if (!on_chip.empty()) keep_on_chip(graph.ops[i], on_chip, scheduled);
     schedule.ops.push_back(std::move(scheduled));
   }
   return schedule;

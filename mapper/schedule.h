@@ -11,11 +11,22 @@
 //                      -> the vector unit (VectorWork)
 //   data movement      -> a copy through DRAM (TransferWork); a reshape moves nothing
 //   collective         -> the chip-to-chip links (CollectiveWork)
-//   attention          -> not placed: decompose it first (coda workload --passes decompose-attention)
+//   attention          -> the matrix unit and the vector unit together (AttentionWork): Q K^T and
+//                         P V on the matrix unit, the softmax on the vector unit; fused
+//                         (FlashAttention: S and P stay on chip) when the fusion plan groups it,
+//                         else priced as decompose-attention's three ops would be
 // An op runs at the precision of its first input; a matrix unit that lacks it cannot run the op
 // (unless ScheduleOptions::precision overrides every op's precision); a vector unit that lacks it
 // computes in fp32 when it can. Schema-1 arrays count words, not precisions, and run everything.
+//
+// Fusion (mapper/fusion.h, docs/fusion.md). schedule_graph plans fusion with
+// ScheduleOptions::fusion and applies the plan: a fused intermediate's bytes are taken off the
+// DRAM reads and writes of the vector and transfer work that touches it (so the engine prices
+// the lighter op), recorded in dram_reads_saved / dram_writes_saved for a contraction (the engine
+// takes them off the contraction's priced traffic and energy; its time is not recomputed), and an
+// attention op in an attention group is priced fused.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,13 +35,21 @@
 
 #include "arch/hardware_model.h"
 #include "core/data_type.h"
+#include "mapper/fusion.h"
 #include "mapper/systolic_mapping.h"
 #include "workloads/graph.h"
 #include "workloads/op.h"
 
 namespace coda::mapper {
 
-enum class Placement : std::uint8_t { Systolic, TensorCore, Vector, Transfer, Collective };
+enum class Placement : std::uint8_t {
+  Systolic,
+  TensorCore,
+  Vector,
+  Transfer,
+  Collective,
+  Attention,
+};
 std::string_view to_string(Placement placement);
 
 // A GEMM on a GPU's tensor cores.
@@ -66,7 +85,29 @@ struct CollectiveWork {
   friend bool operator==(const CollectiveWork&, const CollectiveWork&) = default;
 };
 
-using Work = std::variant<std::monostate, TensorCoreWork, VectorWork, TransferWork, CollectiveWork>;
+struct ScheduledOp;
+
+// An attention op (make_attention's form). `parts` are decompose-attention's three ops placed by
+// the same rules as any op: Q K^T (batch = b x kv heads, m = query heads per kv head x q, n = kv,
+// k = d) and P V (n = d, k = kv) on the matrix unit, the softmax over S on the vector unit; the
+// GEMMs cover every query-key pair and S and P are full b x heads x q x kv tensors.
+//   fused    FlashAttention: the matrix unit does the parts' GEMMs for the kept pairs only
+//            (pairs / all_pairs of their work), the vector unit an online softmax over the kept
+//            pairs, and DRAM sees `reads` (Q, K, V once) and `writes` (O once).
+//   unfused  the three parts one after another, each priced as it is, S and P through DRAM.
+struct AttentionWork {
+  bool fused = false;
+  std::vector<ScheduledOp> parts;  // qk, softmax, pv
+  std::uint64_t pairs = 0;         // query-key pairs the mask keeps, over batch and heads
+  std::uint64_t all_pairs = 0;     // b x heads x q x kv
+  std::uint64_t head_dim = 0;
+  std::uint64_t block = 0;  // fused: the FlashAttention block Br = Bc the fusion plan took
+  Bytes reads;   // Q, K and V
+  Bytes writes;  // O
+};
+
+using Work = std::variant<std::monostate, TensorCoreWork, VectorWork, TransferWork, CollectiveWork,
+                          AttentionWork>;
 
 struct ScheduledOp {
   std::string name;
@@ -75,6 +116,11 @@ struct ScheduledOp {
   Placement placement = Placement::Systolic;
   DataType precision = DataType::Int8;
   Work work;  // every other placement
+  // Contractions only: DRAM bytes of fused intermediates this op reads or writes, which the
+  // engine takes off its priced traffic (vector and transfer work is reduced in `work` itself).
+  Bytes dram_reads_saved;
+  Bytes dram_writes_saved;
+  std::optional<std::size_t> fusion_group;  // index into Schedule::fusion.groups
 };
 
 // An op the hardware has no unit for. Infeasibility is a value with a reason; the driver decides
@@ -89,11 +135,16 @@ struct Schedule {
   std::string workload;
   std::vector<ScheduledOp> ops;
   std::vector<UnsupportedOp> unsupported;
+  FusionPlan fusion;  // group op indices refer to the graph's ops
 };
 
 struct ScheduleOptions {
   std::optional<DataType> precision;  // run every op at this precision
+  FusionMode fusion = FusionMode::None;
 };
+
+// The precision an op computes in: its first input's element type.
+DataType op_precision(const workload::Op& op);
 
 Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw,
                         const ScheduleOptions& options = {});

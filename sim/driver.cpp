@@ -37,7 +37,7 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
 
   const arch::HardwareModel hw(arch->spec);
   const mapper::Schedule schedule =
-      mapper::schedule_graph(*graph, hw, mapper::ScheduleOptions{files.precision});
+      mapper::schedule_graph(*graph, hw, mapper::ScheduleOptions{files.precision, files.fusion});
   if (!schedule.unsupported.empty() && !files.skip_unsupported) {
     for (const mapper::UnsupportedOp& op : schedule.unsupported)
       diags.error(op.source.file.empty() ? SourceLocation{files.workload.string(), 0, 0} : op.source,
@@ -49,6 +49,19 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   results::RunResult run = engine->run(schedule, hw, RunOptions{});
   for (const mapper::UnsupportedOp& op : schedule.unsupported)
     run.skipped.push_back({op.name, op.reason});
+  run.fusion_mode = std::string(mapper::to_string(schedule.fusion.mode));
+  for (const mapper::FusionGroup& group : schedule.fusion.groups) {
+    results::FusedGroup fused{std::string(mapper::to_string(group.kind)), {},
+                              group.dram_bytes_saved};
+    for (const std::size_t i : group.ops) fused.ops.push_back(graph->ops[i].name);
+    run.fusion.push_back(std::move(fused));
+  }
+  for (const mapper::RejectedFusion& rejected : schedule.fusion.rejected) {
+    results::RejectedGroup entry{std::string(mapper::to_string(rejected.kind)), {},
+                                 rejected.reason};
+    for (const std::size_t i : rejected.ops) entry.ops.push_back(graph->ops[i].name);
+    run.fusion_rejected.push_back(std::move(entry));
+  }
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
       {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};

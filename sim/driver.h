@@ -1,7 +1,7 @@
 #pragma once
 // The run driver: files in, RunResult out. Reads and validates the arch and the workload,
-// schedules the graph, runs the chosen engine and records provenance (content hashes of the
-// inputs, engine, coda version).
+// schedules the graph (planning fusion), runs the chosen engine and records provenance (content
+// hashes of the inputs, engine, coda version) and the fusion groups.
 
 #include <filesystem>
 #include <optional>
@@ -10,6 +10,7 @@
 #include "core/data_type.h"
 #include "core/diagnostics.h"
 #include "core/results.h"
+#include "mapper/fusion.h"
 #include "sim/engine.h"
 
 namespace coda::sim {
@@ -25,6 +26,8 @@ struct RunFiles {
   bool skip_unsupported = false;
   // Run every op at this precision instead of its tensors' own.
   std::optional<DataType> precision;
+  // Which ops run fused (mapper/fusion.h, docs/fusion.md); None prices every op on its own.
+  mapper::FusionMode fusion = mapper::FusionMode::None;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an

@@ -37,6 +37,9 @@ TEST(Results, RunResultRoundTripsThroughJson) {
   run.ops = {op};
   run.skipped = {{"relu1", "an elementwise op cannot run here"}};
   run.total = op.cost;
+  run.fusion_mode = "epilogue";
+  run.fusion = {{"epilogue", {"fc", "fc.bias", "fc.relu"}, Bytes{4096}}};
+  run.fusion_rejected = {{"epilogue", {"fc2", "fc2.relu"}, "'fc2.C' is also read by 'add'"}};
 
   const nlohmann::ordered_json j = run;
   EXPECT_EQ(j.at("provenance").at("inputs").at(0).at("hash"), "0000000000abcdef");

@@ -80,18 +80,14 @@ TEST(Schedule, AVectorUnitWithoutThePrecisionComputesInFp32) {
   EXPECT_EQ(s.ops[0].precision, DataType::Fp32);
 }
 
-TEST(Schedule, CollectivesNeedEnoughChipsAndAttentionNeedsDecomposing) {
+TEST(Schedule, CollectivesNeedEnoughChips) {
   const auto hw = parse_arch(kMiniGpu);
   const Schedule s = schedule_graph(
-      graph_of({workload::make_collective("ar", Function::AllReduce, {1024}, 16, DataType::Fp16),
-                workload::make_attention("attn", {.heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128, .head_dim = 64}, DataType::Fp16)}),
+      graph_of({workload::make_collective("ar", Function::AllReduce, {1024}, 16, DataType::Fp16)}),
       hw);
-  ASSERT_EQ(s.unsupported.size(), 2u);
+  ASSERT_EQ(s.unsupported.size(), 1u);
   EXPECT_EQ(s.unsupported[0].reason,
             "a collective op (all_reduce) spans 16 ranks, but 'mini-gpu' joins 8 chips");
-  EXPECT_EQ(s.unsupported[1].reason,
-            "an attention op is not placed as one op yet: decompose it into GEMMs and a softmax "
-            "first (coda workload --passes decompose-attention)");
   // An NPU without links cannot run a collective over several ranks.
   const Schedule npu = schedule_graph(
       graph_of({workload::make_collective("ar", Function::AllReduce, {1024}, 2, DataType::Int8)}),
@@ -124,6 +120,45 @@ TEST(Schedule, ASystolicOpIsSplitOverTheChipsArrays) {
   workload::GemmView narrow{1, 2, 3, 8};
   EXPECT_EQ(split_over_arrays(narrow, 4), 3u);  // N = 3 >= M = 2: 3 arrays of one column
   EXPECT_EQ(narrow, (workload::GemmView{1, 2, 1, 8}));
+}
+
+// Attention is placed as decompose-attention's three parts; unfused without a fusion plan.
+TEST(Schedule, AttentionIsPlacedAsItsThreeParts) {
+  const auto hw = parse_arch(kMiniGpu);
+  const Schedule s = schedule_graph(
+      graph_of({workload::make_attention(
+          "attn", {.heads = 4, .kv_heads = 2, .q_len = 128, .kv_len = 128, .head_dim = 64},
+          DataType::Fp16)}),
+      hw);
+  ASSERT_TRUE(s.unsupported.empty()) << s.unsupported[0].reason;
+  ASSERT_EQ(s.ops.size(), 1u);
+  EXPECT_EQ(s.ops[0].placement, Placement::Attention);
+  const auto& work = std::get<AttentionWork>(s.ops[0].work);
+  EXPECT_FALSE(work.fused);
+  ASSERT_EQ(work.parts.size(), 3u);
+  // Grouped-query heads stack along m: batch = b x kv heads = 2, m = 2 query heads x 128 q.
+  EXPECT_EQ(std::get<TensorCoreWork>(work.parts[0].work).gemm,
+            (workload::GemmView{2, 256, 128, 64}));
+  EXPECT_EQ(work.parts[1].placement, Placement::Vector);
+  EXPECT_EQ(std::get<TensorCoreWork>(work.parts[2].work).gemm,
+            (workload::GemmView{2, 256, 64, 128}));
+  EXPECT_EQ(work.all_pairs, 4ULL * 128 * 128);
+  EXPECT_EQ(work.pairs, work.all_pairs);
+  EXPECT_EQ(work.reads, Bytes{(4ULL + 2 + 2) * 128 * 64 * 2});  // Q, K, V in fp16
+  EXPECT_EQ(work.writes, Bytes{4ULL * 128 * 64 * 2});           // O
+
+  // Without a vector unit the softmax part cannot run, so neither can the op.
+  const Schedule npu = schedule_graph(
+      graph_of({workload::make_attention(
+          "attn", {.heads = 1, .kv_heads = 1, .q_len = 8, .kv_len = 8, .head_dim = 8},
+          DataType::Int8)}),
+      parse_arch(kMiniNpu));
+  ASSERT_EQ(npu.unsupported.size(), 1u);
+  EXPECT_EQ(npu.unsupported[0].reason,
+            "an attention op runs Q K^T and P V on the matrix unit and the softmax on the vector "
+            "unit; its part 'attn.softmax' cannot run: a normalization op (softmax) cannot run on "
+            "'mini-npu': a systolic array computes contractions only, and this one has no vector "
+            "unit");
 }
 
 }  // namespace

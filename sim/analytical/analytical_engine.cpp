@@ -30,6 +30,7 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
   for (const mapper::ScheduledOp& op : schedule.ops) {
     if (op.placement == mapper::Placement::Systolic) {
       run.ops.push_back(evaluate_systolic(op, hw));
+      remove_fused_traffic(run.ops.back(), op);
       add_energy(run.ops.back(), op, 0.0, hw);
     } else {
       std::string why;

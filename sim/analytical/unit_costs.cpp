@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "sim/analytical/collective_model.h"
+#include "core/check.h"
 #include "sim/analytical/gpu_model.h"
+#include "sim/analytical/systolic_model.h"
 #include "sim/analytical/vector_model.h"
 
 namespace coda::sim::analytical {
@@ -43,17 +45,14 @@ void set_time(results::OpResult& out, double seconds, double compute_seconds,
   out.cost.stall_cycles = Cycles{total - compute};
 }
 
-results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
-                                     const mapper::TensorCoreWork& work,
-                                     const arch::HardwareModel& hw, std::string& why,
-                                     bool& ok) {
+GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw) {
   const arch::ArchSpec& spec = hw.spec();
   const arch::ComputeUnitSpec& unit = *hw.matrix_unit();
   const arch::TensorCoreSpec tc = unit.tensor_core.value_or(arch::TensorCoreSpec{});
   GpuParams params;
   params.sms = spec.cores;
   params.clock_hz = hw.clock().value;
-  params.macs_per_cycle_per_sm = unit.rates.at(op.precision) * unit.count;
+  params.macs_per_cycle_per_sm = unit.rates.at(precision) * unit.count;
   if (const auto* smem = core_input_level(spec))
     params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
   params.registers_per_sm = tc.registers_per_core;
@@ -65,10 +64,22 @@ results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
       if (level.name == l2->name) params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
   }
   params.dram_bytes_per_second = dram_rate(hw);
+  return params;
+}
 
+GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCoreWork& work,
+                          const arch::HardwareModel& hw) {
   const workload::GemmView& g = work.gemm;
   const GemmShape shape{g.batch, g.m, g.n, g.k, work.input_bytes, work.output_bytes};
-  const GpuTileChoice choice = choose_gpu_tile(shape, params);
+  return choose_gpu_tile(shape, gpu_params(op.precision, hw));
+}
+
+results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
+                                     const mapper::TensorCoreWork& work,
+                                     const arch::HardwareModel& hw, std::string& why,
+                                     bool& ok) {
+  const workload::GemmView& g = work.gemm;
+  const GpuTileChoice choice = choose_tile(op, work, hw);
   results::OpResult out;
   out.name = op.name;
   out.unit = "tensor_core";
@@ -131,13 +142,17 @@ std::optional<VectorFunction> vector_function(Function f) {
 // weight decay (1 FMA): 9 ops and one square root.
 constexpr VectorOpCounts kAdamW{9.0, 1.0, 1, 1};
 
-results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::VectorWork& work,
-                                const arch::HardwareModel& hw, double& vector_ops) {
+VectorParams vector_params(DataType precision, const arch::HardwareModel& hw) {
   const arch::ComputeUnitSpec& unit = *hw.vector_unit();
   const double scale = unit.count * static_cast<double>(hw.cores());
-  const auto rate = unit.rates.find(op.precision);
-  VectorParams params{(rate != unit.rates.end() ? rate->second : 0.0) * scale,
-                      unit.special_ops_per_cycle * scale, hw.clock().value, dram_rate(hw)};
+  const auto rate = unit.rates.find(precision);
+  return {(rate != unit.rates.end() ? rate->second : 0.0) * scale,
+          unit.special_ops_per_cycle * scale, hw.clock().value, dram_rate(hw)};
+}
+
+results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::VectorWork& work,
+                                const arch::HardwareModel& hw, double& vector_ops) {
+  const VectorParams params = vector_params(op.precision, hw);
   const auto function = vector_function(work.function);
   const VectorOpCounts counts = work.function == Function::AdamW ? kAdamW
                                 : function ? vector_function_counts(*function)
@@ -226,7 +241,168 @@ double per_byte(const arch::EnergyTable& table, std::string_view name) {
   return 0.0;
 }
 
+// The matrix unit's MACs per cycle over the chip at `precision` (a schema-1 array: its PEs).
+double matrix_macs_per_cycle(DataType precision, const arch::HardwareModel& hw) {
+  const double peak = hw.peak_ops_per_second(precision) / 2.0 / hw.clock().value;
+  return peak > 0 ? peak : static_cast<double>(hw.processing_elements());
+}
+
+// FlashAttention-2's online softmax (Dao 2023, Algorithm 1), per kept query-key pair: scale the
+// score by 1/sqrt(d), update the running row max, subtract it, multiply by log2 e, exp2
+// (special), add to the running row sum = 5 ops + 1 special; and once per key block of Bc keys,
+// rescale the d accumulators of O by exp(m_old - m_new): d / Bc ops per pair. Per-row work (the
+// correction factor's exponential, the final division of O by the row sum) is not counted, as
+// vector_model.h counts no per-row work.
+constexpr double kOnlineSoftmaxOps = 5.0;
+constexpr double kOnlineSoftmaxSpecialOps = 1.0;
+
+std::optional<results::OpResult> price_part(const mapper::ScheduledOp& part,
+                                            const arch::HardwareModel& hw, std::string& why) {
+  if (part.placement != mapper::Placement::Systolic) return evaluate_placed(part, hw, why);
+  results::OpResult out = evaluate_systolic(part, hw);
+  add_energy(out, part, 0.0, hw);
+  return out;
+}
+
+// Decompose-attention's three ops one after another, each priced as it is (S and P through DRAM).
+std::optional<results::OpResult> unfused_attention(const mapper::ScheduledOp& op,
+                                                   const mapper::AttentionWork& work,
+                                                   const arch::HardwareModel& hw,
+                                                   std::string& why) {
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = "attention";
+  out.mapping = {{"fused", 0}};
+  double efficiency = 0, longest = -1;
+  for (const mapper::ScheduledOp& part : work.parts) {
+    auto r = price_part(part, hw, why);
+    if (!r) {
+      why = fmt::format("its part '{}': {}", part.name, why);
+      return std::nullopt;
+    }
+    out.cost = out.cost + r->cost;
+    const std::string prefix = part.name.starts_with(op.name + ".")
+                                   ? part.name.substr(op.name.size() + 1)
+                                   : part.name;
+    for (results::TensorTraffic t : r->traffic) {
+      t.tensor = prefix + "." + t.tensor;
+      out.traffic.push_back(std::move(t));
+    }
+    const double cycles = static_cast<double>(r->cost.cycles.value);
+    efficiency += r->mapping_efficiency * cycles;
+    if (cycles > longest) {
+      longest = cycles;
+      out.bound = r->bound;
+    }
+  }
+  const double cycles = static_cast<double>(out.cost.cycles.value);
+  out.mapping_efficiency = cycles > 0 ? efficiency / cycles : 0.0;
+  const double peak = matrix_macs_per_cycle(op.precision, hw) * cycles;
+  out.compute_utilization = peak > 0 ? static_cast<double>(out.cost.macs) / peak : 0.0;
+  const double dram = static_cast<double>(out.cost.dram_reads.value + out.cost.dram_writes.value);
+  out.arithmetic_intensity = dram > 0 ? static_cast<double>(out.cost.macs) / dram : 0.0;
+  return out;
+}
+
+// FlashAttention: time = launch (tensor cores) + max(matrix, vector, DRAM); see unit_costs.h.
+std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
+                                                 const mapper::AttentionWork& work,
+                                                 const arch::HardwareModel& hw, std::string& why,
+                                                 double& vector_ops) {
+  const double clock = hw.clock().value;
+  const bool tensor_cores = hw.matrix_unit()->kind == arch::UnitKind::TensorCore;
+  const double kept = work.all_pairs > 0 ? static_cast<double>(work.pairs) /
+                                               static_cast<double>(work.all_pairs)
+                                         : 0.0;
+  double matrix_seconds = 0;
+  const mapper::ScheduledOp* softmax = nullptr;
+  for (const mapper::ScheduledOp& part : work.parts) {
+    if (part.placement == mapper::Placement::Vector) {
+      softmax = &part;
+    } else if (const auto* tc = std::get_if<mapper::TensorCoreWork>(&part.work)) {
+      const GpuTileChoice choice = choose_tile(part, *tc, hw);
+      if (!choice.cost.feasible) {
+        why = fmt::format("its part '{}': no thread-block tile fits an SM of '{}' (limited by {})",
+                          part.name, hw.name(), to_string(choice.cost.limit));
+        return std::nullopt;
+      }
+      matrix_seconds += choice.cost.compute_seconds;
+    } else {
+      matrix_seconds +=
+          static_cast<double>(evaluate_systolic(part, hw).cost.compute_cycles.value) / clock;
+    }
+  }
+  CODA_CHECK(softmax != nullptr);
+  matrix_seconds *= kept;
+
+  const double rescale_ops = work.block > 0 ? static_cast<double>(work.head_dim) /
+                                                  static_cast<double>(work.block)
+                                            : 0.0;
+  const analytical::VectorWork online{work.pairs, kOnlineSoftmaxOps + rescale_ops,
+                                      kOnlineSoftmaxSpecialOps, 0, 0, 1};
+  const VectorCost v = evaluate_vector(online, vector_params(softmax->precision, hw));
+  const double vector_seconds = std::max(v.arithmetic_seconds, v.special_seconds);
+  vector_ops = static_cast<double>(work.pairs) *
+               (kOnlineSoftmaxOps + rescale_ops + kOnlineSoftmaxSpecialOps);
+
+  const double rate = dram_rate(hw);
+  const double dram_bytes = static_cast<double>(work.reads.value + work.writes.value);
+  const double dram_seconds = rate > 0 ? dram_bytes / rate : 0.0;
+  const double launch = tensor_cores ? GpuParams{}.launch_overhead_s : 0.0;
+  const double busiest = std::max({matrix_seconds, vector_seconds, dram_seconds});
+
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = "attention";
+  out.mapping = {{"fused", 1}, {"block", work.block}, {"pairs", work.pairs}};
+  out.cost.macs = op.macs;
+  set_time(out, launch + busiest, std::max(matrix_seconds, vector_seconds), hw);
+  out.cost.dram_reads = work.reads;
+  out.cost.dram_writes = work.writes;
+  // On-chip traffic: Q, K, V and O pass once through the level feeding the matrix unit; the
+  // blocks' reuse inside a core (K and V re-read per query block) is not counted.
+  out.cost.sram_reads = work.reads;
+  out.cost.sram_writes = work.writes;
+  const std::string level = tensor_cores ? "l2" : "sram";
+  out.traffic = {{"inputs", level, work.reads, {}},
+                 {"outputs", level, {}, work.writes},
+                 {"inputs", "dram", work.reads, {}},
+                 {"outputs", "dram", {}, work.writes}};
+  out.mapping_efficiency = 1.0;
+  const double peak = matrix_macs_per_cycle(op.precision, hw) *
+                      static_cast<double>(out.cost.cycles.value);
+  out.compute_utilization = peak > 0 ? static_cast<double>(op.macs) / peak : 0.0;
+  out.arithmetic_intensity = dram_bytes > 0 ? static_cast<double>(op.macs) / dram_bytes : 0.0;
+  out.bound = launch >= busiest                        ? results::Bound::Latency
+              : dram_seconds >= std::max(matrix_seconds, vector_seconds) ? results::Bound::Memory
+                                                                        : results::Bound::Compute;
+  return out;
+}
+
 }  // namespace
+
+void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& op) {
+  std::uint64_t reads = std::min(op.dram_reads_saved.value, result.cost.dram_reads.value);
+  std::uint64_t writes = std::min(op.dram_writes_saved.value, result.cost.dram_writes.value);
+  if (reads == 0 && writes == 0) return;
+  result.cost.dram_reads.value -= reads;
+  result.cost.dram_writes.value -= writes;
+  const auto take = [](Bytes& from, std::uint64_t& left) {
+    const std::uint64_t taken = std::min(from.value, left);
+    from.value -= taken;
+    left -= taken;
+  };
+  // Reads come off the streamed operand's entry first (ifmap, or tensor cores' inputs).
+  for (const bool operand_first : {true, false})
+    for (results::TensorTraffic& t : result.traffic)
+      if (t.level == "dram" && (!operand_first || t.tensor == "ifmap" || t.tensor == "inputs"))
+        take(t.reads, reads);
+  for (results::TensorTraffic& t : result.traffic)
+    if (t.level == "dram") take(t.writes, writes);
+  const double dram =
+      static_cast<double>(result.cost.dram_reads.value + result.cost.dram_writes.value);
+  result.arithmetic_intensity = dram > 0 ? static_cast<double>(result.cost.macs) / dram : 0.0;
+}
 
 void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double vector_ops,
                 const arch::HardwareModel& hw) {
@@ -237,9 +413,11 @@ void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double
   joules += vector_ops * table.vector_op.value;
   // On-chip bytes cross the level that feeds the matrix unit (systolic: the input buffer; tensor
   // cores: the L2, which the model counts).
-  const arch::MemoryLevelSpec* level = op.placement == mapper::Placement::TensorCore
-                                           ? chip_level(hw.spec())
-                                           : core_input_level(hw.spec());
+  const bool via_l2 = op.placement == mapper::Placement::TensorCore ||
+                     (op.placement == mapper::Placement::Attention && hw.matrix_unit() &&
+                      hw.matrix_unit()->kind == arch::UnitKind::TensorCore);
+  const arch::MemoryLevelSpec* level = via_l2 ? chip_level(hw.spec())
+                                              : core_input_level(hw.spec());
   if (level)
     joules += static_cast<double>(result.cost.sram_reads.value + result.cost.sram_writes.value) *
               per_byte(table, level->name);
@@ -259,6 +437,11 @@ std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
     bool ok = true;
     out = tensor_core_result(op, *tc, hw, why, ok);
     if (!ok) return std::nullopt;
+    remove_fused_traffic(*out, op);
+  } else if (const auto* attention = std::get_if<mapper::AttentionWork>(&op.work)) {
+    if (!attention->fused) return unfused_attention(op, *attention, hw, why);  // parts' energy
+    out = fused_attention(op, *attention, hw, why, vector_ops);
+    if (!out) return std::nullopt;
   } else if (const auto* vector = std::get_if<mapper::VectorWork>(&op.work)) {
     out = vector_result(op, *vector, hw, vector_ops);
   } else if (const auto* transfer = std::get_if<mapper::TransferWork>(&op.work)) {

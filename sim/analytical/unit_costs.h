@@ -8,8 +8,19 @@
 //                 count; shared memory = the innermost core-level memory holding inputs
 //                 (capacity x instances); L2 = the first chip-level memory; DRAM = dram.
 //   vector unit   ops per cycle = the unit's rate x count x cores; its operands stream from and
-//                 to DRAM (nothing is fused yet, so every op reads and writes its tensors there).
+//                 to DRAM, except fused intermediates (the schedule already took them off).
 //   transfer      a copy through DRAM: (reads + writes) / DRAM bandwidth.
+//   attention     unfused: decompose-attention's Q K^T, softmax and P V, each priced as above,
+//                 one after another (cycles, traffic and energy summed; S and P go through DRAM).
+//                 Fused (FlashAttention): matrix = the compute time of the two GEMMs (the tensor-
+//                 core model's compute_seconds of its chosen tile, or the systolic model's
+//                 compute cycles) x pairs / all_pairs, as a causal mask skips the masked blocks;
+//                 vector = the online softmax over the kept pairs (5 ops + 1 special + d / Bc
+//                 ops per pair, unit_costs.cpp); DRAM = (Q + K + V + O bytes) / bandwidth.
+//                 Overlap rule: the three run concurrently (the softmax of one block under the
+//                 GEMMs of the next, as FlashAttention-3 schedules them), so time = launch
+//                 overhead (tensor cores: one kernel, gpu_model.h's 4 us) + max(matrix, vector,
+//                 DRAM). On-chip traffic: Q, K, V and O once through the feeding level.
 //   collective    the interconnect: one chip's per-direction bandwidth and per-hop latency;
 //                 all-reduce takes the faster of ring and tree (as NCCL's tuner chooses by size),
 //                 the others the ring.
@@ -31,6 +42,11 @@ namespace coda::sim::analytical {
 // overflows the SM).
 std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
                                                  const arch::HardwareModel& hw, std::string& why);
+
+// Takes a contraction's fused intermediates (op.dram_reads_saved, op.dram_writes_saved) off its
+// priced DRAM traffic, at most what was priced; reads come off the streamed operand (ifmap,
+// inputs) first. The op's time is not recomputed. Call before add_energy.
+void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& op);
 
 // Adds the op's energy to result.cost.energy (see the header comment). `vector_ops` counts the
 // vector unit's element operations.

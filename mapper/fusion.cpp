@@ -1,0 +1,362 @@
+#include "mapper/fusion.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+namespace coda::mapper {
+namespace {
+
+using workload::Function;
+using workload::Op;
+using workload::OpKind;
+using workload::TensorId;
+using workload::TensorRole;
+
+// The output tile an epilogue or a chain works on where no systolic array sets it: a 128 x 128
+// thread-block tile (the middle of the GPU model's candidate tiles, sim/analytical/gpu_model.h).
+constexpr std::uint64_t kThreadBlockTileElements = 128ULL * 128;
+// FlashAttention block sizes tried, largest first (Dao 2023 uses 64 to 128 on A100 and H100),
+// and the bytes of one element of the score tile, which is accumulated in fp32.
+constexpr std::array<std::uint64_t, 4> kFlashBlocks{128, 64, 32, 16};
+constexpr std::uint64_t kScoreBytes = 4;
+
+struct Touch {
+  std::size_t op = 0;
+  TensorRole role = TensorRole::Input;
+};
+
+bool is_bound(const Op& op) {
+  return !op.tensors.empty() && op.tensors.size() == op.space.accesses.size();
+}
+
+// make_attention's form: dims b, hk, g, q, kv, d; Q, K, V (inputs) and O (output), rank 4.
+bool in_attention_form(const Op& op) {
+  const auto& a = op.space.accesses;
+  if (op.space.dims.size() != 6 || a.size() != 4 ||
+      !std::holds_alternative<workload::AttentionSpec>(op.attributes))
+    return false;
+  for (std::size_t i = 0; i < 4; ++i)
+    if (a[i].shape.size() != 4 || a[i].role != (i == 3 ? TensorRole::Output : TensorRole::Input))
+      return false;
+  return true;
+}
+
+class Planner {
+ public:
+  Planner(const workload::Graph& graph, const arch::HardwareModel& hw, FusionMode mode)
+      : graph_(graph), hw_(hw), mode_(mode), touches_(graph.tensors.size()) {
+    for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+      const Op& op = graph.ops[i];
+      if (!is_bound(op)) continue;
+      for (std::size_t a = 0; a < op.tensors.size(); ++a)
+        if (op.tensors[a].value < touches_.size())
+          touches_[op.tensors[a].value].push_back({i, op.space.accesses[a].role});
+    }
+    for (const TensorId t : graph.outputs) results_.insert(t.value);
+    systolic_ = hw.matrix_unit() && hw.matrix_unit()->kind == arch::UnitKind::Systolic;
+    for (const arch::MemoryLevelSpec& level : hw.spec().memory) {
+      const std::uint64_t bytes = level.capacity.value * level.instances;
+      const std::uint64_t chip_bytes =
+          level.scope == arch::Scope::Core ? bytes * hw.cores() : bytes;
+      if (level.scope == arch::Scope::Core) core_capacity_ += bytes;
+      if ((level.holds & arch::bits(arch::Holds::Inputs)) != 0) input_capacity_ += chip_bytes;
+    }
+    if (core_capacity_ == 0)
+      for (const arch::MemoryLevelSpec& level : hw.spec().memory)
+        core_capacity_ += level.capacity.value * level.instances / std::max(1u, hw.cores());
+  }
+
+  FusionPlan run() {
+    FusionPlan plan;
+    plan.mode = mode_;
+    if (mode_ == FusionMode::None) return plan;
+    const std::size_t n = graph_.ops.size();
+    std::size_t i = 0;
+    while (i < n) {
+      const Op& op = graph_.ops[i];
+      if (op.kind == OpKind::Attention) {
+        plan_attention(i, plan);
+        ++i;
+      } else if (op.kind == OpKind::Contraction && is_bound(op)) {
+        i = plan_contraction(i, plan);
+      } else if (mode_ == FusionMode::All && is_chain_op(op) && is_bound(op)) {
+        FusionGroup group{.kind = FusionKind::ElementwiseChain, .ops = {i}};
+        const std::size_t end = extend(group, plan, true);
+        if (group.ops.size() >= 2) add(std::move(group), plan);
+        i = end;
+      } else {
+        ++i;
+      }
+    }
+    return plan;
+  }
+
+ private:
+  static bool is_chain_op(const Op& op) {
+    return op.kind == OpKind::Elementwise || op.kind == OpKind::Normalization;
+  }
+  // An epilogue follower: an elementwise op or an inference batch norm (a per-channel scale and
+  // shift, elementwise on the contraction's output tile).
+  static bool is_epilogue_op(const Op& op) {
+    return op.kind == OpKind::Elementwise ||
+           (op.kind == OpKind::Normalization && op.function == Function::BatchNorm);
+  }
+
+  const std::string& name(std::size_t op) const { return graph_.ops[op].name; }
+  const workload::Tensor& tensor(TensorId t) const { return graph_.tensor(t); }
+  Bytes bytes(TensorId t) const { return workload::storage_bytes(tensor(t)); }
+
+  static void add(FusionGroup group, FusionPlan& plan) {
+    group.dram_bytes_saved = Bytes{2 * group.intermediate_bytes.value};
+    plan.groups.push_back(std::move(group));
+  }
+
+  // The tensor `prev` writes and `next` reads, if any.
+  std::optional<TensorId> chain_tensor(std::size_t prev, std::size_t next) const {
+    const Op& p = graph_.ops[prev];
+    const Op& q = graph_.ops[next];
+    if (!is_bound(p) || !is_bound(q)) return std::nullopt;
+    for (std::size_t a = 0; a < p.tensors.size(); ++a) {
+      if (p.space.accesses[a].role != TensorRole::Output) continue;
+      for (std::size_t b = 0; b < q.tensors.size(); ++b)
+        if (q.space.accesses[b].role != TensorRole::Output && q.tensors[b] == p.tensors[a])
+          return p.tensors[a];
+    }
+    return std::nullopt;
+  }
+
+  // Why `t`, written by `producer` and read by `consumer`, cannot stay on chip; nullopt if it can.
+  std::optional<std::string> not_intermediate(TensorId t, std::size_t producer,
+                                              std::size_t consumer) const {
+    const workload::Tensor& tt = tensor(t);
+    if (tt.kind != workload::TensorKind::Activation)
+      return fmt::format("'{}' is a {} tensor, which lives in DRAM", tt.name,
+                         workload::to_string(tt.kind));
+    if (results_.contains(t.value)) return fmt::format("'{}' is a result of the graph", tt.name);
+    for (const Touch& touch : touches_[t.value]) {
+      if (touch.op == producer && touch.role == TensorRole::Output) continue;
+      if (touch.op == consumer && touch.role != TensorRole::Output) continue;
+      return fmt::format("'{}' is also {} by '{}'", tt.name,
+                         touch.role == TensorRole::Output ? "written" : "read", name(touch.op));
+    }
+    return std::nullopt;
+  }
+
+  // The tile of `t` an epilogue or chain holds at once when `consumer` reads it.
+  Bytes tile_bytes(TensorId t, const Op& consumer) const {
+    const workload::Tensor& tt = tensor(t);
+    std::uint64_t elements = systolic_ ? hw_.rows() * hw_.cols() : kThreadBlockTileElements;
+    if (consumer.kind == OpKind::Normalization && consumer.function != Function::BatchNorm &&
+        !tt.shape.empty())
+      elements = std::max(elements, tt.shape.back());  // a whole row of the reduction
+    elements = std::min(elements, workload::element_count(tt.shape));
+    return workload::storage_bytes(std::vector<std::uint64_t>{elements}, tt.dtype);
+  }
+
+  FusionKind kind_of(const std::vector<std::size_t>& ops, bool chain) const {
+    if (chain) return FusionKind::ElementwiseChain;
+    for (const std::size_t i : ops)
+      if (graph_.ops[i].function == Function::BatchNorm) return FusionKind::ConvBnRelu;
+    return FusionKind::Epilogue;
+  }
+
+  void reject(FusionKind kind, std::vector<std::size_t> ops, std::string reason,
+              FusionPlan& plan) const {
+    plan.rejected.push_back({kind, std::move(ops), std::move(reason)});
+  }
+
+  // Extends `group` over the followers of its last op (epilogue ops, or with `chain` any
+  // elementwise or normalization op) while each reads the previous op's output and that output
+  // can stay on chip. Returns one past the group's last op; sets the group's kind.
+  std::size_t extend(FusionGroup& group, FusionPlan& plan, bool chain) const {
+    std::size_t j = group.ops.back() + 1;
+    for (; j < graph_.ops.size(); ++j) {
+      const Op& next = graph_.ops[j];
+      if (!(chain ? is_chain_op(next) : is_epilogue_op(next))) break;
+      const auto t = chain_tensor(j - 1, j);
+      if (!t) break;  // does not consume the previous op's output: not a candidate
+      std::vector<std::size_t> candidate = group.ops;
+      candidate.push_back(j);
+      const FusionKind kind = kind_of(candidate, chain);
+      if (!hw_.vector_unit()) {
+        reject(kind, std::move(candidate),
+               fmt::format("'{}' has no vector unit to run '{}' on the tile of '{}'", hw_.name(),
+                           next.name, tensor(*t).name),
+               plan);
+        break;
+      }
+      if (auto why = not_intermediate(*t, j - 1, j)) {
+        reject(kind, std::move(candidate), std::move(*why), plan);
+        break;
+      }
+      const std::uint64_t elements = workload::element_count(tensor(*t).shape);
+      if (workload::iteration_points(next) != elements) {
+        reject(kind, std::move(candidate),
+               fmt::format("'{}' reads '{}' broadcast ({} points over {} elements)", next.name,
+                           tensor(*t).name, workload::iteration_points(next), elements),
+               plan);
+        break;
+      }
+      const Bytes need = std::max(group.on_chip_bytes, tile_bytes(*t, next));
+      if (need.value > core_capacity_) {
+        reject(kind, std::move(candidate),
+               fmt::format("a tile of '{}' needs {} on chip; a core of '{}' has {}",
+                           tensor(*t).name, to_string(need), hw_.name(),
+                           to_string(Bytes{core_capacity_})),
+               plan);
+        break;
+      }
+      group.ops.push_back(j);
+      group.intermediates.push_back(*t);
+      group.intermediate_bytes += bytes(*t);
+      group.on_chip_bytes = need;
+      group.on_chip_capacity = Bytes{core_capacity_};
+    }
+    group.kind = kind_of(group.ops, chain);
+    return j;
+  }
+
+  // A contraction with its epilogue and, in All mode on hardware without tensor cores, the next
+  // contraction depth-first. Returns the index after the ops it grouped.
+  std::size_t plan_contraction(std::size_t i, FusionPlan& plan) const {
+    FusionGroup group{.kind = FusionKind::Epilogue, .ops = {i}};
+    std::size_t end = extend(group, plan, false);
+    const std::size_t n = graph_.ops.size();
+    if (mode_ == FusionMode::All && systolic_ && end < n &&
+        graph_.ops[end].kind == OpKind::Contraction && is_bound(graph_.ops[end])) {
+      if (const auto t = chain_tensor(end - 1, end)) {
+        std::vector<std::size_t> candidate = group.ops;
+        candidate.push_back(end);
+        std::optional<std::string> why = not_intermediate(*t, end - 1, end);
+        if (!why && bytes(*t).value > input_capacity_)
+          why = fmt::format("'{}' ({}) exceeds the {} of on-chip memory holding inputs on '{}'",
+                            tensor(*t).name, to_string(bytes(*t)),
+                            to_string(Bytes{input_capacity_}), hw_.name());
+        if (why) {
+          reject(FusionKind::DepthFirst, std::move(candidate), std::move(*why), plan);
+        } else {
+          FusionGroup second{.kind = FusionKind::Epilogue, .ops = {end}};
+          const std::size_t second_end = extend(second, plan, false);
+          FusionGroup merged{.kind = FusionKind::DepthFirst, .ops = group.ops};
+          merged.ops.insert(merged.ops.end(), second.ops.begin(), second.ops.end());
+          merged.intermediates = group.intermediates;
+          merged.intermediates.push_back(*t);
+          merged.intermediates.insert(merged.intermediates.end(), second.intermediates.begin(),
+                                      second.intermediates.end());
+          merged.intermediate_bytes = group.intermediate_bytes + bytes(*t) +
+                                      second.intermediate_bytes;
+          merged.on_chip_bytes = bytes(*t);
+          merged.on_chip_capacity = Bytes{input_capacity_};
+          add(std::move(merged), plan);
+          return second_end;
+        }
+      }
+    }
+    if (group.ops.size() >= 2) add(std::move(group), plan);
+    return end;
+  }
+
+  void plan_attention(std::size_t i, FusionPlan& plan) const {
+    const Op& op = graph_.ops[i];
+    if (!hw_.matrix_unit() || !hw_.vector_unit()) {
+      reject(FusionKind::Attention, {i},
+             fmt::format("'{}' has no {}", hw_.name(),
+                         hw_.matrix_unit() ? "vector unit for the softmax"
+                                           : "matrix unit for Q K^T and P V"),
+             plan);
+      return;
+    }
+    if (!in_attention_form(op)) {
+      reject(FusionKind::Attention, {i},
+             fmt::format("'{}' is not in make_attention's form (dims b, hk, g, q, kv, d; Q, K, "
+                         "V, O)",
+                         op.name),
+             plan);
+      return;
+    }
+    const auto& dims = op.space.dims;
+    const workload::TensorAccess& q_access = op.space.accesses[0];
+    const std::uint64_t b = dims[0].extent, heads = q_access.shape[1], q = dims[3].extent,
+                        kv = dims[4].extent, d = dims[5].extent;
+    // S and P of the decomposed form: b x heads x q x kv each, in Q's type (the mask is applied
+    // in the softmax there, so a causal op's S and P are full size too).
+    const Bytes s_bytes =
+        workload::storage_bytes(std::vector<std::uint64_t>{b * heads * q * kv}, q_access.dtype);
+    for (const std::uint64_t block : kFlashBlocks) {
+      const std::uint64_t br = std::min(block, q), bc = std::min(block, kv);
+      const Bytes need{br * bc * kScoreBytes +
+                       workload::storage_bytes(std::vector<std::uint64_t>{(br + 2 * bc) * d},
+                                               q_access.dtype)
+                           .value};
+      if (need.value > core_capacity_) continue;
+      FusionGroup group{.kind = FusionKind::Attention, .ops = {i}};
+      group.intermediate_bytes = Bytes{2 * s_bytes.value};
+      group.on_chip_bytes = need;
+      group.on_chip_capacity = Bytes{core_capacity_};
+      group.flash_block = block;
+      add(std::move(group), plan);
+      return;
+    }
+    reject(FusionKind::Attention, {i},
+           fmt::format("even a {} x {} FlashAttention block of '{}' does not fit the {} of a core "
+                       "of '{}'",
+                       kFlashBlocks.back(), kFlashBlocks.back(), op.name,
+                       to_string(Bytes{core_capacity_}), hw_.name()),
+           plan);
+  }
+
+  const workload::Graph& graph_;
+  const arch::HardwareModel& hw_;
+  FusionMode mode_;
+  std::vector<std::vector<Touch>> touches_;  // by tensor id
+  std::set<std::uint32_t> results_;
+  bool systolic_ = false;
+  std::uint64_t core_capacity_ = 0;   // one core's on-chip bytes
+  std::uint64_t input_capacity_ = 0;  // the chip's on-chip bytes that hold inputs
+};
+
+}  // namespace
+
+std::string_view to_string(FusionMode mode) {
+  switch (mode) {
+    case FusionMode::None: return "none";
+    case FusionMode::Epilogue: return "epilogue";
+    case FusionMode::All: return "all";
+  }
+  return "?";
+}
+
+std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
+  for (const FusionMode mode : {FusionMode::None, FusionMode::Epilogue, FusionMode::All})
+    if (text == to_string(mode)) return mode;
+  return std::nullopt;
+}
+
+std::string_view to_string(FusionKind kind) {
+  switch (kind) {
+    case FusionKind::Epilogue: return "epilogue";
+    case FusionKind::ConvBnRelu: return "conv_bn_relu";
+    case FusionKind::ElementwiseChain: return "elementwise_chain";
+    case FusionKind::Attention: return "attention";
+    case FusionKind::DepthFirst: return "depth_first";
+  }
+  return "?";
+}
+
+Bytes total_dram_bytes_saved(const FusionPlan& plan) {
+  Bytes total;
+  for (const FusionGroup& group : plan.groups) total += group.dram_bytes_saved;
+  return total;
+}
+
+FusionPlan plan_fusion(const workload::Graph& graph, const arch::HardwareModel& hw,
+                       FusionMode mode) {
+  return Planner(graph, hw, mode).run();
+}
+
+}  // namespace coda::mapper

@@ -1,0 +1,189 @@
+// How the analytical engine prices a fusion plan (mapper/fusion.h, docs/fusion.md): fused
+// intermediates leave the DRAM traffic, attention runs as FlashAttention or as its decomposed
+// parts. Every expected value is derived in a comment.
+
+#include <gtest/gtest.h>
+
+#include "mapper/schedule.h"
+#include "sim/analytical/analytical_engine.h"
+#include "testing/test_hardware.h"
+#include "workloads/builders.h"
+#include "workloads/passes/builtin_passes.h"
+
+namespace coda::sim {
+namespace {
+
+using mapper::FusionMode;
+using testing::kMiniGpu;
+using testing::parse_arch;
+using workload::Function;
+using workload::TensorId;
+using workload::TensorRole;
+
+results::RunResult run(const workload::Graph& g, const arch::HardwareModel& hw, FusionMode mode) {
+  const mapper::Schedule s = mapper::schedule_graph(g, hw, {.fusion = mode});
+  EXPECT_TRUE(s.unsupported.empty()) << s.unsupported.at(0).reason;
+  return analytical::AnalyticalEngine{}.run(s, hw, RunOptions{});
+}
+
+std::uint64_t dram(const results::Cost& c) { return c.dram_reads.value + c.dram_writes.value; }
+
+// fc: C[64][32] = A[64][16] x B[16][32]; bias: Y1 = C + b[32]; relu: Y2 = max(Y1, 0); fp16.
+workload::Graph gemm_bias_relu() {
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_gemm("fc", 64, 32, 16, DataType::Fp16));
+  g.add(workload::make_elementwise("fc.bias", Function::Add, {64, 32}, DataType::Fp16,
+                                   {{TensorRole::Weight, {1}}}),
+        {TensorId{2}});
+  g.add(workload::make_elementwise("fc.relu", Function::Relu, {64, 32}, DataType::Fp16),
+        {TensorId{4}});
+  return g;
+}
+
+TEST(FusionPricing, EpilogueSavesTheIntermediatesDramTraffic) {
+  const auto hw = parse_arch(kMiniGpu);
+  const results::RunResult none = run(gemm_bias_relu(), hw, FusionMode::None);
+  const results::RunResult fused = run(gemm_bias_relu(), hw, FusionMode::Epilogue);
+  // C and Y1 are M x N x 2 B = 64 x 32 x 2 = 4096 B. Unfused: fc writes C, bias reads C and
+  // writes Y1, relu reads Y1 (one pass each): 4 x 4096 = 16384 B = 2 x 2 x (M x N x bytes).
+  EXPECT_EQ(dram(none.total) - dram(fused.total), 2u * 2 * (64 * 32 * 2));
+  // The GEMM's output write is gone; its time is not recomputed.
+  EXPECT_EQ(none.ops[0].cost.dram_writes, Bytes{4096});
+  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{0});
+  EXPECT_EQ(fused.ops[0].cost.cycles, none.ops[0].cost.cycles);
+  // Its energy drops by the DRAM energy of 4096 B at 10 pJ/B = 40.96 nJ.
+  EXPECT_NEAR(none.ops[0].cost.energy.value - fused.ops[0].cost.energy.value, 4096 * 10e-12,
+              1e-18);
+  // relu is memory-bound at 1 TB/s; unfused it moves 4096 + 4096 B = 8.192 ns = 9 cycles at
+  // 1 GHz (rounded up); fused only its 4096 B write: 4.096 ns = 5 cycles.
+  EXPECT_EQ(none.ops[2].cost.cycles, Cycles{9});
+  EXPECT_EQ(fused.ops[2].cost.cycles, Cycles{5});
+}
+
+workload::Graph attention(bool causal = false) {
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_attention("attn",
+                                 {.heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128,
+                                  .head_dim = 64, .causal = causal},
+                                 DataType::Fp16));
+  return g;
+}
+
+TEST(FusionPricing, UnfusedAttentionCostsWhatItsDecomposedOpsCost) {
+  const auto hw = parse_arch(kMiniGpu);
+  for (const bool causal : {false, true}) {
+    const results::RunResult whole = run(attention(causal), hw, FusionMode::None);
+    workload::Graph parts = attention(causal);
+    (void)workload::DecomposeAttention{}.run(parts);
+    const results::RunResult decomposed = run(parts, hw, FusionMode::None);
+    ASSERT_EQ(decomposed.ops.size(), 3u);
+    const results::Cost& a = whole.ops.at(0).cost;
+    const results::Cost& b = decomposed.total;
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_EQ(a.macs, b.macs);
+    EXPECT_EQ(a.dram_reads, b.dram_reads);
+    EXPECT_EQ(a.dram_writes, b.dram_writes);
+    EXPECT_EQ(a.sram_reads, b.sram_reads);
+    EXPECT_DOUBLE_EQ(a.energy.value, b.energy.value);
+  }
+}
+
+TEST(FusionPricing, FlashAttentionKeepsSAndPOffDram) {
+  const auto hw = parse_arch(kMiniGpu);
+  const results::RunResult none = run(attention(), hw, FusionMode::None);
+  const results::RunResult fused = run(attention(), hw, FusionMode::Epilogue);
+  // Q, K, V and O are b x heads x q x d x 2 B = 1 x 4 x 128 x 64 x 2 = 65536 B each. Fused, DRAM
+  // sees Q, K, V read once and O written once.
+  EXPECT_EQ(fused.ops[0].cost.dram_reads, Bytes{3ULL * 65536});
+  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{65536});
+  // Unfused, each GEMM's operands of one head (Q 16 KiB + K 16 KiB + S 32 KiB) fit the 4 MiB L2,
+  // so the GEMMs move only compulsory bytes: Q K^T reads Q and K and writes S; the softmax reads
+  // S twice (its two passes: the row max, then exp, sum and divide) and writes P; P V reads P and
+  // V and writes O. S = P = b x heads x q x kv x 2 B = 4 x 128 x 128 x 2 = 131072 B. The
+  // difference is S written once and read twice plus P written once and read once:
+  //   5 x 131072 = 655360 B
+  // (the plan counts 4 x 131072: one read of S; the softmax's second pass is the model's).
+  EXPECT_EQ(dram(none.total) - dram(fused.total), 5u * 131072);
+  EXPECT_EQ(dram(none.total), 4u * 65536 + 5 * 131072);
+  EXPECT_LT(fused.total.cycles, none.total.cycles);
+  EXPECT_LT(fused.total.energy.value, none.total.energy.value);
+}
+
+// A GPU whose vector unit is the bottleneck of attention: 65536 fp16 tensor-core MACs per cycle,
+// 16 vector ops and 1 special op per cycle, unlimited DRAM, 1 GHz, one SM.
+constexpr std::string_view kSlowVectorGpu = R"(schema_version: 2
+name: slow-vector-gpu
+clock: 1 GHz
+cores: 1
+compute:
+  - {name: tc, kind: tensor_core, macs_per_cycle: {fp16: 65536}}
+  - {name: simd, kind: vector, ops_per_cycle: {fp16: 16, fp32: 16}, special_ops_per_cycle: 1}
+memory:
+  - {name: smem, capacity: 1 MiB}
+  - {name: l2, scope: chip, capacity: 64 MiB}
+dram: {bandwidth: unlimited}
+)";
+
+TEST(FusionPricing, FlashAttentionTimeIsTheBusiestUnitPlusOneLaunch) {
+  const auto hw = parse_arch(kSlowVectorGpu);
+  const auto one_head = [](bool causal) {
+    workload::Graph g{"g", "", {}, {}, {}};
+    g.add(workload::make_attention("attn",
+                                   {.heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128,
+                                    .head_dim = 64, .causal = causal},
+                                   DataType::Fp16));
+    return g;
+  };
+  // 1 MiB of shared memory takes the 128 x 128 block. Pairs = 128 x 128 = 16384. Vector:
+  // arithmetic 16384 x (5 + 64/128) / 16 = 5632 cycles; special 16384 x 1 / 1 = 16384 cycles.
+  // Matrix: two GEMMs of 128 x 128 x 64 = 1 Mi MACs each on 65536 MACs per cycle: tens of
+  // cycles. DRAM: unlimited. Time = 4 us launch + 16384 cycles = 20384 cycles at 1 GHz.
+  const results::RunResult full = run(one_head(false), hw, FusionMode::Epilogue);
+  ASSERT_EQ(full.ops.size(), 1u);
+  EXPECT_EQ(full.ops[0].unit, "attention");
+  EXPECT_EQ(full.ops[0].cost.cycles, Cycles{4000 + 16384});
+  EXPECT_EQ(full.ops[0].cost.compute_cycles, Cycles{16384});
+  EXPECT_EQ(full.ops[0].bound, results::Bound::Compute);
+  // Causal: 128 x 128 - 128 x 127 / 2 = 8256 kept pairs, so 8256 special cycles.
+  const results::RunResult causal = run(one_head(true), hw, FusionMode::Epilogue);
+  EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{4000 + 8256});
+  // MACs: the kept pairs x d, for Q K^T and again for P V (workload::mac_count).
+  EXPECT_EQ(causal.ops[0].cost.macs, 2u * 8256 * 64);
+}
+
+// A one-core NPU: a 16x16 int8 weight-stationary array, a vector unit, 64 KiB of scratchpad
+// for inputs and weights, 16 KiB of accumulators, 8 GB/s of DRAM.
+constexpr std::string_view kEdgeNpu = R"(schema_version: 2
+name: edge-npu
+clock: 1 GHz
+cores: 1
+compute:
+  - name: mxu
+    kind: systolic
+    array: {rows: 16, cols: 16, dataflow: weight_stationary}
+    macs_per_pe: {int8: 1}
+  - {name: simd, kind: vector, ops_per_cycle: {int8: 64, fp32: 16}}
+memory:
+  - {name: spad, capacity: 64 KiB, holds: [inputs, weights]}
+  - {name: acc, capacity: 16 KiB, holds: [outputs]}
+dram: {bandwidth: 8 GB/s}
+)";
+
+TEST(FusionPricing, DepthFirstLayersKeepTheirIntermediateOnChip) {
+  const auto hw = parse_arch(kEdgeNpu);
+  // l1: C1[32][256] = A[32][16] x B1[16][256]; l2: C2[32][64] = C1 x B2[256][64]; int8.
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_gemm("l1", 32, 256, 16, DataType::Int8));
+  g.add(workload::make_gemm("l2", 32, 64, 256, DataType::Int8), {TensorId{2}});
+  const results::RunResult none = run(g, hw, FusionMode::None);
+  const results::RunResult fused = run(g, hw, FusionMode::All);
+  // C1 is 32 x 256 x 1 B = 8192 B. Unfused the systolic model writes it once (l1's 16 column
+  // folds each write their 32 x 16 outputs) and reads it once (it fits the working half of l2's
+  // input buffer, so each tile is fetched once). Fused, both go: 2 x 8192 B.
+  EXPECT_EQ(none.ops[0].cost.dram_writes, Bytes{8192});
+  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{0});
+  EXPECT_EQ(dram(none.total) - dram(fused.total), 2u * 8192);
+}
+
+}  // namespace
+}  // namespace coda::sim
