@@ -5,6 +5,7 @@
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -14,9 +15,11 @@
 #include "arch/arch_spec.h"
 #include "cli/arch_command.h"
 #include "cli/check_config.h"
+#include "cli/map_command.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
+#include "mapper/fusion.h"
 #include "reports/layer_table.h"
 #include "sim/driver.h"
 #include "workloads/importers.h"
@@ -32,6 +35,7 @@ struct RunArgs {
   bool quiet = false;
   bool skip_unsupported = false;
   std::string precision;
+  std::string fusion = "none";
 };
 
 bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
@@ -44,11 +48,43 @@ bool write_file(const std::filesystem::path& path, const std::string& text, std:
   return true;
 }
 
+// One line per kind of fusion group: how many, and the DRAM bytes the plan saves.
+std::string fusion_lines(const results::RunResult& run) {
+  std::string text;
+  if (run.fusion.empty())
+    text = fmt::format("fusion {}: no ops fused (no group met the rules of docs/fusion.md)\n",
+                       run.fusion_mode);
+  for (const std::string_view kind :
+       {"epilogue", "conv_bn_relu", "elementwise_chain", "attention", "depth_first"}) {
+    std::size_t groups = 0, ops = 0;
+    Bytes saved;
+    for (const results::FusedGroup& group : run.fusion) {
+      if (group.kind != kind) continue;
+      ++groups;
+      ops += group.ops.size();
+      saved += group.dram_bytes_saved;
+    }
+    if (groups > 0)
+      text += fmt::format("fusion {}: {} {} group{} ({} ops), {} less DRAM traffic (planned: "
+                          "2 x the bytes kept on chip)\n",
+                          run.fusion_mode, groups, kind, groups == 1 ? "" : "s", ops,
+                          to_string(saved));
+  }
+  if (!run.fusion_rejected.empty())
+    text += fmt::format("fusion {}: {} candidate group{} rejected (reasons in run.json), e.g. {}\n",
+                        run.fusion_mode, run.fusion_rejected.size(),
+                        run.fusion_rejected.size() == 1 ? "" : "s",
+                        run.fusion_rejected.front().reason);
+  return text;
+}
+
 int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
   std::optional<results::RunResult> run;
   try {
     sim::RunFiles files{args.arch, args.workload, args.engine, args.skip_unsupported, {}};
+    // CLI11 has checked the name already.
+    files.fusion = mapper::parse_fusion_mode(args.fusion).value_or(mapper::FusionMode::None);
     if (!args.precision.empty()) {
       files.precision = parse_data_type(args.precision);
       if (!files.precision) {
@@ -94,6 +130,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                                              results::run_time(*run).value / 1e12 /
                                              run->area.value)
                            : std::string());
+    if (run->fusion_mode != "none") out << fusion_lines(*run);
     if (!run->skipped.empty())
       out << fmt::format("skipped {} op{} this hardware cannot run (listed in run.json)\n",
                          run->skipped.size(), run->skipped.size() == 1 ? "" : "s");
@@ -162,6 +199,14 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   run->add_option("--precision", run_args.precision,
                   "Run every op at this precision (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, "
                   "int8, int4, int32) instead of its tensors' own");
+  run->add_option("--fusion", run_args.fusion,
+                  "Which ops run fused, so the tensors between them stay on chip: none (every op "
+                  "on its own), epilogue (a contraction with its elementwise followers, conv + "
+                  "batch norm + relu, attention as FlashAttention) or all (also elementwise "
+                  "chains, and depth-first layer pairs on NPUs without tensor cores); "
+                  "docs/fusion.md")
+      ->check(CLI::IsMember({"none", "epilogue", "all"}))
+      ->capture_default_str();
   run->add_flag("--skip-unsupported", run_args.skip_unsupported,
                 "Leave out ops the hardware has no unit for (listed in run.json) instead of "
                 "failing");
@@ -177,6 +222,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   ArchArgs arch_args;
   CLI::App* arch = add_arch_command(app, arch_args);
 
+  MapArgs map_args;
+  CLI::App* map = add_map_command(app, map_args);
+
   WorkloadArgs workload_args;
   CLI::App* workload = add_workload_command(app, workload_args);
 
@@ -188,6 +236,7 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (run->parsed()) return do_run(run_args, out, err);
   if (check->parsed()) return do_check(check_files, out, err);
   if (arch->parsed()) return run_arch_command(arch_args, out, err);
+  if (map->parsed()) return run_map_command(map_args, out, err);
   if (workload->parsed()) return run_workload_command(workload_args, out, err);
   return 2;
 }

@@ -17,7 +17,8 @@ using test::Outcome;
 
 TEST(Cli, HelpOnEveryCommand) {
   for (const auto& args : std::vector<std::vector<const char*>>{
-           {"--help"}, {"run", "--help"}, {"check-config", "--help"}, {"arch", "--help"}}) {
+           {"--help"}, {"run", "--help"}, {"check-config", "--help"}, {"arch", "--help"},
+           {"map", "--help"}}) {
     const Outcome r = coda(args);
     EXPECT_EQ(r.code, 0);
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
@@ -145,6 +146,47 @@ TEST(Cli, RunOnAGpuPresetAndPrecisionOverride) {
   EXPECT_NE(bad.err.find("--precision: unknown precision 'fp61'; expected one of: fp32, tf32"),
             std::string::npos)
       << bad.err;
+}
+
+TEST(Cli, MapPrintsALoopNestAndRejections) {
+  const Outcome r = coda({"map", "--arch", "configs/arch/scalesim_32x32_os.yaml", "--workload",
+                          "configs/workloads/resnet18.yaml", "--op", "fc", "--evaluations",
+                          "2000", "--search", "random", "--seed", "3"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* part : {"fc: random search, 2000 points evaluated", "best mapping",
+                           "dram [", "cost: ", "runners-up:", "rejected:"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  // The same seed prints the same mapping.
+  const Outcome again = coda({"map", "--arch", "configs/arch/scalesim_32x32_os.yaml",
+                              "--workload", "configs/workloads/resnet18.yaml", "--op", "fc",
+                              "--evaluations", "2000", "--search", "random", "--seed", "3"});
+  EXPECT_EQ(again.out, r.out);
+  // The whole graph: repeated layer shapes come from the cache.
+  const Outcome all = coda({"map", "--arch", "configs/arch/scalesim_32x32_os.yaml", "--workload",
+                            "configs/workloads/resnet18.yaml", "--evaluations", "200"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("21 contractions, 12 distinct shapes mapped, 9 from the cache"),
+            std::string::npos)
+      << all.out;
+}
+
+TEST(Cli, MapRejectsUnknownOpsObjectivesAndSearches) {
+  const Outcome op = coda({"map", "--arch", "configs/arch/systolic_8x8.yaml", "--workload",
+                           "configs/workloads/alexnet.yaml", "--op", "conv9"});
+  EXPECT_EQ(op.code, 2);
+  EXPECT_NE(op.err.find("'conv9' is not a contraction of configs/workloads/alexnet.yaml; its "
+                        "contractions: conv1,"),
+            std::string::npos)
+      << op.err;
+  const Outcome objective = coda({"map", "--arch", "configs/arch/systolic_8x8.yaml",
+                                  "--workload", "configs/workloads/alexnet.yaml", "--objective",
+                                  "speed"});
+  EXPECT_EQ(objective.code, 2);
+  EXPECT_NE(objective.err.find("unknown objective 'speed'"), std::string::npos);
+  const Outcome search = coda({"map", "--arch", "configs/arch/systolic_8x8.yaml", "--workload",
+                               "configs/workloads/alexnet.yaml", "--search", "genetic"});
+  EXPECT_EQ(search.code, 2);
+  EXPECT_NE(search.err.find("unknown search 'genetic'"), std::string::npos);
 }
 
 }  // namespace

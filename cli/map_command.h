@@ -1,0 +1,35 @@
+#pragma once
+// `coda map --arch A --workload W [--op NAME] [--objective O] [--search S] ...`: map the
+// contractions of a workload onto an architecture with the loop-nest mapper. With --op, print
+// that op's best mapping as a loop nest with its cost, the runners-up and the rejection counts by
+// reason; without, a table of every contraction (repeated shapes mapped once).
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace coda::cli {
+
+struct MapArgs {
+  std::string arch;
+  std::string workload;
+  std::string op;
+  std::string objective = "latency";
+  std::string search = "heuristic";
+  std::uint64_t evaluations = 20'000;
+  double seconds = 0;
+  std::uint64_t patience = 0;
+  std::uint64_t seed = 1;
+  unsigned threads = 1;
+  double max_power = 0;  // watts; 0: no cap
+  std::string precision;
+};
+
+CLI::App* add_map_command(CLI::App& app, MapArgs& args);
+int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace coda::cli
