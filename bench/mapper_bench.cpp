@@ -32,7 +32,7 @@ Hierarchy three_level() {
   h.levels = {
       {.name = "pe", .capacity_bytes = 6, .instances = 256, .fan_out = 1},
       {.name = "buffer",
-       .capacity_bytes = 256 * 1024,
+       .capacity_bytes = std::uint64_t{256} * 1024,
        .instances = 1,
        .fan_out = 256,
        .read_bytes_per_cycle = 64,
@@ -102,6 +102,7 @@ void evaluate_sampled_mappings(benchmark::State& state) {
   const MapSpace s = space();
   std::mt19937_64 rng(1);
   std::vector<Mapping> mappings;
+  mappings.reserve(1024);
   for (int k = 0; k < 1024; ++k) mappings.push_back(*s.at(*s.sample(rng)));
   std::size_t next = 0;
   for (auto _ : state) {
@@ -118,6 +119,7 @@ void decode_and_evaluate_point(benchmark::State& state) {
   const MapSpace s = space();
   std::mt19937_64 rng(2);
   std::vector<MapSpace::Index> points;
+  points.reserve(1024);
   for (int k = 0; k < 1024; ++k) points.push_back(*s.sample(rng));
   std::size_t next = 0;
   for (auto _ : state) {

@@ -197,11 +197,11 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.score < b.score || (a.score == b.score && a.index < b.index);
 }
 
-void offer(std::vector<Candidate>& best, Candidate candidate) {
+void offer(std::vector<Candidate>& best, const Candidate& candidate) {
   for (const Candidate& c : best)
     if (c.index == candidate.index) return;  // a point proposed again
   if (best.size() == kRunnersUp + 1 && !better(candidate, best.back())) return;
-  best.insert(std::upper_bound(best.begin(), best.end(), candidate, better), std::move(candidate));
+  best.insert(std::upper_bound(best.begin(), best.end(), candidate, better), candidate);
   if (best.size() > kRunnersUp + 1) best.pop_back();
 }
 
@@ -346,7 +346,7 @@ SearchOutcome search_exhaustive(const MapSpace& space, const SearchGoal& goal,
     out.over_power += part.over_power;
     for (std::size_t r = 0; r < out.rejected.size(); ++r) out.rejected[r] += part.rejected[r];
     if (part.stopped != "exhausted") out.stopped = part.stopped;
-    for (Candidate& c : part.best) offer(out.best, std::move(c));
+    for (const Candidate& c : part.best) offer(out.best, c);
   }
   return out;
 }

@@ -90,4 +90,22 @@ memory:
 dram: {bandwidth: unlimited}
 )";
 
+// A one-core edge NPU: a 16x16 int8 weight-stationary array and a vector unit, 64 KiB of
+// scratchpad for inputs and weights, 16 KiB of accumulators, 8 GB/s of DRAM; no tensor cores.
+inline constexpr std::string_view kEdgeNpu = R"(schema_version: 2
+name: edge-npu
+clock: 1 GHz
+cores: 1
+compute:
+  - name: mxu
+    kind: systolic
+    array: {rows: 16, cols: 16, dataflow: weight_stationary}
+    macs_per_pe: {int8: 1}
+  - {name: simd, kind: vector, ops_per_cycle: {int8: 64, fp32: 16}}
+memory:
+  - {name: spad, capacity: 64 KiB, holds: [inputs, weights]}
+  - {name: acc, capacity: 16 KiB, holds: [outputs]}
+dram: {bandwidth: 8 GB/s}
+)";
+
 }  // namespace coda::testing

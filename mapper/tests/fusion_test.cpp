@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "mapper/schedule.h"
+#include "testing/graph_checks.h"
 #include "testing/test_hardware.h"
 #include "workloads/builders.h"
 
@@ -14,41 +15,12 @@ namespace {
 
 using testing::kMiniGpu;
 using testing::kMiniNpu;
+using testing::gemm_bias_relu;
+using testing::kEdgeNpu;
 using testing::parse_arch;
 using workload::Function;
 using workload::TensorId;
 using workload::TensorRole;
-
-// A one-core edge NPU: a 16x16 int8 weight-stationary array and a vector unit, 64 KiB of
-// scratchpad for inputs and weights, 16 KiB of accumulators; no tensor cores.
-constexpr std::string_view kEdgeNpu = R"(schema_version: 2
-name: edge-npu
-clock: 1 GHz
-cores: 1
-compute:
-  - name: mxu
-    kind: systolic
-    array: {rows: 16, cols: 16, dataflow: weight_stationary}
-    macs_per_pe: {int8: 1}
-  - {name: simd, kind: vector, ops_per_cycle: {int8: 64, fp32: 16}}
-memory:
-  - {name: spad, capacity: 64 KiB, holds: [inputs, weights]}
-  - {name: acc, capacity: 16 KiB, holds: [outputs]}
-dram: {bandwidth: 8 GB/s}
-)";
-
-// fc: C[64][32] = A[64][16] x B[16][32]; bias: Y1 = C + b[32]; relu: Y2 = max(Y1, 0); all fp16.
-// Tensors: 0 A, 1 B, 2 C, 3 bias, 4 Y1, 5 Y2.
-workload::Graph gemm_bias_relu() {
-  workload::Graph g{"g", "", {}, {}, {}};
-  g.add(workload::make_gemm("fc", 64, 32, 16, DataType::Fp16));
-  g.add(workload::make_elementwise("fc.bias", Function::Add, {64, 32}, DataType::Fp16,
-                                   {{TensorRole::Weight, {1}}}),
-        {TensorId{2}});
-  g.add(workload::make_elementwise("fc.relu", Function::Relu, {64, 32}, DataType::Fp16),
-        {TensorId{4}});
-  return g;
-}
 
 TEST(Fusion, ModesParseAndPrint) {
   for (const FusionMode mode : {FusionMode::None, FusionMode::Epilogue, FusionMode::All})

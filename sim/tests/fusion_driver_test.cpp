@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/graph_checks.h"
+
 #include "sim/driver.h"
 #include "testing/temp_dir.h"
 #include "workloads/builders.h"
@@ -17,13 +19,8 @@ using workload::TensorRole;
 // fc: C[64][32] = A[64][16] x B[16][32], bias, relu; an attention op; fc2, relu and another
 // reader of fc2's output; all fp16.
 std::string trace() {
-  workload::Graph g{"fusable", "", {}, {}, {}};
-  g.add(workload::make_gemm("fc", 64, 32, 16, DataType::Fp16));
-  g.add(workload::make_elementwise("fc.bias", Function::Add, {64, 32}, DataType::Fp16,
-                                   {{TensorRole::Weight, {1}}}),
-        {TensorId{2}});
-  g.add(workload::make_elementwise("fc.relu", Function::Relu, {64, 32}, DataType::Fp16),
-        {TensorId{4}});
+  workload::Graph g = testing::gemm_bias_relu();
+  g.name = "fusable";
   g.add(workload::make_attention(
       "attn", {.heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128, .head_dim = 64},
       DataType::Fp16));

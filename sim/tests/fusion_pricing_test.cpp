@@ -6,6 +6,7 @@
 
 #include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
+#include "testing/graph_checks.h"
 #include "testing/test_hardware.h"
 #include "workloads/builders.h"
 #include "workloads/passes/builtin_passes.h"
@@ -15,6 +16,8 @@ namespace {
 
 using mapper::FusionMode;
 using testing::kMiniGpu;
+using testing::gemm_bias_relu;
+using testing::kEdgeNpu;
 using testing::parse_arch;
 using workload::Function;
 using workload::TensorId;
@@ -27,18 +30,6 @@ results::RunResult run(const workload::Graph& g, const arch::HardwareModel& hw, 
 }
 
 std::uint64_t dram(const results::Cost& c) { return c.dram_reads.value + c.dram_writes.value; }
-
-// fc: C[64][32] = A[64][16] x B[16][32]; bias: Y1 = C + b[32]; relu: Y2 = max(Y1, 0); fp16.
-workload::Graph gemm_bias_relu() {
-  workload::Graph g{"g", "", {}, {}, {}};
-  g.add(workload::make_gemm("fc", 64, 32, 16, DataType::Fp16));
-  g.add(workload::make_elementwise("fc.bias", Function::Add, {64, 32}, DataType::Fp16,
-                                   {{TensorRole::Weight, {1}}}),
-        {TensorId{2}});
-  g.add(workload::make_elementwise("fc.relu", Function::Relu, {64, 32}, DataType::Fp16),
-        {TensorId{4}});
-  return g;
-}
 
 TEST(FusionPricing, EpilogueSavesTheIntermediatesDramTraffic) {
   const auto hw = parse_arch(kMiniGpu);
@@ -150,24 +141,6 @@ TEST(FusionPricing, FlashAttentionTimeIsTheBusiestUnitPlusOneLaunch) {
   // MACs: the kept pairs x d, for Q K^T and again for P V (workload::mac_count).
   EXPECT_EQ(causal.ops[0].cost.macs, 2u * 8256 * 64);
 }
-
-// A one-core NPU: a 16x16 int8 weight-stationary array, a vector unit, 64 KiB of scratchpad
-// for inputs and weights, 16 KiB of accumulators, 8 GB/s of DRAM.
-constexpr std::string_view kEdgeNpu = R"(schema_version: 2
-name: edge-npu
-clock: 1 GHz
-cores: 1
-compute:
-  - name: mxu
-    kind: systolic
-    array: {rows: 16, cols: 16, dataflow: weight_stationary}
-    macs_per_pe: {int8: 1}
-  - {name: simd, kind: vector, ops_per_cycle: {int8: 64, fp32: 16}}
-memory:
-  - {name: spad, capacity: 64 KiB, holds: [inputs, weights]}
-  - {name: acc, capacity: 16 KiB, holds: [outputs]}
-dram: {bandwidth: 8 GB/s}
-)";
 
 TEST(FusionPricing, DepthFirstLayersKeepTheirIntermediateOnChip) {
   const auto hw = parse_arch(kEdgeNpu);
