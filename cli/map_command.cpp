@@ -74,7 +74,8 @@ CLI::App* add_map_command(CLI::App& app, MapArgs& args) {
   cmd->add_option("--arch", args.arch, "Architecture config (YAML)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--workload", args.workload, "Workload: layer list (.yaml), SCALE-Sim CSV or trace (.json)")
+  cmd->add_option("--workload", args.workload,
+                  "Workload: layer list (.yaml), SCALE-Sim CSV or trace (.json)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--op", args.op, "The op to map and print in full");

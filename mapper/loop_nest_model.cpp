@@ -8,7 +8,8 @@ namespace {
 bool keeps(const Hierarchy& h, const LevelMapping& level, std::size_t i,
                      const ProblemTensor& tensor, std::size_t t) {
   if (i + 1 == h.levels.size()) return true;  // DRAM keeps everything
-  return (h.levels[i].holds & tensor.role_bit) != 0 && ((level.bypass >> t) & 1u) == 0;
+  return (h.levels[i].holds & tensor.role_bit) != 0 &&
+         ((static_cast<unsigned>(level.bypass) >> t) & 1U) == 0;
 }
 
 MappingStatus fail(Infeasible reason, std::size_t level = 0, std::size_t dim = 0,
@@ -50,7 +51,8 @@ MappingStatus check(const LoopNestProblem& p, const Mapping& m, const Hierarchy&
     double spread = 1;
     for (std::size_t k = 0; k < dims; ++k) {
       const std::size_t d = level.order[k];
-      if (d >= dims || ((seen >> d) & 1u) != 0) return fail(Infeasible::Shape, i, k);
+      if (d >= dims || ((static_cast<unsigned>(seen) >> d) & 1U) != 0)
+        return fail(Infeasible::Shape, i, k);
       seen |= 1u << d;
       if (level.temporal[k] == 0 || level.spatial[k] == 0) return fail(Infeasible::Shape, i, k);
       spread *= static_cast<double>(level.spatial[k]);
@@ -242,7 +244,7 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
         const std::size_t d = level.order[k];
         const double f = static_cast<double>(level.temporal[d]);
         if (level.temporal[d] <= 1) continue;
-        const bool indexes = ((mask >> d) & 1u) != 0;
+        const bool indexes = ((static_cast<unsigned>(mask) >> d) & 1U) != 0;
         if (indexes) relevant *= f;
         if (!found && !indexes) continue;  // the tile stays while this loop turns
         found = true;
@@ -255,7 +257,7 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
     const double pe_visits = visits[0] * relevant;  // relevant == level 0's here
     double rho_indexed = 1;
     for (std::size_t d = 0; d < dims; ++d)
-      if (((mask >> d) & 1u) != 0) rho_indexed *= tiles.rho[d];
+      if (((static_cast<unsigned>(mask) >> d) & 1U) != 0) rho_indexed *= tiles.rho[d];
 
     // Walk the levels that keep t, from the PE array up.
     std::size_t parent_from = 0;  // first level whose spatial factors lie between child and parent
@@ -266,7 +268,8 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
       double share = 1;
       for (std::size_t j = parent_from; j <= i; ++j)
         for (std::size_t d = 0; d < dims; ++d)
-          if (((mask >> d) & 1u) == 0) share *= static_cast<double>(m.levels[j].spatial[d]);
+          if (((static_cast<unsigned>(mask) >> d) & 1U) == 0)
+            share *= static_cast<double>(m.levels[j].spatial[d]);
       double moved = 0;
       double first = 0;
       if (from_pes) {

@@ -262,7 +262,7 @@ void MapSpace::apply_bypass(const DigitArray& digits, Mapping& m) const {
     std::uint8_t bypass = 0;
     std::uint64_t bits = digits[p];
     for (std::size_t t = 0; t < kMaxTensors; ++t) {
-      if (((bypassable_[level] >> t) & 1u) == 0) continue;
+      if (((static_cast<unsigned>(bypassable_[level]) >> t) & 1U) == 0) continue;
       if ((bits & 1u) != 0) bypass = static_cast<std::uint8_t>(bypass | (1u << t));
       bits >>= 1;
     }

@@ -201,7 +201,7 @@ std::string to_string(const Mapping& mapping, const workload::Einsum& einsum,
       const std::uint8_t role = role_bit(einsum.accesses[t].role);
       const bool held =
           last || (i < hierarchy.levels.size() && (hierarchy.levels[i].holds & role) != 0);
-      if (!held || (!last && ((level.bypass >> t) & 1u) != 0)) continue;
+      if (!held || (!last && ((static_cast<unsigned>(level.bypass) >> t) & 1U) != 0)) continue;
       if (!first) out += ' ';
       out += einsum.accesses[t].tensor;
       first = false;

@@ -359,7 +359,8 @@ std::uint64_t op_signature(const workload::Einsum& einsum) {
     for (const std::uint64_t s : a.shape) text += fmt::format("{},", s);
     for (const workload::IndexExpr& e : a.indices) {
       text += fmt::format("[{}", e.offset);
-      for (const workload::IndexTerm& t : e.terms) text += fmt::format("+{}*{}", t.coefficient, t.dim);
+      for (const workload::IndexTerm& t : e.terms)
+        text += fmt::format("+{}*{}", t.coefficient, t.dim);
       text += "]";
     }
     text += ";";

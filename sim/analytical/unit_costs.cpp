@@ -61,7 +61,8 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw) {
   if (const auto* l2 = chip_level(spec)) {
     params.l2_bytes = l2->capacity.value * l2->instances;
     for (const arch::LevelSummary& level : hw.levels())
-      if (level.name == l2->name) params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
+      if (level.name == l2->name)
+        params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
   }
   params.dram_bytes_per_second = dram_rate(hw);
   return params;
@@ -109,7 +110,8 @@ results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
                  {"outputs", "dram", {}, out.cost.dram_writes}};
   out.mapping_efficiency = c.wave_efficiency;
   out.compute_utilization = c.utilization;
-  out.arithmetic_intensity = dram > 0 ? static_cast<double>(op.macs) / static_cast<double>(dram) : 0;
+  out.arithmetic_intensity =
+      dram > 0 ? static_cast<double>(op.macs) / static_cast<double>(dram) : 0;
   out.bound = c.bound == GpuBound::Compute  ? results::Bound::Compute
               : c.bound == GpuBound::Launch ? results::Bound::Latency
                                             : results::Bound::Memory;
