@@ -227,11 +227,10 @@ void read_v1(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
 void report_unknown_precision(const YamlReader& value, const std::string& name,
                               Diagnostics& diags) {
   std::vector<std::string_view> names;
-  std::string valid, starting;
+  std::string starting;
   int prefixed = 0;
   for (const auto& [n, type] : data_type_names()) {
     names.emplace_back(n);
-    valid += (valid.empty() ? "" : ", ") + std::string(n);
     if (n.starts_with(name)) {
       starting += (starting.empty() ? "" : " or ") + std::string(n);
       ++prefixed;
@@ -244,7 +243,7 @@ void report_unknown_precision(const YamlReader& value, const std::string& name,
                                                : std::string();
   diags.error(value.location(), value.path(),
               fmt::format("unknown precision '{}'{}", name, guess),
-              fmt::format("expected one of: {}", valid));
+              fmt::format("expected one of: {}", data_type_list()));
 }
 
 // A map from precision names to positive per-cycle rates: {fp16: 1024, int8: 2048}.
@@ -663,6 +662,16 @@ std::string describe_compute(const ArchSpec& spec) {
   }
   return spec.cores == 1 ? fmt::format("1 core: {}", units)
                          : fmt::format("{} cores, each: {}", spec.cores, units);
+}
+
+std::uint64_t instances_on_chip(const MemoryLevelSpec& level, std::uint32_t cores) {
+  return std::uint64_t{level.instances} * (level.scope == Scope::Core ? cores : 1U);
+}
+
+const MemoryLevelSpec* innermost_core_level(const ArchSpec& spec, Holds role) {
+  for (const MemoryLevelSpec& level : spec.memory)
+    if (level.scope == Scope::Core && (level.holds & bits(role)) != 0) return &level;
+  return nullptr;
 }
 
 const ComputeUnitSpec* find_unit(const ArchSpec& spec, UnitKind kind) {

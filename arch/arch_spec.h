@@ -208,6 +208,12 @@ std::optional<LoadedArch> load_arch(const std::filesystem::path& file, Diagnosti
 // tensor_core, vector".
 std::string describe_compute(const ArchSpec& spec);
 
+// Instances of a memory level on the whole chip: per core levels count once per core.
+std::uint64_t instances_on_chip(const MemoryLevelSpec& level, std::uint32_t cores);
+
+// The innermost core-level memory that holds `role`, or null.
+const MemoryLevelSpec* innermost_core_level(const ArchSpec& spec, Holds role);
+
 // The first unit of `kind` in a spec, or null.
 const ComputeUnitSpec* find_unit(const ArchSpec& spec, UnitKind kind);
 

@@ -231,7 +231,7 @@ double counted_macs(const ComputeUnitSpec& unit) {
 }
 
 double chip_instances(const MemoryLevelSpec& level, std::uint32_t cores) {
-  return static_cast<double>(level.instances) * (level.scope == Scope::Core ? cores : 1);
+  return static_cast<double>(instances_on_chip(level, cores));
 }
 
 std::string fmt_area(double mm2) { return to_string(SquareMillimetres{mm2}); }

@@ -41,8 +41,7 @@ HardwareModel::HardwareModel(ArchSpec spec) : spec_(std::move(spec)) {
 
   const std::uint64_t cores = spec_.cores;
   for (const MemoryLevelSpec& level : spec_.memory) {
-    const std::uint64_t per_chip =
-        level.instances * (level.scope == Scope::Core ? cores : std::uint64_t{1});
+    const std::uint64_t per_chip = instances_on_chip(level, spec_.cores);
     const auto chip_wide = [&](const std::optional<double>& one) -> std::optional<double> {
       if (!one) return std::nullopt;
       return *one * static_cast<double>(per_chip);
@@ -68,14 +67,12 @@ HardwareModel::HardwareModel(ArchSpec spec) : spec_(std::move(spec)) {
     }
     CODA_CHECK(word_bytes_ > 0);
     for (std::size_t i = 0; i < 3; ++i) {
-      for (const MemoryLevelSpec& level : spec_.memory) {
-        if (level.scope != Scope::Core || (level.holds & bits(kOperandRoles[i])) == 0) continue;
-        const std::uint64_t share = static_cast<std::uint64_t>(popcount(level.holds)) *
-                                    matrix_->count;
-        operand_words_[i] = level.capacity.value * level.instances / share / word_bytes_;
-        if (i == 0) double_buffered_ = level.double_buffered;
-        break;
-      }
+      const MemoryLevelSpec* level = innermost_core_level(spec_, kOperandRoles[i]);
+      if (level == nullptr) continue;
+      const std::uint64_t share = static_cast<std::uint64_t>(popcount(level->holds)) *
+                                  matrix_->count;
+      operand_words_[i] = level->capacity.value * level->instances / share / word_bytes_;
+      if (i == 0) double_buffered_ = level->double_buffered;
     }
   }
   energy_ = derive_energy(spec_);

@@ -16,6 +16,7 @@
 #include "cli/arch_command.h"
 #include "cli/check_config.h"
 #include "cli/map_command.h"
+#include "cli/options.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
@@ -85,17 +86,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     sim::RunFiles files{args.arch, args.workload, args.engine, args.skip_unsupported, {}};
     // CLI11 has checked the name already.
     files.fusion = mapper::parse_fusion_mode(args.fusion).value_or(mapper::FusionMode::None);
-    if (!args.precision.empty()) {
-      files.precision = parse_data_type(args.precision);
-      if (!files.precision) {
-        std::string valid;
-        for (const auto& [name, type] : data_type_names())
-          valid += (valid.empty() ? "" : ", ") + std::string(name);
-        err << fmt::format("error: --precision: unknown precision '{}'; expected one of: {}\n",
-                           args.precision, valid);
-        return 2;
-      }
-    }
+    if (!read_precision(args.precision, files.precision, err)) return 2;
     run = sim::run_files(files, diags);
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";

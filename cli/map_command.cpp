@@ -7,18 +7,13 @@
 #include <fmt/format.h>
 
 #include "arch/arch_spec.h"
+#include "cli/options.h"
 #include "mapper/schedule.h"
 #include "mapper/search.h"
 #include "workloads/importers.h"
 
 namespace coda::cli {
 namespace {
-
-std::string valid_names(auto table) {
-  std::string out;
-  for (const auto& entry : table) out += (out.empty() ? "" : ", ") + std::string(entry);
-  return out;
-}
 
 std::string cost_line(const mapper::MappingCost& c, double clock_hz) {
   return fmt::format("{:.0f} cycles ({:.4g} us), {:.4g} uJ, EDP {:.4g} pJ*cycles, utilization "
@@ -113,16 +108,7 @@ int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err) {
     return 2;
   }
   std::optional<DataType> precision;
-  if (!args.precision.empty()) {
-    precision = parse_data_type(args.precision);
-    if (!precision) {
-      std::vector<std::string_view> names;
-      for (const auto& [name, type] : data_type_names()) names.push_back(name);
-      err << fmt::format("error: --precision: unknown precision '{}'; expected one of: {}\n",
-                         args.precision, valid_names(names));
-      return 2;
-    }
-  }
+  if (!read_precision(args.precision, precision, err)) return 2;
   Diagnostics diags;
   const auto arch = arch::load_arch(args.arch, diags);
   auto graph = workload::load_workload(args.workload, diags);

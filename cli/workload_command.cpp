@@ -27,13 +27,9 @@ namespace {
 
 std::optional<workload::DataType> dtype_arg(const WorkloadArgs& args, Diagnostics& diags) {
   const auto dtype = workload::parse_data_type(args.dtype);
-  if (!dtype) {
-    std::string valid;
-    for (const auto& [name, type] : workload::data_type_names())
-      valid += (valid.empty() ? "" : ", ") + std::string(name);
+  if (!dtype)
     diags.error({}, "--dtype", fmt::format("unknown element type '{}'", args.dtype),
-                "expected one of: " + valid);
-  }
+                "expected one of: " + data_type_list());
   return dtype;
 }
 

@@ -48,4 +48,10 @@ std::optional<DataType> parse_data_type(std::string_view text) {
 
 std::span<const std::pair<std::string_view, DataType>> data_type_names() { return kNames; }
 
+std::string data_type_list() {
+  std::string out;
+  for (const auto& [name, type] : kNames) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
 }  // namespace coda

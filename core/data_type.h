@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -18,5 +19,7 @@ std::string_view to_string(DataType type);  // "fp32", "tf32", "bf16", "fp16", "
 std::optional<DataType> parse_data_type(std::string_view text);
 // Every name and its type, in enum order, for readers' EnumTable and error hints.
 std::span<const std::pair<std::string_view, DataType>> data_type_names();
+// The names comma-separated ("fp32, tf32, ..."), for "expected one of" hints.
+std::string data_type_list();
 
 }  // namespace coda

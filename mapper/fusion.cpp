@@ -62,7 +62,7 @@ class Planner {
     for (const arch::MemoryLevelSpec& level : hw.spec().memory) {
       const std::uint64_t bytes = level.capacity.value * level.instances;
       const std::uint64_t chip_bytes =
-          level.scope == arch::Scope::Core ? bytes * hw.cores() : bytes;
+          level.capacity.value * arch::instances_on_chip(level, hw.cores());
       if (level.scope == arch::Scope::Core) core_capacity_ += bytes;
       if ((level.holds & arch::bits(arch::Holds::Inputs)) != 0) input_capacity_ += chip_bytes;
     }

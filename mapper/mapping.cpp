@@ -84,8 +84,7 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
         level.write_bandwidth ? per_cycle_or_unlimited(level.write_bandwidth, spec.clock) : read;
     h.levels.push_back({.name = level.name,
                         .capacity_bytes = level.capacity.value,
-                        .instances = std::uint64_t{level.instances} *
-                                     (level.scope == arch::Scope::Core ? cores : 1),
+                        .instances = arch::instances_on_chip(level, spec.cores),
                         .read_bytes_per_cycle = read,
                         .write_bytes_per_cycle = write,
                         .energy_pj_per_byte = energy_pj_per_byte(hw.energy(), level.name),

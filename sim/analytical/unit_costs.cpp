@@ -24,10 +24,7 @@ double dram_rate(const arch::HardwareModel& hw) { return hw.dram_bytes_per_secon
 
 // The innermost core-level memory that holds inputs, and the first chip-level memory.
 const arch::MemoryLevelSpec* core_input_level(const arch::ArchSpec& spec) {
-  for (const arch::MemoryLevelSpec& level : spec.memory)
-    if (level.scope == arch::Scope::Core && (level.holds & bits(arch::Holds::Inputs)) != 0)
-      return &level;
-  return nullptr;
+  return arch::innermost_core_level(spec, arch::Holds::Inputs);
 }
 const arch::MemoryLevelSpec* chip_level(const arch::ArchSpec& spec) {
   for (const arch::MemoryLevelSpec& level : spec.memory)

@@ -1,0 +1,26 @@
+#pragma once
+// Command-line values shared by several subcommands.
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/data_type.h"
+
+namespace coda::cli {
+
+// Reads --precision: empty text leaves `out` unset. An unknown name prints the error with every
+// valid name and returns false (the caller exits with status 2).
+inline bool read_precision(const std::string& text, std::optional<DataType>& out,
+                           std::ostream& err) {
+  if (text.empty()) return true;
+  out = parse_data_type(text);
+  if (out) return true;
+  err << fmt::format("error: --precision: unknown precision '{}'; expected one of: {}\n", text,
+                     data_type_list());
+  return false;
+}
+
+}  // namespace coda::cli
