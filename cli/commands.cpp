@@ -17,6 +17,7 @@
 #include "cli/check_config.h"
 #include "cli/map_command.h"
 #include "cli/options.h"
+#include "cli/search_options.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
@@ -37,6 +38,9 @@ struct RunArgs {
   bool skip_unsupported = false;
   std::string precision;
   std::string fusion = "none";
+  std::string mapper = "fixed";
+  SearchArgs search;
+  bool search_options_given = false;  // a search option without --mapper search
 };
 
 bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
@@ -79,6 +83,28 @@ std::string fusion_lines(const results::RunResult& run) {
   return text;
 }
 
+// "mapper search: heuristic, latency: 21 of 21 contractions mapped by the loop-nest search".
+std::string mapper_line(const results::RunResult& run) {
+  std::size_t searched = 0;
+  std::size_t contractions = 0;
+  for (const results::OpResult& op : run.ops) {
+    if (op.unit != "systolic" && op.unit != "tensor_core") continue;
+    ++contractions;
+    if (!op.loop_nest.empty()) ++searched;
+  }
+  return fmt::format("mapper {}: {} of {} contractions priced from their searched loop nest{} "
+                     "(loop nests in run.json)\n",
+                     run.mapper, searched, contractions,
+                     searched == contractions ? "" : ", the others by the closed forms");
+}
+
+// "memory: fits: 13.5 GiB needed of 141 GiB DRAM (weights 13.2 GiB, ...)".
+std::string memory_line(const results::MemoryFootprint& m) {
+  const bool over = m.status == "does not fit";
+  return fmt::format("memory: {}{}\n", over ? "DOES NOT FIT: " : "",
+                     m.reason.empty() ? m.status : m.reason);
+}
+
 int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
   std::optional<results::RunResult> run;
@@ -87,6 +113,14 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     // CLI11 has checked the name already.
     files.fusion = mapper::parse_fusion_mode(args.fusion).value_or(mapper::FusionMode::None);
     if (!read_precision(args.precision, files.precision, err)) return 2;
+    if (args.mapper == "search") {
+      files.search = read_search(args.search, err);
+      if (!files.search) return 2;
+    } else if (args.search_options_given) {
+      err << "error: the mapping-search options (--objective, --search, --evaluations, "
+             "--seconds, --patience, --seed, --threads, --max-power) need --mapper search\n";
+      return 2;
+    }
     run = sim::run_files(files, diags);
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";
@@ -122,6 +156,8 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                                              run->area.value)
                            : std::string());
     if (run->fusion_mode != "none") out << fusion_lines(*run);
+    if (run->mapper != "fixed") out << mapper_line(*run);
+    out << memory_line(run->memory);
     if (!run->skipped.empty())
       out << fmt::format("skipped {} op{} this hardware cannot run (listed in run.json)\n",
                          run->skipped.size(), run->skipped.size() == 1 ? "" : "s");
@@ -198,6 +234,14 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "docs/fusion.md")
       ->check(CLI::IsMember({"none", "epilogue", "all"}))
       ->capture_default_str();
+  run->add_option("--mapper", run_args.mapper,
+                  "How contractions are mapped: fixed (the closed forms: a systolic array's "
+                  "dataflow, the GPU model's thread-block tiles) or search (a loop-nest mapping "
+                  "per contraction from the mapper's search, repeated shapes searched once; "
+                  "docs/mapping.md)")
+      ->check(CLI::IsMember({"fixed", "search"}))
+      ->capture_default_str();
+  add_search_options(*run, run_args.search);
   run->add_flag("--skip-unsupported", run_args.skip_unsupported,
                 "Leave out ops the hardware has no unit for (listed in run.json) instead of "
                 "failing");
@@ -224,7 +268,12 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   } catch (const CLI::ParseError& e) {
     return app.exit(e, out, err) == 0 ? 0 : 2;
   }
-  if (run->parsed()) return do_run(run_args, out, err);
+  if (run->parsed()) {
+    for (const char* name : {"--objective", "--search", "--evaluations", "--seconds",
+                             "--patience", "--seed", "--threads", "--max-power"})
+      if (run->count(name) > 0) run_args.search_options_given = true;
+    return do_run(run_args, out, err);
+  }
   if (check->parsed()) return do_check(check_files, out, err);
   if (arch->parsed()) return run_arch_command(arch_args, out, err);
   if (map->parsed()) return run_map_command(map_args, out, err);

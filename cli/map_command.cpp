@@ -74,39 +74,14 @@ CLI::App* add_map_command(CLI::App& app, MapArgs& args) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--op", args.op, "The op to map and print in full");
-  cmd->add_option("--objective", args.objective, "latency, energy or edp")->capture_default_str();
-  cmd->add_option("--search", args.search, "heuristic, exhaustive, random or annealing")
-      ->capture_default_str();
-  cmd->add_option("--evaluations", args.evaluations, "Evaluation budget per op")
-      ->capture_default_str();
-  cmd->add_option("--seconds", args.seconds, "Time limit per op (0: none; makes runs "
-                                             "machine-dependent)");
-  cmd->add_option("--patience", args.patience,
-                  "Stop after this many evaluations without improvement (0: never)");
-  cmd->add_option("--seed", args.seed, "Seed of the random, heuristic and annealing searches")
-      ->capture_default_str();
-  cmd->add_option("--threads", args.threads, "Worker threads of the exhaustive search")
-      ->capture_default_str();
-  cmd->add_option("--max-power", args.max_power, "Reject mappings above this average power (W)");
+  add_search_options(*cmd, args.search);
   cmd->add_option("--precision", args.precision, "Map every op at this precision");
   return cmd;
 }
 
 int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err) {
-  const auto objective = mapper::parse_objective(args.objective);
-  if (!objective) {
-    err << fmt::format("error: --objective: unknown objective '{}'; expected one of: latency, "
-                       "energy, edp\n",
-                       args.objective);
-    return 2;
-  }
-  const auto strategy = mapper::parse_strategy(args.search);
-  if (!strategy) {
-    err << fmt::format("error: --search: unknown search '{}'; expected one of: heuristic, "
-                       "exhaustive, random, annealing\n",
-                       args.search);
-    return 2;
-  }
+  const auto search = read_search(args.search, err);
+  if (!search) return 2;
   std::optional<DataType> precision;
   if (!read_precision(args.precision, precision, err)) return 2;
   Diagnostics diags;
@@ -120,16 +95,8 @@ int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err) {
     for (workload::Op& op : graph->ops)
       for (workload::TensorAccess& access : op.space.accesses) access.dtype = *precision;
   const arch::HardwareModel hw(arch->spec);
-  const mapper::SearchGoal goal{*objective, args.max_power > 0
-                                                ? std::optional<double>(args.max_power)
-                                                : std::nullopt};
-  const mapper::SearchSettings settings{
-      .strategy = *strategy,
-      .budget = {.max_evaluations = args.evaluations,
-                 .max_seconds = args.seconds,
-                 .patience = args.patience},
-      .seed = args.seed,
-      .threads = args.threads};
+  const mapper::SearchGoal& goal = search->goal;
+  const mapper::SearchSettings& settings = search->settings;
 
   if (!args.op.empty()) {
     const workload::Op* op = nullptr;

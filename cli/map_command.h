@@ -4,9 +4,10 @@
 // that op's best mapping as a loop nest with its cost, the runners-up and the rejection counts by
 // reason; without, a table of every contraction (repeated shapes mapped once).
 
-#include <cstdint>
 #include <iosfwd>
 #include <string>
+
+#include "cli/search_options.h"
 
 namespace CLI {
 class App;
@@ -18,14 +19,7 @@ struct MapArgs {
   std::string arch;
   std::string workload;
   std::string op;
-  std::string objective = "latency";
-  std::string search = "heuristic";
-  std::uint64_t evaluations = 20'000;
-  double seconds = 0;
-  std::uint64_t patience = 0;
-  std::uint64_t seed = 1;
-  unsigned threads = 1;
-  double max_power = 0;  // watts; 0: no cap
+  SearchArgs search;
   std::string precision;
 };
 

@@ -89,6 +89,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
        {"bound", to_string(op.bound)},
        {"arithmetic_intensity", op.arithmetic_intensity},
        {"traffic", traffic}};
+  if (!op.loop_nest.empty()) j["loop_nest"] = op.loop_nest;
 }
 
 void from_json(const nlohmann::ordered_json& j, OpResult& op) {
@@ -109,6 +110,7 @@ void from_json(const nlohmann::ordered_json& j, OpResult& op) {
     op.traffic.push_back({t.at("tensor").get<std::string>(), t.at("level").get<std::string>(),
                           Bytes{t.at("read_bytes").get<std::uint64_t>()},
                           Bytes{t.at("write_bytes").get<std::uint64_t>()}});
+  op.loop_nest = j.value("loop_nest", std::string());
 }
 
 void to_json(nlohmann::ordered_json& j, const RunResult& run) {
@@ -142,6 +144,18 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
   for (const auto& r : run.fusion_rejected)
     rejected.push_back({{"kind", r.kind}, {"ops", r.ops}, {"reason", r.reason}});
   j["fusion"] = {{"mode", run.fusion_mode}, {"groups", groups}, {"rejected", rejected}};
+  j["mapper"] = run.mapper;
+  const MemoryFootprint& m = run.memory;
+  j["memory"] = {{"status", m.status},
+                 {"needed_bytes", m.needed.value},
+                 {"available_bytes", m.available.value},
+                 {"weights_bytes", m.weights.value},
+                 {"kv_cache_bytes", m.kv_cache.value},
+                 {"optimizer_state_bytes", m.optimizer_state.value},
+                 {"activations_bytes", m.activations.value},
+                 {"on_chip_bytes", m.on_chip.value},
+                 {"ops_over_on_chip", m.ops_over_on_chip},
+                 {"reason", m.reason}};
 }
 
 void from_json(const nlohmann::ordered_json& j, RunResult& run) {
@@ -176,6 +190,17 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
       run.fusion_rejected.push_back({r.at("kind").get<std::string>(),
                                      r.at("ops").get<std::vector<std::string>>(),
                                      r.at("reason").get<std::string>()});
+  }
+  run.mapper = j.value("mapper", std::string("fixed"));  // absent in results written before it
+  run.memory = {};
+  if (const auto m = j.find("memory"); m != j.end()) {
+    const auto bytes = [&](const char* key) { return Bytes{m->at(key).get<std::uint64_t>()}; };
+    run.memory = {m->at("status").get<std::string>(), bytes("needed_bytes"),
+                  bytes("available_bytes"),           bytes("weights_bytes"),
+                  bytes("kv_cache_bytes"),            bytes("optimizer_state_bytes"),
+                  bytes("activations_bytes"),         bytes("on_chip_bytes"),
+                  m->at("ops_over_on_chip").get<std::uint64_t>(),
+                  m->at("reason").get<std::string>()};
   }
 }
 

@@ -54,6 +54,9 @@ struct OpResult {
   Bound bound = Bound::Compute;
   double arithmetic_intensity = 0.0;  // MACs per DRAM byte
   std::vector<TensorTraffic> traffic;
+  // The loop nest the mapper's search chose (outermost level first), when it priced the op;
+  // empty for the closed forms' fixed rule.
+  std::string loop_nest;
   friend bool operator==(const OpResult&, const OpResult&) = default;
 };
 
@@ -96,6 +99,22 @@ struct RejectedGroup {
   friend bool operator==(const RejectedGroup&, const RejectedGroup&) = default;
 };
 
+// Where the run's tensors live in DRAM (mapper/memory_plan.h): the peak footprint, its parts,
+// and whether it fits the hardware's DRAM.
+struct MemoryFootprint {
+  std::string status = "unknown capacity";  // "fits", "does not fit", "unknown capacity"
+  Bytes needed;     // weights + KV cache + optimizer state + the activation arena
+  Bytes available;  // DRAM capacity; 0 when the arch states none
+  Bytes weights;
+  Bytes kv_cache;
+  Bytes optimizer_state;
+  Bytes activations;       // the arena: transient tensors at their peak, after buffer reuse
+  Bytes on_chip;           // every on-chip level's capacity together
+  std::uint64_t ops_over_on_chip = 0;  // ops whose working set exceeds it
+  std::string reason;      // one sentence with the numbers
+  friend bool operator==(const MemoryFootprint&, const MemoryFootprint&) = default;
+};
+
 struct RunResult {
   Provenance provenance;
   std::string arch;
@@ -109,6 +128,10 @@ struct RunResult {
   std::string fusion_mode = "none";  // how ops were fused: none, epilogue, all
   std::vector<FusedGroup> fusion;    // the groups fused, in execution order
   std::vector<RejectedGroup> fusion_rejected;
+  // How contractions were mapped: "fixed" (the closed forms' rule) or "search: STRATEGY,
+  // OBJECTIVE" (mapper/search.h).
+  std::string mapper = "fixed";
+  MemoryFootprint memory;
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };
 

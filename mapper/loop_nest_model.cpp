@@ -225,6 +225,7 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
   cost.padded_macs = iterations * used_pes;
   cost.used_pes = static_cast<std::uint64_t>(used_pes);
 
+  std::array<double, kMaxTensors> pe_loads{};  // loads of each tensor's level-0 tile
   for (std::size_t t = 0; t < p.tensor_count; ++t) {
     const ProblemTensor& tensor = p.tensors[t];
     const std::uint32_t mask = tensor.dim_mask;
@@ -254,6 +255,7 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
       fills[i - 1] = found ? from_relevant * above[i] : fills[i];
       visits[i - 1] = visits[i] * relevant;
     }
+    pe_loads[t] = fills[0];
     const double pe_visits = visits[0] * relevant;  // relevant == level 0's here
     double rho_indexed = 1;
     for (std::size_t d = 0; d < dims; ++d)
@@ -300,6 +302,24 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
   }
 
   cost.compute_cycles = iterations / h.compute.macs_per_pe_per_cycle;
+  if (h.compute.array_rows > 0 && h.compute.array_cols > 0) {
+    // Systolic pipeline: every pass (one iteration of the loops above the PEs) fills and drains
+    // the array, R + C - 2 cycles of operand skew, plus R to preload a stationary operand
+    // unless the PEs' own loops keep the output still (output stationary).
+    // A pass lasts while the PE registers' stationary tile stays: the passes are the fewest
+    // loads of any tensor's PE tile.
+    double passes = above[0];
+    double output_loads = above[0];
+    for (std::size_t t = 0; t < p.tensor_count; ++t) {
+      passes = std::min(passes, pe_loads[t]);
+      if (p.tensors[t].role == workload::TensorRole::Output)
+        output_loads = std::min(output_loads, pe_loads[t]);
+    }
+    const bool output_stationary = output_loads <= passes;
+    const double rows = h.compute.array_rows;
+    const double fill = rows + h.compute.array_cols - 2 + (output_stationary ? 0.0 : rows);
+    cost.compute_cycles += passes * fill;
+  }
   cost.cycles = cost.compute_cycles;
   cost.mac_energy_pj = p.points * h.compute.mac_energy_pj;
   cost.energy_pj = cost.mac_energy_pj;

@@ -26,7 +26,13 @@
 //   capacity  per level: the sum of the full tiles of the tensors it keeps, x2 if double-
 //             buffered, must fit its capacity per instance.
 //   time      compute cycles = temporal iterations / MACs per PE per cycle (a partial tile takes a
-//             full tile's time); cycles = the maximum of compute and every level's reads / (read
+//             full tile's time), plus, on a systolic array, the pipeline's fill and drain once per
+//             pass. A pass lasts while the PEs' stationary tile stays: passes = the fewest loads
+//             of any tensor's level-0 tile (its fills). Each pays R + C - 2 when that tensor is
+//             the output (output stationary), else 2R + C - 2 (the stationary weight or input
+//             tile is preloaded first): the closed form's cycles per fold
+//             (docs/systolic_model.md), which a mapping that folds as the closed form does
+//             reproduces exactly; cycles = the maximum of compute and every level's reads / (read
 //             bandwidth x used instances) and writes / (write bandwidth x used instances), summed
 //             where reads and writes share a port (DRAM): transfers overlap compute.
 //   energy    actual MACs x MAC energy + every level's bytes read and written x its energy per

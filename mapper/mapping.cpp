@@ -68,6 +68,10 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
                  .mac_energy_pj = mac_energy == hw.energy().mac.end()
                                       ? 0.0
                                       : mac_energy->second.value * kPicojoulesPerJoule};
+    if (systolic) {
+      h.compute.array_rows = unit->array->rows;
+      h.compute.array_cols = unit->array->cols;
+    }
   }
 
   if (systolic) {

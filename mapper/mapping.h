@@ -84,6 +84,10 @@ struct ComputeArray {
   std::uint64_t pes = 1;               // MAC lanes on the chip
   double macs_per_pe_per_cycle = 1;    // at the hierarchy's precision; 0 = unsupported
   double mac_energy_pj = 0;            // per MAC
+  // Systolic arrays: one array's rows and columns, which set the pipeline fill and drain of
+  // every pass (loop_nest_model.h, "time"); 0 for tensor cores (no fill modelled).
+  std::uint32_t array_rows = 0;
+  std::uint32_t array_cols = 0;
   friend bool operator==(const ComputeArray&, const ComputeArray&) = default;
 };
 

@@ -1,6 +1,7 @@
 #include "mapper/schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -218,6 +219,61 @@ void keep_on_chip(const workload::Op& op, const std::set<std::uint32_t>& on_chip
   }
 }
 
+std::string role_name(workload::TensorRole role) {
+  switch (role) {
+    case workload::TensorRole::Input: return "inputs";
+    case workload::TensorRole::Weight: return "weights";
+    case workload::TensorRole::Output: return "outputs";
+  }
+  return "?";
+}
+
+// Searches the loop-nest mapping of every contraction placed on the matrix unit.
+void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw,
+                     const ScheduleSearch& search, std::vector<std::optional<ScheduledOp>>& placed) {
+  MappingCache own_cache;
+  MappingCache& cache = search.cache != nullptr ? *search.cache : own_cache;
+  std::map<DataType, Hierarchy> hierarchies;
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    if (!placed[i] || (placed[i]->placement != Placement::Systolic &&
+                       placed[i]->placement != Placement::TensorCore))
+      continue;
+    ScheduledOp& scheduled = *placed[i];
+    auto h = hierarchies.find(scheduled.precision);
+    if (h == hierarchies.end())
+      h = hierarchies.emplace(scheduled.precision, make_hierarchy(hw, scheduled.precision)).first;
+    const Hierarchy& hierarchy = h->second;
+    // The op at the precision it runs at (an override re-types every tensor).
+    workload::Einsum einsum = graph.ops[i].space;
+    if (scheduled.precision != op_precision(graph.ops[i]))
+      for (workload::TensorAccess& access : einsum.accesses) access.dtype = scheduled.precision;
+    const std::uint64_t key = cache_key(einsum, hierarchy, search.goal, search.settings);
+    bool cached = true;
+    std::optional<SearchOutcome> outcome = cache.find(key);
+    if (!outcome) {
+      cached = false;
+      outcome = map_op(einsum, hierarchy, search.goal, search.settings, scheduled.loop_nest_why);
+      if (outcome) cache.insert(key, *outcome);
+    }
+    if (!outcome || !outcome->found()) {
+      if (outcome && scheduled.loop_nest_why.empty())
+        scheduled.loop_nest_why = "the search found no feasible mapping";
+      continue;
+    }
+    const Candidate& best = outcome->best.front();
+    LoopNestPlan plan{best.mapping, best.cost, {}, {}, 0, 0, {}, cached,
+                      cached ? 0 : outcome->evaluated};
+    for (const StorageLevel& level : hierarchy.levels) plan.levels.push_back(level.name);
+    for (const workload::TensorAccess& access : einsum.accesses)
+      plan.tensors.push_back(role_name(access.role));
+    plan.peak_macs_per_cycle =
+        static_cast<double>(hierarchy.compute.pes) * hierarchy.compute.macs_per_pe_per_cycle;
+    plan.dram_pj_per_byte = hierarchy.levels.back().energy_pj_per_byte;
+    plan.loop_nest = to_string(best.mapping, einsum, hierarchy);
+    scheduled.loop_nest = std::move(plan);
+  }
+}
+
 }  // namespace
 
 DataType op_precision(const workload::Op& op) {
@@ -250,6 +306,9 @@ Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel&
                                              : place(op, hw, options, why);
     if (!placed[i]) schedule.unsupported.push_back({op.name, std::move(why), op.source});
   }
+  if (options.search) search_mappings(graph, hw, *options.search, placed);
+  schedule.memory = plan_memory(graph);
+  schedule.fit = check_fit(schedule.memory, hw);
 
   // A group with an op the hardware cannot run does not fuse.
   FusionPlan& plan = schedule.fusion;

@@ -3,8 +3,7 @@
 // the work that unit needs to price it, and the ops the hardware cannot run (each a value with a
 // reason). Engines consume this.
 //
-// Placement is a fixed rule until the mapper's search lands (docs/arch.md, "Which unit runs an
-// op"):
+// Placement is a fixed rule (docs/arch.md, "Which unit runs an op"):
 //   contraction        -> the matrix unit: a systolic array (SystolicMapping) or tensor cores
 //                         (TensorCoreWork; the engine picks the thread-block tile)
 //   elementwise, reduction, normalization, pooling, optimizer
@@ -25,6 +24,11 @@
 // the lighter op), recorded in dram_reads_saved / dram_writes_saved for a contraction (the engine
 // takes them off the contraction's priced traffic and energy; its time is not recomputed), and an
 // attention op in an attention group is priced fused.
+//
+// Mapping search (ScheduleOptions::search, docs/mapping.md): every contraction placed on the
+// matrix unit also gets a loop-nest mapping (LoopNestPlan), repeated shapes searched once through
+// the mapping cache; attention's inner GEMMs keep the closed forms. The memory plan and its fit
+// against DRAM are always made.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +40,9 @@
 #include "arch/hardware_model.h"
 #include "core/data_type.h"
 #include "mapper/fusion.h"
+#include "mapper/loop_nest_model.h"
+#include "mapper/memory_plan.h"
+#include "mapper/search.h"
 #include "mapper/systolic_mapping.h"
 #include "workloads/graph.h"
 #include "workloads/op.h"
@@ -85,6 +92,21 @@ struct CollectiveWork {
   friend bool operator==(const CollectiveWork&, const CollectiveWork&) = default;
 };
 
+// A contraction's loop-nest mapping, chosen by the mapper's search (ScheduleOptions::search)
+// with its cost on the loop-nest model (mapper/loop_nest_model.h). Engines price the op from it
+// instead of the unit's closed form.
+struct LoopNestPlan {
+  Mapping mapping;
+  MappingCost cost;
+  std::vector<std::string> levels;   // the hierarchy's level names, innermost first, DRAM last
+  std::vector<std::string> tensors;  // per access of the op: "inputs", "weights" or "outputs"
+  double peak_macs_per_cycle = 0;    // the hierarchy's PEs x MACs per PE per cycle
+  double dram_pj_per_byte = 0;
+  std::string loop_nest;             // to_string(mapping, ...): the nest, outermost first
+  bool cached = false;               // taken from the mapping cache (a repeated shape)
+  std::uint64_t evaluated = 0;       // points the search scored for it (0 when cached)
+};
+
 struct ScheduledOp;
 
 // An attention op (make_attention's form). `parts` are decompose-attention's three ops placed by
@@ -121,6 +143,10 @@ struct ScheduledOp {
   Bytes dram_reads_saved;
   Bytes dram_writes_saved;
   std::optional<std::size_t> fusion_group;  // index into Schedule::fusion.groups
+  // Contractions on the matrix unit, when the schedule searched mappings: the one chosen, or,
+  // when the op has no map space on the hierarchy, why (the closed form prices it then).
+  std::optional<LoopNestPlan> loop_nest;
+  std::string loop_nest_why;
 };
 
 // An op the hardware has no unit for. Infeasibility is a value with a reason; the driver decides
@@ -136,11 +162,25 @@ struct Schedule {
   std::vector<ScheduledOp> ops;
   std::vector<UnsupportedOp> unsupported;
   FusionPlan fusion;  // group op indices refer to the graph's ops
+  // Where the run's tensors live (mapper/memory_plan.h) and whether they fit the hardware.
+  MemoryPlan memory;
+  FitReport fit;
+};
+
+// The loop-nest search of every contraction on the matrix unit (mapper/search.h).
+struct ScheduleSearch {
+  SearchGoal goal;
+  SearchSettings settings;
+  // Shared between schedules (a sweep's points); nullptr: a cache for this schedule only.
+  MappingCache* cache = nullptr;
 };
 
 struct ScheduleOptions {
   std::optional<DataType> precision;  // run every op at this precision
   FusionMode fusion = FusionMode::None;
+  // Search a loop-nest mapping for every contraction on the matrix unit; nullopt: the closed
+  // forms' fixed rule (a systolic array's dataflow, the GPU model's thread-block tile list).
+  std::optional<ScheduleSearch> search;
 };
 
 // The precision an op computes in: its first input's element type.

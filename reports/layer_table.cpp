@@ -94,7 +94,7 @@ std::string general_csv(const results::RunResult& run) {
 
 bool all_systolic(const results::RunResult& run) {
   return std::all_of(run.ops.begin(), run.ops.end(), [](const results::OpResult& op) {
-    return op.unit.empty() || op.unit == "systolic";
+    return (op.unit.empty() || op.unit == "systolic") && op.loop_nest.empty();
   });
 }
 

@@ -25,6 +25,21 @@ std::uint64_t file_hash(const std::filesystem::path& file) {
   return fnv1a64(bytes.str());
 }
 
+results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule) {
+  const mapper::MemoryPlan& plan = schedule.memory;
+  const mapper::FitReport& fit = schedule.fit;
+  return {std::string(mapper::to_string(fit.status)),
+          fit.needed,
+          fit.available,
+          plan.weights,
+          plan.kv_cache,
+          plan.optimizer_state,
+          plan.arena,
+          fit.on_chip,
+          fit.ops_over_on_chip.size(),
+          fit.reason};
+}
+
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags) {
   EngineRegistry registry;
   register_builtin_engines(registry);
@@ -36,8 +51,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   if (!arch || !graph) return std::nullopt;
 
   const arch::HardwareModel hw(arch->spec);
-  const mapper::Schedule schedule =
-      mapper::schedule_graph(*graph, hw, mapper::ScheduleOptions{files.precision, files.fusion});
+  const mapper::Schedule schedule = mapper::schedule_graph(
+      *graph, hw, mapper::ScheduleOptions{files.precision, files.fusion, files.search});
   if (!schedule.unsupported.empty() && !files.skip_unsupported) {
     for (const mapper::UnsupportedOp& op : schedule.unsupported)
       diags.error(op.source.file.empty() ? SourceLocation{files.workload.string(), 0, 0} : op.source,
@@ -62,6 +77,10 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
     for (const std::size_t i : rejected.ops) entry.ops.push_back(graph->ops[i].name);
     run.fusion_rejected.push_back(std::move(entry));
   }
+  if (files.search)
+    run.mapper = fmt::format("search: {}, {}", mapper::to_string(files.search->settings.strategy),
+                             mapper::to_string(files.search->goal.objective));
+  run.memory = memory_footprint(schedule);
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
       {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};

@@ -1,7 +1,8 @@
 #pragma once
 // The run driver: files in, RunResult out. Reads and validates the arch and the workload,
-// schedules the graph (planning fusion), runs the chosen engine and records provenance (content
-// hashes of the inputs, engine, coda version) and the fusion groups.
+// schedules the graph (planning fusion, searching mappings when asked, planning memory), runs the
+// chosen engine and records provenance (content hashes of the inputs, engine, coda version), the
+// fusion groups, how contractions were mapped and the memory footprint.
 
 #include <filesystem>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "core/diagnostics.h"
 #include "core/results.h"
 #include "mapper/fusion.h"
+#include "mapper/schedule.h"
 #include "sim/engine.h"
 
 namespace coda::sim {
@@ -28,11 +30,17 @@ struct RunFiles {
   std::optional<DataType> precision;
   // Which ops run fused (mapper/fusion.h, docs/fusion.md); None prices every op on its own.
   mapper::FusionMode fusion = mapper::FusionMode::None;
+  // Search a loop-nest mapping for every contraction (mapper/search.h); nullopt: the closed
+  // forms' fixed rule.
+  std::optional<mapper::ScheduleSearch> search;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an
 // unknown engine name.
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags);
+
+// The run's DRAM footprint and its fit, from the schedule's memory plan.
+results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule);
 
 // FNV-1a 64 of a file's bytes (0 when it cannot be read).
 std::uint64_t file_hash(const std::filesystem::path& file);

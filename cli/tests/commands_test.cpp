@@ -189,5 +189,48 @@ TEST(Cli, MapRejectsUnknownOpsObjectivesAndSearches) {
   EXPECT_NE(search.err.find("unknown search 'genetic'"), std::string::npos);
 }
 
+TEST(Cli, RunWithTheMappingSearchAndTheMemoryFootprint) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"run", "--arch", "configs/arch/scalesim_32x32_os.yaml", "--workload",
+                          "configs/workloads/resnet18.yaml", "--mapper", "search",
+                          "--evaluations", "500", "--out", tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mapper search: heuristic, latency: 21 of 21 contractions priced from "
+                       "their searched loop nest"),
+            std::string::npos)
+      << r.out;
+  // ResNet-18's int8 weights: 11.69 M parameters, 11.14 MiB; schema-1 arrays state no DRAM size.
+  EXPECT_NE(r.out.find("memory: needs 14.03 MiB of DRAM (weights 11.14 MiB"), std::string::npos)
+      << r.out;
+  std::ifstream json(tmp.path() / "run.json");
+  const std::string text((std::istreambuf_iterator<char>(json)), {});
+  EXPECT_NE(text.find("\"mapper\": \"search: heuristic, latency\""), std::string::npos);
+  EXPECT_NE(text.find("\"loop_nest\": \"dram ["), std::string::npos);
+
+  // A DRAM too small for the weights: the run still prices every op and says it does not fit.
+  const auto arch = tmp.path() / "small_dram.yaml";
+  std::ofstream(arch) << "schema_version: 2\nname: small-dram\nclock: 1 GHz\ncompute:\n"
+                         "  - {name: mxu, kind: systolic, array: {rows: 32, cols: 32, dataflow: "
+                         "output_stationary}, macs_per_pe: {int8: 1}}\n"
+                         "memory:\n  - {name: buf, capacity: 256 KiB}\n"
+                         "dram: {bandwidth: 10 GB/s, capacity: 8 MiB}\n";
+  const Outcome small = coda({"run", "--arch", arch.c_str(), "--workload",
+                              "configs/workloads/resnet18.yaml"});
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_NE(small.out.find("memory: DOES NOT FIT: needs 14.03 MiB of DRAM, 8 MiB available"),
+            std::string::npos)
+      << small.out;
+
+  // Search options need --mapper search; an unknown mapper is a usage error.
+  EXPECT_EQ(coda({"run", "--arch", "configs/arch/scalesim_32x32_os.yaml", "--workload",
+                  "configs/workloads/resnet18.yaml", "--objective", "energy"})
+                .code,
+            2);
+  EXPECT_EQ(coda({"run", "--arch", "configs/arch/scalesim_32x32_os.yaml", "--workload",
+                  "configs/workloads/resnet18.yaml", "--mapper", "greedy"})
+                .code,
+            2);
+}
+
 }  // namespace
 }  // namespace coda::cli

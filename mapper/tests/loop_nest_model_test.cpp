@@ -329,5 +329,49 @@ TEST(LoopNestModel, CompiledAndEinsumOverloadsAgree) {
   EXPECT_DOUBLE_EQ(a.cycles, b.cycles);
 }
 
+TEST(LoopNestModel, SystolicArrayPaysFillAndDrainOncePerPass) {
+  // A 2x2 array (4 PEs, 1 MAC per cycle) under one buffer and DRAM; GEMM 4x4x4 (64 MACs, 16 per
+  // PE). Levels: pe (its registers), buffer (fans out to the 4 PEs), DRAM. A pass lasts while
+  // the buffer's innermost loop turns over a dim the stationary tensor does not have.
+  Hierarchy h = two_level(1024, 4);
+  h.compute.array_rows = 2;
+  h.compute.array_cols = 2;
+  h.levels.insert(h.levels.begin(),
+                  StorageLevel{.name = "pe", .capacity_bytes = 6, .instances = 4, .fan_out = 1});
+  constexpr std::size_t kBuf = 1;
+  constexpr std::size_t kTop = 2;
+  // Output stationary: the array holds m 2 x n 2, the buffer loops over k (4 steps) with C's
+  // element still; DRAM loops m 2, n 2: 4 passes of 4 + (R + C - 2 = 2) = 6 cycles: 24.
+  Mapping os = make_mapping(3, 3);
+  os.levels[kBuf].spatial = {2, 2, 1};
+  os.levels[kBuf].temporal = {1, 1, 4};
+  os.levels[kTop].temporal = {2, 2, 1};
+  const MappingCost a = evaluate(gemm444().space, os, h);
+  ASSERT_TRUE(a.ok()) << describe(a.status, h, gemm444().space);
+  EXPECT_DOUBLE_EQ(a.compute_cycles, 24);
+  // Weight stationary: the array holds k 2 x n 2, the buffer loops over m (4 steps) with B's
+  // element preloaded; DRAM loops k 2, n 2: 4 passes of 4 + (2R + C - 2 = 4) = 8 cycles: 32.
+  Mapping ws = make_mapping(3, 3);
+  ws.levels[kBuf].spatial = {1, 2, 2};
+  ws.levels[kBuf].temporal = {4, 1, 1};
+  ws.levels[kTop].temporal = {1, 2, 2};
+  const MappingCost b = evaluate(gemm444().space, ws, h);
+  ASSERT_TRUE(b.ok()) << describe(b.status, h, gemm444().space);
+  EXPECT_DOUBLE_EQ(b.compute_cycles, 32);
+  // The buffer's m loop moved to DRAM, outermost: DRAM loops m 4, k 2, n 2 (n innermost). A's
+  // element stays while n turns (2 steps), B and C change every step: 8 passes, A stationary
+  // (an input: preloaded), 16 + 8 x (2R + C - 2 = 4) = 48 cycles.
+  Mapping churn = ws;
+  churn.levels[kBuf].temporal = {1, 1, 1};
+  churn.levels[kTop].temporal = {4, 2, 2};
+  set_order(churn, kTop, {kM, kK, kN});
+  const MappingCost c = evaluate(gemm444().space, churn, h);
+  ASSERT_TRUE(c.ok()) << describe(c.status, h, gemm444().space);
+  EXPECT_DOUBLE_EQ(c.compute_cycles, 48);
+  // Without an array shape (tensor-core lanes) there is no fill: 16 iterations per PE.
+  h.compute.array_rows = 0;
+  EXPECT_DOUBLE_EQ(evaluate(gemm444().space, ws, h).compute_cycles, 16);
+}
+
 }  // namespace
 }  // namespace coda::mapper

@@ -28,7 +28,9 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
   run.ops.reserve(schedule.ops.size());
   run.area = hw.area().total;
   for (const mapper::ScheduledOp& op : schedule.ops) {
-    if (op.placement == mapper::Placement::Systolic) {
+    if (op.loop_nest) {
+      run.ops.push_back(evaluate_loop_nest(op, hw));
+    } else if (op.placement == mapper::Placement::Systolic) {
       run.ops.push_back(evaluate_systolic(op, hw));
       remove_fused_traffic(run.ops.back(), op);
       add_energy(run.ops.back(), op, 0.0, hw);

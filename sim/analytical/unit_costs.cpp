@@ -427,6 +427,63 @@ void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double
   result.cost.energy = Joules{joules};
 }
 
+results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op,
+                                     const arch::HardwareModel& hw) {
+  CODA_CHECK(op.loop_nest.has_value());
+  const mapper::LoopNestPlan& plan = *op.loop_nest;
+  const mapper::MappingCost& c = plan.cost;
+  const bool tensor_core = op.placement == mapper::Placement::TensorCore;
+  results::OpResult out;
+  out.name = op.name;
+  out.unit = std::string(mapper::to_string(op.placement));
+  const std::uint64_t launch = tensor_core ? to_cycles(GpuParams{}.launch_overhead_s, hw) : 0;
+  const auto nest = static_cast<std::uint64_t>(std::ceil(c.cycles - 1e-9));
+  const std::uint64_t compute =
+      std::min(nest, static_cast<std::uint64_t>(std::ceil(c.compute_cycles - 1e-9)));
+  out.cost.macs = op.macs;
+  out.cost.cycles = Cycles{nest + launch};
+  out.cost.compute_cycles = Cycles{compute};
+  out.cost.stall_cycles = Cycles{nest + launch - compute};
+  out.bound = launch > nest                             ? results::Bound::Latency
+              : c.bottleneck == mapper::kComputeBound ? results::Bound::Compute
+                                                        : results::Bound::Memory;
+  // Each level's traffic per tensor; the PE registers' (folded into the MAC energy) is left out.
+  const std::size_t dram = c.level_count - 1U;
+  for (std::size_t i = 0; i <= dram; ++i) {
+    if (plan.levels[i] == "pe") continue;
+    const mapper::LevelCost& level = c.levels[i];
+    for (std::size_t t = 0; t < c.tensor_count; ++t) {
+      const auto reads = Bytes{static_cast<std::uint64_t>(std::llround(level.tensors[t].read_bytes))};
+      const auto writes =
+          Bytes{static_cast<std::uint64_t>(std::llround(level.tensors[t].write_bytes))};
+      if (reads.value == 0 && writes.value == 0) continue;
+      out.traffic.push_back({plan.tensors[t], plan.levels[i], reads, writes});
+      (i == dram ? out.cost.dram_reads : out.cost.sram_reads) += reads;
+      (i == dram ? out.cost.dram_writes : out.cost.sram_writes) += writes;
+    }
+    out.mapping.emplace_back(plan.levels[i] + "_tile_bytes",
+                             static_cast<std::uint64_t>(std::llround(level.tile_bytes)));
+  }
+  out.mapping.emplace_back("used_pes", c.used_pes);
+  out.loop_nest = plan.loop_nest;
+  out.mapping_efficiency = c.spatial_utilization;
+  out.compute_utilization =
+      compute > 0 ? c.macs / (plan.peak_macs_per_cycle * static_cast<double>(compute)) : 0.0;
+  const double dram_before =
+      static_cast<double>(out.cost.dram_reads.value + out.cost.dram_writes.value);
+  remove_fused_traffic(out, op);
+  const double dram_after =
+      static_cast<double>(out.cost.dram_reads.value + out.cost.dram_writes.value);
+  // The loop nest's energy with the DRAM bytes fusion kept on chip taken off, plus static power.
+  constexpr double kJoulesPerPicojoule = 1e-12;
+  const double dynamic_pj = c.energy_pj - (dram_before - dram_after) * plan.dram_pj_per_byte;
+  out.cost.energy = Joules{dynamic_pj * kJoulesPerPicojoule +
+                           hw.energy().static_power.value *
+                               static_cast<double>(out.cost.cycles.value) / hw.clock().value};
+  out.arithmetic_intensity = dram_after > 0 ? static_cast<double>(op.macs) / dram_after : 0.0;
+  return out;
+}
+
 std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
                                                  const arch::HardwareModel& hw,
                                                  std::string& why) {

@@ -43,6 +43,14 @@ namespace coda::sim::analytical {
 std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
                                                  const arch::HardwareModel& hw, std::string& why);
 
+// A contraction with a loop-nest mapping (op.loop_nest), priced from its loop-nest cost: cycles
+// (the larger of compute, fill and drain included, and every level's bandwidth-bound time),
+// each level's traffic per tensor, MAC and per-level energy (mapper/loop_nest_model.h). Tensor
+// cores add the kernel launch (gpu_model.h's launch overhead) as the closed form does, and the
+// op is then latency-bound when the launch outlasts the loop nest. Fused intermediates come off
+// the DRAM traffic (remove_fused_traffic) and energy adds static power over the op's time.
+results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
+
 // Takes a contraction's fused intermediates (op.dram_reads_saved, op.dram_writes_saved) off its
 // priced DRAM traffic, at most what was priced; reads come off the streamed operand (ifmap,
 // inputs) first. The op's time is not recomputed. Call before add_energy.
