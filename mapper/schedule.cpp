@@ -261,8 +261,9 @@ void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw
       continue;
     }
     const Candidate& best = outcome->best.front();
-    LoopNestPlan plan{best.mapping, best.cost, {}, {}, 0, 0, {}, cached,
+    LoopNestPlan plan{best.mapping, best.cost, {}, {}, 0, 0, {}, {}, cached,
                       cached ? 0 : outcome->evaluated};
+    plan.program = make_tile_program(compile_problem(einsum), best.mapping, best.cost);
     for (const StorageLevel& level : hierarchy.levels) plan.levels.push_back(level.name);
     for (const workload::TensorAccess& access : einsum.accesses)
       plan.tensors.push_back(role_name(access.role));

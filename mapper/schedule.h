@@ -44,6 +44,7 @@
 #include "mapper/memory_plan.h"
 #include "mapper/search.h"
 #include "mapper/systolic_mapping.h"
+#include "mapper/tile_program.h"
 #include "workloads/graph.h"
 #include "workloads/op.h"
 
@@ -103,6 +104,7 @@ struct LoopNestPlan {
   double peak_macs_per_cycle = 0;    // the hierarchy's PEs x MACs per PE per cycle
   double dram_pj_per_byte = 0;
   std::string loop_nest;             // to_string(mapping, ...): the nest, outermost first
+  TileProgram program;               // the tiles DRAM moves, step by step (mapper/tile_program.h)
   bool cached = false;               // taken from the mapping cache (a repeated shape)
   std::uint64_t evaluated = 0;       // points the search scored for it (0 when cached)
 };

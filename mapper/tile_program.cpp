@@ -1,0 +1,81 @@
+#include "mapper/tile_program.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace coda::mapper {
+namespace {
+
+bool indexes(const ProblemTensor& tensor, std::size_t dim) {
+  return ((static_cast<unsigned>(tensor.dim_mask) >> dim) & 1U) != 0;
+}
+
+}  // namespace
+
+TileProgram make_tile_program(const LoopNestProblem& problem, const Mapping& mapping,
+                              const MappingCost& cost) {
+  CODA_CHECK(cost.ok() && cost.level_count == mapping.level_count && mapping.level_count > 0);
+  const std::size_t dram = mapping.level_count - 1U;
+  TileProgram program;
+  const LevelMapping& top = mapping.levels[dram];
+  for (std::size_t k = 0; k < mapping.dim_count; ++k) {
+    const std::uint8_t d = top.order[k];
+    if (top.temporal[d] > 1) program.loops.push_back({d, top.temporal[d]});
+  }
+  for (const TileLoop& loop : program.loops) program.steps *= loop.count;
+
+  double on_chip_cycles = cost.compute_cycles;
+  for (std::size_t i = 0; i < dram; ++i)
+    on_chip_cycles = std::max(on_chip_cycles, cost.levels[i].cycles);
+  program.compute_cycles_per_step = on_chip_cycles / static_cast<double>(program.steps);
+
+  const LevelCost& dram_cost = cost.levels[dram];
+  for (std::size_t t = 0; t < problem.tensor_count; ++t) {
+    const ProblemTensor& tensor = problem.tensors[t];
+    TileStream stream;
+    stream.tensor = static_cast<std::uint8_t>(t);
+    stream.role = tensor.role;
+    for (std::size_t k = 0; k < program.loops.size(); ++k)
+      if (indexes(tensor, program.loops[k].dim)) stream.depth = static_cast<int>(k);
+    for (int k = 0; k <= stream.depth; ++k) {
+      const TileLoop& loop = program.loops[static_cast<std::size_t>(k)];
+      stream.events *= loop.count;
+      if (indexes(tensor, loop.dim)) stream.visits *= loop.count;
+    }
+    const auto events = static_cast<double>(stream.events);
+    const TensorTraffic& traffic = dram_cost.tensors[t];
+    if (tensor.role == workload::TensorRole::Output) {
+      stream.write_bytes_per_event = traffic.write_bytes / events;
+      const std::uint64_t revisits = stream.events - stream.visits;
+      if (revisits > 0) stream.read_back_bytes = traffic.read_bytes / static_cast<double>(revisits);
+    } else {
+      stream.read_bytes_per_event = traffic.read_bytes / events;
+    }
+    program.streams.push_back(stream);
+  }
+  return program;
+}
+
+StreamEvent event_at(const TileProgram& program, const TileStream& stream,
+                     const LoopNestProblem& problem, std::uint64_t step) {
+  // The loops' indices at `step`, innermost fastest.
+  StreamEvent event{true, false};
+  std::uint64_t rest = step;
+  for (std::size_t k = program.loops.size(); k-- > 0;) {
+    const TileLoop& loop = program.loops[k];
+    const std::uint64_t index = rest % loop.count;
+    rest /= loop.count;
+    const auto position = static_cast<int>(k);
+    // Loops inside depth must all be at 0 for the tile to change here.
+    if (position > stream.depth && index != 0) event.changes = false;
+    // A loop within depth that does not index the tensor has moved off 0: a revisit.
+    if (position <= stream.depth && index != 0 &&
+        !indexes(problem.tensors[stream.tensor], loop.dim))
+      event.revisit = true;
+  }
+  if (!event.changes) event.revisit = false;
+  return event;
+}
+
+}  // namespace coda::mapper
