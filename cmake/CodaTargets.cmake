@@ -30,10 +30,12 @@ function(coda_test name)
   if(NOT CODA_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  # PREFIX: put before every test name (validation's "validation." lets `ctest -R validation`
+  # select them).
+  cmake_parse_arguments(ARG "" "PREFIX" "SOURCES;DEPENDS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   coda_set_flags(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gtest_main)
-  gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+  gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} TEST_PREFIX "${ARG_PREFIX}"
                        PROPERTIES ENVIRONMENT "CODA_BINARY_DIR=${PROJECT_BINARY_DIR}")
 endfunction()

@@ -1,0 +1,189 @@
+#include "validation/case_list.h"
+
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace coda::validation {
+namespace {
+
+struct Divisibility {
+  Kernel kernel;
+  std::optional<DType> dtype;  // nullopt: every dtype
+  std::string_view key;
+  std::uint64_t multiple;
+  std::string_view why;
+};
+
+// Sizes a kernel cannot run: its tiles have no edge handling (kernels/tiling.h).
+constexpr Divisibility kDivisibility[] = {
+    {Kernel::GemmWmma, std::nullopt, "m", 64, "its 64x64x32 block tile has no edge handling"},
+    {Kernel::GemmWmma, std::nullopt, "n", 64, "its 64x64x32 block tile has no edge handling"},
+    {Kernel::GemmWmma, std::nullopt, "k", 32, "its 64x64x32 block tile has no edge handling"},
+    {Kernel::GemmInt8, std::nullopt, "m", 64, "its 64x64x64 block tile has no edge handling"},
+    {Kernel::GemmInt8, std::nullopt, "n", 64, "its 64x64x64 block tile has no edge handling"},
+    {Kernel::GemmInt8, std::nullopt, "k", 64, "its 64x64x64 block tile has no edge handling"},
+    {Kernel::GemmCublasLt, DType::Int8, "m", 4, "cuBLASLt int8 needs leading dimensions of 4"},
+    {Kernel::GemmCublasLt, DType::Int8, "n", 4, "cuBLASLt int8 needs leading dimensions of 4"},
+    {Kernel::GemmCublasLt, DType::Int8, "k", 4, "cuBLASLt int8 needs leading dimensions of 4"},
+    {Kernel::CopyBandwidth, std::nullopt, "elements", 4, "it moves float4 vectors"},
+    {Kernel::L2Bandwidth, std::nullopt, "elements", 4, "it reads float4 vectors"},
+};
+
+bool is_attention(Kernel k) {
+  return k == Kernel::AttentionUnfused || k == Kernel::AttentionFlash ||
+         k == Kernel::DecodeAttention;
+}
+
+void check_case(const YamlReader& item, Case& c, Diagnostics& diags) {
+  const KernelInfo& ki = info(c.kernel);
+  const std::string_view name = ki.name;
+  for (const Divisibility& rule : kDivisibility) {
+    if (rule.kernel != c.kernel || (rule.dtype && *rule.dtype != c.dtype)) continue;
+    const std::uint64_t v = shape_value(c.shape, rule.key);
+    if (v % rule.multiple != 0) {
+      diags.error(item.at(rule.key).location(), item.at(rule.key).path(),
+                  fmt::format("{} is not a multiple of {}, which {} needs ({})", v, rule.multiple,
+                              name, rule.why),
+                  fmt::format("use e.g. {}", (v / rule.multiple + 1) * rule.multiple));
+    }
+  }
+  if (is_attention(c.kernel) && item.has("head_dim") && c.shape.head_dim != 64 &&
+      c.shape.head_dim != 128) {
+    diags.error(item.at("head_dim").location(), item.at("head_dim").path(),
+                fmt::format("{} is not a head size {} is built for", c.shape.head_dim, name),
+                "valid: 64, 128");
+  }
+  if (ki.shape == ShapeKind::Conv && item.has("height") && item.has("width") &&
+      item.has("filter_size") &&
+      (conv_out_extent(c.shape, c.shape.height) == 0 ||
+       conv_out_extent(c.shape, c.shape.width) == 0)) {
+    diags.error(item.at("filter_size").location(), item.at("filter_size").path(),
+                fmt::format("a {0}x{0} filter does not fit a {1}x{2} input padded by {3}",
+                            c.shape.filter_size, c.shape.height, c.shape.width, c.shape.pad),
+                "use a smaller filter_size or a larger pad");
+  }
+}
+
+std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
+                              std::span<const std::pair<std::string_view, Kernel>> kernels,
+                              Diagnostics& diags) {
+  if (!item.expect_map(diags)) return std::nullopt;
+  const auto errors_before = diags.error_count();
+  Case c = defaults;
+  c.where = item.location();
+  if (!item.required_enum("kernel", c.kernel, EnumTable<Kernel>(kernels), diags)) {
+    // Without the kernel, the other keys cannot be judged; say nothing more about this case.
+    return std::nullopt;
+  }
+  const KernelInfo& ki = info(c.kernel);
+  c.dtype = ki.dtypes.front();
+  std::vector<std::pair<std::string_view, DType>> dtypes;
+  for (DType t : ki.dtypes) dtypes.emplace_back(dtype_name(t), t);
+  item.optional_enum("dtype", c.dtype, EnumTable<DType>(dtypes), diags);
+
+  for (std::string_view key : shape_keys(ki.shape)) {
+    std::uint64_t* field = shape_field(c.shape, key);
+    const bool has_default = key == "stride" || key == "pad";
+    if (has_default ? !item.optional(key, *field, diags) : !item.required(key, *field, diags))
+      continue;
+    if (*field == 0 && key != "pad") {
+      diags.error(item.at(key).location(), item.at(key).path(), "must be at least 1");
+    }
+  }
+  item.optional("repetitions", c.repetitions, diags);
+  item.optional("warmup", c.warmup, diags);
+  if (item.has("repetitions") && c.repetitions == 0)
+    diags.error(item.at("repetitions").location(), item.at("repetitions").path(),
+                "must be at least 1", "the median of the timed runs is reported");
+  item.reject_unknown_keys(diags);
+  if (diags.error_count() == errors_before) check_case(item, c, diags);
+  if (diags.error_count() != errors_before) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+std::uint64_t* shape_field(Shape& s, std::string_view key) {
+  const std::pair<std::string_view, std::uint64_t*> fields[] = {
+      {"m", &s.m},
+      {"n", &s.n},
+      {"k", &s.k},
+      {"batch", &s.batch},
+      {"heads", &s.heads},
+      {"seq", &s.seq},
+      {"head_dim", &s.head_dim},
+      {"rows", &s.rows},
+      {"cols", &s.cols},
+      {"elements", &s.elements},
+      {"channels", &s.channels},
+      {"height", &s.height},
+      {"width", &s.width},
+      {"filters", &s.filters},
+      {"filter_size", &s.filter_size},
+      {"stride", &s.stride},
+      {"pad", &s.pad},
+  };
+  for (const auto& [name, field] : fields) {
+    if (name == key) return field;
+  }
+  return nullptr;
+}
+
+std::uint64_t shape_value(const Shape& shape, std::string_view key) {
+  Shape copy = shape;
+  const std::uint64_t* field = shape_field(copy, key);
+  return field ? *field : 0;
+}
+
+std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diags) {
+  if (!root.expect_map(diags)) return std::nullopt;
+  const auto errors_before = diags.error_count();
+  std::uint32_t version = 0;
+  if (root.required("schema_version", version, diags) && version != kCaseListSchemaVersion) {
+    diags.error(root.at("schema_version").location(), root.at("schema_version").path(),
+                fmt::format("unsupported version {}", version),
+                fmt::format("this coda-bench reads version {}", kCaseListSchemaVersion));
+  }
+  CaseList list;
+  Case defaults;
+  root.optional("seed", list.seed, diags);
+  root.optional("check_samples", list.check_samples, diags);
+  root.optional("repetitions", defaults.repetitions, diags);
+  root.optional("warmup", defaults.warmup, diags);
+  if (root.has("repetitions") && defaults.repetitions == 0)
+    diags.error(root.at("repetitions").location(), root.at("repetitions").path(),
+                "must be at least 1", "the median of the timed runs is reported");
+  if (root.has("check_samples") && list.check_samples == 0)
+    diags.error(root.at("check_samples").location(), root.at("check_samples").path(),
+                "must be at least 1", "every case is checked against its CPU reference");
+
+  std::vector<std::pair<std::string_view, Kernel>> kernels;
+  for (const KernelInfo& k : kernel_catalog()) kernels.emplace_back(k.name, k.kernel);
+
+  if (root.has("cases")) {
+    const YamlReader cases = root.at("cases");
+    if (cases.expect_sequence(diags)) {
+      for (const YamlReader& item : cases.items()) {
+        if (auto c = read_case(item, defaults, kernels, diags)) list.cases.push_back(*c);
+      }
+      if (cases.items().empty())
+        diags.error(cases.location(), cases.path(), "no cases", "list at least one case");
+    }
+  } else {
+    diags.error(root.location(), root.path(), "missing required key 'cases'",
+                "list the cases to run, e.g. cases: [{kernel: gemm_tiled, m: 64, n: 64, k: 64}]");
+  }
+  root.reject_unknown_keys(diags);
+  if (diags.error_count() != errors_before) return std::nullopt;
+  return list;
+}
+
+std::optional<CaseList> load_case_list(const std::filesystem::path& file, Diagnostics& diags) {
+  auto doc = YamlDocument::load(file, diags);
+  if (!doc) return std::nullopt;
+  return read_case_list(doc->root(), diags);
+}
+
+}  // namespace coda::validation

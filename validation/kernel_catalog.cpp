@@ -1,0 +1,264 @@
+#include "validation/kernel_catalog.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "validation/kernels/tiling.h"
+
+namespace coda::validation {
+namespace {
+
+constexpr std::array kFp32{DType::Fp32};
+constexpr std::array kFp16{DType::Fp16};
+constexpr std::array kHalves{DType::Fp16, DType::Bf16};
+constexpr std::array kInt8{DType::Int8};
+constexpr std::array kCublas{DType::Fp16, DType::Bf16, DType::Fp32};
+constexpr std::array kCublasLt{DType::Fp16, DType::Bf16, DType::Int8};
+
+constexpr std::array<KernelInfo, 21> kCatalog{{
+    {Kernel::GemmNaive, "gemm_naive", ShapeKind::Gemm, kFp32, "one thread per C element"},
+    {Kernel::GemmTiled, "gemm_tiled", ShapeKind::Gemm, kFp32, "shared-memory tiled fp32 GEMM"},
+    {Kernel::GemmWmma, "gemm_wmma", ShapeKind::Gemm, kHalves,
+     "tensor-core GEMM via WMMA, fp32 accumulate"},
+    {Kernel::GemmInt8, "gemm_int8", ShapeKind::Gemm, kInt8,
+     "tensor-core int8 GEMM via WMMA, int32 accumulate; B stored [n][k]"},
+    {Kernel::GemmCublas, "gemm_cublas", ShapeKind::Gemm, kCublas, "cublasGemmEx, fp32 output"},
+    {Kernel::GemmCublasLt, "gemm_cublaslt", ShapeKind::Gemm, kCublasLt,
+     "cublasLtMatmul (int8: TN, int32 output)"},
+    {Kernel::SoftmaxNaive, "softmax_naive", ShapeKind::Rows, kFp32,
+     "three kernels: row max, row sum of exp, normalise"},
+    {Kernel::SoftmaxOnline, "softmax_online", ShapeKind::Rows, kFp32,
+     "safe online softmax: one sweep for (max, sum), one for the output"},
+    {Kernel::LayerNorm, "layernorm", ShapeKind::Rows, kFp32, "Welford mean and variance"},
+    {Kernel::RmsNorm, "rmsnorm", ShapeKind::Rows, kFp32, "root mean square normalisation"},
+    {Kernel::BiasGeluFused, "bias_gelu_fused", ShapeKind::Rows, kFp32, "y = gelu(x + b), one kernel"},
+    {Kernel::BiasGeluUnfused, "bias_gelu_unfused", ShapeKind::Rows, kFp32,
+     "t = x + b; y = gelu(t): two kernels"},
+    {Kernel::AttentionUnfused, "attention_unfused", ShapeKind::Attention, kFp16,
+     "QK^T, softmax, PV as three kernels"},
+    {Kernel::AttentionFlash, "attention_flash", ShapeKind::Attention, kFp16,
+     "FlashAttention-2 style, online softmax, tiles in shared memory"},
+    {Kernel::DecodeAttention, "decode_attention", ShapeKind::Attention, kFp16,
+     "one query token over a KV cache of seq tokens"},
+    {Kernel::ReduceSum, "reduce_sum", ShapeKind::Elements, kFp32, "sum, two-stage, deterministic"},
+    {Kernel::CopyBandwidth, "copy_bandwidth", ShapeKind::Elements, kFp32,
+     "device-to-device copy kernel (float4)"},
+    {Kernel::L2Bandwidth, "l2_bandwidth", ShapeKind::Elements, kFp32,
+     "repeated reads of a buffer smaller than L2"},
+    {Kernel::LaunchOverhead, "launch_overhead", ShapeKind::None, kFp32,
+     "empty kernel, launched back to back"},
+    {Kernel::Conv2dImplicitGemm, "conv2d_implicit_gemm", ShapeKind::Conv, kFp32,
+     "NCHW conv as implicit GEMM"},
+    {Kernel::Conv2dCudnn, "conv2d_cudnn", ShapeKind::Conv, kFp32,
+     "cudnnConvolutionForward, FMA math (no TF32)"},
+}};
+
+constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
+constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
+constexpr std::array<std::string_view, 4> kAttentionKeys{"batch", "heads", "seq", "head_dim"};
+constexpr std::array<std::string_view, 1> kElementKeys{"elements"};
+constexpr std::array<std::string_view, 8> kConvKeys{"batch",   "channels",    "height", "width",
+                                                    "filters", "filter_size", "stride", "pad"};
+
+double d(std::uint64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+std::span<const KernelInfo> kernel_catalog() { return kCatalog; }
+
+const KernelInfo& info(Kernel kernel) {
+  for (const KernelInfo& k : kCatalog) {
+    if (k.kernel == kernel) return k;
+  }
+  CODA_CHECK(false);
+  return kCatalog[0];
+}
+
+std::string_view dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Fp32: return "fp32";
+    case DType::Fp16: return "fp16";
+    case DType::Bf16: return "bf16";
+    case DType::Int8: return "int8";
+  }
+  return "?";
+}
+
+std::size_t dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::Fp32: return 4;
+    case DType::Fp16:
+    case DType::Bf16: return 2;
+    case DType::Int8: return 1;
+  }
+  return 0;
+}
+
+std::span<const std::string_view> shape_keys(ShapeKind kind) {
+  switch (kind) {
+    case ShapeKind::Gemm: return kGemmKeys;
+    case ShapeKind::Rows: return kRowKeys;
+    case ShapeKind::Attention: return kAttentionKeys;
+    case ShapeKind::Elements: return kElementKeys;
+    case ShapeKind::Conv: return kConvKeys;
+    case ShapeKind::None: return {};
+  }
+  return {};
+}
+
+std::uint64_t conv_out_extent(const Shape& s, std::uint64_t extent) {
+  if (s.stride == 0 || extent + 2 * s.pad < s.filter_size) return 0;
+  return (extent + 2 * s.pad - s.filter_size) / s.stride + 1;
+}
+
+double operation_count(Kernel kernel, DType /*dtype*/, const Shape& s) {
+  switch (info(kernel).shape) {
+    case ShapeKind::Gemm: return 2.0 * d(s.m) * d(s.n) * d(s.k);
+    case ShapeKind::Attention: {
+      const double bh = d(s.batch) * d(s.heads);
+      const double queries = kernel == Kernel::DecodeAttention ? 1.0 : d(s.seq);
+      return 4.0 * bh * queries * d(s.seq) * d(s.head_dim);  // QK^T and PV, 2 each per MAC
+    }
+    case ShapeKind::Conv: {
+      const double pixels = d(s.batch) * d(conv_out_extent(s, s.height)) *
+                            d(conv_out_extent(s, s.width));
+      return 2.0 * pixels * d(s.filters) * d(s.channels) * d(s.filter_size) * d(s.filter_size);
+    }
+    case ShapeKind::Rows:
+    case ShapeKind::Elements:
+    case ShapeKind::None: return 0.0;
+  }
+  return 0.0;
+}
+
+double minimum_bytes(Kernel kernel, DType dtype, const Shape& s) {
+  const double e = d(dtype_bytes(dtype));
+  const double rc = d(s.rows) * d(s.cols) * 4.0;
+  switch (kernel) {
+    case Kernel::GemmNaive:
+    case Kernel::GemmTiled:
+    case Kernel::GemmWmma:
+    case Kernel::GemmInt8:
+    case Kernel::GemmCublas:
+    case Kernel::GemmCublasLt:  // C is fp32 (int32 for int8)
+      return (d(s.m) * d(s.k) + d(s.k) * d(s.n)) * e + d(s.m) * d(s.n) * 4.0;
+    case Kernel::SoftmaxNaive: return 4.0 * rc;  // three reads of x, one write of y
+    case Kernel::SoftmaxOnline: return 2.0 * rc;
+    case Kernel::LayerNorm: return 2.0 * rc + 2.0 * d(s.cols) * 4.0;  // + gamma, beta
+    case Kernel::RmsNorm:        // + gamma
+    case Kernel::BiasGeluFused:  // + bias
+      return 2.0 * rc + d(s.cols) * 4.0;
+    case Kernel::BiasGeluUnfused: return 4.0 * rc + d(s.cols) * 4.0;  // t written and read back
+    case Kernel::AttentionUnfused:
+    case Kernel::AttentionFlash: {
+      const double bh = d(s.batch) * d(s.heads);
+      const double qkv_o = bh * d(s.seq) * d(s.head_dim) * (3.0 * 2.0 + 4.0);  // fp16 in, fp32 out
+      if (kernel == Kernel::AttentionFlash) return qkv_o;
+      // S (fp32) written and read, P (fp16) written and read.
+      return qkv_o + bh * d(s.seq) * d(s.seq) * (4.0 + 4.0 + 2.0 + 2.0);
+    }
+    case Kernel::DecodeAttention: {
+      const double bh = d(s.batch) * d(s.heads);
+      return bh * d(s.head_dim) * (2.0 + 4.0) + 2.0 * bh * d(s.seq) * d(s.head_dim) * 2.0;
+    }
+    case Kernel::ReduceSum: return d(s.elements) * 4.0;
+    case Kernel::CopyBandwidth: return 2.0 * d(s.elements) * 4.0;
+    case Kernel::L2Bandwidth: return tiling::kL2Passes * d(s.elements) * 4.0;
+    case Kernel::LaunchOverhead: return 0.0;
+    case Kernel::Conv2dImplicitGemm:
+    case Kernel::Conv2dCudnn: {
+      const double out = d(s.batch) * d(s.filters) * d(conv_out_extent(s, s.height)) *
+                         d(conv_out_extent(s, s.width));
+      const double in = d(s.batch) * d(s.channels) * d(s.height) * d(s.width);
+      const double w = d(s.filters) * d(s.channels) * d(s.filter_size) * d(s.filter_size);
+      return (in + w + out) * 4.0;
+    }
+  }
+  return 0.0;
+}
+
+std::string tiling_summary(Kernel kernel, const Shape& shape) {
+  using namespace tiling;
+  switch (kernel) {
+    case Kernel::GemmNaive:
+      return fmt::format("block {}x{} threads, 1 C element per thread, smem 0 B", kNaiveBlock,
+                         kNaiveBlock);
+    case Kernel::GemmTiled:
+      return fmt::format("block tile {0}x{0}x{0}, {1} threads, smem {2} B", kTiledTile,
+                         kTiledTile * kTiledTile, kTiledSmemBytes);
+    case Kernel::GemmWmma:
+      return fmt::format("block tile {}x{}x{}, {} threads (2x2 warps of 32x32), wmma 16x16x16, "
+                         "smem {} B",
+                         kWmmaBlockM, kWmmaBlockN, kWmmaBlockK, kWmmaThreads, kWmmaSmemBytes);
+    case Kernel::GemmInt8:
+      return fmt::format("block tile {}x{}x{}, {} threads (2x2 warps of 32x32), wmma 16x16x16 "
+                         "int8, smem {} B",
+                         kInt8BlockM, kInt8BlockN, kInt8BlockK, kInt8Threads, kInt8SmemBytes);
+    case Kernel::GemmCublas:
+    case Kernel::GemmCublasLt: return "vendor library: chosen by its heuristics";
+    case Kernel::SoftmaxNaive:
+      return fmt::format("3 kernels, each 1 row per block, {} threads, smem {} B", kRowThreads,
+                         kSoftmaxNaiveSmemBytes);
+    case Kernel::SoftmaxOnline:
+      return fmt::format("1 row per block, {} threads, smem {} B", kRowThreads,
+                         kSoftmaxOnlineSmemBytes);
+    case Kernel::LayerNorm:
+      return fmt::format("1 row per block, {} threads, smem {} B", kRowThreads,
+                         kLayerNormSmemBytes);
+    case Kernel::RmsNorm:
+      return fmt::format("1 row per block, {} threads, smem {} B", kRowThreads,
+                         kRmsNormSmemBytes);
+    case Kernel::BiasGeluFused:
+    case Kernel::BiasGeluUnfused:
+    case Kernel::CopyBandwidth:
+      return fmt::format("grid-stride, {} threads per block, smem 0 B", kElementwiseThreads);
+    case Kernel::ReduceSum:
+      return fmt::format("grid-stride, up to {} blocks of {} threads, then 1 block; smem {} B",
+                         kReduceMaxBlocks, kReduceThreads, kReduceThreads / 32 * 4);
+    case Kernel::L2Bandwidth:
+      return fmt::format("grid-stride float4 reads, {} passes, {} threads per block", kL2Passes,
+                         kElementwiseThreads);
+    case Kernel::LaunchOverhead:
+      return fmt::format("1 block of 1 thread, {} launches per repetition",
+                         kLaunchesPerRepetition);
+    case Kernel::AttentionUnfused:
+      return fmt::format("QK^T and PV: tile {0}x{0}x{0}, {1} threads, smem {2} B; softmax: 1 row "
+                         "per block, {3} threads, smem {4} B",
+                         kAttnMatmulTile, kAttnMatmulTile * kAttnMatmulTile, kAttnMatmulSmemBytes,
+                         kRowThreads, kSoftmaxOnlineSmemBytes);
+    case Kernel::AttentionFlash:
+      return fmt::format("query tile {}, key/value tile {}, {} threads, smem {} B", kFlashBlockQ,
+                         kFlashBlockKv, kFlashThreads,
+                         flash_smem_bytes(static_cast<int>(shape.head_dim)));
+    case Kernel::DecodeAttention:
+      return fmt::format("1 block per (batch, head), {} warps, smem {} B", kDecodeWarps,
+                         decode_smem_bytes(static_cast<int>(shape.head_dim)));
+    case Kernel::Conv2dImplicitGemm:
+      return fmt::format("implicit GEMM, block tile {0}x{0}x{0}, {1} threads, smem {2} B",
+                         kConvTile, kConvTile * kConvTile, kConvSmemBytes);
+    case Kernel::Conv2dCudnn: return "vendor library: algorithm from cudnnGetConvolutionForwardAlgorithm_v7";
+  }
+  return {};
+}
+
+std::string shape_text(ShapeKind kind, const Shape& s) {
+  switch (kind) {
+    case ShapeKind::Gemm: return fmt::format("m={} n={} k={}", s.m, s.n, s.k);
+    case ShapeKind::Rows: return fmt::format("rows={} cols={}", s.rows, s.cols);
+    case ShapeKind::Attention:
+      return fmt::format("batch={} heads={} seq={} head_dim={}", s.batch, s.heads, s.seq,
+                         s.head_dim);
+    case ShapeKind::Elements: return fmt::format("elements={}", s.elements);
+    case ShapeKind::None: return {};
+    case ShapeKind::Conv:
+      return fmt::format("batch={} channels={} height={} width={} filters={} filter_size={} "
+                         "stride={} pad={}",
+                         s.batch, s.channels, s.height, s.width, s.filters, s.filter_size,
+                         s.stride, s.pad);
+  }
+  return {};
+}
+
+}  // namespace coda::validation

@@ -1,0 +1,78 @@
+#pragma once
+// One measured case, as coda-bench writes it: one CSV row per case, in the schema documented in
+// docs/validation.md. The writer and the reader live together so the schema has one definition.
+
+#include <cstdint>
+#include <iosfwd>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "validation/kernel_catalog.h"
+
+namespace coda::validation {
+
+// The device a measurement was taken on, as the CUDA runtime and driver report it.
+struct DeviceInfo {
+  std::string name;                // "NVIDIA H200"
+  std::string compute_capability;  // "9.0"
+  std::uint32_t sm_count = 0;
+  std::uint32_t sm_clock_mhz = 0;   // maximum SM clock
+  std::uint32_t mem_clock_mhz = 0;  // maximum memory clock
+  std::uint64_t l2_bytes = 0;
+  std::string driver;        // "13.0" (cudaDriverGetVersion)
+  std::string cuda_runtime;  // "13.0" (cudaRuntimeGetVersion)
+  std::string ecc;           // "on" / "off"
+  friend bool operator==(const DeviceInfo&, const DeviceInfo&) = default;
+};
+
+inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+struct Measurement {
+  Kernel kernel = Kernel::GemmNaive;
+  DType dtype = DType::Fp32;
+  Shape shape;
+  std::uint32_t repetitions = 0;
+  std::uint32_t warmup = 0;
+  double median_us = kNotMeasured;  // of the timed repetitions; NaN when the case did not run
+  double min_us = kNotMeasured;
+  double max_us = kNotMeasured;
+  double operations = 0;  // operation_count(): TFLOP/s (TOP/s for int8) is operations / median
+  double bytes = 0;       // minimum_bytes(): GB/s is bytes / median
+  double max_error = kNotMeasured;  // normalised error against the CPU reference (see docs)
+  double tolerance = 0;
+  bool passed = false;
+  // int8 GEMM only: relative Frobenius error of the dequantised int8 product against the fp32
+  // product, with per-tensor and with per-output-channel weight scales (outlier columns 50x).
+  std::optional<double> quant_error_per_tensor;
+  std::optional<double> quant_error_per_channel;
+  std::uint32_t buffer_sets = 1;  // input/output sets rotated so the working set exceeds L2
+  std::uint64_t working_set_bytes = 0;
+  std::string tiling;
+  DeviceInfo device;
+  std::string date;    // ISO 8601 UTC, "2026-11-30T06:12:52Z"
+  std::string source;  // "measured: coda-bench 0.1.0"
+  std::string note;    // why a case did not run or did not pass; empty otherwise
+};
+
+// TFLOP/s and GB/s at the median time; NaN when not applicable or not measured.
+double achieved_tflops(const Measurement& m);
+double achieved_gbps(const Measurement& m);
+
+// The CSV columns, in order.
+std::vector<std::string_view> measurement_columns();
+
+// Writes the header line, or one row (CSV quoting as RFC 4180; empty cells for "not applicable").
+void write_measurement_header(std::ostream& out);
+void write_measurement_row(std::ostream& out, const Measurement& m);
+
+// Reads a measurement CSV. Every problem is a Diagnostic located at the row and column
+// ("file:row:col: error: row 3, column 'median_us': ..."); nullopt when there was any error.
+std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
+                                                          const std::string& file,
+                                                          Diagnostics& diags);
+
+}  // namespace coda::validation

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Measures coda's bundled CUDA kernels on this machine's GPU 0, in one go, in under 8 minutes on
+# one H200 (docs/validation.md):
+#
+#   validation/run_on_gpu.sh                  # results in validation/out/<UTC date>/
+#   OUT=/some/dir validation/run_on_gpu.sh    # results in /some/dir
+#   CASES=validation/cases/smoke.yaml validation/run_on_gpu.sh   # another case list
+#   JOBS=1 validation/run_on_gpu.sh           # build with one job (default: nproc)
+#
+# Steps and their time limits (the whole run stops by BUDGET_S, default 470 s, under 8 minutes):
+#   1. packages   the Debian -dev packages the build needs, installed only if missing  (< 2 x 90 s)
+#   2. build      coda-bench with nvcc for sm_80 and sm_90, on every core               (< 240 s)
+#   3. device     nvidia-smi -q into the output folder                                  (< 10 s)
+#   4. measure    the case list -> measurements.csv (~2 min expected on one H200)      (< 330 s)
+#   5. ncu        where ncu exists and may read counters: DRAM bytes and tensor-pipe
+#                 utilisation per kernel of validation/cases/ncu.yaml -> ncu_metrics.csv (< 150 s)
+# Steps 4 and 5 get at most what is left of BUDGET_S (step 4 keeps 60 s back for step 5).
+# Expected on one H200 with the packages present: build ~1.5 min, measure ~2 min, ncu ~1 min.
+# Everything it writes goes to the output folder; the build goes to build-gpu/ (git-ignored).
+# Exit status: 0 all measured cases passed, 1 some case failed its check or did not run, 2 the
+# machine cannot run this (no GPU, no nvcc, packages missing and not installable), 3 the build
+# failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+start=$(date +%s)
+out="${OUT:-validation/out/$(date -u +%Y%m%dT%H%M%SZ)}"
+mkdir -p "$out"
+cases="${CASES:-validation/cases/default.yaml}"
+build_dir="${CODA_GPU_BUILD_DIR:-build-gpu}"
+deadline=$(( start + ${BUDGET_S:-470} ))
+nvcc=/usr/local/cuda/bin/nvcc
+
+log() { echo "[run_on_gpu +$(( $(date +%s) - start ))s] $*" | tee -a "$out/run.log" >&2; }
+# Seconds left before the deadline, less a reserve, capped at a step's own limit (at least 1).
+left() {
+  local s=$(( deadline - $(date +%s) - $2 ))
+  [ "$s" -gt "$1" ] && s=$1
+  [ "$s" -lt 1 ] && s=1
+  echo "$s"
+}
+fail() {
+  log "FAILED: $2"
+  exit "$1"
+}
+
+# --- 0. the machine ---------------------------------------------------------------------------
+command -v nvidia-smi >/dev/null || fail 2 "nvidia-smi not found: this machine has no NVIDIA driver"
+nvidia-smi -L >/dev/null 2>&1 || fail 2 "nvidia-smi -L failed: no GPU is visible ($(nvidia-smi -L 2>&1 | head -1))"
+[ -x "$nvcc" ] || fail 2 "$nvcc not found: install the CUDA toolkit under /usr/local/cuda"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(hostname)"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "tree: $(git status --porcelain 2>/dev/null | wc -l) changed or untracked paths"
+  echo "nvcc: $("$nvcc" --version | tail -1)"
+  echo "cases: $cases"
+  echo "nproc: $(nproc)"
+} > "$out/run_info.txt"
+log "output in $out"
+
+# --- 1. packages --------------------------------------------------------------------------------
+packages=(cmake ninja-build g++ libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing missing packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if ! command -v apt-get >/dev/null || { [ -n "$sudo" ] && ! command -v sudo >/dev/null; }; then
+    fail 2 "packages missing (${missing[*]}) and apt-get/sudo unavailable: install them first"
+  fi
+  if ! timeout 90 $sudo apt-get update -qq >>"$out/apt.log" 2>&1 ||
+     ! DEBIAN_FRONTEND=noninteractive timeout 90 $sudo apt-get install -y -qq "${missing[@]}" \
+       >>"$out/apt.log" 2>&1; then
+    fail 2 "apt-get could not install ${missing[*]} (see $out/apt.log): install them first"
+  fi
+fi
+
+# --- 2. build -----------------------------------------------------------------------------------
+log "configuring $build_dir (CUDA architectures 80;90)"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCODA_BUILD_TESTS=OFF \
+  -DCODA_BUILD_BENCH=OFF -DCODA_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
+  -DCODA_CUDA_ARCHITECTURES="80;90" >"$out/cmake.log" 2>&1 ||
+  fail 3 "cmake failed (see $out/cmake.log)"
+log "building coda-bench with ${JOBS:-$(nproc)} jobs"
+timeout 240 cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" --target coda-bench >"$out/build.log" 2>&1 ||
+  fail 3 "build failed or took over 240 s (see $out/build.log)"
+bench="$build_dir/validation/coda-bench"
+log "built $bench"
+
+# --- 3. device ----------------------------------------------------------------------------------
+timeout 10 nvidia-smi -q >"$out/nvidia-smi-q.txt" 2>&1 || log "nvidia-smi -q failed (kept its output)"
+timeout 10 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,\
+clocks.max.mem,ecc.mode.current,power.limit,temperature.gpu --format=csv \
+  >"$out/nvidia-smi-clocks.csv" 2>&1 || true
+
+# --- 4. measure ---------------------------------------------------------------------------------
+measure_s=$(left 330 60)
+log "measuring $cases (at most $measure_s s)"
+status=0
+timeout "$measure_s" "$bench" --cases "$cases" --out "$out/measurements.csv" 2>"$out/coda-bench.log" ||
+  status=$?
+tail -1 "$out/coda-bench.log" | tee -a "$out/run.log" >&2 || true
+case $status in
+  0) ;;
+  1) log "some cases failed their check or did not run: grep -v ok $out/coda-bench.log" ;;
+  124) log "the case list ran over $measure_s s; measurements.csv has the cases that finished" ;;
+  *) log "coda-bench exited with $status (see $out/coda-bench.log)" ;;
+esac
+
+# --- 5. ncu -------------------------------------------------------------------------------------
+ncu=$(command -v ncu || true)
+for candidate in /usr/local/cuda/bin/ncu /usr/local/cuda/nsight-compute*/ncu \
+                 /opt/nvidia/nsight-compute/*/ncu; do
+  [ -z "$ncu" ] && [ -x "$candidate" ] && ncu=$candidate
+done
+if [ -z "$ncu" ]; then
+  log "ncu not found: no counter pass"
+  echo "ncu not found on this machine" >"$out/ncu_skipped.txt"
+else
+  ncu_budget=$(left 150 5)
+  ncu_start=$(date +%s)
+  metrics="dram__bytes_read.sum,dram__bytes_write.sum"
+  # The tensor-pipe metric's name differs across GPUs and ncu versions; take those this one has.
+  available=$(timeout 30 "$ncu" --query-metrics 2>/dev/null || true)
+  for m in sm__pipe_tensor_op_hmma_cycles_active sm__pipe_tensor_op_imma_cycles_active \
+           sm__pipe_tensor_cycles_active sm__inst_executed_pipe_tensor; do
+    if grep -qw -- "$m" <<<"$available"; then
+      metrics+=",$m.avg.pct_of_peak_sustained_active"
+    fi
+  done
+  echo "metrics: $metrics" >>"$out/run_info.txt"
+  ncu_cases=validation/cases/ncu.yaml
+  mapfile -t labels < <("$bench" --cases "$ncu_cases" --list)
+  : >"$out/ncu_metrics.csv"
+  for i in "${!labels[@]}"; do
+    if [ $(( $(date +%s) - ncu_start )) -gt $(( ncu_budget - 20 )) ]; then
+      log "ncu pass stopped at its $ncu_budget s budget after $i cases"
+      break
+    fi
+    raw="$out/ncu_case_$((i + 1)).log"
+    timeout 60 "$ncu" --csv --metrics "$metrics" "$bench" --cases "$ncu_cases" \
+      --only-case $((i + 1)) --repetitions 1 --warmup 0 --out /dev/null >"$raw" 2>&1 || true
+    if grep -q "ERR_NVGPUCTRPERM" "$raw"; then
+      log "ncu may not read the GPU's counters here (ERR_NVGPUCTRPERM): no counter pass"
+      echo "ERR_NVGPUCTRPERM: counters not readable (see $raw)" >"$out/ncu_skipped.txt"
+      break
+    fi
+    # ncu's CSV: its header line, then one quoted row per kernel launch and metric. The first
+    # header found becomes ours, with the case's label in front of every row.
+    if [ ! -s "$out/ncu_metrics.csv" ]; then
+      grep -m1 '^"ID"' "$raw" | sed 's|^|"case",|' >"$out/ncu_metrics.csv" || true
+    fi
+    label=${labels[$i]% (*}          # "gemm_wmma fp16 m=2048 n=2048 k=2048"
+    label=${label//\"/\"\"}
+    grep '^"' "$raw" | grep -v '^"ID"' | sed "s|^|\"$label\",|" >>"$out/ncu_metrics.csv" || true
+  done
+  log "ncu pass: $(grep -c '^"' "$out/ncu_metrics.csv" || true) lines in ncu_metrics.csv"
+fi
+
+log "done in $(( $(date +%s) - start )) s; results in $out"
+exit $(( status == 0 ? 0 : 1 ))
