@@ -185,7 +185,7 @@ std::optional<MapSpace> MapSpace::create(const workload::Einsum& einsum,
   }
   for (std::size_t i = n; i-- > 1;) {
     const int count = __builtin_popcount(s.order_dims_[i]);
-    if (count > 1) {
+    if (count > 1 && options.explore_orders) {
       s.layout_.push_back({DigitKind::Order, static_cast<std::uint8_t>(i)});
       s.radices_.push_back(kFactorial[static_cast<std::size_t>(count)]);
     }
@@ -366,6 +366,28 @@ MapSpace::Index MapSpace::next_valid(Index from) const {
       --p;
     }
   }
+}
+
+std::optional<std::uint64_t> MapSpace::find_split(std::size_t dim,
+                                                 std::span<const std::uint64_t> factors) const {
+  CODA_CHECK(factors.size() == slots_.size());
+  const std::size_t width = slots_.size();
+  const std::vector<std::uint64_t>& list = splits_[dim];
+  std::size_t lo = 0;
+  std::size_t hi = list.size() / width;
+  while (lo < hi) {  // the first split not below `factors`
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const auto at = list.begin() + static_cast<std::ptrdiff_t>(mid * width);
+    if (std::lexicographical_compare(at, at + static_cast<std::ptrdiff_t>(width), factors.begin(),
+                                     factors.end()))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == list.size() / width) return std::nullopt;
+  const auto at = list.begin() + static_cast<std::ptrdiff_t>(lo * width);
+  if (!std::equal(factors.begin(), factors.end(), at)) return std::nullopt;
+  return lo;
 }
 
 MappingStatus MapSpace::decode(Index index, Mapping& out) const {

@@ -42,6 +42,9 @@ namespace coda::mapper {
 struct MapSpaceOptions {
   bool imperfect = true;         // add ceil splits for extents with at most 4 divisors
   bool explore_bypass = false;   // false: every level keeps every tensor whose role it holds
+  // false: no order digits; every level runs its loops in ascending dim order (the order that
+  // order digit 0 stands for), so the space is the tilings alone.
+  bool explore_orders = true;
   // A dim whose split list would grow beyond this makes create() fail with a reason.
   std::uint64_t max_splits_per_dim = std::uint64_t{1} << 22;
 };
@@ -82,18 +85,33 @@ class MapSpace {
   std::vector<std::uint64_t> digits(Index index) const;
   Index index(std::span<const std::uint64_t> digits) const;
 
-  const LoopNestProblem& problem() const { return problem_; }
-  const Hierarchy& hierarchy() const { return hierarchy_; }
-  // The splits of a dim: each `slot_count()` factors, slot s at level slot_level(s).
-  std::size_t splits(std::size_t dim) const { return splits_[dim].size() / slots_.size(); }
-  std::size_t slot_count() const { return slots_.size(); }
-
- private:
+  // What each digit chooses, for searches that make structured moves (move a factor from one
+  // slot to another, reorder one level's loops) instead of drawing a digit's value blindly.
   enum class DigitKind : std::uint8_t { Bypass, Factor, Order };
   struct Digit {
     DigitKind kind = DigitKind::Factor;
     std::uint8_t index = 0;  // level (Bypass, Order) or dim (Factor)
   };
+  std::span<const Digit> layout() const { return layout_; }
+
+  const LoopNestProblem& problem() const { return problem_; }
+  const Hierarchy& hierarchy() const { return hierarchy_; }
+  // The splits of a dim: each `slot_count()` factors, slot s at level slot_level(s) (its
+  // temporal factor, or its spatial one where slot_spatial(s)). A dim with one split has no
+  // factor digit; its split is 0. A dim's splits are in ascending lexicographic order of their
+  // factor tuples, so find_split is a binary search.
+  std::size_t splits(std::size_t dim) const { return splits_[dim].size() / slots_.size(); }
+  std::size_t slot_count() const { return slots_.size(); }
+  std::size_t slot_level(std::size_t slot) const { return slots_[slot].level; }
+  bool slot_spatial(std::size_t slot) const { return slots_[slot].spatial; }
+  std::span<const std::uint64_t> split(std::size_t dim, std::size_t s) const {
+    return std::span<const std::uint64_t>(splits_[dim]).subspan(s * slots_.size(), slots_.size());
+  }
+  // The split of `dim` with exactly these factors (slot_count() of them), if the list has it.
+  std::optional<std::uint64_t> find_split(std::size_t dim,
+                                          std::span<const std::uint64_t> factors) const;
+
+ private:
   struct Slot {
     std::uint8_t level = 0;
     bool spatial = false;

@@ -6,12 +6,19 @@
 // the loop-nest model until the strategy runs dry or the budget ends. Strategies:
 //   exhaustive  every valid point of an index range, in order (next_valid skips invalid runs);
 //   random      uniform valid points (MapSpace::sample), seeded;
-//   heuristic   greedy coordinate descent over the map space's digits from a seeded random start:
-//               change one digit at a time to every value, keep the best, until no single-digit
-//               change improves; then restart from a new random point while budget remains;
-//   annealing   simulated annealing over digits: a neighbour changes one random digit; a worse
-//               point is accepted with probability exp(-relative loss / temperature), the
-//               temperature falling geometrically from `initial` to `final` over the budget.
+//   heuristic   iterated local search: from the best of 8 random valid points, coordinate
+//               descent over the map space's digits, each digit through a bounded neighbourhood
+//               (every value where it has at most 24, else one prime factor or a whole slot's
+//               factor moved between levels, one loop moved within a level's order, and 4 random
+//               values), plus exchanges (two dims trading prime factors between two levels),
+//               until a whole cycle improves nothing (moves to equal scores allowed 8 times per
+//               improvement: latency has plateaus); then a kick of the best point (2 to 4 random
+//               moves), or every third time a fresh random start;
+//   annealing   simulated annealing over the same structured moves for three quarters of the
+//               budget: a worse point is accepted with probability exp(-relative loss /
+//               temperature), the temperature falling geometrically from `initial` to `final`,
+//               and the walk returns to the best point after budget / 64 steps without a new
+//               best; the last quarter is the heuristic's descent from the best point.
 // Every strategy is deterministic for a seed and a budget counted in evaluations. A time limit
 // is a guard that makes a run stop early, and so depend on the machine.
 //
@@ -64,7 +71,7 @@ std::string_view to_string(Strategy strategy);
 std::optional<Strategy> parse_strategy(std::string_view text);
 
 struct AnnealingOptions {
-  double initial_temperature = 0.5;  // relative loss accepted with probability 1/e at the start
+  double initial_temperature = 2.0;  // relative loss accepted with probability 1/e at the start
   double final_temperature = 1e-3;
 };
 

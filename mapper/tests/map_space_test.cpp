@@ -217,6 +217,76 @@ TEST(MapSpace, DigitsRoundTrip) {
   EXPECT_EQ(to_string(MapSpace::Index{1234567}), "1234567");
 }
 
+TEST(MapSpace, SplitsAreSortedAndFoundByTheirFactors) {
+  // tiny() has three slots: the buffer's temporal and spatial factors (fan-out 2), then DRAM's
+  // temporal factor. M=7 has perfect and ceil splits (PrimeExtentGetsCeilSplits lists them:
+  // (1,1,7) (1,2,4) (2,1,4) (2,2,2) (4,1,2) in ascending order); N=4 and K=2 perfect ones only.
+  const workload::Op gemm = workload::make_gemm("g", 7, 4, 2);
+  const MapSpace space = make_space(gemm, tiny());
+  ASSERT_EQ(space.slot_count(), 3u);
+  EXPECT_EQ(space.slot_level(0), kBuffer);
+  EXPECT_FALSE(space.slot_spatial(0));
+  EXPECT_EQ(space.slot_level(1), kBuffer);
+  EXPECT_TRUE(space.slot_spatial(1));
+  EXPECT_EQ(space.slot_level(2), kDram);
+  EXPECT_FALSE(space.slot_spatial(2));
+  const std::vector<std::vector<std::uint64_t>> m_splits = {
+      {1, 1, 7}, {1, 2, 4}, {2, 1, 4}, {2, 2, 2}, {4, 1, 2}};
+  ASSERT_EQ(space.splits(kM), m_splits.size());
+  for (std::size_t s = 0; s < m_splits.size(); ++s) {
+    const auto split = space.split(kM, s);
+    EXPECT_TRUE(std::equal(split.begin(), split.end(), m_splits[s].begin(), m_splits[s].end()));
+  }
+  for (std::size_t d = 0; d < 3; ++d) {
+    for (std::size_t s = 0; s < space.splits(d); ++s) {
+      const auto split = space.split(d, s);
+      EXPECT_EQ(space.find_split(d, split), s);
+      if (s > 0) {
+        const auto before = space.split(d, s - 1);
+        EXPECT_TRUE(std::lexicographical_compare(before.begin(), before.end(), split.begin(),
+                                                 split.end()));
+      }
+    }
+  }
+  // (7, 1, 1) overflows the buffer (15 B) and (1, 3, 3) is no split of 7: neither is listed.
+  EXPECT_FALSE(space.find_split(kM, std::vector<std::uint64_t>{7, 1, 1}));
+  EXPECT_FALSE(space.find_split(kM, std::vector<std::uint64_t>{1, 3, 3}));
+  // The layout: one factor digit per dim with several splits, then DRAM's order digit.
+  const auto layout = space.layout();
+  ASSERT_EQ(layout.size(), space.radices().size());
+  EXPECT_EQ(layout.front().kind, MapSpace::DigitKind::Factor);
+  EXPECT_EQ(layout.front().index, kM);
+  EXPECT_EQ(layout.back().kind, MapSpace::DigitKind::Order);
+  EXPECT_EQ(layout.back().index, kDram);
+}
+
+TEST(MapSpace, WithoutOrdersEveryLevelLoopsInAscendingDimOrder) {
+  // GEMM M=4, N=2, K=4 on tiny(): without order digits the points are the tilings alone (one
+  // factor digit per dim), and DRAM's loops run in ascending dim order (m, then n, then k).
+  const workload::Op gemm = workload::make_gemm("g", 4, 2, 4);
+  const MapSpace ordered = make_space(gemm, tiny(), {.imperfect = false});
+  const MapSpace space = make_space(gemm, tiny(), {.imperfect = false, .explore_orders = false});
+  ASSERT_EQ(space.layout().size(), 3u);
+  for (const MapSpace::Digit& d : space.layout()) EXPECT_EQ(d.kind, MapSpace::DigitKind::Factor);
+  EXPECT_TRUE(space.size() == MapSpace::Index{space.radices()[0]} * space.radices()[1] *
+                                  space.radices()[2]);
+  // One point per valid tiling: the ordered space's points with order digit 0.
+  std::size_t tilings = 0;
+  for (const auto i : valid_points(ordered))
+    if (ordered.digits(i).back() == 0) ++tilings;
+  const auto points = valid_points(space);
+  EXPECT_EQ(points.size(), tilings);
+  for (const auto i : points) {
+    const auto m = space.at(i);
+    ASSERT_TRUE(m.has_value());
+    const LevelMapping& dram = m->levels[kDram];
+    std::vector<std::size_t> loops;  // DRAM's real loops, outermost first
+    for (std::size_t k = 0; k < 3; ++k)
+      if (dram.temporal[dram.order[k]] > 1) loops.push_back(dram.order[k]);
+    EXPECT_TRUE(std::is_sorted(loops.begin(), loops.end()));
+  }
+}
+
 TEST(MapSpace, SamplesAreValidAndSeeded) {
   const workload::Op gemm = workload::make_gemm("g", 16, 8, 16);
   const Hierarchy h = tiny();
