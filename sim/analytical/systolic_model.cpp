@@ -89,9 +89,18 @@ std::uint64_t fetch_words(const OperandShape& s, std::uint64_t r, std::uint64_t 
 
 }  // namespace
 
-std::uint64_t fold_cycles(const SystolicMapping& m, const arch::HardwareModel& hw) {
+double pe_rate(const arch::HardwareModel& hw, DataType precision) {
+  const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+  if (unit == nullptr || hw.spec().schema_version == 1) return 1.0;
+  const auto rate = unit->rates.find(precision);
+  return rate == unit->rates.end() || rate->second <= 0 ? 1.0 : rate->second;
+}
+
+std::uint64_t fold_cycles(const SystolicMapping& m, const arch::HardwareModel& hw, double rate) {
   const std::uint64_t r = hw.rows(), c = hw.cols();
-  return m.dataflow == arch::Dataflow::OutputStationary ? m.t + r + c - 2 : m.t + 2 * r + c - 2;
+  const auto stream = static_cast<std::uint64_t>(std::ceil(static_cast<double>(m.t) / rate));
+  return m.dataflow == arch::Dataflow::OutputStationary ? stream + r + c - 2
+                                                        : stream + 2 * r + c - 2;
 }
 
 results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw) {
@@ -99,7 +108,8 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   const std::uint64_t rows = hw.rows(), cols = hw.cols();
   const std::uint64_t folds_per_group = m.row_folds * m.col_folds;
   const std::uint64_t groups = m.gemm.batch;
-  const std::uint64_t per_fold = fold_cycles(m, hw);
+  const double rate = pe_rate(hw, op.precision);
+  const std::uint64_t per_fold = fold_cycles(m, hw, rate);
   const std::uint64_t word = hw.word_bytes();
 
   results::OpResult out;
@@ -201,7 +211,7 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   out.mapping_efficiency = static_cast<double>(m.sr * m.sc) /
                            static_cast<double>(m.row_folds * rows * m.col_folds * cols);
   out.compute_utilization =
-      static_cast<double>(op.macs) / (pes * static_cast<double>(compute));
+      static_cast<double>(op.macs) / (pes * rate * static_cast<double>(compute));
   const double dram_bytes =
       static_cast<double>(out.cost.dram_reads.value + out.cost.dram_writes.value);
   out.arithmetic_intensity = dram_bytes > 0 ? static_cast<double>(op.macs) / dram_bytes : 0.0;

@@ -28,8 +28,14 @@
 
 namespace coda::sim::analytical {
 
-// Stall-free cycles of one fold of `mapping` on `hw`.
-std::uint64_t fold_cycles(const mapper::SystolicMapping& mapping, const arch::HardwareModel& hw);
+// MACs one PE does per cycle at `precision` (an int8 array that packs two per PE: 2); 1 for
+// schema-1 arrays and precisions the unit states no rate for.
+double pe_rate(const arch::HardwareModel& hw, DataType precision);
+
+// Stall-free cycles of one fold of `mapping` on `hw`: the stream of T steps takes ceil(T / rate)
+// cycles at `rate` MACs per PE per cycle, plus the fill and drain.
+std::uint64_t fold_cycles(const mapper::SystolicMapping& mapping, const arch::HardwareModel& hw,
+                          double rate = 1.0);
 
 // Pure and thread-safe; O(folds) arithmetic, no per-cycle or per-element work.
 results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);

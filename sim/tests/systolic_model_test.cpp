@@ -216,6 +216,33 @@ TEST(SystolicModel, DramTrafficDependsOnWhatFitsTheWorkingHalf) {
   EXPECT_EQ(traffic(wide, "ofmap", "sram"), Bytes{512});
 }
 
+TEST(SystolicModel, PesThatPackTwoMacsStreamTwiceAsFast) {
+  // An 8x16 output-stationary array whose PEs do 2 int8 MACs per cycle (TPU v5e's int8). GEMM
+  // M=100, N=20, K=30: 13 x 2 = 26 folds as above; the stream of T = 30 steps takes
+  // ceil(30 / 2) = 15 cycles, so a fold is 15 + 8 + 16 - 2 = 37 cycles: 962 in all. Utilization
+  // counts both MACs of a PE: 60000 / (128 x 2 x 962).
+  const auto hw = testing::parse_arch(R"(schema_version: 2
+name: packed
+clock: 1 GHz
+compute:
+  - {name: mxu, kind: systolic, array: {rows: 8, cols: 16, dataflow: output_stationary},
+     macs_per_pe: {int8: 2, bf16: 1}}
+memory:
+  - {name: buf, capacity: 1 MiB}
+dram: {bandwidth: unlimited}
+)");
+  const workload::Op gemm = workload::make_gemm("g", 100, 20, 30);
+  const mapper::SystolicMapping m = mapper::map_onto_array(gemm, hw);
+  mapper::ScheduledOp op{gemm.name, workload::mac_count(gemm), m};
+  op.precision = DataType::Int8;
+  const auto r = evaluate_systolic(op, hw);
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{962});
+  EXPECT_DOUBLE_EQ(r.compute_utilization, 60000.0 / (128.0 * 2.0 * 962.0));
+  // At bf16 the same PEs do one MAC per cycle: 26 x (30 + 22) = 1352, as on a plain array.
+  op.precision = DataType::Bf16;
+  EXPECT_EQ(evaluate_systolic(op, hw).cost.compute_cycles, Cycles{1352});
+}
+
 // --- Cross-check: the loop-nest model folds as the closed form does -------------------------
 
 // A loop-nest mapping of a GEMM (dims m, n, k) that folds as a dataflow does: the first SRAM
