@@ -18,6 +18,7 @@
 #include "cli/map_command.h"
 #include "cli/options.h"
 #include "cli/search_options.h"
+#include "cli/sweep_command.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
@@ -263,6 +264,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   WorkloadArgs workload_args;
   CLI::App* workload = add_workload_command(app, workload_args);
 
+  SweepArgs sweep_args;
+  CLI::App* sweep = add_sweep_command(app, sweep_args);
+
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
@@ -278,6 +282,7 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (arch->parsed()) return run_arch_command(arch_args, out, err);
   if (map->parsed()) return run_map_command(map_args, out, err);
   if (workload->parsed()) return run_workload_command(workload_args, out, err);
+  if (sweep->parsed()) return run_sweep_command(sweep_args, out, err);
   return 2;
 }
 

@@ -40,6 +40,32 @@ results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule) {
           fit.reason};
 }
 
+results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& schedule,
+                                const workload::Graph& graph, const arch::HardwareModel& hw,
+                                const std::optional<mapper::ScheduleSearch>& search) {
+  results::RunResult run = engine.run(schedule, hw, RunOptions{});
+  for (const mapper::UnsupportedOp& op : schedule.unsupported)
+    run.skipped.push_back({op.name, op.reason});
+  run.fusion_mode = std::string(mapper::to_string(schedule.fusion.mode));
+  for (const mapper::FusionGroup& group : schedule.fusion.groups) {
+    results::FusedGroup fused{std::string(mapper::to_string(group.kind)), {},
+                              group.dram_bytes_saved};
+    for (const std::size_t i : group.ops) fused.ops.push_back(graph.ops[i].name);
+    run.fusion.push_back(std::move(fused));
+  }
+  for (const mapper::RejectedFusion& rejected : schedule.fusion.rejected) {
+    results::RejectedGroup entry{std::string(mapper::to_string(rejected.kind)), {},
+                                 rejected.reason};
+    for (const std::size_t i : rejected.ops) entry.ops.push_back(graph.ops[i].name);
+    run.fusion_rejected.push_back(std::move(entry));
+  }
+  if (search)
+    run.mapper = fmt::format("search: {}, {}", mapper::to_string(search->settings.strategy),
+                             mapper::to_string(search->goal.objective));
+  run.memory = memory_footprint(schedule);
+  return run;
+}
+
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags) {
   EngineRegistry registry;
   register_builtin_engines(registry);
@@ -61,26 +87,7 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
                   "results)");
     return std::nullopt;
   }
-  results::RunResult run = engine->run(schedule, hw, RunOptions{});
-  for (const mapper::UnsupportedOp& op : schedule.unsupported)
-    run.skipped.push_back({op.name, op.reason});
-  run.fusion_mode = std::string(mapper::to_string(schedule.fusion.mode));
-  for (const mapper::FusionGroup& group : schedule.fusion.groups) {
-    results::FusedGroup fused{std::string(mapper::to_string(group.kind)), {},
-                              group.dram_bytes_saved};
-    for (const std::size_t i : group.ops) fused.ops.push_back(graph->ops[i].name);
-    run.fusion.push_back(std::move(fused));
-  }
-  for (const mapper::RejectedFusion& rejected : schedule.fusion.rejected) {
-    results::RejectedGroup entry{std::string(mapper::to_string(rejected.kind)), {},
-                                 rejected.reason};
-    for (const std::size_t i : rejected.ops) entry.ops.push_back(graph->ops[i].name);
-    run.fusion_rejected.push_back(std::move(entry));
-  }
-  if (files.search)
-    run.mapper = fmt::format("search: {}, {}", mapper::to_string(files.search->settings.strategy),
-                             mapper::to_string(files.search->goal.objective));
-  run.memory = memory_footprint(schedule);
+  results::RunResult run = run_schedule(*engine, schedule, *graph, hw, files.search);
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
       {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};

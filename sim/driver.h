@@ -14,6 +14,7 @@
 #include "mapper/fusion.h"
 #include "mapper/schedule.h"
 #include "sim/engine.h"
+#include "workloads/graph.h"
 
 namespace coda::sim {
 
@@ -38,6 +39,14 @@ struct RunFiles {
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an
 // unknown engine name.
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags);
+
+// Runs `schedule` (made from `graph` on `hw`) on `engine` and records what a run records beyond
+// the engine's own result: the ops skipped, the fusion groups and rejected candidates (by op
+// name), how contractions were mapped (`search`, as the schedule was made) and the memory
+// footprint. run_files and the sweep executor both call it.
+results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& schedule,
+                                const workload::Graph& graph, const arch::HardwareModel& hw,
+                                const std::optional<mapper::ScheduleSearch>& search);
 
 // The run's DRAM footprint and its fit, from the schedule's memory plan.
 results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule);

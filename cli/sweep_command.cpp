@@ -1,0 +1,152 @@
+#include "cli/sweep_command.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "sim/sweep.h"
+#include "sim/sweep_spec.h"
+#include "sim/sweep_store.h"
+
+namespace coda::cli {
+namespace {
+
+bool write_text(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  if (!file) {
+    err << fmt::format("error: cannot write '{}'\n", path.string());
+    return false;
+  }
+  return true;
+}
+
+std::string eta_text(double seconds) {
+  if (seconds >= 3600) return fmt::format("{:.0f}h{:02.0f}m", seconds / 3600,
+                                          std::fmod(seconds, 3600) / 60);
+  if (seconds >= 60) return fmt::format("{:.0f}m{:02.0f}s", std::floor(seconds / 60),
+                                        std::fmod(seconds, 60));
+  return fmt::format("{:.0f}s", seconds);
+}
+
+// Prints progress: on a terminal a bar rewritten with \r, else a line every few seconds.
+class ProgressPrinter {
+ public:
+  ProgressPrinter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+
+  void operator()(const sim::SweepProgress& p) {
+    const bool last = p.done == p.total;
+    const double every = terminal_ ? 0.1 : 5.0;
+    if (!last && p.elapsed_s - printed_at_ < every) return;
+    printed_at_ = p.elapsed_s;
+    const double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(p.total - p.done) / rate : 0.0;
+    const double share = p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total)
+                                     : 1.0;
+    if (terminal_) {
+      constexpr int kWidth = 30;
+      const auto filled = static_cast<int>(share * kWidth);
+      out_ << fmt::format("\r[{}{}] {}/{} {:3.0f}% {:.1f} points/s ETA {}   ",
+                          std::string(static_cast<std::size_t>(filled), '#'),
+                          std::string(static_cast<std::size_t>(kWidth - filled), '.'), p.done,
+                          p.total, 100 * share, rate, eta_text(eta));
+      if (last) out_ << "\n";
+    } else {
+      out_ << fmt::format("sweep: {}/{} points ({:.0f}%), {} infeasible, {:.1f} points/s, "
+                          "ETA {}\n",
+                          p.done, p.total, 100 * share, p.infeasible, rate, eta_text(eta));
+    }
+    out_.flush();
+  }
+
+ private:
+  std::ostream& out_;
+  bool terminal_;
+  double printed_at_ = -1e9;
+};
+
+}  // namespace
+
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Run a design-space sweep (docs/sweeps.md): every point of SPEC on every "
+               "workload, stored in DIR/sweep.db as it finishes, then DIR/results.csv and "
+               "DIR/results.json");
+  cmd->add_option("spec", args.spec, "Sweep spec (YAML), e.g. configs/sweeps/quick_array_sram_bw.yaml")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", args.out_dir, "Folder for sweep.db, results.csv and results.json")
+      ->required();
+  cmd->add_option("--threads", args.threads, "Worker threads (default: every hardware thread)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--resume", args.resume,
+                "Continue the sweep stored in DIR/sweep.db: run only the missing points (the "
+                "spec, arch and workload files must be unchanged)");
+  cmd->add_option("--limit", args.limit, "Stop after this many new points")
+      ->check(CLI::PositiveNumber);
+  return cmd;
+}
+
+int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
+  Diagnostics diags;
+  const auto spec = sim::load_sweep_spec(args.spec, diags);
+  if (!spec) {
+    err << diags.format_all() << "no point was run.\n";
+    return 1;
+  }
+  const std::filesystem::path dir(args.out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
+    return 1;
+  }
+  const std::filesystem::path db = dir / "sweep.db";
+  std::string why;
+  auto store = args.resume ? sim::SweepStore::open(db, spec->hash, why)
+                           : sim::SweepStore::create(db, spec->hash, spec->name, why);
+  if (!store) {
+    err << fmt::format("error: {}{}\n", why,
+                       args.resume ? ""
+                                   : "; pass --resume to continue it, or choose another --out "
+                                     "folder");
+    return 1;
+  }
+
+  const bool terminal = &out == &std::cout && isatty(fileno(stdout)) != 0;
+  ProgressPrinter printer(out, terminal);
+  sim::SweepOptions options;
+  options.threads = args.threads;
+  if (args.limit > 0) options.limit = args.limit;
+  options.progress = [&printer](const sim::SweepProgress& p) { printer(p); };
+  const auto outcome = sim::run_sweep(*spec, *store, options, diags);
+  if (!outcome) {
+    err << diags.format_all() << "the sweep stopped.\n";
+    return 1;
+  }
+  const auto rows = store->rows();
+  if (!write_text(dir / "results.csv", sim::export_csv(*spec, rows), err) ||
+      !write_text(dir / "results.json", sim::export_json(*spec, rows), err))
+    return 1;
+  out << fmt::format("sweep {}: {} points x {} workload{}; ran {} in {:.2f} s ({:.1f} points/s), "
+                     "{} infeasible; {} already stored; {} left{}\n",
+                     spec->name, outcome->points, spec->workloads.size(),
+                     spec->workloads.size() == 1 ? "" : "s", outcome->ran, outcome->seconds,
+                     outcome->seconds > 0 ? static_cast<double>(outcome->ran) / outcome->seconds
+                                          : 0.0,
+                     outcome->infeasible, outcome->already_done, outcome->remaining,
+                     outcome->remaining > 0 ? " (run again with --resume)" : "");
+  out << fmt::format("wrote {}, {} and {}\n", db.string(), (dir / "results.csv").string(),
+                     (dir / "results.json").string());
+  return 0;
+}
+
+}  // namespace coda::cli

@@ -1,0 +1,120 @@
+#pragma once
+// A design-space sweep as a user writes it (configs/sweeps/*.yaml, docs/sweeps.md): a base arch,
+// the workloads to run on every point, axes that set values at paths into the arch YAML, how the
+// points are sampled, constraints and objectives. The reader validates everything it can before a
+// point runs (every error located, with a did-you-mean); a point whose values make an invalid
+// arch is not an error of the spec but an infeasible point (sim/sweep.h).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "arch/arch_spec.h"
+#include "core/data_type.h"
+#include "core/diagnostics.h"
+#include "core/yaml_reader.h"
+#include "mapper/fusion.h"
+
+namespace coda::sim {
+
+struct SweepWorkload {
+  std::string name;
+  std::filesystem::path file;  // resolved against the spec's folder
+  std::optional<DataType> precision;
+  mapper::FusionMode fusion = mapper::FusionMode::None;
+  bool search_mapper = false;  // mapper: search (the heuristic loop-nest search) vs fixed
+  SourceLocation where;
+};
+
+// One step of a path into the arch YAML: a map key or a sequence index.
+using PathStep = std::variant<std::string, std::size_t>;
+
+struct SweepAxis {
+  std::string path;              // as written: "compute[0].array.rows"
+  std::vector<PathStep> steps;   // parsed
+  std::vector<std::string> values;  // YAML scalar text, in order: "64", "256 KiB"
+  SourceLocation where;          // the axis key in the spec
+};
+
+enum class SamplingMethod : std::uint8_t { Grid, Random, LatinHypercube };
+std::string_view to_string(SamplingMethod method);  // "grid", "random", "latin_hypercube"
+
+struct SamplingSpec {
+  SamplingMethod method = SamplingMethod::Grid;
+  std::uint64_t points = 0;  // random and latin_hypercube only
+  std::uint64_t seed = 0;
+};
+
+struct SweepConstraints {
+  std::optional<double> max_area_mm2;
+  std::optional<double> max_power_w;
+  bool fits_memory = false;  // RunResult.memory.status must be "fits"
+};
+
+enum class SweepObjective : std::uint8_t {
+  Latency, Throughput, Energy, Edp, PerfPerWatt, PerfPerMm2
+};
+// "latency", "throughput", "energy", "edp", "perf_per_watt", "perf_per_mm2"
+std::string_view to_string(SweepObjective objective);
+// Whether larger is better (throughput, perf_per_watt, perf_per_mm2).
+bool maximised(SweepObjective objective);
+
+struct SweepSpec {
+  std::uint32_t schema_version = 1;
+  std::string name;
+  std::string description;
+  std::filesystem::path file;  // the spec itself
+  std::filesystem::path arch;  // the base arch, resolved against the spec's folder
+  std::vector<SweepWorkload> workloads;
+  std::vector<SweepAxis> axes;
+  SamplingSpec sampling;
+  SweepConstraints constraints;
+  std::vector<SweepObjective> objectives{SweepObjective::Latency};
+  // FNV-1a 64 of the spec's canonical YAML, the base arch's merged YAML and each workload
+  // file's bytes: a store made for another hash belongs to another sweep.
+  std::uint64_t hash = 0;
+};
+
+// Reads and validates a spec; nullopt with every problem in `diags`. Checks every axis path
+// against the base arch (after `extends:`), so a misspelt path is an error here, not a
+// thousand infeasible points.
+std::optional<SweepSpec> read_sweep_spec(const YamlReader& root, Diagnostics& diags);
+std::optional<SweepSpec> load_sweep_spec(const std::filesystem::path& file, Diagnostics& diags);
+
+// "compute[0].array.rows" -> {"compute", 0, "array", "rows"}; nullopt with `why` when malformed.
+std::optional<std::vector<PathStep>> parse_arch_path(std::string_view path, std::string& why);
+
+// A point: one value index per axis.
+using SweepPoint = std::vector<std::size_t>;
+
+// The sweep's points in index order. Grid: the cartesian product with the first axis varying
+// slowest (nested loops in the spec's axis order). Random: each point draws each axis's value
+// uniformly. Latin hypercube: each axis is cut into `points` equal strata of [0, 1), every
+// stratum is used by exactly one point (a seeded shuffle per axis), and the point takes the value
+// at that position of the axis's list. Both are seeded with std::mt19937_64(seed).
+std::vector<SweepPoint> enumerate_points(const SweepSpec& spec);
+// Grid size, or nullopt when it would exceed `limit`.
+std::optional<std::uint64_t> grid_size(const SweepSpec& spec, std::uint64_t limit);
+
+// The Latin-hypercube stratum each point takes on each axis ([axis][point]); exposed so a test
+// can check that every stratum is used once.
+std::vector<std::vector<std::size_t>> latin_hypercube_strata(std::size_t axes,
+                                                             std::uint64_t points,
+                                                             std::uint64_t seed);
+
+// The arch of one point: the base arch YAML (extends resolved) with each axis's value set at
+// its path, read with arch::read_arch_spec. nullopt with the reader's diagnostics when the
+// values make an invalid arch. `arch_hash` receives the modified document's content hash.
+std::optional<arch::ArchSpec> apply_point(const SweepSpec& spec, const SweepPoint& point,
+                                          Diagnostics& diags, std::uint64_t* arch_hash = nullptr);
+
+// The point's values as "path=value" pairs, in axis order.
+std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& spec,
+                                                              const SweepPoint& point);
+
+}  // namespace coda::sim

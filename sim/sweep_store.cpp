@@ -1,0 +1,280 @@
+#include "sim/sweep_store.h"
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+namespace coda::sim {
+namespace {
+
+constexpr std::string_view kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS points(
+  idx INTEGER PRIMARY KEY,
+  axis_values TEXT NOT NULL,
+  arch_hash TEXT NOT NULL,
+  finished_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results(
+  point INTEGER NOT NULL REFERENCES points(idx),
+  workload INTEGER NOT NULL,
+  workload_name TEXT NOT NULL,
+  status TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  latency_s REAL NOT NULL,
+  throughput_per_s REAL NOT NULL,
+  energy_j REAL NOT NULL,
+  edp_js REAL NOT NULL,
+  perf_per_watt REAL NOT NULL,
+  perf_per_mm2 REAL NOT NULL,
+  area_mm2 REAL NOT NULL,
+  power_w REAL NOT NULL,
+  memory_status TEXT NOT NULL,
+  area_verdict TEXT NOT NULL,
+  power_verdict TEXT NOT NULL,
+  memory_verdict TEXT NOT NULL,
+  feasible INTEGER NOT NULL,
+  run_json TEXT NOT NULL,
+  PRIMARY KEY(point, workload));
+)sql";
+
+// Bumped when the tables change; a store of another schema is not resumed.
+constexpr std::string_view kStoreSchema = "1";
+
+std::string error_of(sqlite3* db) { return db != nullptr ? sqlite3_errmsg(db) : "out of memory"; }
+
+bool exec(sqlite3* db, std::string_view sql, std::string& why) {
+  char* message = nullptr;
+  const std::string text(sql);
+  if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, &message) == SQLITE_OK) return true;
+  why = message != nullptr ? message : error_of(db);
+  sqlite3_free(message);
+  return false;
+}
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql) {
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+        SQLITE_OK)
+      stmt_ = nullptr;
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  explicit operator bool() const { return stmt_ != nullptr; }
+  sqlite3_stmt* get() const { return stmt_; }
+
+  void bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void bind(int i, std::uint64_t v) { sqlite3_bind_int64(stmt_, i, static_cast<sqlite3_int64>(v)); }
+
+  std::string text(int i) const {
+    const auto* p = sqlite3_column_text(stmt_, i);
+    return p != nullptr ? std::string(reinterpret_cast<const char*>(p),
+                                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i)))
+                        : std::string();
+  }
+  double real(int i) const { return sqlite3_column_double(stmt_, i); }
+  std::uint64_t integer(int i) const {
+    return static_cast<std::uint64_t>(sqlite3_column_int64(stmt_, i));
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::optional<std::string> meta_value(sqlite3* db, std::string_view key) {
+  Statement stmt(db, "SELECT value FROM meta WHERE key = ?1");
+  if (!stmt) return std::nullopt;
+  stmt.bind(1, std::string(key));
+  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return std::nullopt;
+  return stmt.text(0);
+}
+
+sqlite3* open_db(const std::filesystem::path& file, int flags, std::string& why) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(file.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    why = fmt::format("cannot open '{}': {}", file.string(), error_of(db));
+    sqlite3_close(db);
+    return nullptr;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  // See the header for why FULL.
+  if (!exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", why)) {
+    why = fmt::format("'{}': {}", file.string(), why);
+    sqlite3_close(db);
+    return nullptr;
+  }
+  return db;
+}
+
+std::string now_utc() {
+  return fmt::format("{}", std::chrono::system_clock::now().time_since_epoch().count());
+}
+
+}  // namespace
+
+std::unique_ptr<SweepStore> SweepStore::create(const std::filesystem::path& file,
+                                               std::uint64_t spec_hash,
+                                               const std::string& spec_name, std::string& why) {
+  if (std::filesystem::exists(file)) {
+    why = fmt::format("'{}' exists: a previous sweep's store", file.string());
+    return nullptr;
+  }
+  sqlite3* db = open_db(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, why);
+  if (db == nullptr) return nullptr;
+  std::unique_ptr<SweepStore> store(new SweepStore(db));
+  if (!exec(db, "BEGIN", why) || !exec(db, kSchema, why)) return nullptr;
+  Statement insert(db, "INSERT INTO meta(key, value) VALUES (?1, ?2)");
+  if (!insert) {
+    why = error_of(db);
+    return nullptr;
+  }
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"schema", kStoreSchema},
+                                   {"spec_hash", fmt::format("{:016x}", spec_hash)},
+                                   {"spec_name", spec_name}}) {
+    sqlite3_reset(insert.get());
+    insert.bind(1, key);
+    insert.bind(2, value);
+    if (sqlite3_step(insert.get()) != SQLITE_DONE) {
+      why = error_of(db);
+      return nullptr;
+    }
+  }
+  if (!exec(db, "COMMIT", why)) return nullptr;
+  return store;
+}
+
+std::unique_ptr<SweepStore> SweepStore::open(const std::filesystem::path& file,
+                                             std::uint64_t spec_hash, std::string& why) {
+  if (!std::filesystem::exists(file)) {
+    why = fmt::format("'{}' does not exist: there is no sweep to resume", file.string());
+    return nullptr;
+  }
+  sqlite3* db = open_db(file, SQLITE_OPEN_READWRITE, why);
+  if (db == nullptr) return nullptr;
+  std::unique_ptr<SweepStore> store(new SweepStore(db));
+  const auto schema = meta_value(db, "schema");
+  const auto hash = meta_value(db, "spec_hash");
+  if (!schema || !hash) {
+    why = fmt::format("'{}' is not a coda sweep store", file.string());
+    return nullptr;
+  }
+  if (*schema != kStoreSchema) {
+    why = fmt::format("'{}' was written by another version of coda (store schema {}, this coda "
+                      "writes {})",
+                      file.string(), *schema, kStoreSchema);
+    return nullptr;
+  }
+  const std::string expected = fmt::format("{:016x}", spec_hash);
+  if (*hash != expected) {
+    why = fmt::format("'{}' holds a sweep of another spec (hash {}; this spec, with its arch and "
+                      "workload files, hashes to {}): resuming would mix their results",
+                      file.string(), *hash, expected);
+    return nullptr;
+  }
+  return store;
+}
+
+SweepStore::~SweepStore() { sqlite3_close(db_); }
+
+std::set<std::uint64_t> SweepStore::done_points() const {
+  std::set<std::uint64_t> done;
+  Statement stmt(db_, "SELECT idx FROM points");
+  while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW) done.insert(stmt.integer(0));
+  return done;
+}
+
+bool SweepStore::write_point(const SweepPointRecord& record, std::string& why) {
+  if (!exec(db_, "BEGIN IMMEDIATE", why)) return false;
+  const auto fail = [&] {
+    why = error_of(db_);
+    std::string ignored;
+    exec(db_, "ROLLBACK", ignored);
+    return false;
+  };
+  {
+    Statement point(db_,
+                    "INSERT INTO points(idx, axis_values, arch_hash, finished_at) "
+                    "VALUES (?1, ?2, ?3, ?4)");
+    if (!point) return fail();
+    point.bind(1, record.index);
+    point.bind(2, record.axis_values);
+    point.bind(3, record.arch_hash);
+    point.bind(4, now_utc());
+    if (sqlite3_step(point.get()) != SQLITE_DONE) return fail();
+
+    Statement row(db_,
+                  "INSERT INTO results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                  "?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+    if (!row) return fail();
+    for (const SweepRow& r : record.rows) {
+      sqlite3_reset(row.get());
+      row.bind(1, record.index);
+      row.bind(2, r.workload);
+      row.bind(3, r.workload_name);
+      row.bind(4, r.status);
+      row.bind(5, r.reason);
+      row.bind(6, r.latency_s);
+      row.bind(7, r.throughput_per_s);
+      row.bind(8, r.energy_j);
+      row.bind(9, r.edp_js);
+      row.bind(10, r.perf_per_watt);
+      row.bind(11, r.perf_per_mm2);
+      row.bind(12, r.area_mm2);
+      row.bind(13, r.power_w);
+      row.bind(14, r.memory_status);
+      row.bind(15, r.area_verdict);
+      row.bind(16, r.power_verdict);
+      row.bind(17, r.memory_verdict);
+      row.bind(18, std::uint64_t{r.feasible ? 1U : 0U});
+      row.bind(19, r.run_json);
+      if (sqlite3_step(row.get()) != SQLITE_DONE) return fail();
+    }
+  }
+  return exec(db_, "COMMIT", why) || fail();
+}
+
+std::vector<SweepRow> SweepStore::rows() const {
+  std::vector<SweepRow> rows;
+  Statement stmt(db_,
+                 "SELECT p.idx, p.axis_values, p.arch_hash, r.workload, r.workload_name, "
+                 "r.status, r.reason, r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js, "
+                 "r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w, r.memory_status, "
+                 "r.area_verdict, r.power_verdict, r.memory_verdict, r.feasible, r.run_json "
+                 "FROM points p JOIN results r ON r.point = p.idx ORDER BY p.idx, r.workload");
+  while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW) {
+    SweepRow r;
+    r.point = stmt.integer(0);
+    r.axis_values = stmt.text(1);
+    r.arch_hash = stmt.text(2);
+    r.workload = stmt.integer(3);
+    r.workload_name = stmt.text(4);
+    r.status = stmt.text(5);
+    r.reason = stmt.text(6);
+    r.latency_s = stmt.real(7);
+    r.throughput_per_s = stmt.real(8);
+    r.energy_j = stmt.real(9);
+    r.edp_js = stmt.real(10);
+    r.perf_per_watt = stmt.real(11);
+    r.perf_per_mm2 = stmt.real(12);
+    r.area_mm2 = stmt.real(13);
+    r.power_w = stmt.real(14);
+    r.memory_status = stmt.text(15);
+    r.area_verdict = stmt.text(16);
+    r.power_verdict = stmt.text(17);
+    r.memory_verdict = stmt.text(18);
+    r.feasible = stmt.integer(19) != 0;
+    r.run_json = stmt.text(20);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+}  // namespace coda::sim

@@ -1,0 +1,93 @@
+#pragma once
+// The result store of a sweep: one SQLite database (DIR/sweep.db) that every finished point is
+// written to in its own transaction, so a sweep that is killed (kill -9, power loss) loses at most
+// the points in flight and `coda sweep --resume` runs only the missing ones.
+//
+// Tables (docs/sweeps.md):
+//   meta(key, value)            spec_hash, spec_name, schema
+//   points(idx, axis_values, arch_hash, finished_at)
+//   results(point, workload, workload_name, status, reason, the metrics, the constraint
+//           verdicts, feasible, run_json)
+//
+// Durability: WAL journal with synchronous=FULL. In WAL mode NORMAL keeps the database
+// consistent but may lose the last committed transactions on power loss (the WAL is not synced at
+// each commit); FULL syncs it at every commit, so a point reported done stays done. The cost is one
+// fsync per point, small next to a point's simulation.
+//
+// Not thread-safe: the executor serialises writes.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace coda::sim {
+
+// One point x workload.
+struct SweepRow {
+  std::uint64_t point = 0;
+  std::string axis_values;  // a JSON object, axis path -> value text, in axis order
+  std::string arch_hash;    // 16 hex digits of the point's arch document (0s when unreadable)
+  std::uint64_t workload = 0;
+  std::string workload_name;
+  std::string status = "ok";  // "ok" or "infeasible"
+  std::string reason;         // why a point is infeasible (the diagnostics), or empty
+  double latency_s = 0;
+  double throughput_per_s = 0;
+  double energy_j = 0;
+  double edp_js = 0;
+  double perf_per_watt = 0;  // TOPS/W
+  double perf_per_mm2 = 0;   // TOPS/mm2; 0 when the area is unknown
+  double area_mm2 = 0;
+  double power_w = 0;
+  std::string memory_status;  // RunResult.memory.status
+  // "pass", "fail", or "unchecked" when the spec sets no such constraint.
+  std::string area_verdict = "unchecked";
+  std::string power_verdict = "unchecked";
+  std::string memory_verdict = "unchecked";
+  bool feasible = false;  // status ok and no verdict "fail"
+  std::string run_json;   // the RunResult; empty for an infeasible point
+  friend bool operator==(const SweepRow&, const SweepRow&) = default;
+};
+
+// A finished point: its rows, one per workload, written together.
+struct SweepPointRecord {
+  std::uint64_t index = 0;
+  std::string axis_values;
+  std::string arch_hash;
+  std::vector<SweepRow> rows;
+};
+
+class SweepStore {
+ public:
+  // A new store at `file` for a spec with `spec_hash`; nullptr with `why` when the file exists
+  // (a previous sweep: resume it or choose another folder) or cannot be created.
+  static std::unique_ptr<SweepStore> create(const std::filesystem::path& file,
+                                            std::uint64_t spec_hash, const std::string& spec_name,
+                                            std::string& why);
+  // An existing store; nullptr with `why` when it is missing, unreadable, or was made by a spec
+  // with another hash.
+  static std::unique_ptr<SweepStore> open(const std::filesystem::path& file,
+                                          std::uint64_t spec_hash, std::string& why);
+  ~SweepStore();
+  SweepStore(const SweepStore&) = delete;
+  SweepStore& operator=(const SweepStore&) = delete;
+
+  // The indices of the points already stored.
+  std::set<std::uint64_t> done_points() const;
+  // Writes a point and its rows in one transaction; false with `why` on a database error (the
+  // transaction is rolled back).
+  bool write_point(const SweepPointRecord& record, std::string& why);
+  // Every row, by point index then workload index.
+  std::vector<SweepRow> rows() const;
+
+ private:
+  explicit SweepStore(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+}  // namespace coda::sim

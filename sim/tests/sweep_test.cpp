@@ -1,0 +1,339 @@
+#include "sim/sweep.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "arch/hardware_model.h"
+#include "sim/sweep_spec.h"
+#include "sim/sweep_store.h"
+#include "testing/temp_dir.h"
+#include "workloads/importers.h"
+
+namespace coda::sim {
+namespace {
+
+// Specs are parsed under a name in configs/sweeps/, so their relative paths resolve as a bundled
+// spec's would (tests run from the repository top).
+constexpr const char* kSpecName = "configs/sweeps/test_spec.yaml";
+
+std::optional<SweepSpec> parse_spec(const std::string& text, Diagnostics& diags) {
+  const auto doc = YamlDocument::parse(text, kSpecName, diags);
+  if (!doc) return std::nullopt;
+  return read_sweep_spec(doc->root(), diags);
+}
+
+// The first error a bad spec gives, in compiler format.
+std::string first_error(const std::string& text) {
+  Diagnostics diags;
+  const auto spec = parse_spec(text, diags);
+  EXPECT_FALSE(spec);
+  return diags.all().empty() ? std::string("(no diagnostic)") : format(diags.all().front());
+}
+
+const std::string kHeader =
+    "schema_version: 1\n"
+    "name: t\n"
+    "arch: ../arch/tpu_like_128x128_ws.yaml\n"
+    "workloads: [{name: r18, file: ../workloads/resnet18.yaml}]\n";
+
+TEST(SweepSpec, ReadsAGoodSpecCompletely) {
+  Diagnostics diags;
+  const auto spec = parse_spec(
+      "schema_version: 1\n"
+      "name: array-sram-bw\n"
+      "arch: ../arch/tpu_like_128x128_ws.yaml\n"
+      "workloads:\n"
+      "  - {name: resnet50, file: ../workloads/resnet50.yaml}\n"
+      "  - {name: bert, file: ../workloads/bert_base_seq512.yaml, precision: int8, fusion: "
+      "epilogue, mapper: fixed}\n"
+      "axes:\n"
+      "  array.rows: [64, 128, 256]\n"
+      "  sram.ifmap: {from: 256 KiB, to: 4 MiB, factor: 2}\n"
+      "  dram.bandwidth: [10 B/cycle, 20 B/cycle]\n"
+      "  array.cols: {from: 64, to: 256, step: 64}\n"
+      "sampling: {method: latin_hypercube, points: 12, seed: 7}\n"
+      "constraints: {max_area_mm2: 100, max_power_w: 5, fits_memory: true}\n"
+      "objectives: [latency, energy, perf_per_mm2]\n",
+      diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->name, "array-sram-bw");
+  EXPECT_EQ(spec->arch, "configs/arch/tpu_like_128x128_ws.yaml");
+  ASSERT_EQ(spec->workloads.size(), 2u);
+  EXPECT_EQ(spec->workloads[0].name, "resnet50");
+  EXPECT_EQ(spec->workloads[0].file, "configs/workloads/resnet50.yaml");
+  EXPECT_FALSE(spec->workloads[0].precision);
+  EXPECT_EQ(spec->workloads[1].precision, DataType::Int8);
+  EXPECT_EQ(spec->workloads[1].fusion, mapper::FusionMode::Epilogue);
+  EXPECT_FALSE(spec->workloads[1].search_mapper);
+  ASSERT_EQ(spec->axes.size(), 4u);
+  EXPECT_EQ(spec->axes[0].path, "array.rows");
+  EXPECT_EQ(spec->axes[0].values, (std::vector<std::string>{"64", "128", "256"}));
+  // 256 KiB x 2^i up to 4 MiB: 256 KiB, 512 KiB, 1 MiB, 2 MiB, 4 MiB (written in the largest
+  // IEC unit that divides them).
+  EXPECT_EQ(spec->axes[1].values,
+            (std::vector<std::string>{"256 KiB", "512 KiB", "1 MiB", "2 MiB", "4 MiB"}));
+  EXPECT_EQ(spec->axes[2].values, (std::vector<std::string>{"10 B/cycle", "20 B/cycle"}));
+  // 64 + 64 i up to 256.
+  EXPECT_EQ(spec->axes[3].values, (std::vector<std::string>{"64", "128", "192", "256"}));
+  EXPECT_EQ(spec->axes[0].where, (SourceLocation{kSpecName, 8, 3}));
+  EXPECT_EQ(spec->sampling.method, SamplingMethod::LatinHypercube);
+  EXPECT_EQ(spec->sampling.points, 12u);
+  EXPECT_EQ(spec->sampling.seed, 7u);
+  EXPECT_EQ(spec->constraints.max_area_mm2, 100.0);
+  EXPECT_EQ(spec->constraints.max_power_w, 5.0);
+  EXPECT_TRUE(spec->constraints.fits_memory);
+  EXPECT_EQ(spec->objectives, (std::vector<SweepObjective>{SweepObjective::Latency,
+                                                           SweepObjective::Energy,
+                                                           SweepObjective::PerfPerMm2}));
+  EXPECT_NE(spec->hash, 0u);
+}
+
+TEST(SweepSpec, DefaultsAndFallingRanges) {
+  Diagnostics diags;
+  const auto spec = parse_spec(kHeader +
+                                   "axes:\n"
+                                   "  array.rows: {from: 256, to: 64, step: -96}\n"
+                                   "  clock: {from: 1 GHz, to: 250 MHz, factor: 0.5}\n",
+                               diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  // 256, 160, 64 (256 - 2 x 96 = 64 reaches `to` exactly).
+  EXPECT_EQ(spec->axes[0].values, (std::vector<std::string>{"256", "160", "64"}));
+  // 1000, 500, 250 MHz.
+  EXPECT_EQ(spec->axes[1].values, (std::vector<std::string>{"1000 MHz", "500 MHz", "250 MHz"}));
+  EXPECT_EQ(spec->sampling.method, SamplingMethod::Grid);
+  EXPECT_EQ(spec->objectives, std::vector<SweepObjective>{SweepObjective::Latency});
+}
+
+TEST(SweepSpec, BadSpecsGiveLocatedDiagnostics) {
+  // Line numbers: kHeader is lines 1-4, so "axes:" is line 5 and the first axis line 6.
+  // Columns are 1-based: in "  array.rows: {from: 64, to: 256, step: -64}" the step's value
+  // "-64" starts at column 41; in "  sram.ifmap: {from: 4 MiB, to: 1 MiB, factor: 2}" the
+  // factor's "2" is at column 48.
+  EXPECT_EQ(first_error(kHeader + "axes: {array.rows: [64]}\nobjective: [latency]\n"),
+            "configs/sweeps/test_spec.yaml:6:1: error: objective: unknown key (did you mean "
+            "'objectives'?)");
+  EXPECT_EQ(first_error(kHeader + "axes:\n  array.rowz: [64]\n"),
+            "configs/sweeps/test_spec.yaml:6:3: error: axes.array.rowz: the base arch has no key "
+            "'rowz' in 'array'; did you mean 'rows'?");
+  EXPECT_EQ(first_error(kHeader + "axes:\n  compute[0].array.rows: [64]\n"),
+            "configs/sweeps/test_spec.yaml:6:3: error: axes.compute[0].array.rows: the base arch "
+            "has no key 'compute' in the document; keys there: schema_version, name, "
+            "description, sources, clock, word_size, array, sram, dram");
+  EXPECT_EQ(first_error(kHeader + "axes:\n  sram: [64]\n"),
+            "configs/sweeps/test_spec.yaml:6:3: error: axes.sram: 'sram' is a map in the base "
+            "arch; an axis sets one value; name a key inside it, e.g. 'array.rows' or "
+            "'memory[0].capacity'");
+  EXPECT_EQ(first_error(kHeader + "axes:\n  array.rows: []\n"),
+            "configs/sweeps/test_spec.yaml:6:15: error: axes.array.rows: the list of values is "
+            "empty; write at least one value, e.g. [64, 128]");
+  EXPECT_EQ(first_error(kHeader + "axes:\n  array.rows: {from: 64, to: 256, step: -64}\n"),
+            "configs/sweeps/test_spec.yaml:6:41: error: axes.array.rows.step: step -64 does not "
+            "move from 64 towards 256; write a step above zero, e.g. the distance between two "
+            "values");
+  EXPECT_EQ(first_error(kHeader + "axes:\n  sram.ifmap: {from: 4 MiB, to: 1 MiB, factor: 2}\n"),
+            "configs/sweeps/test_spec.yaml:6:48: error: axes.sram.ifmap.factor: factor 2 does not "
+            "move from 4 MiB towards 1 MiB; a falling range needs a factor between 0 and 1");
+  EXPECT_EQ(first_error(kHeader + "axes: {array.rows: [64]}\nobjectives: [latency, speed]\n"),
+            "configs/sweeps/test_spec.yaml:6:23: error: objectives[1]: \"speed\" is not valid; "
+            "expected one of: latency, throughput, energy, edp, perf_per_watt, perf_per_mm2");
+  EXPECT_EQ(first_error(kHeader +
+                        "axes: {array.rows: [64]}\nsampling: {method: random, points: 0}\n"),
+            "configs/sweeps/test_spec.yaml:6:36: error: sampling.points: points must be at least "
+            "1, not 0");
+  EXPECT_EQ(first_error(kHeader + "axes: {array.rows: [64]}\nsampling: {method: grid, points: 4}\n"),
+            "configs/sweeps/test_spec.yaml:6:34: error: sampling.points: a grid runs every "
+            "combination; points is for random and latin_hypercube; remove points:, or write "
+            "method: random or latin_hypercube");
+  EXPECT_EQ(first_error("schema_version: 1\nname: t\narch: ../arch/none.yaml\n"
+                        "workloads: [{name: r18, file: ../workloads/resnet18.yaml}]\n"
+                        "axes: {array.rows: [64]}\n"),
+            "configs/sweeps/test_spec.yaml:3:7: error: arch: no such file "
+            "'configs/arch/none.yaml'; the path is relative to the sweep spec's folder");
+}
+
+// A spec over `axes` with the header's arch and workload.
+SweepSpec spec_with(const std::string& axes_and_more) {
+  Diagnostics diags;
+  auto spec = parse_spec(kHeader + axes_and_more, diags);
+  EXPECT_TRUE(spec) << diags.format_all();
+  return spec.value_or(SweepSpec{});
+}
+
+TEST(SweepPoints, GridIsTheCartesianProductFirstAxisSlowest) {
+  const SweepSpec spec =
+      spec_with("axes:\n  array.rows: [32, 64]\n  array.cols: [16, 32, 48]\n");
+  // 2 x 3 = 6 points; the last axis turns fastest, like nested loops in spec order.
+  const std::vector<SweepPoint> expected{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+  EXPECT_EQ(enumerate_points(spec), expected);
+  EXPECT_EQ(point_values(spec, {1, 2}),
+            (std::vector<std::pair<std::string, std::string>>{{"array.rows", "64"},
+                                                              {"array.cols", "48"}}));
+}
+
+TEST(SweepPoints, LatinHypercubeUsesEveryStratumOnce) {
+  // 3 axes of 8 values and 8 points: each axis's 8 strata each hold one point, and with as many
+  // values as strata, stratum s is value s, so every value of every axis appears exactly once.
+  const SweepSpec spec = spec_with(
+      "axes:\n"
+      "  array.rows: {from: 8, to: 64, step: 8}\n"
+      "  array.cols: {from: 8, to: 64, step: 8}\n"
+      "  sram.ifmap: {from: 1 KiB, to: 128 KiB, factor: 2}\n"
+      "sampling: {method: latin_hypercube, points: 8, seed: 42}\n");
+  const auto points = enumerate_points(spec);
+  ASSERT_EQ(points.size(), 8u);
+  for (std::size_t a = 0; a < 3; ++a) {
+    std::set<std::size_t> used;
+    for (const SweepPoint& p : points) used.insert(p[a]);
+    EXPECT_EQ(used.size(), 8u) << "axis " << a;
+  }
+  const auto strata = latin_hypercube_strata(3, 8, 42);
+  for (const auto& axis : strata) {
+    std::vector<std::size_t> sorted = axis;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::size_t> all(8);
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(sorted, all);
+  }
+  // Seeded: the same seed gives the same points.
+  EXPECT_EQ(enumerate_points(spec), points);
+}
+
+TEST(SweepPoints, RandomIsSeededAndInRange) {
+  const SweepSpec spec = spec_with(
+      "axes:\n  array.rows: [8, 16, 32]\n  array.cols: [8, 16]\n"
+      "sampling: {method: random, points: 20, seed: 3}\n");
+  const auto points = enumerate_points(spec);
+  ASSERT_EQ(points.size(), 20u);
+  for (const SweepPoint& p : points) {
+    EXPECT_LT(p[0], 3u);
+    EXPECT_LT(p[1], 2u);
+  }
+  EXPECT_EQ(enumerate_points(spec), points);
+}
+
+TEST(SweepApply, APathChangesExactlyThatValue) {
+  const SweepSpec spec = spec_with("axes:\n  array.rows: [64]\n  sram.ifmap: [1 MiB]\n");
+  Diagnostics diags;
+  const auto base = arch::load_arch("configs/arch/tpu_like_128x128_ws.yaml", diags);
+  std::uint64_t hash = 0;
+  const auto point = apply_point(spec, {0, 0}, diags, &hash);
+  ASSERT_TRUE(base && point) << diags.format_all();
+  EXPECT_NE(hash, base->content_hash);
+  // Everything else is the base's: set the two values on the base and compare whole specs.
+  arch::ArchSpec expected = base->spec;
+  expected.compute.at(0).array->rows = 64;
+  const auto ifmap = std::find_if(expected.memory.begin(), expected.memory.end(),
+                                  [](const auto& level) { return level.name == "ifmap"; });
+  ASSERT_NE(ifmap, expected.memory.end());
+  ifmap->capacity = Bytes{1U << 20};
+  EXPECT_EQ(*point, expected);
+  // The peak halves: 128x128 -> 64x128 MACs at 700 MHz, 2 ops per MAC:
+  // 2 x 128 x 128 x 700e6 = 22.9376e12 -> 2 x 64 x 128 x 700e6 = 11.4688e12 ops/s.
+  const arch::HardwareModel base_hw(base->spec);
+  const arch::HardwareModel hw(*point);
+  const DataType precision = base_hw.matrix_precisions().front();
+  EXPECT_DOUBLE_EQ(base_hw.peak_ops_per_second(precision), 22.9376e12);
+  EXPECT_DOUBLE_EQ(hw.peak_ops_per_second(precision), 11.4688e12);
+}
+
+TEST(SweepApply, AnInvalidArchIsAnInfeasiblePointWithTheReason) {
+  const SweepSpec spec = spec_with("axes:\n  array.rows: [0, 64]\n");
+  Diagnostics diags;
+  const auto graph = workload::load_workload("configs/workloads/resnet18.yaml", diags);
+  ASSERT_TRUE(graph) << diags.format_all();
+  const std::vector<workload::Graph> graphs{*graph};
+  const SweepPointRecord bad = evaluate_point(spec, graphs, 0, {0});
+  ASSERT_EQ(bad.rows.size(), 1u);
+  EXPECT_EQ(bad.rows[0].status, "infeasible");
+  EXPECT_FALSE(bad.rows[0].feasible);
+  // tpu_like_128x128_ws.yaml line 10 is "  rows: 128", the value at column 9.
+  EXPECT_EQ(bad.rows[0].reason,
+            "configs/arch/tpu_like_128x128_ws.yaml:10:9: error: array.rows: must be at least 1; "
+            "an array has at least one row and one column, e.g. 32");
+  EXPECT_EQ(bad.axis_values, R"({"array.rows":"0"})");
+  const SweepPointRecord good = evaluate_point(spec, graphs, 1, {1});
+  EXPECT_EQ(good.rows.at(0).status, "ok");
+  EXPECT_GT(good.rows.at(0).latency_s, 0.0);
+  EXPECT_FALSE(good.rows.at(0).run_json.empty());
+}
+
+TEST(SweepApply, ObjectivesAndVerdictsFollowFromTheRun) {
+  const SweepSpec spec = spec_with(
+      "axes:\n  array.rows: [128]\n"
+      "constraints: {max_area_mm2: 1000, max_power_w: 0.001, fits_memory: true}\n");
+  Diagnostics diags;
+  const auto graph = workload::load_workload("configs/workloads/resnet18.yaml", diags);
+  ASSERT_TRUE(graph) << diags.format_all();
+  const std::vector<workload::Graph> graphs{*graph};
+  const SweepRow row = evaluate_point(spec, graphs, 0, {0}).rows.at(0);
+  ASSERT_EQ(row.status, "ok") << row.reason;
+  // throughput = 1 / latency, edp = energy x latency.
+  EXPECT_DOUBLE_EQ(row.throughput_per_s, 1.0 / row.latency_s);
+  EXPECT_DOUBLE_EQ(row.edp_js, row.energy_j * row.latency_s);
+  EXPECT_DOUBLE_EQ(row.power_w, row.energy_j / row.latency_s);
+  EXPECT_EQ(row.area_verdict, "pass");   // tens of mm2 < 1000
+  EXPECT_EQ(row.power_verdict, "fail");  // watts > 1 mW
+  // The preset states no DRAM capacity: "unknown capacity" is not "fits".
+  EXPECT_EQ(row.memory_status, "unknown capacity");
+  EXPECT_EQ(row.memory_verdict, "fail");
+  EXPECT_FALSE(row.feasible);
+}
+
+TEST(SweepStore, InterruptedAndResumedEqualsUninterrupted) {
+  const testing::TempDir tmp;
+  const SweepSpec spec = spec_with("axes:\n  array.rows: [0, 32, 64]\n  sram.ifmap: [1 MiB, 2 MiB]\n");
+  std::string why;
+  Diagnostics diags;
+  std::vector<SweepRow> whole;
+  {
+    auto store = SweepStore::create(tmp.path() / "whole.db", spec.hash, spec.name, why);
+    ASSERT_TRUE(store) << why;
+    const auto outcome = run_sweep(spec, *store, {.threads = 2}, diags);
+    ASSERT_TRUE(outcome) << diags.format_all();
+    EXPECT_EQ(outcome->ran, 6u);  // 3 x 2
+    EXPECT_EQ(outcome->infeasible, 2u);  // rows = 0, with either SRAM
+    whole = store->rows();
+  }
+  {
+    auto store = SweepStore::create(tmp.path() / "parts.db", spec.hash, spec.name, why);
+    ASSERT_TRUE(store) << why;
+    const auto first = run_sweep(spec, *store, {.threads = 2, .limit = 4}, diags);
+    ASSERT_TRUE(first) << diags.format_all();
+    EXPECT_EQ(first->ran, 4u);
+    EXPECT_EQ(first->remaining, 2u);
+  }
+  auto store = SweepStore::open(tmp.path() / "parts.db", spec.hash, why);
+  ASSERT_TRUE(store) << why;
+  EXPECT_EQ(store->done_points(), (std::set<std::uint64_t>{0, 1, 2, 3}));
+  const auto rest = run_sweep(spec, *store, {.threads = 1}, diags);
+  ASSERT_TRUE(rest) << diags.format_all();
+  EXPECT_EQ(rest->already_done, 4u);
+  EXPECT_EQ(rest->ran, 2u);
+  ASSERT_EQ(whole.size(), 6u);
+  EXPECT_EQ(store->rows(), whole);
+  // The exports come from the rows: header, then one line per point x workload.
+  const std::string csv = export_csv(spec, whole);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "point,workload,array.rows,sram.ifmap,status,feasible,latency_s,area_mm2,power_w,"
+            "memory,reason");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+}
+
+TEST(SweepStore, RefusesAnotherSpecsStore) {
+  const testing::TempDir tmp;
+  std::string why;
+  ASSERT_TRUE(SweepStore::create(tmp.path() / "s.db", 0x1234, "a", why)) << why;
+  EXPECT_FALSE(SweepStore::create(tmp.path() / "s.db", 0x1234, "a", why));
+  EXPECT_NE(why.find("exists"), std::string::npos) << why;
+  EXPECT_FALSE(SweepStore::open(tmp.path() / "s.db", 0x9999, why));
+  EXPECT_EQ(why, "'" + (tmp.path() / "s.db").string() +
+                     "' holds a sweep of another spec (hash 0000000000001234; this spec, with its "
+                     "arch and workload files, hashes to 0000000000009999): resuming would mix "
+                     "their results");
+}
+
+}  // namespace
+}  // namespace coda::sim
