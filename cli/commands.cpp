@@ -44,16 +44,6 @@ struct RunArgs {
   bool search_options_given = false;  // a search option without --mapper search
 };
 
-bool write_file(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  if (!file) {
-    err << fmt::format("error: cannot write '{}'\n", path.string());
-    return false;
-  }
-  return true;
-}
-
 // One line per kind of fusion group: how many, and the DRAM bytes the plan saves.
 std::string fusion_lines(const results::RunResult& run) {
   std::string text;

@@ -1,6 +1,8 @@
 #pragma once
 // Command-line values shared by several subcommands.
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -21,6 +23,19 @@ inline bool read_precision(const std::string& text, std::optional<DataType>& out
   err << fmt::format("error: --precision: unknown precision '{}'; expected one of: {}\n", text,
                      data_type_list());
   return false;
+}
+
+// Writes `text` to `path` (binary, so bytes are kept as they are); on failure prints the error to
+// `err` and returns false.
+inline bool write_file(const std::filesystem::path& path, const std::string& text,
+                       std::ostream& err) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  if (!file) {
+    err << fmt::format("error: cannot write '{}'\n", path.string());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace coda::cli

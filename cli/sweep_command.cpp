@@ -12,22 +12,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/options.h"
 #include "sim/sweep.h"
 #include "sim/sweep_spec.h"
 #include "sim/sweep_store.h"
 
 namespace coda::cli {
 namespace {
-
-bool write_text(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  if (!file) {
-    err << fmt::format("error: cannot write '{}'\n", path.string());
-    return false;
-  }
-  return true;
-}
 
 std::string eta_text(double seconds) {
   if (seconds >= 3600) return fmt::format("{:.0f}h{:02.0f}m", seconds / 3600,
@@ -133,8 +124,8 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
     return 1;
   }
   const auto rows = store->rows();
-  if (!write_text(dir / "results.csv", sim::export_csv(*spec, rows), err) ||
-      !write_text(dir / "results.json", sim::export_json(*spec, rows), err))
+  if (!write_file(dir / "results.csv", sim::export_csv(*spec, rows), err) ||
+      !write_file(dir / "results.json", sim::export_json(*spec, rows), err))
     return 1;
   out << fmt::format("sweep {}: {} points x {} workload{}; ran {} in {:.2f} s ({:.1f} points/s), "
                      "{} infeasible; {} already stored; {} left{}\n",

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/options.h"
 #include "core/diagnostics.h"
 #include "workloads/cnn/cnn_zoo.h"
 #include "workloads/importers.h"
@@ -130,16 +131,6 @@ std::optional<workload::Graph> load_source(const WorkloadArgs& args, Diagnostics
   return workload::load_workload(args.file, diags);
 }
 
-bool write_text(const std::string& path, const std::string& text, std::ostream& err) {
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  if (!file) {
-    err << fmt::format("error: cannot write '{}'\n", path);
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 CLI::App* add_workload_command(CLI::App& app, WorkloadArgs& args) {
@@ -243,9 +234,9 @@ int run_workload_command(const WorkloadArgs& args, std::ostream& out, std::ostre
                                          {"passes", pipeline->describe()},
                                          {"pass_reports", std::move(reports)},
                                          {"summary", summary}};
-    if (!write_text(args.json_out, json.dump(2) + "\n", err)) return 1;
+    if (!write_file(args.json_out, json.dump(2) + "\n", err)) return 1;
   }
-  if (!args.trace_out.empty() && !write_text(args.trace_out, workload::write_trace(*graph), err))
+  if (!args.trace_out.empty() && !write_file(args.trace_out, workload::write_trace(*graph), err))
     return 1;
   return 0;
 }

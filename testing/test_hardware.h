@@ -73,6 +73,21 @@ energy:
   static_power: 1 W
 )";
 
+// One 8x8 output-stationary int8 array, one buffer, unlimited DRAM bandwidth: pe, buf and DRAM
+// levels, a map space small enough to search exhaustively.
+inline constexpr std::string_view kTinyArray = R"(schema_version: 2
+name: tiny-array
+clock: 1 GHz
+compute:
+  - name: mxu
+    kind: systolic
+    array: {rows: 8, cols: 8, dataflow: output_stationary}
+    macs_per_pe: {int8: 1}
+memory:
+  - {name: buf, capacity: 64 KiB}
+dram: {bandwidth: unlimited}
+)";
+
 // A two-core NPU of two 16x8 int8 weight-stationary arrays per core, unlimited DRAM bandwidth.
 inline constexpr std::string_view kMiniNpu = R"(schema_version: 2
 name: mini-npu

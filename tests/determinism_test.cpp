@@ -16,9 +16,12 @@
 
 #include "cli/commands.h"
 #include "testing/temp_dir.h"
+#include "testing/test_hardware.h"
 
 namespace coda {
 namespace {
+
+using testing::kTinyArray;
 
 std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -108,22 +111,6 @@ TEST(Determinism, SearchedMappingsOnAGpuRunTwiceIdentically) {
   EXPECT_NE(json.find("\"mapper\": \"search: heuristic, latency\""), std::string::npos);
   EXPECT_EQ(searched_ops(json), kResnet18Layers);
 }
-
-// One 8x8 output-stationary int8 array, one buffer, unlimited DRAM bandwidth (as in
-// sim/tests/loop_nest_pricing_test.cpp): pe, buf and DRAM levels, a map space small enough to
-// search exhaustively.
-constexpr std::string_view kTinyArray = R"(schema_version: 2
-name: tiny-array
-clock: 1 GHz
-compute:
-  - name: mxu
-    kind: systolic
-    array: {rows: 8, cols: 8, dataflow: output_stationary}
-    macs_per_pe: {int8: 1}
-memory:
-  - {name: buf, capacity: 64 KiB}
-dram: {bandwidth: unlimited}
-)";
 
 // Three small GEMMs of different shapes (none cached from another).
 constexpr std::string_view kSmallGemms = R"(schema_version: 1

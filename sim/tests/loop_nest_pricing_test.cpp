@@ -14,22 +14,8 @@ namespace coda::sim::analytical {
 namespace {
 
 using testing::kMiniGpu;
+using testing::kTinyArray;
 using testing::parse_arch;
-
-// One 8x8 output-stationary int8 array, one buffer, unlimited DRAM bandwidth: a map space small
-// enough to search exhaustively (pe, buf and DRAM levels).
-constexpr std::string_view kTinyArray = R"(schema_version: 2
-name: tiny-array
-clock: 1 GHz
-compute:
-  - name: mxu
-    kind: systolic
-    array: {rows: 8, cols: 8, dataflow: output_stationary}
-    macs_per_pe: {int8: 1}
-memory:
-  - {name: buf, capacity: 64 KiB}
-dram: {bandwidth: unlimited}
-)";
 
 workload::Graph one_op(workload::Op op) {
   workload::Graph g{"g", "", {}, {}};
