@@ -1,6 +1,8 @@
 #include "cli/search_options.h"
 
+#include <algorithm>
 #include <ostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -22,7 +24,11 @@ void add_search_options(CLI::App& cmd, SearchArgs& args) {
                  "Stop an op's search after this many evaluations without improvement (0: never)");
   cmd.add_option("--seed", args.seed, "Seed of the random, heuristic and annealing searches")
       ->capture_default_str();
-  cmd.add_option("--threads", args.threads, "Worker threads of the exhaustive search")
+  cmd.add_option("--threads", args.threads,
+                 "Worker threads (0: every core): an exhaustive search is split over them; the "
+                 "other searches map that many distinct shapes at once. Results do not depend on "
+                 "it, except for an exhaustive search its budget stops early (the budget is per "
+                 "worker)")
       ->capture_default_str();
   cmd.add_option("--max-power", args.max_power, "Reject mappings above this average power (W)");
 }
@@ -50,7 +56,8 @@ std::optional<mapper::ScheduleSearch> read_search(const SearchArgs& args, std::o
                              .max_seconds = args.seconds,
                              .patience = args.patience},
                   .seed = args.seed,
-                  .threads = args.threads};
+                  .threads = args.threads > 0 ? args.threads
+                                              : std::max(1U, std::thread::hardware_concurrency())};
   return out;
 }
 

@@ -22,7 +22,7 @@ struct SearchArgs {
   double seconds = 0;
   std::uint64_t patience = 0;
   std::uint64_t seed = 1;
-  unsigned threads = 1;
+  unsigned threads = 0;  // 0: every core
   double max_power = 0;  // watts; 0: no cap
 };
 

@@ -228,41 +228,48 @@ std::string role_name(workload::TensorRole role) {
   return "?";
 }
 
-// Searches the loop-nest mapping of every contraction placed on the matrix unit.
+// Searches the loop-nest mapping of every contraction placed on the matrix unit (map_batch:
+// repeated shapes once, distinct ones in parallel).
 void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw,
                      const ScheduleSearch& search, std::vector<std::optional<ScheduledOp>>& placed) {
   MappingCache own_cache;
   MappingCache& cache = search.cache != nullptr ? *search.cache : own_cache;
   std::map<DataType, Hierarchy> hierarchies;
+  std::vector<std::size_t> ops;           // graph op index of each request
+  std::vector<workload::Einsum> einsums;  // the op at the precision it runs at
   for (std::size_t i = 0; i < placed.size(); ++i) {
     if (!placed[i] || (placed[i]->placement != Placement::Systolic &&
                        placed[i]->placement != Placement::TensorCore))
       continue;
-    ScheduledOp& scheduled = *placed[i];
-    auto h = hierarchies.find(scheduled.precision);
-    if (h == hierarchies.end())
-      h = hierarchies.emplace(scheduled.precision, make_hierarchy(hw, scheduled.precision)).first;
-    const Hierarchy& hierarchy = h->second;
-    // The op at the precision it runs at (an override re-types every tensor).
+    const DataType precision = placed[i]->precision;
+    if (!hierarchies.contains(precision))
+      hierarchies.emplace(precision, make_hierarchy(hw, precision));
     workload::Einsum einsum = graph.ops[i].space;
-    if (scheduled.precision != op_precision(graph.ops[i]))
-      for (workload::TensorAccess& access : einsum.accesses) access.dtype = scheduled.precision;
-    const std::uint64_t key = cache_key(einsum, hierarchy, search.goal, search.settings);
-    bool cached = true;
-    std::optional<SearchOutcome> outcome = cache.find(key);
-    if (!outcome) {
-      cached = false;
-      outcome = map_op(einsum, hierarchy, search.goal, search.settings, scheduled.loop_nest_why);
-      if (outcome) cache.insert(key, *outcome);
-    }
-    if (!outcome || !outcome->found()) {
-      if (outcome && scheduled.loop_nest_why.empty())
+    if (precision != op_precision(graph.ops[i]))  // an override re-types every tensor
+      for (workload::TensorAccess& access : einsum.accesses) access.dtype = precision;
+    ops.push_back(i);
+    einsums.push_back(std::move(einsum));
+  }
+  std::vector<MapRequest> requests;
+  requests.reserve(ops.size());
+  for (std::size_t r = 0; r < ops.size(); ++r)
+    requests.push_back({&einsums[r], &hierarchies.at(placed[ops[r]]->precision)});
+  std::vector<MapResult> mapped = map_batch(requests, search.goal, search.settings, cache);
+
+  for (std::size_t r = 0; r < ops.size(); ++r) {
+    ScheduledOp& scheduled = *placed[ops[r]];
+    MapResult& result = mapped[r];
+    scheduled.loop_nest_why = std::move(result.why);
+    if (!result.outcome || !result.outcome->found()) {
+      if (result.outcome && scheduled.loop_nest_why.empty())
         scheduled.loop_nest_why = "the search found no feasible mapping";
       continue;
     }
-    const Candidate& best = outcome->best.front();
-    LoopNestPlan plan{best.mapping, best.cost, {}, {}, 0, 0, {}, {}, cached,
-                      cached ? 0 : outcome->evaluated};
+    const Hierarchy& hierarchy = *requests[r].hierarchy;
+    const workload::Einsum& einsum = einsums[r];
+    const Candidate& best = result.outcome->best.front();
+    LoopNestPlan plan{best.mapping, best.cost, {}, {}, 0, 0, {}, {}, result.cached,
+                      result.cached ? 0 : result.outcome->evaluated};
     plan.program = make_tile_program(compile_problem(einsum), best.mapping, best.cost);
     for (const StorageLevel& level : hierarchy.levels) plan.levels.push_back(level.name);
     for (const workload::TensorAccess& access : einsum.accesses)

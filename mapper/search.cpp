@@ -1,6 +1,7 @@
 #include "mapper/search.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -959,28 +960,80 @@ std::uint64_t MappingCache::hits() const {
   return hits_;
 }
 
+std::vector<MapResult> map_batch(const std::vector<MapRequest>& requests, const SearchGoal& goal,
+                                 const SearchSettings& settings, MappingCache& cache) {
+  std::vector<MapResult> out(requests.size());
+  std::vector<std::uint64_t> keys(requests.size());
+  std::map<std::uint64_t, std::size_t> first;  // key -> first request with it
+  std::vector<std::size_t> to_search;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    keys[i] = cache_key(*requests[i].einsum, *requests[i].hierarchy, goal, settings);
+    if (first.contains(keys[i])) continue;  // filled from the cache below
+    first.emplace(keys[i], i);
+    if (auto hit = cache.find(keys[i])) {
+      out[i].outcome = std::move(hit);
+      out[i].cached = true;
+    } else {
+      to_search.push_back(i);
+    }
+  }
+
+  const auto search = [&](std::size_t i, const SearchSettings& with) {
+    out[i].outcome = map_op(*requests[i].einsum, *requests[i].hierarchy, goal, with, out[i].why);
+  };
+  const unsigned workers =
+      settings.strategy == Strategy::Exhaustive
+          ? 1U
+          : static_cast<unsigned>(std::min<std::size_t>(std::max(settings.threads, 1U),
+                                                        to_search.size()));
+  if (workers <= 1) {
+    for (const std::size_t i : to_search) search(i, settings);
+  } else {
+    SearchSettings single = settings;
+    single.threads = 1;
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    pool.reserve(workers);
+    for (unsigned w = 0; w < workers; ++w)
+      pool.emplace_back([&] {
+        for (std::size_t k = next++; k < to_search.size(); k = next++) search(to_search[k], single);
+      });
+    for (std::thread& thread : pool) thread.join();
+  }
+  for (const std::size_t i : to_search)  // in request order: the cache's content is deterministic
+    if (out[i].outcome) cache.insert(keys[i], *out[i].outcome);
+
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const std::size_t origin = first.at(keys[i]);
+    if (origin == i) continue;
+    out[i].cached = true;
+    out[i].outcome = cache.find(keys[i]);
+    if (!out[i].outcome) out[i].why = out[origin].why;  // the first found no map space
+  }
+  return out;
+}
+
 std::vector<OpMapping> map_graph(const workload::Graph& graph, const arch::HardwareModel& hw,
                                  const SearchGoal& goal, const SearchSettings& settings,
                                  MappingCache& cache) {
   std::map<DataType, Hierarchy> hierarchies;
-  std::vector<OpMapping> out;
+  std::vector<MapRequest> requests;
+  std::vector<const workload::Op*> ops;
   for (const workload::Op& op : graph.ops) {
     if (op.kind != workload::OpKind::Contraction) continue;
     const DataType precision = op_precision(op);
     auto h = hierarchies.find(precision);
     if (h == hierarchies.end())
       h = hierarchies.emplace(precision, make_hierarchy(hw, precision)).first;
-    OpMapping result{op.name, std::nullopt, {}, false};
-    const std::uint64_t key = cache_key(op.space, h->second, goal, settings);
-    if (auto hit = cache.find(key)) {
-      result.outcome = std::move(hit);
-      result.cached = true;
-    } else {
-      result.outcome = map_op(op.space, h->second, goal, settings, result.why);
-      if (result.outcome) cache.insert(key, *result.outcome);
-    }
-    out.push_back(std::move(result));
+    requests.push_back({&op.space, &h->second});
+    ops.push_back(&op);
   }
+  std::vector<MapResult> mapped = map_batch(requests, goal, settings, cache);
+  std::vector<OpMapping> out;
+  out.reserve(mapped.size());
+  for (std::size_t i = 0; i < mapped.size(); ++i)
+    out.push_back({ops[i]->name, std::move(mapped[i].outcome), std::move(mapped[i].why),
+                   mapped[i].cached});
   return out;
 }
 

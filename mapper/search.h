@@ -131,7 +131,7 @@ struct SearchSettings {
   Strategy strategy = Strategy::Heuristic;
   SearchBudget budget;
   std::uint64_t seed = 1;
-  unsigned threads = 1;  // exhaustive only
+  unsigned threads = 1;  // exhaustive: workers per search; others: searches at once (map_batch)
   MapSpaceOptions space;
 };
 
@@ -159,7 +159,26 @@ class MappingCache {
 std::uint64_t cache_key(const workload::Einsum& einsum, const Hierarchy& hierarchy,
                         const SearchGoal& goal, const SearchSettings& settings);
 
-// Every contraction of a graph mapped, repeated signatures once through `cache`.
+// A batch of mapping problems (each an op's einsum on a hierarchy; both must outlive the call)
+// mapped with every distinct problem (cache key) searched once: taken from `cache`, or searched
+// and added to it. Distinct problems are searched in parallel, on `settings.threads` workers,
+// for the heuristic, random and annealing strategies (one thread each: their results do not
+// depend on the thread count); exhaustive searches run one after another, each split over
+// `settings.threads` workers. Results come in request order; `cached` marks a problem found in
+// the cache or met earlier in the batch.
+struct MapRequest {
+  const workload::Einsum* einsum = nullptr;
+  const Hierarchy* hierarchy = nullptr;
+};
+struct MapResult {
+  std::optional<SearchOutcome> outcome;  // nullopt: no map space (`why`)
+  std::string why;
+  bool cached = false;
+};
+std::vector<MapResult> map_batch(const std::vector<MapRequest>& requests, const SearchGoal& goal,
+                                 const SearchSettings& settings, MappingCache& cache);
+
+// Every contraction of a graph mapped, repeated signatures once through `cache` (map_batch).
 struct OpMapping {
   std::string op;
   std::optional<SearchOutcome> outcome;  // nullopt: no map space (`why`)

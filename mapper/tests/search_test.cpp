@@ -4,6 +4,9 @@
 
 #include "mapper/search.h"
 
+#include <array>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "testing/test_hardware.h"
@@ -222,6 +225,39 @@ TEST(Search, RepeatedOpsAreMappedOnce) {
   // Names do not enter the signature; shapes do.
   EXPECT_EQ(op_signature(g.ops[0].space), op_signature(g.ops[1].space));
   EXPECT_NE(op_signature(g.ops[0].space), op_signature(g.ops[3].space));
+}
+
+TEST(Search, DistinctShapesSearchedInParallelGiveTheSameMappings) {
+  // Five shapes, two of them repeated: the batch searches 5 problems once each, however many
+  // workers share them, and each heuristic search is seeded alone, so 1 and 3 workers agree.
+  workload::Graph g{"g", "", {}, {}};
+  const std::array<std::array<std::uint64_t, 3>, 7> shapes{{{16, 16, 16}, {16, 32, 16},
+                                                           {16, 16, 16}, {32, 8, 16},
+                                                           {8, 8, 64}, {32, 8, 16}, {64, 16, 8}}};
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    g.add(workload::make_gemm("g" + std::to_string(i), shapes[i][0], shapes[i][1], shapes[i][2]));
+  const auto hw = testing::parse_arch(testing::kMiniNpu);
+  SearchSettings settings{.strategy = Strategy::Heuristic, .budget = {.max_evaluations = 400}};
+  MappingCache one;
+  const auto serial = map_graph(g, hw, {}, settings, one);
+  settings.threads = 3;
+  MappingCache three;
+  const auto parallel = map_graph(g, hw, {}, settings, three);
+  ASSERT_EQ(serial.size(), 7u);
+  ASSERT_EQ(parallel.size(), 7u);
+  EXPECT_EQ(one.size(), 5u);
+  EXPECT_EQ(three.size(), 5u);
+  EXPECT_EQ(three.hits(), 2u);  // g2 and g5
+  for (std::size_t i = 0; i < serial.size(); ++i) {
+    SCOPED_TRACE(serial[i].op);
+    ASSERT_TRUE(serial[i].outcome && parallel[i].outcome);
+    EXPECT_EQ(serial[i].cached, parallel[i].cached);
+    EXPECT_EQ(serial[i].outcome->best.front().index, parallel[i].outcome->best.front().index);
+    EXPECT_EQ(serial[i].outcome->evaluated, parallel[i].outcome->evaluated);
+  }
+  EXPECT_TRUE(parallel[2].cached);
+  EXPECT_TRUE(parallel[5].cached);
+  EXPECT_FALSE(parallel[6].cached);
 }
 
 }  // namespace
