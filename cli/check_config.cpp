@@ -1,5 +1,6 @@
 #include "cli/check_config.h"
 
+#include <cstdint>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "arch/arch_spec.h"
+#include "sim/sweep_spec.h"
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
 #include "workloads/llm/llm_config.h"
@@ -32,6 +34,7 @@ ConfigKind config_kind(const std::filesystem::path& file) {
     const YAML::Node root = YAML::LoadFile(file.string());
     if (root.IsMap() && root["layers"]) return ConfigKind::Workload;
     if (root.IsMap() && root["model"]) return ConfigKind::Llm;
+    if (root.IsMap() && root["axes"]) return ConfigKind::Sweep;
   } catch (const YAML::Exception&) {
     // Reported with its location by the arch reader.
   }
@@ -47,6 +50,16 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     if (!config) return std::nullopt;
     return fmt::format("llm '{}', {} layers, hidden {}, {} heads ({} kv)", config->name,
                        config->layers, config->hidden, config->heads, config->kv_heads);
+  }
+  if (kind == ConfigKind::Sweep) {
+    const auto spec = sim::load_sweep_spec(file, diags);
+    if (!spec) return std::nullopt;
+    const std::uint64_t points = spec->sampling.method == sim::SamplingMethod::Grid
+                                     ? sim::grid_size(*spec, UINT64_MAX).value_or(0)
+                                     : spec->sampling.points;
+    return fmt::format("sweep '{}', {} {}, {} {} point{}", spec->name, spec->axes.size(),
+                       spec->axes.size() == 1 ? "axis" : "axes", points,
+                       sim::to_string(spec->sampling.method), points == 1 ? "" : "s");
   }
   if (kind == ConfigKind::Workload) {
     const auto graph = workload::load_workload(file, diags);

@@ -239,7 +239,7 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
 
   std::vector<std::string> check_files;
   CLI::App* check = app.add_subcommand(
-      "check-config", "Validate arch and workload files; print every problem as "
+      "check-config", "Validate arch, workload and sweep files; print every problem as "
                       "file:line:col: error: path: message and exit non-zero if there is any");
   check->add_option("files", check_files, "Files to check (.yaml or .csv)")
       ->required()

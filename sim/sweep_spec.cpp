@@ -397,7 +397,8 @@ void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& s
 
 void read_sampling(const YamlReader& sampling, SamplingSpec& out, Diagnostics& diags) {
   if (!sampling.expect_map(diags)) return;
-  sampling.required_enum("method", out.method, EnumTable<SamplingMethod>(kMethods), diags);
+  const bool method_read =
+      sampling.required_enum("method", out.method, EnumTable<SamplingMethod>(kMethods), diags);
   const bool has_points = sampling.has("points");
   if (has_points) {
     std::int64_t points = 0;
@@ -414,11 +415,12 @@ void read_sampling(const YamlReader& sampling, SamplingSpec& out, Diagnostics& d
   }
   sampling.optional("seed", out.seed, diags);
   sampling.reject_unknown_keys(diags);
+  if (!method_read) return;  // an unknown method says so; nothing to check points against
   if (out.method == SamplingMethod::Grid && has_points)
     diags.error(sampling.at("points").location(), sampling.at("points").path(),
                 "a grid runs every combination; points is for random and latin_hypercube",
                 "remove points:, or write method: random or latin_hypercube");
-  if (out.method != SamplingMethod::Grid && !has_points && sampling.has("method"))
+  if (out.method != SamplingMethod::Grid && !has_points)
     diags.error(sampling.location(), sampling.path(),
                 fmt::format("method {} needs points:", to_string(out.method)),
                 "write e.g. {method: latin_hypercube, points: 32, seed: 1}");
