@@ -36,16 +36,14 @@ void add_search_options(CLI::App& cmd, SearchArgs& args) {
 std::optional<mapper::ScheduleSearch> read_search(const SearchArgs& args, std::ostream& err) {
   const auto objective = mapper::parse_objective(args.objective);
   if (!objective) {
-    err << fmt::format("error: --objective: unknown objective '{}'; expected one of: latency, "
-                       "energy, edp\n",
-                       args.objective);
+    err << fmt::format("error: --objective: unknown objective '{}'; expected one of: {}\n",
+                       args.objective, mapper::objective_list());
     return std::nullopt;
   }
   const auto strategy = mapper::parse_strategy(args.search);
   if (!strategy) {
-    err << fmt::format("error: --search: unknown search '{}'; expected one of: heuristic, "
-                       "exhaustive, random, annealing\n",
-                       args.search);
+    err << fmt::format("error: --search: unknown search '{}'; expected one of: {}\n",
+                       args.search, mapper::strategy_list());
     return std::nullopt;
   }
   mapper::ScheduleSearch out;

@@ -752,6 +752,18 @@ std::optional<Objective> parse_objective(std::string_view text) {
   return std::nullopt;
 }
 
+std::string objective_list() {
+  std::string out;
+  for (const auto& [name, value] : kObjectives) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+std::string strategy_list() {
+  std::string out;
+  for (const auto& [name, value] : kStrategies) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
 std::string_view to_string(Strategy strategy) {
   for (const auto& [name, value] : kStrategies)
     if (value == strategy) return name;

@@ -45,6 +45,7 @@ namespace coda::mapper {
 enum class Objective : std::uint8_t { Latency, Energy, Edp };
 std::string_view to_string(Objective objective);  // "latency", "energy", "edp"
 std::optional<Objective> parse_objective(std::string_view text);
+std::string objective_list();  // "latency, energy, edp"
 
 struct SearchGoal {
   Objective objective = Objective::Latency;
@@ -69,6 +70,7 @@ class SearchStrategy {
 enum class Strategy : std::uint8_t { Exhaustive, Random, Heuristic, Annealing };
 std::string_view to_string(Strategy strategy);
 std::optional<Strategy> parse_strategy(std::string_view text);
+std::string strategy_list();  // "exhaustive, random, heuristic, annealing" (table order)
 
 struct AnnealingOptions {
   double initial_temperature = 2.0;  // relative loss accepted with probability 1/e at the start

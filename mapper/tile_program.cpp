@@ -11,6 +11,16 @@ bool indexes(const ProblemTensor& tensor, std::size_t dim) {
   return ((static_cast<unsigned>(tensor.dim_mask) >> dim) & 1U) != 0;
 }
 
+// Calls visit(k, index of loop k) for every loop at `step`, innermost first.
+template <class Visit>
+void for_each_loop_index(const TileProgram& program, std::uint64_t step, Visit visit) {
+  std::uint64_t rest = step;
+  for (std::size_t k = program.loops.size(); k-- > 0;) {
+    visit(k, rest % program.loops[k].count);
+    rest /= program.loops[k].count;
+  }
+}
+
 }  // namespace
 
 TileProgram make_tile_program(const LoopNestProblem& problem, const Mapping& mapping,
@@ -59,23 +69,31 @@ TileProgram make_tile_program(const LoopNestProblem& problem, const Mapping& map
 
 StreamEvent event_at(const TileProgram& program, const TileStream& stream,
                      const LoopNestProblem& problem, std::uint64_t step) {
-  // The loops' indices at `step`, innermost fastest.
   StreamEvent event{true, false};
-  std::uint64_t rest = step;
-  for (std::size_t k = program.loops.size(); k-- > 0;) {
-    const TileLoop& loop = program.loops[k];
-    const std::uint64_t index = rest % loop.count;
-    rest /= loop.count;
-    const auto position = static_cast<int>(k);
+  for_each_loop_index(program, step, [&](std::size_t k, std::uint64_t index) {
+    const bool within = static_cast<int>(k) <= stream.depth;
     // Loops inside depth must all be at 0 for the tile to change here.
-    if (position > stream.depth && index != 0) event.changes = false;
+    if (!within && index != 0) event.changes = false;
     // A loop within depth that does not index the tensor has moved off 0: a revisit.
-    if (position <= stream.depth && index != 0 &&
-        !indexes(problem.tensors[stream.tensor], loop.dim))
+    if (within && index != 0 && !indexes(problem.tensors[stream.tensor], program.loops[k].dim))
       event.revisit = true;
-  }
+  });
   if (!event.changes) event.revisit = false;
   return event;
+}
+
+std::uint64_t tile_at(const TileProgram& program, const TileStream& stream,
+                      const LoopNestProblem& problem, std::uint64_t step) {
+  std::uint64_t number = 0;
+  std::uint64_t place = 1;  // innermost first, so the value builds from its low digits
+  for_each_loop_index(program, step, [&](std::size_t k, std::uint64_t index) {
+    if (static_cast<int>(k) > stream.depth ||
+        !indexes(problem.tensors[stream.tensor], program.loops[k].dim))
+      return;
+    number += index * place;
+    place *= program.loops[k].count;
+  });
+  return number;
 }
 
 }  // namespace coda::mapper

@@ -63,6 +63,11 @@ struct TileProgram {
 TileProgram make_tile_program(const LoopNestProblem& problem, const Mapping& mapping,
                               const MappingCost& cost);
 
+// The number of the tile stream `stream` holds at `step`: the mixed-radix value of the indices of
+// the loops within its depth that index its tensor (0 .. visits - 1).
+std::uint64_t tile_at(const TileProgram& program, const TileStream& stream,
+                      const LoopNestProblem& problem, std::uint64_t step);
+
 // What a stream does at a step: whether its tile changes there (step 0: every stream loads its
 // first tile), and whether that tile has been visited before (outputs read back partial sums).
 struct StreamEvent {

@@ -104,6 +104,9 @@ TEST(TileProgram, ReductionLoopOutsideRevisitsOutputTiles) {
   EXPECT_DOUBLE_EQ(c.write_bytes, 32);
   EXPECT_DOUBLE_EQ(c.read_bytes, 16);
   EXPECT_EQ(p.streams[kC].visits, 2u);
+  // C's tile is numbered by n alone: 0, 1, then 0, 1 again as k moves on.
+  for (std::uint64_t step = 0; step < 4; ++step)
+    EXPECT_EQ(tile_at(p, p.streams[kC], problem, step), step % 2);
   const Walk a = walk(p, problem, kA);
   EXPECT_EQ(a.changes, (std::vector<std::uint64_t>{0, 2}));
   EXPECT_DOUBLE_EQ(a.read_bytes, 16);

@@ -7,28 +7,6 @@
 namespace coda::sim::timing {
 namespace {
 
-bool indexes(const mapper::ProblemTensor& tensor, std::size_t dim) {
-  return ((static_cast<unsigned>(tensor.dim_mask) >> dim) & 1U) != 0;
-}
-
-// The tile number of stream `s` at `step`: the mixed-radix value of its indexing loops' indices.
-std::uint64_t tile_number(const mapper::TileProgram& program, const mapper::TileStream& stream,
-                          const mapper::ProblemTensor& tensor, std::uint64_t step) {
-  std::vector<std::uint64_t> index(program.loops.size());
-  std::uint64_t rest = step;
-  for (std::size_t k = program.loops.size(); k-- > 0;) {
-    index[k] = rest % program.loops[k].count;
-    rest /= program.loops[k].count;
-  }
-  std::uint64_t number = 0;
-  for (int k = 0; k <= stream.depth; ++k) {
-    const auto i = static_cast<std::size_t>(k);
-    if (indexes(tensor, program.loops[i].dim))
-      number = number * program.loops[i].count + index[i];
-  }
-  return number;
-}
-
 std::uint64_t round_up(std::uint64_t value, std::uint64_t to) {
   return to == 0 ? value : (value + to - 1) / to * to;
 }
@@ -57,8 +35,7 @@ TileRun execute(const mapper::TileProgram& program, const mapper::LoopNestProble
   const auto burst = [&](std::size_t t, std::uint64_t step, double bytes, double now) {
     if (bytes <= 0) return now;
     ++run.bursts;
-    const std::uint64_t tile =
-        tile_number(program, program.streams[t], problem.tensors[program.streams[t].tensor], step);
+    const std::uint64_t tile = mapper::tile_at(program, program.streams[t], problem, step);
     return dram.access(base[t] + tile * tile_bytes[t],
                        static_cast<std::uint64_t>(std::ceil(bytes)), now);
   };
