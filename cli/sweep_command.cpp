@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/options.h"
+#include "cli/sweep_mpi.h"
 #include "sim/sweep.h"
 #include "sim/sweep_spec.h"
 #include "sim/sweep_store.h"
@@ -28,7 +30,8 @@ std::string eta_text(double seconds) {
   return fmt::format("{:.0f}s", seconds);
 }
 
-// Prints progress: on a terminal a bar rewritten with \r, else a line every few seconds.
+// Prints progress (to stderr): on a terminal a bar rewritten with \r, else a line every few
+// seconds and one at the end.
 class ProgressPrinter {
  public:
   ProgressPrinter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
@@ -76,7 +79,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", args.out_dir, "Folder for sweep.db, results.csv and results.json")
       ->required();
-  cmd->add_option("--threads", args.threads, "Worker threads (default: every hardware thread)")
+  cmd->add_option("--threads", args.threads,
+                  "Worker threads (default: every core this process may run on; under mpirun, "
+                  "the cores of its rank)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--resume", args.resume,
                 "Continue the sweep stored in DIR/sweep.db: run only the missing points (the "
@@ -86,58 +91,75 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   return cmd;
 }
 
+std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
+                                                  const sim::SweepSpec& spec,
+                                                  std::ostream& err) {
+  const std::filesystem::path dir(args.out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
+    return nullptr;
+  }
+  const std::filesystem::path db = dir / "sweep.db";
+  std::string why;
+  auto store = args.resume ? sim::SweepStore::open(db, spec.hash, why)
+                           : sim::SweepStore::create(db, spec.hash, spec.name, why);
+  if (!store)
+    err << fmt::format("error: {}{}\n", why,
+                       args.resume ? ""
+                                   : "; pass --resume to continue it, or choose another --out "
+                                     "folder");
+  return store;
+}
+
+std::function<void(const sim::SweepProgress&)> sweep_progress(std::ostream& err) {
+  const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO) != 0;
+  return [printer = std::make_shared<ProgressPrinter>(err, terminal)](
+             const sim::SweepProgress& p) { (*printer)(p); };
+}
+
+int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec,
+                 const sim::SweepStore& store, const sim::SweepOutcome& outcome,
+                 std::string_view how, std::ostream& out, std::ostream& err) {
+  const std::filesystem::path dir(args.out_dir);
+  const auto rows = store.rows();
+  if (!write_file(dir / "results.csv", sim::export_csv(spec, rows), err) ||
+      !write_file(dir / "results.json", sim::export_json(spec, rows), err))
+    return 1;
+  out << fmt::format("sweep {}: {} points x {} workload{}; ran {} in {:.2f} s ({:.1f} points/s{}), "
+                     "{} infeasible; {} already stored; {} left{}\n",
+                     spec.name, outcome.points, spec.workloads.size(),
+                     spec.workloads.size() == 1 ? "" : "s", outcome.ran, outcome.seconds,
+                     outcome.seconds > 0 ? static_cast<double>(outcome.ran) / outcome.seconds
+                                         : 0.0,
+                     how, outcome.infeasible, outcome.already_done, outcome.remaining,
+                     outcome.remaining > 0 ? " (run again with --resume)" : "");
+  out << fmt::format("wrote {}, {} and {}\n", (dir / "sweep.db").string(),
+                     (dir / "results.csv").string(), (dir / "results.json").string());
+  return 0;
+}
+
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
+  if (mpi_world_size() > 1) return run_sweep_mpi(args, out, err);
   Diagnostics diags;
   const auto spec = sim::load_sweep_spec(args.spec, diags);
   if (!spec) {
     err << diags.format_all() << "no point was run.\n";
     return 1;
   }
-  const std::filesystem::path dir(args.out_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
-    return 1;
-  }
-  const std::filesystem::path db = dir / "sweep.db";
-  std::string why;
-  auto store = args.resume ? sim::SweepStore::open(db, spec->hash, why)
-                           : sim::SweepStore::create(db, spec->hash, spec->name, why);
-  if (!store) {
-    err << fmt::format("error: {}{}\n", why,
-                       args.resume ? ""
-                                   : "; pass --resume to continue it, or choose another --out "
-                                     "folder");
-    return 1;
-  }
-
-  const bool terminal = &out == &std::cout && isatty(fileno(stdout)) != 0;
-  ProgressPrinter printer(out, terminal);
+  const auto store = open_sweep_store(args, *spec, err);
+  if (!store) return 1;
   sim::SweepOptions options;
   options.threads = args.threads;
   if (args.limit > 0) options.limit = args.limit;
-  options.progress = [&printer](const sim::SweepProgress& p) { printer(p); };
+  options.progress = sweep_progress(err);
   const auto outcome = sim::run_sweep(*spec, *store, options, diags);
   if (!outcome) {
     err << diags.format_all() << "the sweep stopped.\n";
     return 1;
   }
-  const auto rows = store->rows();
-  if (!write_file(dir / "results.csv", sim::export_csv(*spec, rows), err) ||
-      !write_file(dir / "results.json", sim::export_json(*spec, rows), err))
-    return 1;
-  out << fmt::format("sweep {}: {} points x {} workload{}; ran {} in {:.2f} s ({:.1f} points/s), "
-                     "{} infeasible; {} already stored; {} left{}\n",
-                     spec->name, outcome->points, spec->workloads.size(),
-                     spec->workloads.size() == 1 ? "" : "s", outcome->ran, outcome->seconds,
-                     outcome->seconds > 0 ? static_cast<double>(outcome->ran) / outcome->seconds
-                                          : 0.0,
-                     outcome->infeasible, outcome->already_done, outcome->remaining,
-                     outcome->remaining > 0 ? " (run again with --resume)" : "");
-  out << fmt::format("wrote {}, {} and {}\n", db.string(), (dir / "results.csv").string(),
-                     (dir / "results.json").string());
-  return 0;
+  return finish_sweep(args, *spec, *store, *outcome, "", out, err);
 }
 
 }  // namespace coda::cli

@@ -2,12 +2,21 @@
 // `coda sweep SPEC.yaml --out DIR [--threads N] [--resume] [--limit N]`: run a design-space
 // sweep (docs/sweeps.md). Every finished point goes into DIR/sweep.db at once, so an interrupted
 // sweep resumes with --resume; at the end DIR/results.csv and DIR/results.json are written from
-// the store. Progress: a bar rewritten in place on a terminal, a plain line every few seconds
-// otherwise.
+// the store. Progress goes to stderr: a bar with the rate and ETA rewritten in place when stderr
+// is a terminal, a plain line every few seconds otherwise. Under `mpirun -np N` (when coda was
+// built with MPI) the points are split over the ranks and rank 0 writes the store
+// (cli/sweep_mpi.h).
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
+#include <string_view>
+
+#include "sim/sweep.h"
+#include "sim/sweep_spec.h"
+#include "sim/sweep_store.h"
 
 namespace CLI {
 class App;
@@ -25,5 +34,17 @@ struct SweepArgs {
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err);
+
+// The pieces run_sweep_command and its MPI form (cli/sweep_mpi.cpp) share.
+// DIR/sweep.db created, or opened with --resume; nullptr after printing why to `err`.
+std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
+                                                  const sim::SweepSpec& spec, std::ostream& err);
+// The progress callback that renders to `err` (a bar on a terminal, else plain lines).
+std::function<void(const sim::SweepProgress&)> sweep_progress(std::ostream& err);
+// Writes DIR/results.csv and DIR/results.json from the store and prints the summary; `how` is
+// added to the rate (", 2 ranks"). Returns the exit code.
+int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec, const sim::SweepStore& store,
+                 const sim::SweepOutcome& outcome, std::string_view how, std::ostream& out,
+                 std::ostream& err);
 
 }  // namespace coda::cli

@@ -315,7 +315,7 @@ Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel&
     if (!placed[i]) schedule.unsupported.push_back({op.name, std::move(why), op.source});
   }
   if (options.search) search_mappings(graph, hw, *options.search, placed);
-  schedule.memory = plan_memory(graph);
+  schedule.memory = options.memory_plan != nullptr ? *options.memory_plan : plan_memory(graph);
   schedule.fit = check_fit(schedule.memory, hw);
 
   // A group with an op the hardware cannot run does not fuse.

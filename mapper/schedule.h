@@ -183,6 +183,9 @@ struct ScheduleOptions {
   // Search a loop-nest mapping for every contraction on the matrix unit; nullopt: the closed
   // forms' fixed rule (a systolic array's dataflow, the GPU model's thread-block tile list).
   std::optional<ScheduleSearch> search;
+  // plan_memory(graph) made before (it depends on the graph only; a sweep makes it once per
+  // workload); nullptr: schedule_graph makes it.
+  const MemoryPlan* memory_plan = nullptr;
 };
 
 // The precision an op computes in: its first input's element type.

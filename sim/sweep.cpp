@@ -1,10 +1,15 @@
 #include "sim/sweep.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -13,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
-#include "core/results.h"
 #include "mapper/schedule.h"
 #include "mapper/search.h"
+#include "sim/analytical/analytical_engine.h"
 #include "sim/driver.h"
 #include "sim/engine.h"
 #include "workloads/importers.h"
@@ -32,24 +37,22 @@ std::string errors_text(const Diagnostics& diags) {
 }
 
 // The in-memory equivalent of run_files for an arch already built and a graph already read.
-std::optional<results::RunResult> run_workload(const workload::Graph& graph,
+std::optional<results::RunResult> run_workload(const Engine& engine, const workload::Graph& graph,
+                                               const mapper::MemoryPlan& memory_plan,
                                                const arch::HardwareModel& hw,
                                                const SweepWorkload& w, mapper::MappingCache* cache,
                                                std::string& why) {
-  EngineRegistry registry;
-  register_builtin_engines(registry);
-  const auto engine = registry.create("analytical");
   std::optional<mapper::ScheduleSearch> search;
   if (w.search_mapper) search = mapper::ScheduleSearch{{}, {}, cache};
-  const mapper::Schedule schedule =
-      mapper::schedule_graph(graph, hw, mapper::ScheduleOptions{w.precision, w.fusion, search});
+  const mapper::Schedule schedule = mapper::schedule_graph(
+      graph, hw, mapper::ScheduleOptions{w.precision, w.fusion, search, &memory_plan});
   if (!schedule.unsupported.empty()) {
     const mapper::UnsupportedOp& op = schedule.unsupported.front();
     why = fmt::format("{} op{} this arch cannot run, e.g. '{}': {}", schedule.unsupported.size(),
                       schedule.unsupported.size() == 1 ? "" : "s", op.name, op.reason);
     return std::nullopt;
   }
-  return run_schedule(*engine, schedule, graph, hw, search);
+  return run_schedule(engine, schedule, graph, hw, search);
 }
 
 std::string verdict(bool checked, bool known, bool pass) {
@@ -82,6 +85,18 @@ void fill_metrics(SweepRow& row, const results::RunResult& run, const SweepConst
   row.feasible = std::none_of(verdicts.begin(), verdicts.end(), [](const std::string* v) {
     return *v == "fail" || *v == "unknown";
   });
+}
+
+// A JSON string literal (quotes and escapes) for the run summary.
+std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+// The cores this process may run on (its affinity mask), at least 1.
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1U, std::thread::hardware_concurrency());
 }
 
 double metric(const SweepRow& row, SweepObjective objective) {
@@ -120,9 +135,90 @@ std::string csv_cell(std::string_view text) {
 
 }  // namespace
 
-SweepPointRecord evaluate_point(const SweepSpec& spec, std::span<const workload::Graph> graphs,
-                                std::uint64_t index, const SweepPoint& point,
+std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags) {
+  SweepInputs inputs;
+  bool ok = true;
+  for (const SweepWorkload& w : spec.workloads) {
+    auto graph = workload::load_workload(w.file, diags);
+    if (graph)
+      inputs.graphs.push_back(std::move(*graph));
+    else
+      ok = false;
+    inputs.workload_hashes.push_back(results::hex_hash(file_hash(w.file)));
+  }
+  if (!ok) return std::nullopt;
+  for (const workload::Graph& graph : inputs.graphs)
+    inputs.memory_plans.push_back(mapper::plan_memory(graph));
+  inputs.points = enumerate_points(spec);
+  return inputs;
+}
+
+SweepPlan plan_sweep(std::uint64_t points, const std::set<std::uint64_t>& done,
+                     std::optional<std::uint64_t> limit) {
+  SweepPlan plan;
+  plan.points = points;
+  for (std::uint64_t i = 0; i < points; ++i) {
+    if (done.contains(i))
+      ++plan.already_done;
+    else if (!limit || plan.todo.size() < *limit)
+      plan.todo.push_back(i);
+  }
+  plan.remaining = points - plan.already_done - plan.todo.size();
+  return plan;
+}
+
+unsigned worker_threads(unsigned threads, std::size_t points) {
+  const unsigned wanted = threads > 0 ? threads : usable_cores();
+  return std::max(1U, static_cast<unsigned>(std::min<std::size_t>(wanted, points)));
+}
+
+std::string run_summary(const results::RunResult& run) {
+  std::string text;
+  auto out = std::back_inserter(text);
+  const results::Cost& t = run.total;
+  fmt::format_to(out,
+                 R"({{"summary_version":1,"arch":{},"workload":{},"engine":{},"mapper":{},)"
+                 R"("fusion_mode":{},"clock_hz":{},"processing_elements":{},"area_mm2":{},)",
+                 quoted(run.arch), quoted(run.workload), quoted(run.provenance.engine),
+                 quoted(run.mapper), quoted(run.fusion_mode), run.clock.value,
+                 run.processing_elements, run.area.value);
+  fmt::format_to(out,
+                 R"("total":{{"cycles":{},"compute_cycles":{},"stall_cycles":{},"macs":{},)"
+                 R"("sram_reads":{},"sram_writes":{},"dram_reads":{},"dram_writes":{},)"
+                 R"("energy_j":{}}},)",
+                 t.cycles.value, t.compute_cycles.value, t.stall_cycles.value, t.macs,
+                 t.sram_reads.value, t.sram_writes.value, t.dram_reads.value,
+                 t.dram_writes.value, t.energy.value);
+  const results::MemoryFootprint& m = run.memory;
+  fmt::format_to(out,
+                 R"("memory":{{"status":{},"needed_bytes":{},"available_bytes":{},)"
+                 R"("weights_bytes":{},"kv_cache_bytes":{},"optimizer_state_bytes":{},)"
+                 R"("activations_bytes":{},"on_chip_bytes":{}}},"skipped":{},"fused_groups":{},)",
+                 quoted(m.status), m.needed.value, m.available.value, m.weights.value,
+                 m.kv_cache.value, m.optimizer_state.value, m.activations.value, m.on_chip.value,
+                 run.skipped.size(), run.fusion.size());
+  fmt::format_to(out, R"("op_columns":["name","unit","cycles","compute_cycles","stall_cycles",)"
+                      R"("macs","sram_reads","sram_writes","dram_reads","dram_writes","energy_j",)"
+                      R"("bound","arithmetic_intensity","compute_utilization",)"
+                      R"("mapping_efficiency"],"ops":[)");
+  for (std::size_t i = 0; i < run.ops.size(); ++i) {
+    const results::OpResult& op = run.ops[i];
+    const results::Cost& c = op.cost;
+    fmt::format_to(out, R"({}[{},{},{},{},{},{},{},{},{},{},{},"{}",{},{},{}])",
+                   i == 0 ? "" : ",", quoted(op.name), quoted(op.unit), c.cycles.value,
+                   c.compute_cycles.value, c.stall_cycles.value, c.macs, c.sram_reads.value,
+                   c.sram_writes.value, c.dram_reads.value, c.dram_writes.value,
+                   c.energy.value, results::to_string(op.bound), op.arithmetic_intensity,
+                   op.compute_utilization, op.mapping_efficiency);
+  }
+  fmt::format_to(out, "]}}");
+  return text;
+}
+
+SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs,
+                                PointArchBuilder& archs, std::uint64_t index,
                                 mapper::MappingCache* cache) {
+  const SweepPoint& point = inputs.points.at(static_cast<std::size_t>(index));
   SweepPointRecord record;
   record.index = index;
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
@@ -134,14 +230,15 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, std::span<const workload:
   std::optional<arch::HardwareModel> hw;
   std::string arch_reason;
   try {
-    if (auto arch = apply_point(spec, point, diags, &arch_hash)) hw.emplace(std::move(*arch));
+    if (auto arch = archs.build(point, diags, &arch_hash)) hw.emplace(std::move(*arch));
   } catch (const std::exception& e) {
     diags.error({spec.arch.string(), 0, 0}, "", fmt::format("internal error: {}", e.what()));
   }
   if (!hw) arch_reason = errors_text(diags);
   record.arch_hash = results::hex_hash(arch_hash);
 
-  for (std::size_t i = 0; i < spec.workloads.size() && i < graphs.size(); ++i) {
+  const analytical::AnalyticalEngine engine;
+  for (std::size_t i = 0; i < spec.workloads.size() && i < inputs.graphs.size(); ++i) {
     const SweepWorkload& w = spec.workloads[i];
     SweepRow row;
     row.point = index;
@@ -153,17 +250,16 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, std::span<const workload:
     std::string why = arch_reason;
     if (hw) {
       try {
-        run = run_workload(graphs[i], *hw, w, cache, why);
+        run = run_workload(engine, inputs.graphs[i], inputs.memory_plans[i], *hw, w, cache, why);
       } catch (const std::exception& e) {
         why = fmt::format("internal error: {}", e.what());
       }
     }
     if (run) {
-      run.value().provenance.inputs = {
-          {"arch", spec.arch.string(), record.arch_hash},
-          {"workload", w.file.string(), results::hex_hash(file_hash(w.file))}};
+      run.value().provenance.inputs = {{"arch", spec.arch.string(), record.arch_hash},
+                                       {"workload", w.file.string(), inputs.workload_hashes[i]}};
       fill_metrics(row, *run, spec.constraints);
-      row.run_json = nlohmann::ordered_json(*run).dump();
+      row.run_summary = run_summary(*run);
     } else {
       row.status = "infeasible";
       row.reason = why;
@@ -174,74 +270,177 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, std::span<const workload:
   return record;
 }
 
-std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
-                                      const SweepOptions& options, Diagnostics& diags) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  std::vector<workload::Graph> graphs;
-  bool graphs_ok = true;
-  for (const SweepWorkload& w : spec.workloads) {
-    auto graph = workload::load_workload(w.file, diags);
-    if (graph)
-      graphs.push_back(std::move(*graph));
-    else
-      graphs_ok = false;
-  }
-  if (!graphs_ok) return std::nullopt;
-
-  const std::vector<SweepPoint> points = enumerate_points(spec);
-  const std::set<std::uint64_t> done = store.done_points();
-  SweepOutcome outcome;
-  outcome.points = points.size();
-  std::vector<std::uint64_t> todo;
-  for (std::uint64_t i = 0; i < points.size(); ++i) {
-    if (done.contains(i))
-      ++outcome.already_done;
-    else
-      todo.push_back(i);
-  }
-  if (options.limit && todo.size() > *options.limit)
-    todo.resize(static_cast<std::size_t>(*options.limit));
-  outcome.remaining = outcome.points - outcome.already_done - todo.size();
-
-  mapper::MappingCache cache;
-  unsigned threads = options.threads > 0 ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(
-                                                         std::max<std::size_t>(todo.size(), 1))));
+bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
+                std::span<const std::uint64_t> todo, unsigned threads, const PointSink& sink,
+                mapper::MappingCache* cache, std::string& why) {
   std::atomic<std::size_t> next{0};
-  std::mutex mutex;  // guards the store, `outcome` and `failure`
+  std::mutex mutex;  // guards the sink's calls and `failure`
   std::optional<std::string> failure;
+  std::atomic<bool> stop{false};
   const auto work = [&] {
-    for (;;) {
+    Diagnostics diags;
+    auto archs = PointArchBuilder::create(spec, diags);
+    if (!archs) {
+      const std::scoped_lock lock(mutex);
+      if (!failure) failure = diags.format_all();
+      stop = true;
+      return;
+    }
+    while (!stop) {
       const std::size_t slot = next.fetch_add(1);
       if (slot >= todo.size()) return;
-      const std::uint64_t index = todo[slot];
-      const SweepPointRecord record =
-          evaluate_point(spec, graphs, index, points[static_cast<std::size_t>(index)], &cache);
+      SweepPointRecord record = evaluate_point(spec, inputs, *archs, todo[slot], cache);
       const std::scoped_lock lock(mutex);
       if (failure) return;
-      std::string why;
-      if (!store.write_point(record, why)) {
-        failure = why;
+      std::string reason;
+      if (!sink(std::move(record), reason)) {
+        failure = reason;
+        stop = true;
         return;
       }
-      ++outcome.ran;
-      if (std::any_of(record.rows.begin(), record.rows.end(),
-                      [](const SweepRow& r) { return r.status != "ok"; }))
-        ++outcome.infeasible;
-      if (options.progress)
-        options.progress({outcome.ran, todo.size(), outcome.infeasible, elapsed()});
     }
   };
   {
     std::vector<std::jthread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    const unsigned n = worker_threads(threads, todo.size());
+    for (unsigned t = 0; t < n; ++t) pool.emplace_back(work);
   }
-  outcome.seconds = elapsed();
-  if (failure) {
-    diags.error({}, "", fmt::format("cannot write the sweep store: {}", *failure));
+  if (!failure) return true;
+  why = *failure;
+  return false;
+}
+
+// ---- SweepWriter ----
+
+struct SweepWriter::State {
+  SweepStore& store;
+  std::uint64_t total = 0;
+  std::function<void(const SweepProgress&)> progress;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::mutex mutex;  // guards everything below
+  std::condition_variable wake;  // for the writer: points queued, or closing
+  std::deque<SweepPointRecord> queue;
+  bool closing = false;
+  std::optional<std::string> failure;
+  std::uint64_t written = 0;
+  std::uint64_t infeasible = 0;
+  std::jthread thread;
+
+  State(SweepStore& s, std::uint64_t t, std::function<void(const SweepProgress&)> p)
+      : store(s), total(t), progress(std::move(p)) {}
+
+  void run() {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      wake.wait(lock, [&] { return !queue.empty() || closing; });
+      if (queue.empty()) return;
+      std::vector<SweepPointRecord> batch(std::make_move_iterator(queue.begin()),
+                                          std::make_move_iterator(queue.end()));
+      queue.clear();
+      lock.unlock();
+      std::string why;
+      const bool ok = store.write_points(batch, why);
+      const auto bad = static_cast<std::uint64_t>(
+          std::count_if(batch.begin(), batch.end(), [](const SweepPointRecord& r) {
+            return std::any_of(r.rows.begin(), r.rows.end(),
+                               [](const SweepRow& row) { return row.status != "ok"; });
+          }));
+      lock.lock();
+      if (!ok) {
+        failure = why;
+        queue.clear();
+        return;
+      }
+      written += batch.size();
+      infeasible += bad;
+      if (progress) {
+        const SweepProgress now{
+            written, total, infeasible,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+        lock.unlock();  // the callback may print; workers keep queueing meanwhile
+        progress(now);
+        lock.lock();
+      }
+    }
+  }
+};
+
+SweepWriter::SweepWriter(SweepStore& store, std::uint64_t total,
+                         std::function<void(const SweepProgress&)> progress)
+    : state_(std::make_unique<State>(store, total, std::move(progress))) {
+  state_->thread = std::jthread([s = state_.get()] { s->run(); });
+}
+
+SweepWriter::~SweepWriter() {
+  std::string ignored;
+  finish(ignored);
+}
+
+bool SweepWriter::put(SweepPointRecord record, std::string& why) {
+  const std::scoped_lock lock(state_->mutex);
+  if (state_->failure) {
+    why = *state_->failure;
+    return false;
+  }
+  state_->queue.push_back(std::move(record));
+  state_->wake.notify_one();
+  return true;
+}
+
+bool SweepWriter::finish(std::string& why) {
+  {
+    std::unique_lock lock(state_->mutex);
+    state_->closing = true;
+    state_->wake.notify_one();
+  }
+  if (state_->thread.joinable()) state_->thread.join();
+  const std::scoped_lock lock(state_->mutex);
+  if (!state_->failure) return true;
+  why = *state_->failure;
+  return false;
+}
+
+std::uint64_t SweepWriter::written() const {
+  const std::scoped_lock lock(state_->mutex);
+  return state_->written;
+}
+
+std::uint64_t SweepWriter::infeasible() const {
+  const std::scoped_lock lock(state_->mutex);
+  return state_->infeasible;
+}
+
+std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
+                                      const SweepOptions& options, Diagnostics& diags) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto inputs = load_sweep_inputs(spec, diags);
+  if (!inputs) return std::nullopt;
+  const SweepPlan plan = plan_sweep(inputs->points.size(), store.done_points(), options.limit);
+  SweepOutcome outcome;
+  outcome.points = plan.points;
+  outcome.already_done = plan.already_done;
+  outcome.remaining = plan.remaining;
+
+  mapper::MappingCache cache;
+  SweepWriter writer(store, plan.todo.size(), options.progress);
+  std::string why;
+  const bool ran = run_points(
+      spec, *inputs, plan.todo, options.threads,
+      [&writer](SweepPointRecord record, std::string& reason) {
+        return writer.put(std::move(record), reason);
+      },
+      &cache, why);
+  std::string write_why;
+  const bool written = writer.finish(write_why);
+  outcome.ran = writer.written();
+  outcome.infeasible = writer.infeasible();
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!written) {
+    diags.error({}, "", fmt::format("cannot write the sweep store: {}", write_why));
+    return std::nullopt;
+  }
+  if (!ran) {
+    diags.error({}, "", fmt::format("the sweep stopped: {}", why));
     return std::nullopt;
   }
   return outcome;

@@ -1,8 +1,14 @@
 #pragma once
 // The sweep executor: runs every point of a SweepSpec (sim/sweep_spec.h) on every workload, in
 // memory, on worker threads, and writes each finished point to a SweepStore
-// (sim/sweep_store.h) in its own transaction. Points already in the store are skipped, so an
-// interrupted sweep resumes where it stopped and ends with the rows an uninterrupted one writes.
+// (sim/sweep_store.h) as it finishes (SweepWriter: group commit). Points already in the store are
+// skipped, so an interrupted sweep resumes where it stopped and ends with the rows an
+// uninterrupted one writes. Under mpirun the CLI's MPI glue (cli/sweep_mpi.h) splits the points
+// over ranks with the same pieces (load_sweep_inputs, plan_sweep, run_points, SweepWriter).
+//
+// Shared once per sweep, not per point: the workloads are read once, each worker thread reads
+// the base arch once (PointArchBuilder) and sets each point's values in its copy, and a point
+// stores a compact summary of each run, not the whole RunResult.
 //
 // Per point x workload: latency = the run's seconds; throughput = 1 / latency (runs of the
 // workload, i.e. samples of its batch, per second); energy in joules; edp = energy x latency;
@@ -13,12 +19,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "core/results.h"
+#include "mapper/memory_plan.h"
 #include "sim/sweep_spec.h"
 #include "sim/sweep_store.h"
 #include "workloads/graph.h"
@@ -30,16 +40,17 @@ class MappingCache;
 namespace coda::sim {
 
 struct SweepProgress {
-  std::uint64_t done = 0;        // points finished in this run
+  std::uint64_t done = 0;        // points stored in this run
   std::uint64_t total = 0;       // points this run will run
   std::uint64_t infeasible = 0;  // of `done`, points with an infeasible row
   double elapsed_s = 0;
 };
 
 struct SweepOptions {
-  unsigned threads = 0;                // 0: every hardware thread
+  unsigned threads = 0;                // 0: every core this process may run on
   std::optional<std::uint64_t> limit;  // stop after this many new points
-  // Called after each stored point, from a worker thread, never two calls at once.
+  // Called after each commit to the store (one or more points), from the store's writer
+  // thread, never two calls at once. The library does not print: the CLI renders this.
   std::function<void(const SweepProgress&)> progress;
 };
 
@@ -52,21 +63,94 @@ struct SweepOutcome {
   double seconds = 0;
 };
 
-// Loads the workloads once and runs the missing points. nullopt when a workload cannot be read,
+// What every point of a sweep shares, made once per sweep (and per MPI rank): the workloads
+// read, their files' content hashes (for each run's provenance), their memory plans (which
+// depend on the graph only) and the points in index order.
+struct SweepInputs {
+  std::vector<workload::Graph> graphs;       // spec.workloads order
+  std::vector<std::string> workload_hashes;  // 16 hex digits per workload file
+  std::vector<mapper::MemoryPlan> memory_plans;  // plan_memory of each graph (graph-only)
+  std::vector<SweepPoint> points;            // enumerate_points(spec)
+};
+// nullopt when a workload cannot be read (the reasons are in `diags`).
+std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags);
+
+// Which points a run runs: the ones missing from the store, in index order, the first `limit`.
+struct SweepPlan {
+  std::uint64_t points = 0;
+  std::uint64_t already_done = 0;
+  std::vector<std::uint64_t> todo;
+  std::uint64_t remaining = 0;  // missing after this run
+};
+SweepPlan plan_sweep(std::uint64_t points, const std::set<std::uint64_t>& done,
+                     std::optional<std::uint64_t> limit);
+
+// The worker threads `threads` asks for: itself when above 0, else the cores this process may
+// run on (its CPU affinity: under mpirun, the cores the rank is bound to), never more than
+// `points` nor less than 1.
+unsigned worker_threads(unsigned threads, std::size_t points);
+
+// Receives each finished point; false (with `why`) stops the run.
+using PointSink = std::function<bool(SweepPointRecord record, std::string& why)>;
+
+// Runs the points `todo` (indices into inputs.points) on `threads` worker threads and hands each
+// finished one to `sink`, never two calls at once, in the order they finish. Each worker builds
+// its points' archs with its own PointArchBuilder; `cache` (may be null) is the mapping cache of
+// the workloads with `mapper: search`. False with `why` when the sink refused a point or the
+// base arch cannot be read.
+bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
+                std::span<const std::uint64_t> todo, unsigned threads, const PointSink& sink,
+                mapper::MappingCache* cache, std::string& why);
+
+// Writes points into a store from its own thread with group commit: the points that arrive
+// while a transaction commits go together into the next one (one transaction and one sync per
+// batch, so a point is durable within about one commit of finishing, and the store keeps up
+// with many points per second on a slow disk). put() is thread-safe.
+class SweepWriter {
+ public:
+  // `total`: the points this run will put, for progress. `progress` may be empty.
+  SweepWriter(SweepStore& store, std::uint64_t total,
+              std::function<void(const SweepProgress&)> progress);
+  ~SweepWriter();
+  SweepWriter(const SweepWriter&) = delete;
+  SweepWriter& operator=(const SweepWriter&) = delete;
+
+  // Queues a point; false with the store's error once a write has failed (nothing more is
+  // written then).
+  bool put(SweepPointRecord record, std::string& why);
+  // Waits until every point put so far is written and stops the thread; false with the
+  // store's error. Called by the destructor too.
+  bool finish(std::string& why);
+  std::uint64_t written() const;
+  std::uint64_t infeasible() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Loads the inputs once and runs the missing points. nullopt when a workload cannot be read,
 // or the store fails (the reasons are in `diags`).
 std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
                                       const SweepOptions& options, Diagnostics& diags);
 
-// Runs one point on every workload (graphs in spec.workloads order). Thread-safe.
-SweepPointRecord evaluate_point(const SweepSpec& spec, std::span<const workload::Graph> graphs,
-                                std::uint64_t index, const SweepPoint& point,
+// Runs one point on every workload, its arch built by `archs` (one per thread).
+SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs,
+                                PointArchBuilder& archs, std::uint64_t index,
                                 mapper::MappingCache* cache = nullptr);
+
+// The compact form of a run a row stores (SweepRow::run_summary; docs/sweeps.md, "The store"):
+// one JSON object with the run's identity, totals and memory footprint and, per op, one array of
+// the values in "op_columns" order (name, unit, cycles, compute and stall cycles, MACs, SRAM and
+// DRAM reads and writes, energy, bound, arithmetic intensity, utilisation, mapping efficiency).
+// Written with fmt, not a JSON tree: it is made once per point x workload.
+std::string run_summary(const results::RunResult& run);
 
 // One row per point x workload: point, workload, the axes, status, feasible, the spec's
 // objectives, area_mm2, power_w, memory, the verdict of each constraint the spec sets, reason.
 std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows);
 // {"sweep", "spec_hash", "axes", "objectives", "constraints", "results": [...]}; each result
-// holds what the CSV row holds, without the RunResult (that stays in the store).
+// holds what the CSV row holds, without the run summary (that stays in the store).
 std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows);
 
 }  // namespace coda::sim

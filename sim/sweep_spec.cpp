@@ -714,11 +714,18 @@ std::vector<SweepPoint> enumerate_points(const SweepSpec& spec) {
 
 std::optional<arch::ArchSpec> apply_point(const SweepSpec& spec, const SweepPoint& point,
                                           Diagnostics& diags, std::uint64_t* arch_hash) {
-  const auto doc = YamlDocument::load(spec.arch, diags);
+  auto builder = PointArchBuilder::create(spec, diags);
+  if (!builder) return std::nullopt;
+  return builder->build(point, diags, arch_hash);
+}
+
+std::optional<PointArchBuilder> PointArchBuilder::create(const SweepSpec& spec,
+                                                         Diagnostics& diags) {
+  auto doc = YamlDocument::load(spec.arch, diags);
   if (!doc) return std::nullopt;
-  YAML::Node root = doc->root().node();
-  for (std::size_t a = 0; a < spec.axes.size() && a < point.size(); ++a) {
-    const SweepAxis& axis = spec.axes[a];
+  const YAML::Node root = doc->root().node();
+  std::vector<YAML::Node> targets;
+  for (const SweepAxis& axis : spec.axes) {
     std::string why, hint;
     if (!check_path(root, axis.steps, why, hint)) {
       diags.error(axis.where, fmt::format("axes.{}", axis.path), why, hint);
@@ -732,10 +739,17 @@ std::optional<arch::ArchSpec> apply_point(const SweepSpec& spec, const SweepPoin
       else
         node.reset(node[std::get<std::size_t>(step)]);
     }
-    node = axis.values.at(point[a]);  // keeps the node's mark: errors point into the arch file
+    targets.push_back(node);
   }
-  if (arch_hash != nullptr) *arch_hash = doc->content_hash();
-  return arch::read_arch_spec(doc->root(), diags);
+  return PointArchBuilder(spec, std::move(*doc), std::move(targets));
+}
+
+std::optional<arch::ArchSpec> PointArchBuilder::build(const SweepPoint& point, Diagnostics& diags,
+                                                      std::uint64_t* arch_hash) {
+  for (std::size_t a = 0; a < targets_.size() && a < point.size(); ++a)
+    targets_[a] = spec_->axes[a].values.at(point[a]);  // keeps the mark: errors point into the arch file
+  if (arch_hash != nullptr) *arch_hash = doc_.content_hash();
+  return arch::read_arch_spec(doc_.root(), diags);
 }
 
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& spec,

@@ -110,8 +110,30 @@ std::vector<std::vector<std::size_t>> latin_hypercube_strata(std::size_t axes,
 // The arch of one point: the base arch YAML (extends resolved) with each axis's value set at
 // its path, read with arch::read_arch_spec. nullopt with the reader's diagnostics when the
 // values make an invalid arch. `arch_hash` receives the modified document's content hash.
+// Reads the arch files on every call; a sweep uses PointArchBuilder, which reads them once.
 std::optional<arch::ArchSpec> apply_point(const SweepSpec& spec, const SweepPoint& point,
                                           Diagnostics& diags, std::uint64_t* arch_hash = nullptr);
+
+// apply_point without reading the arch files again: holds one copy of the base arch document and
+// the node each axis names in it. build() sets every axis's value in that copy (each point sets
+// all of them, so nothing of the previous point remains) and reads it with
+// arch::read_arch_spec: the same document, arch, hash and diagnostics as apply_point. Not
+// thread-safe: one per worker thread. `spec` must outlive it.
+class PointArchBuilder {
+ public:
+  // nullopt with the reasons in `diags` when the base arch cannot be read or an axis path is
+  // not a scalar of it (the spec reader checked both; the files may have changed since).
+  static std::optional<PointArchBuilder> create(const SweepSpec& spec, Diagnostics& diags);
+  std::optional<arch::ArchSpec> build(const SweepPoint& point, Diagnostics& diags,
+                                      std::uint64_t* arch_hash = nullptr);
+
+ private:
+  PointArchBuilder(const SweepSpec& spec, YamlDocument doc, std::vector<YAML::Node> targets)
+      : spec_(&spec), doc_(std::move(doc)), targets_(std::move(targets)) {}
+  const SweepSpec* spec_;
+  YamlDocument doc_;
+  std::vector<YAML::Node> targets_;  // per axis: the scalar it sets, a handle into doc_
+};
 
 // The point's values as "path=value" pairs, in axis order.
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& spec,

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 namespace coda::sim {
@@ -36,12 +37,13 @@ CREATE TABLE IF NOT EXISTS results(
   power_verdict TEXT NOT NULL,
   memory_verdict TEXT NOT NULL,
   feasible INTEGER NOT NULL,
-  run_json TEXT NOT NULL,
+  run_summary TEXT NOT NULL,
   PRIMARY KEY(point, workload));
 )sql";
 
-// Bumped when the tables change; a store of another schema is not resumed.
-constexpr std::string_view kStoreSchema = "1";
+// Bumped when the tables change; a store of another schema is not resumed. 2: results.run_json
+// (the whole RunResult) became run_summary (sim/sweep.h run_summary).
+constexpr std::string_view kStoreSchema = "2";
 
 std::string error_of(sqlite3* db) { return db != nullptr ? sqlite3_errmsg(db) : "out of memory"; }
 
@@ -192,6 +194,10 @@ std::set<std::uint64_t> SweepStore::done_points() const {
 }
 
 bool SweepStore::write_point(const SweepPointRecord& record, std::string& why) {
+  return write_points(std::span(&record, 1), why);
+}
+
+bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::string& why) {
   if (!exec(db_, "BEGIN IMMEDIATE", why)) return false;
   const auto fail = [&] {
     why = error_of(db_);
@@ -203,39 +209,41 @@ bool SweepStore::write_point(const SweepPointRecord& record, std::string& why) {
     Statement point(db_,
                     "INSERT INTO points(idx, axis_values, arch_hash, finished_at) "
                     "VALUES (?1, ?2, ?3, ?4)");
-    if (!point) return fail();
-    point.bind(1, record.index);
-    point.bind(2, record.axis_values);
-    point.bind(3, record.arch_hash);
-    point.bind(4, now_utc());
-    if (sqlite3_step(point.get()) != SQLITE_DONE) return fail();
-
     Statement row(db_,
                   "INSERT INTO results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
                   "?13, ?14, ?15, ?16, ?17, ?18, ?19)");
-    if (!row) return fail();
-    for (const SweepRow& r : record.rows) {
-      sqlite3_reset(row.get());
-      row.bind(1, record.index);
-      row.bind(2, r.workload);
-      row.bind(3, r.workload_name);
-      row.bind(4, r.status);
-      row.bind(5, r.reason);
-      row.bind(6, r.latency_s);
-      row.bind(7, r.throughput_per_s);
-      row.bind(8, r.energy_j);
-      row.bind(9, r.edp_js);
-      row.bind(10, r.perf_per_watt);
-      row.bind(11, r.perf_per_mm2);
-      row.bind(12, r.area_mm2);
-      row.bind(13, r.power_w);
-      row.bind(14, r.memory_status);
-      row.bind(15, r.area_verdict);
-      row.bind(16, r.power_verdict);
-      row.bind(17, r.memory_verdict);
-      row.bind(18, std::uint64_t{r.feasible ? 1U : 0U});
-      row.bind(19, r.run_json);
-      if (sqlite3_step(row.get()) != SQLITE_DONE) return fail();
+    if (!point || !row) return fail();
+    const std::string finished_at = now_utc();
+    for (const SweepPointRecord& record : records) {
+      sqlite3_reset(point.get());
+      point.bind(1, record.index);
+      point.bind(2, record.axis_values);
+      point.bind(3, record.arch_hash);
+      point.bind(4, finished_at);
+      if (sqlite3_step(point.get()) != SQLITE_DONE) return fail();
+      for (const SweepRow& r : record.rows) {
+        sqlite3_reset(row.get());
+        row.bind(1, record.index);
+        row.bind(2, r.workload);
+        row.bind(3, r.workload_name);
+        row.bind(4, r.status);
+        row.bind(5, r.reason);
+        row.bind(6, r.latency_s);
+        row.bind(7, r.throughput_per_s);
+        row.bind(8, r.energy_j);
+        row.bind(9, r.edp_js);
+        row.bind(10, r.perf_per_watt);
+        row.bind(11, r.perf_per_mm2);
+        row.bind(12, r.area_mm2);
+        row.bind(13, r.power_w);
+        row.bind(14, r.memory_status);
+        row.bind(15, r.area_verdict);
+        row.bind(16, r.power_verdict);
+        row.bind(17, r.memory_verdict);
+        row.bind(18, std::uint64_t{r.feasible ? 1U : 0U});
+        row.bind(19, r.run_summary);
+        if (sqlite3_step(row.get()) != SQLITE_DONE) return fail();
+      }
     }
   }
   return exec(db_, "COMMIT", why) || fail();
@@ -247,7 +255,7 @@ std::vector<SweepRow> SweepStore::rows() const {
                  "SELECT p.idx, p.axis_values, p.arch_hash, r.workload, r.workload_name, "
                  "r.status, r.reason, r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js, "
                  "r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w, r.memory_status, "
-                 "r.area_verdict, r.power_verdict, r.memory_verdict, r.feasible, r.run_json "
+                 "r.area_verdict, r.power_verdict, r.memory_verdict, r.feasible, r.run_summary "
                  "FROM points p JOIN results r ON r.point = p.idx ORDER BY p.idx, r.workload");
   while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW) {
     SweepRow r;
@@ -271,10 +279,82 @@ std::vector<SweepRow> SweepStore::rows() const {
     r.power_verdict = stmt.text(17);
     r.memory_verdict = stmt.text(18);
     r.feasible = stmt.integer(19) != 0;
-    r.run_json = stmt.text(20);
+    r.run_summary = stmt.text(20);
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+}  // namespace coda::sim
+
+namespace coda::sim {
+namespace {
+
+// The record's fields in a fixed order; each row is an array of its fields in SweepRow's order.
+nlohmann::json row_json(const SweepRow& r) {
+  return nlohmann::json::array({r.point, r.axis_values, r.arch_hash, r.workload, r.workload_name,
+                                r.status, r.reason, r.latency_s, r.throughput_per_s, r.energy_j,
+                                r.edp_js, r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w,
+                                r.memory_status, r.area_verdict, r.power_verdict,
+                                r.memory_verdict, r.feasible, r.run_summary});
+}
+
+SweepRow row_of(const nlohmann::json& j) {
+  SweepRow r;
+  std::size_t i = 0;
+  const auto next = [&]() -> const nlohmann::json& { return j.at(i++); };
+  next().get_to(r.point);
+  next().get_to(r.axis_values);
+  next().get_to(r.arch_hash);
+  next().get_to(r.workload);
+  next().get_to(r.workload_name);
+  next().get_to(r.status);
+  next().get_to(r.reason);
+  for (double* v : {&r.latency_s, &r.throughput_per_s, &r.energy_j, &r.edp_js, &r.perf_per_watt,
+                    &r.perf_per_mm2, &r.area_mm2, &r.power_w})
+    next().get_to(*v);
+  for (std::string* v : {&r.memory_status, &r.area_verdict, &r.power_verdict, &r.memory_verdict})
+    next().get_to(*v);
+  next().get_to(r.feasible);
+  next().get_to(r.run_summary);
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> records) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const SweepPointRecord& record : records) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const SweepRow& r : record.rows) rows.push_back(row_json(r));
+    list.push_back(
+        nlohmann::json::array({record.index, record.axis_values, record.arch_hash, rows}));
+  }
+  return nlohmann::json::to_cbor(list);
+}
+
+std::optional<std::vector<SweepPointRecord>> decode_records(
+    std::span<const std::uint8_t> bytes) {
+  const nlohmann::json list = nlohmann::json::from_cbor(bytes.begin(), bytes.end(), true, false);
+  if (!list.is_array()) return std::nullopt;
+  std::vector<SweepPointRecord> records;
+  try {
+    for (const nlohmann::json& j : list) {
+      if (!j.is_array() || j.size() != 4 || !j[3].is_array()) return std::nullopt;
+      SweepPointRecord record;
+      j[0].get_to(record.index);
+      j[1].get_to(record.axis_values);
+      j[2].get_to(record.arch_hash);
+      for (const nlohmann::json& row : j[3]) {
+        if (!row.is_array() || row.size() != 21) return std::nullopt;
+        record.rows.push_back(row_of(row));
+      }
+      records.push_back(std::move(record));
+    }
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return records;
 }
 
 }  // namespace coda::sim

@@ -1,25 +1,28 @@
 #pragma once
 // The result store of a sweep: one SQLite database (DIR/sweep.db) that every finished point is
-// written to in its own transaction, so a sweep that is killed (kill -9, power loss) loses at most
-// the points in flight and `coda sweep --resume` runs only the missing ones.
+// written to as it finishes, so a sweep that is killed (kill -9, power loss) loses at most the
+// points in flight and `coda sweep --resume` runs only the missing ones.
 //
 // Tables (docs/sweeps.md):
 //   meta(key, value)            spec_hash, spec_name, schema
 //   points(idx, axis_values, arch_hash, finished_at)
 //   results(point, workload, workload_name, status, reason, the metrics, the constraint
-//           verdicts, feasible, run_json)
+//           verdicts, feasible, run_summary)
 //
-// Durability: WAL journal with synchronous=FULL. In WAL mode NORMAL keeps the database
-// consistent but may lose the last committed transactions on power loss (the WAL is not synced at
-// each commit); FULL syncs it at every commit, so a point reported done stays done. The cost is one
-// fsync per point, small next to a point's simulation.
+// Durability: WAL journal with synchronous=FULL: the WAL is synced at every commit, so a point
+// whose transaction committed survives kill -9 and power loss. (NORMAL would survive kill -9 but
+// may lose the last commits on power loss.) write_points() writes many points in one
+// transaction, one sync: the executor's SweepWriter commits the points that finished while the
+// previous commit synced (group commit), which keeps one sync per point from bounding the sweep.
 //
 // Not thread-safe: the executor serialises writes.
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,7 +53,9 @@ struct SweepRow {
   std::string power_verdict = "unchecked";
   std::string memory_verdict = "unchecked";
   bool feasible = false;  // status ok and no verdict "fail"
-  std::string run_json;   // the RunResult; empty for an infeasible point
+  // The run in compact form (sim/sweep.h run_summary: totals, memory, per-op costs); empty for
+  // an infeasible point.
+  std::string run_summary;
   friend bool operator==(const SweepRow&, const SweepRow&) = default;
 };
 
@@ -60,6 +65,7 @@ struct SweepPointRecord {
   std::string axis_values;
   std::string arch_hash;
   std::vector<SweepRow> rows;
+  friend bool operator==(const SweepPointRecord&, const SweepPointRecord&) = default;
 };
 
 class SweepStore {
@@ -82,6 +88,9 @@ class SweepStore {
   // Writes a point and its rows in one transaction; false with `why` on a database error (the
   // transaction is rolled back).
   bool write_point(const SweepPointRecord& record, std::string& why);
+  // Writes several points in one transaction (one sync): all of them, or none and false with
+  // `why`.
+  bool write_points(std::span<const SweepPointRecord> records, std::string& why);
   // Every row, by point index then workload index.
   std::vector<SweepRow> rows() const;
 
@@ -89,5 +98,11 @@ class SweepStore {
   explicit SweepStore(sqlite3* db) : db_(db) {}
   sqlite3* db_;
 };
+
+// Finished points as bytes (CBOR), for sending them to the rank that writes the store (MPI);
+// the doubles keep every bit, so the decoded records equal the encoded ones.
+std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> records);
+// nullopt when `bytes` are not encoded records.
+std::optional<std::vector<SweepPointRecord>> decode_records(std::span<const std::uint8_t> bytes);
 
 }  // namespace coda::sim

@@ -1,6 +1,7 @@
 #include "sim/analytical/analytical_engine.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/version.h"
 #include "sim/analytical/systolic_model.h"
@@ -27,11 +28,31 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
           static_cast<std::uint64_t>(hw.peak_ops_per_second(type) / 2.0 / hw.clock().value));
   run.ops.reserve(schedule.ops.size());
   run.area = hw.area().total;
+  // evaluate_systolic is a pure function of the op's mapping, precision and MACs on this `hw`;
+  // its fold walk is the costly part, and a network repeats shapes (LLaMA: every layer), so each
+  // distinct shape is walked once per run and the result copied under the op's name.
+  struct Walked {
+    const mapper::ScheduledOp* op;
+    results::OpResult result;
+  };
+  std::vector<Walked> walked;
+  const auto systolic = [&](const mapper::ScheduledOp& op) {
+    for (const Walked& w : walked) {
+      if (w.op->mapping == op.mapping && w.op->precision == op.precision &&
+          w.op->macs == op.macs) {
+        results::OpResult copy = w.result;
+        copy.name = op.name;
+        return copy;
+      }
+    }
+    walked.push_back({&op, evaluate_systolic(op, hw)});
+    return walked.back().result;
+  };
   for (const mapper::ScheduledOp& op : schedule.ops) {
     if (op.loop_nest) {
       run.ops.push_back(evaluate_loop_nest(op, hw));
     } else if (op.placement == mapper::Placement::Systolic) {
-      run.ops.push_back(evaluate_systolic(op, hw));
+      run.ops.push_back(systolic(op));
       remove_fused_traffic(run.ops.back(), op);
       add_energy(run.ops.back(), op, 0.0, hw);
     } else {

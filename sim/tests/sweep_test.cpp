@@ -5,6 +5,7 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
 #include "sim/sweep_spec.h"
@@ -239,13 +240,43 @@ TEST(SweepApply, APathChangesExactlyThatValue) {
   EXPECT_DOUBLE_EQ(hw.peak_ops_per_second(precision), 11.4688e12);
 }
 
+// Point `index` of `spec` as the executor runs it (inputs loaded once, a PointArchBuilder).
+SweepPointRecord run_point(const SweepSpec& spec, std::uint64_t index) {
+  Diagnostics diags;
+  const auto inputs = load_sweep_inputs(spec, diags);
+  auto archs = PointArchBuilder::create(spec, diags);
+  EXPECT_TRUE(inputs && archs) << diags.format_all();
+  if (!inputs || !archs) return {};
+  return evaluate_point(spec, *inputs, *archs, index);
+}
+
+TEST(SweepApply, TheBuilderGivesApplyPointsArchForEveryPointInAnyOrder) {
+  // One builder reused over every point (and back to the first): each point sets every axis,
+  // so nothing of the point before remains; an invalid value (rows 0) gives apply_point's
+  // diagnostics and the next point is valid again.
+  const SweepSpec spec =
+      spec_with("axes:\n  array.rows: [0, 32, 64]\n  sram.ifmap: [1 MiB, 2 MiB]\n");
+  Diagnostics diags;
+  auto builder = PointArchBuilder::create(spec, diags);
+  ASSERT_TRUE(builder) << diags.format_all();
+  auto points = enumerate_points(spec);
+  points.push_back(points.front());
+  points.push_back(points.at(3));
+  for (const SweepPoint& point : points) {
+    Diagnostics fresh_diags, built_diags;
+    std::uint64_t fresh_hash = 0, built_hash = 0;
+    const auto fresh = apply_point(spec, point, fresh_diags, &fresh_hash);
+    const auto built = builder->build(point, built_diags, &built_hash);
+    EXPECT_EQ(fresh, built);
+    EXPECT_EQ(fresh_hash, built_hash);
+    EXPECT_EQ(fresh_diags.format_all(), built_diags.format_all());
+    EXPECT_EQ(built.has_value(), point[0] != 0) << built_diags.format_all();
+  }
+}
+
 TEST(SweepApply, AnInvalidArchIsAnInfeasiblePointWithTheReason) {
   const SweepSpec spec = spec_with("axes:\n  array.rows: [0, 64]\n");
-  Diagnostics diags;
-  const auto graph = workload::load_workload("configs/workloads/resnet18.yaml", diags);
-  ASSERT_TRUE(graph) << diags.format_all();
-  const std::vector<workload::Graph> graphs{*graph};
-  const SweepPointRecord bad = evaluate_point(spec, graphs, 0, {0});
+  const SweepPointRecord bad = run_point(spec, 0);
   ASSERT_EQ(bad.rows.size(), 1u);
   EXPECT_EQ(bad.rows[0].status, "infeasible");
   EXPECT_FALSE(bad.rows[0].feasible);
@@ -254,21 +285,17 @@ TEST(SweepApply, AnInvalidArchIsAnInfeasiblePointWithTheReason) {
             "configs/arch/tpu_like_128x128_ws.yaml:10:9: error: array.rows: must be at least 1; "
             "an array has at least one row and one column, e.g. 32");
   EXPECT_EQ(bad.axis_values, R"({"array.rows":"0"})");
-  const SweepPointRecord good = evaluate_point(spec, graphs, 1, {1});
+  const SweepPointRecord good = run_point(spec, 1);
   EXPECT_EQ(good.rows.at(0).status, "ok");
   EXPECT_GT(good.rows.at(0).latency_s, 0.0);
-  EXPECT_FALSE(good.rows.at(0).run_json.empty());
+  EXPECT_FALSE(good.rows.at(0).run_summary.empty());
 }
 
 TEST(SweepApply, ObjectivesAndVerdictsFollowFromTheRun) {
   const SweepSpec spec = spec_with(
       "axes:\n  array.rows: [128]\n"
       "constraints: {max_area_mm2: 1000, max_power_w: 0.001, fits_memory: true}\n");
-  Diagnostics diags;
-  const auto graph = workload::load_workload("configs/workloads/resnet18.yaml", diags);
-  ASSERT_TRUE(graph) << diags.format_all();
-  const std::vector<workload::Graph> graphs{*graph};
-  const SweepRow row = evaluate_point(spec, graphs, 0, {0}).rows.at(0);
+  const SweepRow row = run_point(spec, 0).rows.at(0);
   ASSERT_EQ(row.status, "ok") << row.reason;
   // throughput = 1 / latency, edp = energy x latency.
   EXPECT_DOUBLE_EQ(row.throughput_per_s, 1.0 / row.latency_s);
@@ -333,6 +360,122 @@ TEST(SweepStore, RefusesAnotherSpecsStore) {
                      "' holds a sweep of another spec (hash 0000000000001234; this spec, with its "
                      "arch and workload files, hashes to 0000000000009999): resuming would mix "
                      "their results");
+}
+
+TEST(SweepPlan, RunsTheMissingPointsInIndexOrderUpToTheLimit) {
+  // 10 points, 1 and 3 stored, limit 4: the first four missing ones are 0, 2, 4, 5; 10 - 2 - 4
+  // = 4 remain.
+  const SweepPlan plan = plan_sweep(10, {1, 3}, 4);
+  EXPECT_EQ(plan.todo, (std::vector<std::uint64_t>{0, 2, 4, 5}));
+  EXPECT_EQ(plan.already_done, 2u);
+  EXPECT_EQ(plan.remaining, 4u);
+  EXPECT_EQ(plan_sweep(3, {}, std::nullopt).todo, (std::vector<std::uint64_t>{0, 1, 2}));
+  // Asked for 8 threads with 3 points: 3; asked for 0 threads: at least 1.
+  EXPECT_EQ(worker_threads(8, 3), 3u);
+  EXPECT_GE(worker_threads(0, 100), 1u);
+}
+
+TEST(SweepRunSummary, HoldsTheTotalsAndOneArrayPerOp) {
+  results::RunResult run;
+  run.arch = "a";
+  run.workload = "w\"1";  // quoted and escaped
+  run.provenance.engine = "analytical";
+  run.clock = Hertz{1e9};
+  run.processing_elements = 64;
+  run.area = SquareMillimetres{2.5};
+  results::OpResult op;
+  op.name = "gemm";
+  op.unit = "systolic";
+  op.cost = {Cycles{100}, Cycles{80}, Cycles{20}, 4096, Bytes{1}, Bytes{2},
+             Bytes{3}, Bytes{4}, Joules{0.125}};
+  op.bound = results::Bound::Memory;
+  op.arithmetic_intensity = 0.5;
+  op.compute_utilization = 0.75;
+  op.mapping_efficiency = 1;
+  run.ops = {op};
+  run.total = op.cost;
+  EXPECT_EQ(run_summary(run),
+            R"({"summary_version":1,"arch":"a","workload":"w\"1","engine":"analytical",)"
+            R"("mapper":"fixed","fusion_mode":"none","clock_hz":1000000000,)"
+            R"("processing_elements":64,"area_mm2":2.5,"total":{"cycles":100,)"
+            R"("compute_cycles":80,"stall_cycles":20,"macs":4096,"sram_reads":1,"sram_writes":2,)"
+            R"("dram_reads":3,"dram_writes":4,"energy_j":0.125},"memory":{"status":)"
+            R"("unknown capacity","needed_bytes":0,"available_bytes":0,"weights_bytes":0,)"
+            R"("kv_cache_bytes":0,"optimizer_state_bytes":0,"activations_bytes":0,)"
+            R"("on_chip_bytes":0},"skipped":0,"fused_groups":0,"op_columns":["name","unit",)"
+            R"("cycles","compute_cycles","stall_cycles","macs","sram_reads","sram_writes",)"
+            R"("dram_reads","dram_writes","energy_j","bound","arithmetic_intensity",)"
+            R"("compute_utilization","mapping_efficiency"],"ops":[["gemm","systolic",100,80,20,)"
+            R"(4096,1,2,3,4,0.125,"memory",0.5,0.75,1]]})");
+  // It is JSON: it parses, and the op's cycles are where op_columns says.
+  const auto parsed = nlohmann::json::parse(run_summary(run));
+  EXPECT_EQ(parsed["ops"][0][2], 100);
+}
+
+TEST(SweepStore, RecordsSurviveEncodingBitForBit) {
+  SweepPointRecord record;
+  record.index = 7;
+  record.axis_values = R"({"array.rows":"64"})";
+  record.arch_hash = "00000000deadbeef";
+  SweepRow row;
+  row.point = 7;
+  row.latency_s = 0.1 + 0.2;  // 0.30000000000000004: not a short decimal
+  row.energy_j = 1e-300;
+  row.feasible = true;
+  row.run_summary = "{}";
+  record.rows = {row, row};
+  record.rows[1].workload = 1;
+  record.rows[1].status = "infeasible";
+  const std::vector<SweepPointRecord> records{record, SweepPointRecord{}};
+  const auto decoded = decode_records(encode_records(records));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, records);
+  const std::vector<std::uint8_t> junk{0x01, 0x02, 0xff};
+  EXPECT_FALSE(decode_records(junk));
+}
+
+TEST(SweepStore, ABatchIsOneTransaction) {
+  const testing::TempDir tmp;
+  std::string why;
+  auto store = SweepStore::create(tmp.path() / "s.db", 1, "s", why);
+  ASSERT_TRUE(store) << why;
+  SweepPointRecord a;
+  a.index = 4;
+  a.rows.resize(1);
+  // Point 4 twice: the second insert breaks the primary key, and the whole batch rolls back.
+  EXPECT_FALSE(store->write_points(std::vector<SweepPointRecord>{a, a}, why));
+  EXPECT_TRUE(store->done_points().empty());
+  SweepPointRecord b = a;
+  b.index = 5;
+  EXPECT_TRUE(store->write_points(std::vector<SweepPointRecord>{a, b}, why)) << why;
+  EXPECT_EQ(store->done_points(), (std::set<std::uint64_t>{4, 5}));
+}
+
+TEST(SweepWriter, WritesEveryPointPutAndReportsProgress) {
+  const testing::TempDir tmp;
+  std::string why;
+  auto store = SweepStore::create(tmp.path() / "s.db", 1, "s", why);
+  ASSERT_TRUE(store) << why;
+  std::vector<SweepProgress> seen;
+  {
+    SweepWriter writer(*store, 20, [&seen](const SweepProgress& p) { seen.push_back(p); });
+    for (std::uint64_t i = 0; i < 20; ++i) {
+      SweepPointRecord r;
+      r.index = i;
+      r.rows.resize(1);
+      if (i % 4 == 0) r.rows[0].status = "infeasible";  // 0, 4, 8, 12, 16
+      ASSERT_TRUE(writer.put(std::move(r), why)) << why;
+    }
+    ASSERT_TRUE(writer.finish(why)) << why;
+    EXPECT_EQ(writer.written(), 20u);
+    EXPECT_EQ(writer.infeasible(), 5u);
+  }
+  EXPECT_EQ(store->done_points().size(), 20u);
+  // One call per commit; the last one has every point.
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().done, 20u);
+  EXPECT_EQ(seen.back().total, 20u);
+  EXPECT_EQ(seen.back().infeasible, 5u);
 }
 
 }  // namespace

@@ -1,0 +1,197 @@
+// Sweep executor speed (docs/sweeps.md, "Speed"): design points per minute for ResNet-50 on the
+// analytical engine, each point stored in SQLite as `coda sweep` stores it. Timed program, not
+// Google Benchmark: a sweep is seconds long and its rate is the figure. Run from the repository
+// top (it reads configs/):
+//   build/bench/bench_sweep [points-per-axis-scale]
+// Reports, in the same run:
+//   1 thread vs 2 threads (the executor as coda sweep runs it: the base arch read once per
+//   thread, a compact run summary per row, group commit);
+//   shared vs unshared on 2 threads (unshared: the arch files read again for every point and one
+//   transaction, one sync, per point, as the executor did before);
+//   with MPI: `mpirun -np 2 coda sweep --threads 1` vs `coda sweep --threads 1` on the same spec.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/yaml_reader.h"
+#include "sim/sweep.h"
+#include "sim/sweep_spec.h"
+#include "sim/sweep_store.h"
+
+namespace {
+
+using coda::Diagnostics;
+namespace sim = coda::sim;
+
+// ResNet-50 on the TPU-like 128x128 WS preset: 4 x 4 x 5 x 4 x 5 = 1600 points. Parsed under a name
+// in configs/sweeps/ so its relative paths resolve as a bundled spec's.
+constexpr const char* kSpecName = "configs/sweeps/bench_resnet50.yaml";
+constexpr const char* kSpecText = R"(schema_version: 1
+name: bench-resnet50
+arch: ../arch/tpu_like_128x128_ws.yaml
+workloads:
+  - {name: resnet50, file: ../workloads/resnet50.yaml}
+axes:
+  array.rows: [32, 64, 128, 256]
+  array.cols: [32, 64, 128, 256]
+  sram.ifmap: {from: 512 KiB, to: 8 MiB, factor: 2}
+  sram.filter: [32 KiB, 64 KiB, 128 KiB, 256 KiB]
+  dram.bandwidth: [8 GB/s, 17 GB/s, 34 GB/s, 68 GB/s, 136 GB/s]
+sampling: {method: grid}
+constraints: {max_power_w: 5}
+objectives: [latency, energy, perf_per_watt]
+)";
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::unique_ptr<sim::SweepStore> fresh_store(const std::filesystem::path& file,
+                                             const sim::SweepSpec& spec) {
+  std::filesystem::remove(file);
+  std::filesystem::remove(file.string() + "-wal");
+  std::filesystem::remove(file.string() + "-shm");
+  std::string why;
+  auto store = sim::SweepStore::create(file, spec.hash, spec.name, why);
+  if (!store) fmt::print(stderr, "bench_sweep: {}\n", why);
+  return store;
+}
+
+// The executor as coda sweep runs it; seconds for every point.
+double shared_run(const sim::SweepSpec& spec, const std::filesystem::path& db, unsigned threads,
+                  std::vector<sim::SweepRow>& rows) {
+  auto store = fresh_store(db, spec);
+  Diagnostics diags;
+  const auto outcome = sim::run_sweep(spec, *store, {.threads = threads}, diags);
+  if (!outcome) fmt::print(stderr, "bench_sweep: {}\n", diags.format_all());
+  rows = store->rows();
+  return outcome ? outcome->seconds : 0.0;
+}
+
+// Without sharing: every point reads the arch files again (a fresh PointArchBuilder) and is
+// stored in its own transaction (one sync per point).
+double unshared_run(const sim::SweepSpec& spec, const std::filesystem::path& db,
+                    unsigned threads, std::vector<sim::SweepRow>& rows) {
+  auto store = fresh_store(db, spec);
+  const auto start = std::chrono::steady_clock::now();
+  Diagnostics diags;
+  const auto inputs = sim::load_sweep_inputs(spec, diags);
+  if (!inputs) return 0.0;
+  const sim::SweepPlan plan = sim::plan_sweep(inputs->points.size(), {}, std::nullopt);
+  std::mutex mutex;
+  std::vector<std::jthread> pool;
+  std::atomic<std::size_t> next{0};
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t slot = next++; slot < plan.todo.size(); slot = next++) {
+        Diagnostics point_diags;
+        auto archs = sim::PointArchBuilder::create(spec, point_diags);
+        if (!archs) return;
+        const auto record = sim::evaluate_point(spec, *inputs, *archs, plan.todo[slot]);
+        const std::scoped_lock lock(mutex);
+        std::string why;
+        store->write_point(record, why);
+      }
+    });
+  pool.clear();
+  const double seconds = seconds_since(start);
+  rows = store->rows();
+  return seconds;
+}
+
+#ifdef CODA_MPIEXEC
+// Seconds `coda sweep` reports for its points ("ran N in S s"), run as `command`.
+double coda_seconds(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return 0.0;
+  std::string text;
+  std::array<char, 512> buffer{};
+  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr)
+    text += buffer.data();
+  pclose(pipe);
+  const auto at = text.find(" in ");
+  if (at == std::string::npos) {
+    fmt::print(stderr, "bench_sweep: no rate in: {}\n", text);
+    return 0.0;
+  }
+  return std::stod(text.substr(at + 4));
+}
+#endif
+
+void report(std::string_view what, std::size_t points, double seconds) {
+  fmt::print("{:<52} {:>6} points {:>8.3f} s {:>10.0f} points/min\n", what, points, seconds,
+             seconds > 0 ? 60.0 * static_cast<double>(points) / seconds : 0.0);
+}
+
+}  // namespace
+
+int main() {
+  Diagnostics diags;
+  const auto doc = coda::YamlDocument::parse(kSpecText, kSpecName, diags);
+  const auto spec = doc ? sim::read_sweep_spec(doc->root(), diags) : std::nullopt;
+  if (!spec) {
+    fmt::print(stderr, "bench_sweep: {}\n", diags.format_all());
+    return 1;
+  }
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "coda_bench_sweep";
+  std::filesystem::create_directories(dir);
+  const std::size_t points = sim::enumerate_points(*spec).size();
+  fmt::print("ResNet-50 (54 convs) on tpu_like_128x128_ws, {} design points, analytical engine, "
+             "stored in SQLite (WAL, synchronous=FULL) in {}\n",
+             points, dir.string());
+
+  std::vector<sim::SweepRow> one, two, unshared;
+  const double t1 = shared_run(*spec, dir / "one.db", 1, one);
+  const double t2 = shared_run(*spec, dir / "two.db", 2, two);
+  const double tu = unshared_run(*spec, dir / "unshared.db", 2, unshared);
+  report("shared inputs, group commit, 1 thread", points, t1);
+  report("shared inputs, group commit, 2 threads", points, t2);
+  report("arch re-read + 1 transaction per point, 2 threads", points, tu);
+  fmt::print("2 threads / 1 thread: {:.2f}x; shared / unshared (2 threads): {:.2f}x\n", t1 / t2,
+             tu / t2);
+  // Same stored values whichever way they were run.
+  fmt::print("rows equal: 1 vs 2 threads {}, shared vs unshared {}\n", one == two ? "yes" : "NO",
+             two == unshared ? "yes" : "NO");
+
+#ifdef CODA_MPIEXEC
+  const std::filesystem::path spec_file = dir / "bench_resnet50.yaml";
+  {
+    std::string text = kSpecText;
+    for (const std::string folder : {"arch", "workloads"}) {
+      const std::string relative = "../" + folder + "/";
+      text.replace(text.find(relative), relative.size(),
+                   std::filesystem::absolute("configs/" + folder).string() + "/");
+    }
+    std::ofstream(spec_file) << text;
+  }
+  const std::string sweep =
+      fmt::format("{} sweep {} --threads 1 --out ", CODA_BINARY, spec_file.string());
+  std::filesystem::remove_all(dir / "mpi1");
+  std::filesystem::remove_all(dir / "mpi2");
+  const double r1 = coda_seconds(sweep + (dir / "mpi1").string() + " 2>/dev/null");
+  const double r2 = coda_seconds(fmt::format("{} --allow-run-as-root --oversubscribe -np 2 {}{} "
+                                             "2>/dev/null",
+                                             CODA_MPIEXEC, sweep, (dir / "mpi2").string()));
+  report("coda sweep, 1 process x 1 thread", points, r1);
+  report("mpirun -np 2 coda sweep, 2 ranks x 1 thread", points, r2);
+  fmt::print("2 ranks / 1 rank: {:.2f}x\n", r2 > 0 ? r1 / r2 : 0.0);
+#else
+  fmt::print("MPI: not built (CODA_WITH_MPI off)\n");
+#endif
+  return 0;
+}
