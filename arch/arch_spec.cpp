@@ -531,6 +531,67 @@ void read_power(const YamlReader& node, PowerSpec& power, Diagnostics& diags) {
   node.reject_unknown_keys(diags);
 }
 
+// A share of a peak in (0, 1]; false (with the error) when outside.
+bool read_fraction(const YamlReader& node, double& out, std::string_view what,
+                   Diagnostics& diags) {
+  if (!node.read(out, diags)) return false;
+  if (out > 0 && out <= 1) return true;
+  diags.error(node.location(), node.path(),
+              fmt::format("{} is not a fraction of {} in (0, 1]", out, what),
+              "e.g. 0.85 for 85% of the peak; 1 is the default (the peak itself)");
+  return false;
+}
+
+void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationSpec& out,
+                      Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  Seconds launch;
+  if (node.optional("launch_overhead", launch, diags)) {
+    const YamlReader at = node.at("launch_overhead");
+    if (launch.value < 0 || launch.value > kMaxLaunchOverheadSeconds)
+      diags.error(at.location(), at.path(),
+                  fmt::format("{} is not a kernel launch overhead", to_string(launch)),
+                  "give the time from launch to kernel start, between 0 and 1 ms, e.g. 4 us");
+    else
+      out.launch_overhead = launch;
+  }
+  if (node.has("compute_fraction")) {
+    const YamlReader table = node.at("compute_fraction");
+    if (table.expect_map(diags)) {
+      for (const std::string& name : table.keys()) {
+        const YamlReader value = table.at(name);
+        const auto type = parse_data_type(name);
+        if (!type) {
+          report_unknown_precision(value, name, diags);
+          continue;
+        }
+        std::set<DataType> precisions;
+        for (const ComputeUnitSpec& unit : spec.compute)
+          for (const auto& [precision, rate] : unit.rates) precisions.insert(precision);
+        if (!precisions.contains(*type)) {
+          std::string runs;
+          for (const DataType p : precisions)
+            runs += (runs.empty() ? "" : ", ") + std::string(to_string(p));
+          diags.error(value.location(), value.path(),
+                      fmt::format("no compute unit of this arch runs {}", name),
+                      fmt::format("the units run: {}", runs));
+          continue;
+        }
+        double fraction = 0;
+        if (read_fraction(value, fraction, "the peak rate", diags))
+          out.compute_fraction[*type] = fraction;
+      }
+    }
+  }
+  if (node.has("dram_fraction")) {
+    double fraction = 0;
+    if (read_fraction(node.at("dram_fraction"), fraction, "the DRAM bandwidth", diags))
+      out.dram_fraction = fraction;
+  }
+  node.optional("source", out.source, diags);
+  node.reject_unknown_keys(diags);
+}
+
 // Names must be unique within a list; the second use is the error.
 template <class T>
 void check_unique_names(const std::vector<T>& items, const std::vector<YamlReader>& nodes,
@@ -636,6 +697,7 @@ std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diag
   }
   if (version_read ? schema_version == 1 : shorthand_keys) read_v1(root, spec, diags);
   else read_v2(root, spec, diags);
+  if (root.has("calibration")) read_calibration(root.at("calibration"), spec, spec.calibration, diags);
   root.reject_unknown_keys(diags);
   if (diags.error_count() != errors_before) return std::nullopt;
   return spec;

@@ -171,6 +171,28 @@ struct PowerSpec {
   friend bool operator==(const PowerSpec&, const PowerSpec&) = default;
 };
 
+// Calibration knobs of the closed forms in sim/analytical/unit_costs.h (tensor-core GEMMs, the
+// vector unit, transfers, attention), set by hand or fitted to measurements by `coda validate
+// --calibrate-on` (docs/validation.md). Anything absent keeps the model's default, so an arch
+// without `calibration:` prices exactly as before. The systolic-array model and the loop-nest
+// search model do not read these.
+struct CalibrationSpec {
+  // Host launch to kernel start, added once per tensor-core kernel (a GEMM, fused attention).
+  // Default: gpu_model.h's 4 us.
+  std::optional<Seconds> launch_overhead;
+  // The share of a unit's peak rate at a precision that kernels reach, in (0, 1]: the matrix
+  // unit's MACs and the vector unit's element operations at that precision are scaled by it.
+  // Default 1.
+  std::map<DataType, double> compute_fraction;
+  // The share of dram.bandwidth that kernels reach, in (0, 1]. Default 1.
+  std::optional<double> dram_fraction;
+  std::string source;  // where the values came from (free text), e.g. "fitted by coda validate"
+  friend bool operator==(const CalibrationSpec&, const CalibrationSpec&) = default;
+};
+
+// The knobs' limits, shared by the reader and the fit.
+inline constexpr double kMaxLaunchOverheadSeconds = 1e-3;  // 1 ms: beyond any kernel launch
+
 struct ArchSpec {
   std::uint32_t schema_version = 2;
   std::string name;
@@ -186,6 +208,7 @@ struct ArchSpec {
   EnergySpec energy;
   AreaSpec area;
   PowerSpec power;
+  CalibrationSpec calibration;
   // Bytes per element of the systolic shorthand (schema 1), which has no per-op precision.
   std::optional<Bytes> word_size;
   friend bool operator==(const ArchSpec&, const ArchSpec&) = default;

@@ -1,12 +1,16 @@
 #include "validation/measurement.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <ostream>
+#include <span>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "core/check.h"
 #include "core/yaml_reader.h"  // did_you_mean
 #include "validation/case_list.h"
 
@@ -107,13 +111,17 @@ std::string read_shape(Measurement& m, std::string_view t) {
   return {};
 }
 
+// Counts: an empty cell is "not stated" and keeps the default (0; buffer_sets 1), as a
+// hand-written table has no clocks or repetitions.
 #define CODA_U32(member)                                                        \
   [](Measurement& m, std::string_view t) -> std::string {                       \
-    return parse_u32(t, m.member) ? std::string{} : "a non-negative integer";   \
+    return t.empty() || parse_u32(t, m.member) ? std::string{}                  \
+                                               : "a non-negative integer or nothing"; \
   }
 #define CODA_U64(member)                                                        \
   [](Measurement& m, std::string_view t) -> std::string {                       \
-    return parse_u64(t, m.member) ? std::string{} : "a non-negative integer";   \
+    return t.empty() || parse_u64(t, m.member) ? std::string{}                  \
+                                               : "a non-negative integer or nothing"; \
   }
 #define CODA_DOUBLE(member)                                                     \
   [](Measurement& m, std::string_view t) -> std::string {                       \
@@ -153,9 +161,14 @@ const std::array<Column, 42> kColumns{{
     {"gbps", [](const Measurement& m) { return num(achieved_gbps(m)); }, nullptr},
     {"max_error", [](const Measurement& m) { return num(m.max_error); }, CODA_DOUBLE(max_error)},
     {"tolerance", [](const Measurement& m) { return num(m.tolerance); }, CODA_DOUBLE(tolerance)},
-    {"passed", [](const Measurement& m) { return std::string(m.passed ? "true" : "false"); },
+    {"passed",
+     [](const Measurement& m) {
+       return std::string(!m.checked ? "" : m.passed ? "true" : "false");
+     },
      [](Measurement& m, std::string_view t) -> std::string {
-       if (t != "true" && t != "false") return "true or false";
+       if (!t.empty() && t != "true" && t != "false")
+         return "true, false or nothing (no correctness check recorded)";
+       m.checked = !t.empty();
        m.passed = t == "true";
        return {};
      }},
@@ -286,6 +299,78 @@ bool split_record(std::string_view text, std::size_t& pos, int& line, std::vecto
   return !quoted;
 }
 
+// The columns a hand-written table cannot do without (docs/validation.md, "Published tables").
+constexpr std::array<std::string_view, 5> kRequired{"kernel", "dtype", "shape", "median_us",
+                                                    "source"};
+bool is_required(std::string_view name) {
+  return std::find(kRequired.begin(), kRequired.end(), name) != kRequired.end();
+}
+
+std::string check_dtype(const Measurement& m) {
+  const KernelInfo& k = info(m.kernel);
+  if (std::find(k.dtypes.begin(), k.dtypes.end(), m.dtype) != k.dtypes.end()) return {};
+  return fmt::format("{} does not run {}", k.name, dtype_name(m.dtype));
+}
+std::string dtype_hint(Kernel kernel) {
+  std::string valid;
+  for (DType d : info(kernel).dtypes) valid += (valid.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return fmt::format("expected one of: {}", valid);
+}
+
+// Shape fields above this are rejected as typos (a 2^32-element dimension is beyond any case);
+// the products are bounded too, so nothing downstream overflows 64 bits.
+constexpr std::uint64_t kMaxShapeValue = std::uint64_t{1} << 32;
+constexpr double kMaxOperations = 1e18;
+constexpr double kMaxBytes = 1e16;
+
+// The shape's keys must be the kernel's (conv: stride and pad may be left out), each at least 1
+// (pad: any), and the work it names small enough to model. Returns {message, hint} on a problem.
+std::optional<std::pair<std::string, std::string>> check_shape(const Measurement& m,
+                                                               std::string_view text) {
+  const KernelInfo& k = info(m.kernel);
+  const std::span<const std::string_view> keys = shape_keys(k.shape);
+  std::string valid;
+  for (std::string_view key : keys) valid += (valid.empty() ? "" : " ") + std::string(key) + "=N";
+  const std::string hint = keys.empty() ? std::string("leave the cell empty")
+                                        : fmt::format("{} takes: {}", k.name, valid);
+  std::vector<std::string_view> given;
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    const std::string_view item = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
+    const std::string_view key = item.substr(0, item.find('='));
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      return std::pair{fmt::format("'{}' is not a shape field of {}", key, k.name), hint};
+    if (std::find(given.begin(), given.end(), key) != given.end())
+      return std::pair{fmt::format("'{}' is given twice", key), hint};
+    given.push_back(key);
+  }
+  for (std::string_view key : keys) {
+    const bool has_default = key == "stride" || key == "pad";
+    if (!has_default && std::find(given.begin(), given.end(), key) == given.end())
+      return std::pair{fmt::format("'{}' is missing", key), hint};
+    const std::uint64_t v = shape_value(m.shape, key);
+    if (v == 0 && key != "pad")
+      return std::pair{fmt::format("'{}' must be at least 1", key), hint};
+    if (v > kMaxShapeValue)
+      return std::pair{fmt::format("'{}' = {} is larger than the supported {}", key, v,
+                                   kMaxShapeValue),
+                       hint};
+  }
+  if (k.shape == ShapeKind::Conv && (conv_out_extent(m.shape, m.shape.height) == 0 ||
+                                     conv_out_extent(m.shape, m.shape.width) == 0))
+    return std::pair{std::string("the filter is larger than the padded input"),
+                     std::string("filter_size <= height + 2 pad and width + 2 pad")};
+  const double ops = operation_count(m.kernel, m.dtype, m.shape);
+  const double bytes = minimum_bytes(m.kernel, m.dtype, m.shape);
+  if (ops > kMaxOperations || bytes > kMaxBytes)
+    return std::pair{fmt::format("{:.3g} operations and {:.3g} bytes are beyond what coda models "
+                                 "(at most {:.0e} and {:.0e})",
+                                 ops, bytes, kMaxOperations, kMaxBytes),
+                     hint};
+  return std::nullopt;
+}
+
 }  // namespace
 
 double achieved_tflops(const Measurement& m) {
@@ -316,6 +401,10 @@ void write_measurement_row(std::ostream& out, const Measurement& m) {
   out << '\n';
 }
 
+std::vector<std::string_view> required_measurement_columns() {
+  return {kRequired.begin(), kRequired.end()};
+}
+
 std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
                                                           const std::string& file,
                                                           Diagnostics& diags) {
@@ -328,15 +417,22 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
                 fmt::format("the first line names the columns: {}", kColumns[0].name));
     return std::nullopt;
   }
+  const std::size_t header_cells = cells.size();
   const std::vector<std::string_view> names = column_names();
   // Which column of the file each schema column is in.
   std::vector<int> index(kColumns.size(), -1);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     bool known = false;
     for (std::size_t c = 0; c < kColumns.size(); ++c) {
-      if (kColumns[c].name == cells[i].text) {
+      if (kColumns[c].name != cells[i].text) continue;
+      known = true;
+      if (index[c] >= 0) {
+        const Cell& first = cells[static_cast<std::size_t>(index[c])];
+        diags.error({file, 1, cells[i].column}, fmt::format("column '{}'", cells[i].text),
+                    fmt::format("named twice (first at column {})", first.column),
+                    "remove one of them: a row could not say which cell is meant");
+      } else {
         index[c] = static_cast<int>(i);
-        known = true;
       }
     }
     if (!known) {
@@ -347,12 +443,14 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
     }
   }
   for (std::size_t c = 0; c < kColumns.size(); ++c) {
-    if (index[c] < 0)
+    if (index[c] < 0 && is_required(kColumns[c].name))
       diags.error({file, 1, 1}, "header", fmt::format("missing column '{}'", kColumns[c].name),
                   "see docs/validation.md for the schema");
   }
   if (diags.error_count() != errors_before) return std::nullopt;
 
+  const auto passed_column = static_cast<std::size_t>(
+      std::find(names.begin(), names.end(), "passed") - names.begin());
   std::vector<Measurement> rows;
   int row = 1;
   while (pos < text.size()) {
@@ -363,25 +461,47 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
       break;
     }
     if (cells.size() == 1 && cells[0].text.empty()) continue;  // blank line
+    const std::string where = fmt::format("row {}", row);
+    if (cells.size() != header_cells) {
+      diags.error({file, row_line, 1}, where,
+                  fmt::format("{} cells; the header has {}", cells.size(), header_cells),
+                  "every row has one cell per header column (empty for not applicable)");
+      continue;
+    }
     Measurement m;
     bool ok = true;
     for (std::size_t c = 0; c < kColumns.size(); ++c) {
-      const auto at = static_cast<std::size_t>(index[c]);
-      if (at >= cells.size()) {
-        diags.error({file, row_line, 1}, fmt::format("row {}", row),
-                    fmt::format("{} cells; the header has more", cells.size()));
-        ok = false;
-        break;
-      }
-      if (!kColumns[c].read) continue;
-      const std::string expected = kColumns[c].read(m, cells[at].text);
+      if (index[c] < 0 || !kColumns[c].read) continue;
+      const Cell& cell = cells[static_cast<std::size_t>(index[c])];
+      const std::string expected = kColumns[c].read(m, cell.text);
       if (!expected.empty()) {
-        diags.error({file, row_line, cells[at].column},
-                    fmt::format("row {}, column '{}'", row, kColumns[c].name),
-                    fmt::format("cannot read \"{}\"", cells[at].text),
+        diags.error({file, row_line, cell.column},
+                    fmt::format("{}, column '{}'", where, kColumns[c].name),
+                    fmt::format("cannot read \"{}\"", cell.text),
                     fmt::format("expected {}", expected));
         ok = false;
       }
+    }
+    if (!ok) continue;
+    if (index[passed_column] < 0) m.checked = false;  // no column: no check recorded
+    // What the cells say together: the shape is the kernel's, the dtype one it runs.
+    const auto cell_of = [&](std::string_view name) -> const Cell& {
+      for (std::size_t c = 0; c < kColumns.size(); ++c)
+        if (kColumns[c].name == name) return cells[static_cast<std::size_t>(index[c])];
+      CODA_CHECK(false);
+      return cells[0];
+    };
+    if (const std::string why = check_dtype(m); !why.empty()) {
+      const Cell& cell = cell_of("dtype");
+      diags.error({file, row_line, cell.column}, fmt::format("{}, column 'dtype'", where), why,
+                  dtype_hint(m.kernel));
+      ok = false;
+    }
+    const Cell& shape_cell = cell_of("shape");
+    if (const auto why = check_shape(m, shape_cell.text); why) {
+      diags.error({file, row_line, shape_cell.column}, fmt::format("{}, column 'shape'", where),
+                  why->first, why->second);
+      ok = false;
     }
     if (ok) rows.push_back(std::move(m));
   }

@@ -45,6 +45,9 @@ struct Measurement {
   double max_error = kNotMeasured;  // normalised error against the CPU reference (see docs)
   double tolerance = 0;
   bool passed = false;
+  // Whether the row records a correctness check at all: coda-bench always checks; a published
+  // table written by hand may leave `passed` empty (checked false, passed false).
+  bool checked = true;
   // int8 GEMM only: relative Frobenius error of the dequantised int8 product against the fp32
   // product, with per-tensor and with per-output-channel weight scales (outlier columns 50x).
   std::optional<double> quant_error_per_tensor;
@@ -69,8 +72,16 @@ std::vector<std::string_view> measurement_columns();
 void write_measurement_header(std::ostream& out);
 void write_measurement_row(std::ostream& out, const Measurement& m);
 
+// The columns a hand-written table must have (docs/validation.md, "Published tables"); every
+// other column may be left out, and its cells may be empty.
+std::vector<std::string_view> required_measurement_columns();
+
 // Reads a measurement CSV. Every problem is a Diagnostic located at the row and column
 // ("file:row:col: error: row 3, column 'median_us': ..."); nullopt when there was any error.
+// Checked beyond each cell's syntax: a column named twice, a row with more or fewer cells than
+// the header, a shape whose keys are not the kernel's (or are missing, zero or too large to
+// model), a dtype the kernel does not run. Absent optional columns and empty cells of counts
+// (repetitions, sm_count, clocks, ...) read as 0, "not stated"; an empty `passed` as unchecked.
 std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
                                                           const std::string& file,
                                                           Diagnostics& diags);

@@ -159,5 +159,68 @@ TEST(ArchPresets, ExtendsInheritsFromThePreset) {
   EXPECT_DOUBLE_EQ(*HardwareModel(tpu->spec).dram_bytes_per_cycle(), 34e9 / 700e6);
 }
 
+// ---- calibration: optional knobs of the GPU closed forms (docs/arch.md, "Calibration") ------
+
+constexpr std::string_view kGpu = R"(schema_version: 2
+name: g
+clock: 1 GHz
+cores: 2
+compute:
+  - {name: tc, kind: tensor_core, macs_per_cycle: {fp16: 256}}
+  - {name: v, kind: vector, ops_per_cycle: {fp32: 32}}
+dram: {bandwidth: 100 GB/s}
+)";
+
+TEST(ArchCalibration, AbsentSectionKeepsEveryDefault) {
+  Diagnostics diags;
+  const auto spec = parse(kGpu, diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->calibration, CalibrationSpec{});
+}
+
+TEST(ArchCalibration, ReadsKnobsWithUnits) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + R"(calibration:
+  launch_overhead: 2.5 us
+  compute_fraction: {fp16: 0.8, fp32: 0.5}
+  dram_fraction: 0.9
+  source: fitted on a fixture
+)", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  ASSERT_TRUE(spec->calibration.launch_overhead);
+  EXPECT_DOUBLE_EQ(spec->calibration.launch_overhead->value, 2.5e-6);
+  EXPECT_EQ(spec->calibration.compute_fraction,
+            (std::map<DataType, double>{{DataType::Fp16, 0.8}, {DataType::Fp32, 0.5}}));
+  EXPECT_EQ(spec->calibration.dram_fraction, 0.9);
+  EXPECT_EQ(spec->calibration.source, "fitted on a fixture");
+}
+
+TEST(ArchCalibration, BadKnobsAreLocatedWithWhatWouldBeValid) {
+  // Lines: the calibration section starts on line 9 of the document.
+  const auto errors = errors_of(std::string(kGpu) + R"(calibration:
+  launch_overhead: 4 s
+  compute_fraction: {fp16: 1.2, int8: 0.5, fp61: 0.5}
+  dram_fraction: 0
+  dram_fractoin: 0.5
+)");
+  ASSERT_EQ(errors.size(), 6u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0], "a.yaml:10:20: error: calibration.launch_overhead: 4 s is not a kernel "
+                       "launch overhead; give the time from launch to kernel start, between 0 "
+                       "and 1 ms, e.g. 4 us");
+  EXPECT_EQ(errors[1], "a.yaml:11:28: error: calibration.compute_fraction.fp16: 1.2 is not a "
+                       "fraction of the peak rate in (0, 1]; e.g. 0.85 for 85% of the peak; 1 is "
+                       "the default (the peak itself)");
+  EXPECT_EQ(errors[2], "a.yaml:11:39: error: calibration.compute_fraction.int8: no compute unit "
+                       "of this arch runs int8; the units run: fp32, fp16");
+  EXPECT_EQ(errors[3].substr(0, 72),
+            "a.yaml:11:50: error: calibration.compute_fraction.fp61: unknown precisio");
+  EXPECT_EQ(errors[4], "a.yaml:12:18: error: calibration.dram_fraction: 0 is not a fraction of "
+                       "the DRAM bandwidth in (0, 1]; e.g. 0.85 for 85% of the peak; 1 is the "
+                       "default (the peak itself)");
+  EXPECT_EQ(errors[5].substr(0, 93),
+            "a.yaml:13:3: error: calibration.dram_fractoin: unknown key (did you mean "
+            "'dram_fraction'?)");
+}
+
 }  // namespace
 }  // namespace coda::arch

@@ -58,6 +58,7 @@ struct GpuParams {
   // Host launch to kernel start. Measured empty-kernel launches: 2.2 us back to back and 6.6 us
   // with a synchronize after each on P100 (CSCS's ReFrame kernel_latency check, reference
   // values), "approximately 5 us" on Linux (NVIDIA developer forum). 4 us sits between them.
+  // An arch's calibration.launch_overhead replaces it (unit_costs.h gpu_params).
   double launch_overhead_s = 4e-6;
 };
 

@@ -20,7 +20,18 @@ std::uint64_t to_cycles(double seconds, const arch::HardwareModel& hw) {
   return static_cast<std::uint64_t>(std::ceil(seconds * hw.clock().value - 1e-9));
 }
 
-double dram_rate(const arch::HardwareModel& hw) { return hw.dram_bytes_per_second().value_or(0.0); }
+// The DRAM bandwidth kernels reach: dram.bandwidth x calibration.dram_fraction (default 1).
+double dram_rate(const arch::HardwareModel& hw) {
+  return hw.dram_bytes_per_second().value_or(0.0) *
+         hw.spec().calibration.dram_fraction.value_or(1.0);
+}
+
+// The share of the peak rate at `precision` that kernels reach (calibration.compute_fraction).
+double compute_fraction(DataType precision, const arch::HardwareModel& hw) {
+  const auto& fractions = hw.spec().calibration.compute_fraction;
+  const auto it = fractions.find(precision);
+  return it != fractions.end() ? it->second : 1.0;
+}
 
 // The innermost core-level memory that holds inputs, and the first chip-level memory.
 const arch::MemoryLevelSpec* core_input_level(const arch::ArchSpec& spec) {
@@ -40,29 +51,6 @@ void set_time(results::OpResult& out, double seconds, double compute_seconds,
   out.cost.cycles = Cycles{total};
   out.cost.compute_cycles = Cycles{compute};
   out.cost.stall_cycles = Cycles{total - compute};
-}
-
-GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw) {
-  const arch::ArchSpec& spec = hw.spec();
-  const arch::ComputeUnitSpec& unit = *hw.matrix_unit();
-  const arch::TensorCoreSpec tc = unit.tensor_core.value_or(arch::TensorCoreSpec{});
-  GpuParams params;
-  params.sms = spec.cores;
-  params.clock_hz = hw.clock().value;
-  params.macs_per_cycle_per_sm = unit.rates.at(precision) * unit.count;
-  if (const auto* smem = core_input_level(spec))
-    params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
-  params.registers_per_sm = tc.registers_per_core;
-  params.max_blocks_per_sm = tc.max_blocks_per_core;
-  params.max_warps_per_sm = tc.max_warps_per_core;
-  if (const auto* l2 = chip_level(spec)) {
-    params.l2_bytes = l2->capacity.value * l2->instances;
-    for (const arch::LevelSummary& level : hw.levels())
-      if (level.name == l2->name)
-        params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
-  }
-  params.dram_bytes_per_second = dram_rate(hw);
-  return params;
 }
 
 GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCoreWork& work,
@@ -145,7 +133,7 @@ VectorParams vector_params(DataType precision, const arch::HardwareModel& hw) {
   const arch::ComputeUnitSpec& unit = *hw.vector_unit();
   const double scale = unit.count * static_cast<double>(hw.cores());
   const auto rate = unit.rates.find(precision);
-  return {(rate != unit.rates.end() ? rate->second : 0.0) * scale,
+  return {(rate != unit.rates.end() ? rate->second * compute_fraction(precision, hw) : 0.0) * scale,
           unit.special_ops_per_cycle * scale, hw.clock().value, dram_rate(hw)};
 }
 
@@ -347,7 +335,7 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
   const double rate = dram_rate(hw);
   const double dram_bytes = static_cast<double>(work.reads.value + work.writes.value);
   const double dram_seconds = rate > 0 ? dram_bytes / rate : 0.0;
-  const double launch = tensor_cores ? GpuParams{}.launch_overhead_s : 0.0;
+  const double launch = tensor_cores ? launch_overhead_s(hw) : 0.0;
   const double busiest = std::max({matrix_seconds, vector_seconds, dram_seconds});
 
   results::OpResult out;
@@ -379,6 +367,36 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
 }
 
 }  // namespace
+
+double launch_overhead_s(const arch::HardwareModel& hw) {
+  return hw.spec().calibration.launch_overhead.value_or(Seconds{GpuParams{}.launch_overhead_s})
+      .value;
+}
+
+GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw) {
+  const arch::ArchSpec& spec = hw.spec();
+  const arch::ComputeUnitSpec& unit = *hw.matrix_unit();
+  const arch::TensorCoreSpec tc = unit.tensor_core.value_or(arch::TensorCoreSpec{});
+  GpuParams params;
+  params.sms = spec.cores;
+  params.clock_hz = hw.clock().value;
+  params.macs_per_cycle_per_sm =
+      unit.rates.at(precision) * unit.count * compute_fraction(precision, hw);
+  if (const auto* smem = core_input_level(spec))
+    params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
+  params.registers_per_sm = tc.registers_per_core;
+  params.max_blocks_per_sm = tc.max_blocks_per_core;
+  params.max_warps_per_sm = tc.max_warps_per_core;
+  if (const auto* l2 = chip_level(spec)) {
+    params.l2_bytes = l2->capacity.value * l2->instances;
+    for (const arch::LevelSummary& level : hw.levels())
+      if (level.name == l2->name)
+        params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
+  }
+  params.dram_bytes_per_second = dram_rate(hw);
+  params.launch_overhead_s = launch_overhead_s(hw);
+  return params;
+}
 
 void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& op) {
   std::uint64_t reads = std::min(op.dram_reads_saved.value, result.cost.dram_reads.value);
@@ -436,7 +454,7 @@ results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op,
   results::OpResult out;
   out.name = op.name;
   out.unit = std::string(mapper::to_string(op.placement));
-  const std::uint64_t launch = tensor_core ? to_cycles(GpuParams{}.launch_overhead_s, hw) : 0;
+  const std::uint64_t launch = tensor_core ? to_cycles(launch_overhead_s(hw), hw) : 0;
   const auto nest = static_cast<std::uint64_t>(std::ceil(c.cycles - 1e-9));
   const std::uint64_t compute =
       std::min(nest, static_cast<std::uint64_t>(std::ceil(c.compute_cycles - 1e-9)));

@@ -25,6 +25,12 @@
 //                 all-reduce takes the faster of ring and tree (as NCCL's tuner chooses by size),
 //                 the others the ring.
 //
+// Calibration (arch/arch_spec.h CalibrationSpec, the arch's optional `calibration:` section):
+// the launch overhead replaces gpu_model.h's 4 us wherever a tensor-core kernel launch is added;
+// compute_fraction scales the matrix unit's MAC rate and the vector unit's element rate at a
+// precision; dram_fraction scales the DRAM bandwidth of every model here. Without the section
+// every figure is as before (4 us, fractions 1).
+//
 // Energy of an op = MACs x energy per MAC at its precision + vector element ops x energy per op
 // + on-chip bytes x the per-byte energy of the level they cross + DRAM bytes x DRAM energy per
 // byte + static power x the op's time (arch/energy.h gives every figure).
@@ -33,10 +39,19 @@
 #include <string>
 
 #include "arch/hardware_model.h"
+#include "core/data_type.h"
 #include "core/results.h"
 #include "mapper/schedule.h"
+#include "sim/analytical/gpu_model.h"
 
 namespace coda::sim::analytical {
+
+// The launch overhead of one tensor-core kernel: calibration.launch_overhead, else 4 us.
+double launch_overhead_s(const arch::HardwareModel& hw);
+
+// The tensor-core model's parameters at `precision` (see above), calibration applied.
+// Precondition: hw has a matrix unit with a rate at `precision`.
+GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw);
 
 // nullopt with `why` set when the op cannot run as placed (a GEMM whose every thread-block tile
 // overflows the SM).

@@ -1,0 +1,116 @@
+// `coda validate` as a user runs it: exit codes, bad flags, missing and broken files, and what
+// --out and --calibrate-on write. The fixtures (validation/tests/fixtures/) are hand-written
+// tables of made-up times, each labelled "FIXTURE: not a measurement".
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cli/tests/run_coda.h"
+
+namespace coda::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using test::coda;
+
+constexpr const char* kArch = "configs/arch/nvidia_h200_sxm.yaml";
+constexpr const char* kFixture = "validation/tests/fixtures/h200_hand_derived.csv";
+
+fs::path scratch(const std::string& name) {
+  const char* build = std::getenv("CODA_BINARY_DIR");
+  const fs::path dir = fs::path(build ? build : fs::temp_directory_path().string()) /
+                       "validate_command_test" / name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ValidateCommand, PrintsTheTableSkippedRowsAndClasses) {
+  const auto r = coda({"validate", "--measurements", kFixture, "--arch", kArch});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // The GEMM row: measured 0.9 x coda's 147.25 us, so +11.1% (compare_test.cpp derives it).
+  EXPECT_NE(r.out.find("132.52      147.25   +11.1%  compute"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped (2 rows, not compared):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not measured: FIXTURE: this case did not run"), std::string::npos);
+  EXPECT_NE(r.out.find("FIXTURE: not a measurement (table B)"), std::string::npos);
+}
+
+TEST(ValidateCommand, OutWritesJsonCsvAndMarkdown) {
+  const fs::path dir = scratch("out");
+  const auto r = coda({"validate", "--measurements", kFixture, "--arch", kArch, "--out",
+                       dir.c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* name : {"validation.json", "validation.csv", "validation.md"})
+    EXPECT_TRUE(fs::exists(dir / name)) << name;
+  EXPECT_FALSE(fs::exists(dir / "calibration.yaml"));  // no --calibrate-on: no fitting
+  EXPECT_NE(read_text(dir / "validation.md").find("## By source"), std::string::npos);
+}
+
+TEST(ValidateCommand, CalibrateOnWritesAnArchThatExtendsTheGivenOne) {
+  const fs::path dir = scratch("calibrate");
+  const auto r = coda({"validate", "--measurements", kFixture, "--arch", kArch, "--out",
+                       dir.c_str(), "--calibrate-on", "launch"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The fixture's launch row is 5 us: the fit on it alone is 5 us.
+  EXPECT_NE(r.out.find("launch_overhead                    4 us ->         5 us"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("held out"), std::string::npos);
+  // The written arch reads back as a valid arch with the fitted knob.
+  const auto check = coda({"check-config", (dir / "calibration.yaml").c_str()});
+  EXPECT_EQ(check.code, 0) << check.err << read_text(dir / "calibration.yaml");
+  const auto again = coda({"validate", "--measurements", kFixture, "--arch",
+                           (dir / "calibration.yaml").c_str()});
+  ASSERT_EQ(again.code, 0) << again.err;
+  // With 5 us the launch row is exact.
+  EXPECT_NE(again.out.find("5.00        5.00    "), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("0.0%  launch"), std::string::npos) << again.out;
+}
+
+TEST(ValidateCommand, BadUsageExitsTwo) {
+  EXPECT_EQ(coda({"validate", "--arch", kArch}).code, 2);  // --measurements is required
+  EXPECT_EQ(coda({"validate", "--measurements", kFixture, "--arch", kArch, "--bogus"}).code, 2);
+  const auto missing = coda({"validate", "--measurements", "no/such.csv", "--arch", kArch});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no/such.csv"), std::string::npos) << missing.err;
+  const auto subset = coda({"validate", "--measurements", kFixture, "--arch", kArch,
+                            "--calibrate-on", "gemm,atention"});
+  EXPECT_EQ(subset.code, 2);
+  EXPECT_EQ(subset.err, "error: --calibrate-on: 'atention' is neither a class (gemm, memory, "
+                        "attention, fusion, launch) nor a kernel name (did you mean "
+                        "'attention'?)\n");
+}
+
+TEST(ValidateCommand, BadRowIsALocatedDiagnosticAndExitsOne) {
+  const auto r = coda({"validate", "--measurements", "validation/tests/fixtures/bad_row.csv",
+                       "--arch", kArch});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  // The shape cell of row 3 starts at column 16 of line 3.
+  EXPECT_EQ(r.err, "validation/tests/fixtures/bad_row.csv:3:16: error: row 3, column 'shape': "
+                   "'rows' is not a shape field of gemm_wmma; gemm_wmma takes: m=N n=N k=N\n"
+                   "1 error\nnothing was compared.\n");
+}
+
+TEST(ValidateCommand, SubsetWithoutComparedRowsExitsOne) {
+  const auto r = coda({"validate", "--measurements", kFixture, "--arch", kArch,
+                       "--calibrate-on", "attention"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "error: --calibrate-on attention selects no compared row (skipped rows are "
+                   "not fitted)\n");
+}
+
+}  // namespace
+}  // namespace coda::cli

@@ -1,0 +1,30 @@
+#pragma once
+// `coda validate --measurements M.csv --arch A.yaml [--out DIR] [--calibrate-on LIST]`: price
+// every measured case with coda, print the predicted-vs-measured table with its error per class
+// and per source (MAPE, worst case, Spearman), and with --out write validation.json,
+// validation.csv and validation.md; with --calibrate-on, fit the arch's calibration knobs on the
+// named classes or kernels, report the error on them and on the held-out rest, and write
+// calibration.yaml (docs/validation.md).
+
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace coda::cli {
+
+struct ValidateArgs {
+  std::string measurements;
+  std::string arch;
+  std::string out_dir;
+  std::string calibrate_on;  // empty: no fitting
+};
+
+CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args);
+
+// Exit codes as run_main's: 0 success, 1 bad input (diagnostics on `err`), 2 bad usage.
+int run_validate_command(const ValidateArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace coda::cli

@@ -1,0 +1,865 @@
+#include "validation/compare.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "core/yaml_reader.h"  // did_you_mean
+#include "mapper/schedule.h"
+#include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/gpu_model.h"
+#include "sim/analytical/unit_costs.h"
+#include "validation/kernels/tiling.h"
+#include "workloads/builders.h"
+#include "workloads/graph.h"
+
+namespace coda::validation {
+namespace {
+
+namespace an = sim::analytical;
+using workload::Function;
+
+constexpr std::array kClasses{CaseClass::Gemm, CaseClass::Memory, CaseClass::Attention,
+                              CaseClass::Fusion, CaseClass::Launch};
+
+DataType to_data_type(DType d) {
+  switch (d) {
+    case DType::Fp32: return DataType::Fp32;
+    case DType::Fp16: return DataType::Fp16;
+    case DType::Bf16: return DataType::Bf16;
+    case DType::Int8: return DataType::Int8;
+  }
+  return DataType::Fp32;
+}
+
+// Kernels whose arithmetic runs on the CUDA cores in fp32 (see Predictor).
+bool on_cuda_cores(const Measurement& m) {
+  switch (m.kernel) {
+    case Kernel::GemmNaive:
+    case Kernel::GemmTiled:
+    case Kernel::Conv2dImplicitGemm:
+    case Kernel::Conv2dCudnn:
+    case Kernel::AttentionUnfused:
+    case Kernel::AttentionFlash:
+    case Kernel::DecodeAttention: return true;
+    case Kernel::GemmCublas: return m.dtype == DType::Fp32;
+    default: return false;
+  }
+}
+
+// The arch with its matrix unit at the vector unit's fp32 FMA rate and its vector unit at fp32
+// for every precision; nullopt when it has no vector unit with fp32, or no matrix unit.
+std::optional<arch::ArchSpec> cuda_core_view(const arch::ArchSpec& spec) {
+  const arch::ComputeUnitSpec* vector = arch::find_unit(spec, arch::UnitKind::Vector);
+  if (!vector || !vector->rates.contains(DataType::Fp32)) return std::nullopt;
+  const double fma_per_core = vector->rates.at(DataType::Fp32) * vector->count;
+  arch::ArchSpec view = spec;
+  bool has_matrix = false;
+  for (arch::ComputeUnitSpec& unit : view.compute) {
+    if (unit.kind == arch::UnitKind::Vector) {
+      for (auto& [precision, rate] : unit.rates) rate = unit.rates.at(DataType::Fp32);
+      continue;
+    }
+    if (unit.kind != arch::UnitKind::TensorCore) continue;
+    has_matrix = true;
+    unit.rates.clear();
+    for (const DataType p : {DataType::Fp32, DataType::Fp16, DataType::Bf16})
+      unit.rates[p] = fma_per_core / unit.count;
+  }
+  if (!has_matrix) return std::nullopt;
+  auto& fractions = view.calibration.compute_fraction;
+  const auto fp32 = fractions.find(DataType::Fp32);
+  const std::optional<double> f = fp32 != fractions.end() ? std::optional{fp32->second}
+                                                          : std::nullopt;
+  fractions.clear();
+  if (f)
+    for (const DataType p : {DataType::Fp32, DataType::Fp16, DataType::Bf16}) fractions[p] = *f;
+  return view;
+}
+
+PredictedBound from_results(results::Bound b) {
+  switch (b) {
+    case results::Bound::Compute: return PredictedBound::Compute;
+    case results::Bound::Memory: return PredictedBound::Memory;
+    case results::Bound::Latency: return PredictedBound::Launch;
+  }
+  return PredictedBound::Compute;
+}
+
+// ---- our own GEMM kernels: the GPU model with the kernel's own thread-block tile -----------
+
+struct FixedTile {
+  an::BlockTile tile;
+  std::uint32_t smem_bytes = 0;  // the kernel's, from tiling.h
+};
+
+// The tile of a kernel that has one (tiling.h); stages = the kernel's shared memory over one
+// stage's A and B slices, rounded, at least 1, so occupancy sees about the kernel's footprint.
+std::optional<FixedTile> fixed_tile(Kernel kernel) {
+  using namespace tiling;
+  const auto make = [](int tm, int tn, int tk, int threads, int smem, int element_bytes) {
+    const auto u = [](int v) { return static_cast<std::uint32_t>(v); };
+    const double stage = static_cast<double>((tm + tn) * tk * element_bytes);
+    const auto stages = std::max<std::uint32_t>(
+        1, static_cast<std::uint32_t>(std::lround(static_cast<double>(smem) / stage)));
+    return FixedTile{{.tile_m = u(tm), .tile_n = u(tn), .tile_k = u(tk), .warps = u(threads / 32),
+                      .stages = stages},
+                     u(smem)};
+  };
+  switch (kernel) {
+    // One thread per C element, no shared memory: a 16x16 block as a tile with a 16-deep K step
+    // (the model stages operands through shared memory; the naive kernel relies on L1 instead).
+    case Kernel::GemmNaive:
+      return make(kNaiveBlock, kNaiveBlock, kNaiveBlock, kNaiveBlock * kNaiveBlock, 0, 4);
+    case Kernel::GemmTiled:
+      return make(kTiledTile, kTiledTile, kTiledTile, kTiledTile * kTiledTile, kTiledSmemBytes, 4);
+    case Kernel::GemmWmma:
+      return make(kWmmaBlockM, kWmmaBlockN, kWmmaBlockK, kWmmaThreads, kWmmaSmemBytes, 2);
+    case Kernel::GemmInt8:
+      return make(kInt8BlockM, kInt8BlockN, kInt8BlockK, kInt8Threads, kInt8SmemBytes, 1);
+    case Kernel::Conv2dImplicitGemm:
+      return make(kConvTile, kConvTile, kConvTile, kConvTile * kConvTile, kConvSmemBytes, 4);
+    default: return std::nullopt;
+  }
+}
+
+// Implicit-GEMM sizes of a conv: M = N*P*Q, N = K, K = C*R*S.
+an::GemmShape gemm_shape(const Measurement& m) {
+  const Shape& s = m.shape;
+  if (info(m.kernel).shape == ShapeKind::Conv)
+    return {1, s.batch * conv_out_extent(s, s.height) * conv_out_extent(s, s.width), s.filters,
+            s.channels * s.filter_size * s.filter_size, 4, 4};
+  return {1, s.m, s.n, s.k, static_cast<std::uint32_t>(dtype_bytes(m.dtype)), 4};
+}
+
+std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTile& fixed,
+                                             const arch::HardwareModel& hw, std::string& why) {
+  const DataType precision = to_data_type(m.dtype);
+  const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+  if (!unit || unit->kind != arch::UnitKind::TensorCore || !unit->rates.contains(precision)) {
+    why = fmt::format("'{}' has no tensor-core unit running {}", hw.name(), dtype_name(m.dtype));
+    return std::nullopt;
+  }
+  const an::GpuKernelCost c = an::evaluate_gpu_gemm(gemm_shape(m), fixed.tile,
+                                                    an::gpu_params(precision, hw));
+  const an::BlockTile& t = fixed.tile;
+  if (!c.feasible) {
+    why = fmt::format("the kernel's tile {}x{}x{} does not fit an SM of '{}' (limited by {})",
+                      t.tile_m, t.tile_n, t.tile_k, hw.name(), an::to_string(c.limit));
+    return std::nullopt;
+  }
+  PredictedPart part{
+      .name = std::string(info(m.kernel).name),
+      .unit = "tensor_core",
+      .seconds = c.seconds,
+      .compute_seconds = c.compute_seconds,
+      .dram_bytes = c.dram_bytes,
+      .bound = c.bound == an::GpuBound::Compute  ? PredictedBound::Compute
+               : c.bound == an::GpuBound::Launch ? PredictedBound::Launch
+                                                 : PredictedBound::Memory,
+      .mapping = {{"tile_m", t.tile_m}, {"tile_n", t.tile_n}, {"tile_k", t.tile_k},
+                  {"warps", t.warps}, {"stages", t.stages}, {"blocks", c.blocks},
+                  {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}}};
+  Prediction p;
+  p.seconds = c.seconds;
+  p.bound = part.bound;
+  p.model = fmt::format(
+      "GPU GEMM model with the kernel's own tile {}x{}x{}, {} warps, {} stage{} (tiling.h; the "
+      "kernel's {} B of shared memory modelled as {} B){}",
+      t.tile_m, t.tile_n, t.tile_k, t.warps, t.stages, t.stages == 1 ? "" : "s", fixed.smem_bytes,
+      c.smem_bytes_per_block,
+      on_cuda_cores(m) ? "; on the CUDA cores (fp32 FMA rate)" : "");
+  p.parts.push_back(std::move(part));
+  return p;
+}
+
+// ---- everything else: a small graph through coda's schedule and the analytical engine ------
+
+struct CaseGraph {
+  workload::Graph graph;
+  mapper::FusionMode fusion = mapper::FusionMode::None;
+  std::string what;  // how the kernel was mapped, for the report
+};
+
+void set_output_type(workload::Op& op, DataType type) {
+  for (workload::TensorAccess& a : op.space.accesses)
+    if (a.role == workload::TensorRole::Output) a.dtype = type;
+}
+
+workload::TensorId output_of(const workload::Graph& g) { return g.ops.back().tensors.back(); }
+
+CaseGraph build_graph(const Measurement& m) {
+  using workload::ElementwiseOperand;
+  using workload::TensorRole;
+  const Shape& s = m.shape;
+  const DataType type = to_data_type(m.dtype);
+  CaseGraph out;
+  out.graph.name = std::string(info(m.kernel).name);
+  workload::Graph& g = out.graph;
+  const std::vector<std::uint64_t> rows{s.rows, s.cols};
+  switch (m.kernel) {
+    case Kernel::GemmCublas:
+    case Kernel::GemmCublasLt: {
+      workload::Op op = workload::make_gemm("gemm", s.m, s.n, s.k, type);
+      set_output_type(op, m.dtype == DType::Int8 ? DataType::Int32 : DataType::Fp32);
+      g.add(std::move(op));
+      out.what = "one GEMM (C in fp32, int32 for int8), tile chosen by the engine";
+      break;
+    }
+    case Kernel::Conv2dCudnn: {
+      const workload::Conv2dParams c{.batch = s.batch, .in_h = s.height, .in_w = s.width,
+                                     .in_channels = s.channels, .filter_h = s.filter_size,
+                                     .filter_w = s.filter_size, .out_channels = s.filters,
+                                     .stride_h = s.stride, .stride_w = s.stride, .pad_h = s.pad,
+                                     .pad_w = s.pad};
+      g.add(workload::make_conv2d("conv", c, conv_out_extent(s, s.height),
+                                  conv_out_extent(s, s.width), DataType::Fp32));
+      out.what = "one conv contraction, tile chosen by the engine";
+      break;
+    }
+    case Kernel::SoftmaxNaive: {
+      // Three kernels: row max, row sum of exp (the exps are not priced), normalise.
+      g.add(workload::make_reduction("row_max", Function::Max, rows, {1}, DataType::Fp32));
+      g.add(workload::make_reduction("row_sum_exp", Function::Sum, rows, {1}, DataType::Fp32));
+      g.add(workload::make_elementwise("normalise", Function::Div, rows, DataType::Fp32,
+                                       {ElementwiseOperand{TensorRole::Input, {0}}}));
+      out.what = "three ops: row max, row sum (exp not priced), divide by the row scalar";
+      break;
+    }
+    case Kernel::SoftmaxOnline:
+    case Kernel::LayerNorm:
+    case Kernel::RmsNorm: {
+      const Function f = m.kernel == Kernel::SoftmaxOnline ? Function::Softmax
+                         : m.kernel == Kernel::LayerNorm   ? Function::LayerNorm
+                                                           : Function::RmsNorm;
+      g.add(workload::make_normalization(std::string(workload::to_string(f)), f, rows, {1},
+                                         DataType::Fp32));
+      out.what = fmt::format("coda's {} op over the last axis", workload::to_string(f));
+      break;
+    }
+    case Kernel::BiasGeluFused:
+    case Kernel::BiasGeluUnfused: {
+      g.add(workload::make_elementwise("bias_add", Function::Add, rows, DataType::Fp32,
+                                       {ElementwiseOperand{TensorRole::Weight, {1}}}));
+      const workload::TensorId t = output_of(g);
+      g.add(workload::make_elementwise("gelu", Function::Gelu, rows, DataType::Fp32), {t});
+      const bool fused = m.kernel == Kernel::BiasGeluFused;
+      out.fusion = fused ? mapper::FusionMode::All : mapper::FusionMode::None;
+      out.what = fused ? "bias add then GELU, fused as an elementwise chain (t stays on chip)"
+                       : "bias add then GELU, unfused (t through DRAM)";
+      break;
+    }
+    case Kernel::AttentionUnfused:
+    case Kernel::AttentionFlash:
+    case Kernel::DecodeAttention: {
+      const workload::AttentionParams a{
+          .batch = s.batch, .heads = s.heads, .kv_heads = s.heads,
+          .q_len = m.kernel == Kernel::DecodeAttention ? 1 : s.seq, .kv_len = s.seq,
+          .head_dim = s.head_dim, .causal = false};
+      g.add(workload::make_attention("attention", a, DataType::Fp16));
+      const bool fused = m.kernel != Kernel::AttentionUnfused;
+      out.fusion = fused ? mapper::FusionMode::Epilogue : mapper::FusionMode::None;
+      out.what = fused ? "coda's fused (FlashAttention) attention, O in fp16 (the kernel "
+                         "writes fp32)"
+                       : "coda's attention as three ops (Q K^T, softmax, P V), S and P in fp16 "
+                         "(the kernel keeps S in fp32)";
+      break;
+    }
+    case Kernel::ReduceSum:
+      g.add(workload::make_reduction("sum", Function::Sum, {s.elements}, {0}, DataType::Fp32));
+      out.what = "one sum reduction";
+      break;
+    case Kernel::CopyBandwidth:
+      g.add(workload::make_data_movement("copy", Function::Copy, {{s.elements}}, {{s.elements}},
+                                         DataType::Fp32));
+      out.what = "one copy through DRAM";
+      break;
+    default: CODA_CHECK(false);  // priced without a graph
+  }
+  return out;
+}
+
+std::optional<Prediction> predict_graph(const Measurement& m, const arch::HardwareModel& hw,
+                                        std::string& why) {
+  CaseGraph c = build_graph(m);
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(c.graph, hw, {.precision = std::nullopt, .fusion = c.fusion,
+                                           .search = std::nullopt});
+  if (!schedule.unsupported.empty()) {
+    why = fmt::format("op '{}': {}", schedule.unsupported.front().name,
+                      schedule.unsupported.front().reason);
+    return std::nullopt;
+  }
+  const results::RunResult run = an::AnalyticalEngine{}.run(schedule, hw, {});
+  if (!run.skipped.empty()) {
+    why = fmt::format("op '{}': {}", run.skipped.front().name, run.skipped.front().reason);
+    return std::nullopt;
+  }
+  Prediction p;
+  const double clock = hw.clock().value;
+  double longest = -1;
+  for (const results::OpResult& op : run.ops) {
+    PredictedPart part{
+        .name = op.name,
+        .unit = op.unit,
+        .seconds = static_cast<double>(op.cost.cycles.value) / clock,
+        .compute_seconds = static_cast<double>(op.cost.compute_cycles.value) / clock,
+        .dram_bytes = static_cast<double>(op.cost.dram_reads.value + op.cost.dram_writes.value),
+        .bound = from_results(op.bound),
+        .mapping = op.mapping};
+    p.seconds += part.seconds;
+    if (part.seconds > longest) {
+      longest = part.seconds;
+      p.bound = part.bound;
+    }
+    p.parts.push_back(std::move(part));
+  }
+  std::string fusion;
+  if (c.fusion != mapper::FusionMode::None)
+    fusion = run.fusion.empty() ? fmt::format("; fusion {} planned no group, so unfused",
+                                              mapper::to_string(c.fusion))
+                                : fmt::format("; fusion {}: {} group", mapper::to_string(c.fusion),
+                                              run.fusion.front().kind);
+  p.model = fmt::format("coda schedule + analytical engine: {}{}{}", c.what, fusion,
+                        on_cuda_cores(m) ? "; on the CUDA cores (fp32 FMA rate)" : "");
+  return p;
+}
+
+// The L2 probe: its bytes over the first chip-level memory's read bandwidth.
+std::optional<Prediction> predict_l2(const Measurement& m, const arch::HardwareModel& hw,
+                                     std::string& why) {
+  for (const arch::LevelSummary& level : hw.levels()) {
+    if (level.scope != arch::Scope::Chip || level.name == "dram") continue;
+    if (!level.read_bytes_per_second) {
+      why = fmt::format("'{}' states no read bandwidth for its L2 level '{}' (absent = not a "
+                        "limit), so an L2-bound probe has nothing to be priced against",
+                        hw.name(), level.name);
+      return std::nullopt;
+    }
+    const double bytes = minimum_bytes(m.kernel, m.dtype, m.shape);
+    const double seconds = bytes / *level.read_bytes_per_second;
+    Prediction p;
+    p.seconds = seconds;
+    p.bound = PredictedBound::Memory;
+    p.model = fmt::format("bytes read / the read bandwidth of '{}' (no launch term)", level.name);
+    p.parts.push_back({.name = "l2_reads", .unit = "l2", .seconds = seconds,
+                       .compute_seconds = 0, .dram_bytes = 0, .bound = PredictedBound::Memory,
+                       .mapping = {}});
+    return p;
+  }
+  why = fmt::format("'{}' has no chip-level memory (L2)", hw.name());
+  return std::nullopt;
+}
+
+std::optional<Prediction> predict_launch(const arch::HardwareModel& hw, std::string& why) {
+  const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+  if (!unit || unit->kind != arch::UnitKind::TensorCore) {
+    why = fmt::format("'{}' is not a GPU: coda adds no kernel launch term on it", hw.name());
+    return std::nullopt;
+  }
+  const double seconds = an::launch_overhead_s(hw);
+  Prediction p;
+  p.seconds = seconds;
+  p.bound = PredictedBound::Launch;
+  p.model = hw.spec().calibration.launch_overhead
+                ? "the launch term: calibration.launch_overhead"
+                : "the launch term: gpu_model.h's default 4 us";
+  p.parts.push_back({.name = "launch", .unit = "launch", .seconds = seconds,
+                     .compute_seconds = 0, .dram_bytes = 0, .bound = PredictedBound::Launch,
+                     .mapping = {}});
+  return p;
+}
+
+// ---- statistics --------------------------------------------------------------------------
+
+std::vector<double> ranks(std::span<const double> v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return v[a] < v[b];
+  });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double average = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t t = i; t <= j; ++t) r[order[t]] = average;
+    i = j + 1;
+  }
+  return r;
+}
+
+// ---- calibration ---------------------------------------------------------------------------
+
+// The knobs as the fit moves them: the launch overhead in seconds, and 1 / fraction for the
+// others, in which a bound time is linear.
+enum class KnobKind : std::uint8_t { Launch, Compute, Dram };
+struct Knob {
+  KnobKind kind = KnobKind::Launch;
+  DataType precision = DataType::Fp32;  // Compute only
+};
+
+std::string knob_name(const Knob& k) {
+  switch (k.kind) {
+    case KnobKind::Launch: return "launch_overhead";
+    case KnobKind::Compute: return fmt::format("compute_fraction.{}", to_string(k.precision));
+    case KnobKind::Dram: return "dram_fraction";
+  }
+  return "?";
+}
+
+double get(const arch::CalibrationSpec& c, const Knob& k) {
+  switch (k.kind) {
+    case KnobKind::Launch:
+      return c.launch_overhead.value_or(Seconds{an::GpuParams{}.launch_overhead_s}).value;
+    case KnobKind::Compute: {
+      const auto it = c.compute_fraction.find(k.precision);
+      return 1.0 / (it != c.compute_fraction.end() ? it->second : 1.0);
+    }
+    case KnobKind::Dram: return 1.0 / c.dram_fraction.value_or(1.0);
+  }
+  return 0;
+}
+
+void set(arch::CalibrationSpec& c, const Knob& k, double v) {
+  switch (k.kind) {
+    case KnobKind::Launch: c.launch_overhead = Seconds{v}; break;
+    case KnobKind::Compute: c.compute_fraction[k.precision] = 1.0 / v; break;
+    case KnobKind::Dram: c.dram_fraction = 1.0 / v; break;
+  }
+}
+
+// Valid range of a knob in fit units: launch [0, 1 ms]; 1 / fraction in [1, 1000].
+std::pair<double, double> limits(const Knob& k) {
+  if (k.kind == KnobKind::Launch) return {0.0, arch::kMaxLaunchOverheadSeconds};
+  return {1.0, 1000.0};
+}
+
+// Predicted seconds of each row on `spec` with calibration `c`; NaN where it cannot be priced.
+std::vector<double> predict_all(std::span<const Measurement* const> rows,
+                                const arch::ArchSpec& spec, const arch::CalibrationSpec& c) {
+  arch::ArchSpec with = spec;
+  with.calibration = c;
+  const Predictor predictor(with);
+  std::vector<double> out;
+  out.reserve(rows.size());
+  for (const Measurement* m : rows) {
+    std::string why;
+    const auto p = predictor.predict(*m, why);
+    out.push_back(p ? p->seconds : kNoValue);
+  }
+  return out;
+}
+
+double squared_relative_error(std::span<const double> predicted,
+                              std::span<const Measurement* const> rows) {
+  double sum = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double e = relative_error(predicted[i], rows[i]->median_us * 1e-6);
+    sum += e * e;
+  }
+  return sum;
+}
+
+struct Fit {
+  std::vector<Knob> knobs;
+  std::vector<double> before;
+  std::vector<double> after;
+  std::vector<bool> at_limit;
+  arch::CalibrationSpec fitted;
+  std::size_t iterations = 0;
+};
+
+// Damped, projected Gauss-Newton on the relative errors of `rows`, over the knobs whose
+// finite-difference column is not zero (those the rows' predictions depend on).
+Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& spec) {
+  std::vector<Knob> candidates{{KnobKind::Launch, DataType::Fp32}, {KnobKind::Dram, DataType::Fp32}};
+  for (const DataType p : {DataType::Fp32, DataType::Tf32, DataType::Bf16, DataType::Fp16,
+                           DataType::Fp8E4M3, DataType::Fp8E5M2, DataType::Int8, DataType::Int4,
+                           DataType::Int32}) {
+    bool used = false;
+    for (const arch::ComputeUnitSpec& u : spec.compute) used = used || u.rates.contains(p);
+    if (used) candidates.push_back({KnobKind::Compute, p});
+  }
+  const std::size_t n = rows.size();
+  const auto residuals = [&](const std::vector<double>& predicted) {
+    Eigen::VectorXd r(static_cast<Eigen::Index>(n));
+    for (std::size_t i = 0; i < n; ++i)
+      r(static_cast<Eigen::Index>(i)) = relative_error(predicted[i], rows[i]->median_us * 1e-6);
+    return r;
+  };
+  const auto step_of = [](const Knob& k, double v) {
+    return k.kind == KnobKind::Launch ? std::max(0.05 * v, 1e-7) : 0.01 * v;
+  };
+
+  arch::CalibrationSpec current = spec.calibration;
+  // Which knobs matter: a column of the Jacobian at the start that is not zero.
+  Fit fit;
+  const std::vector<double> base = predict_all(rows, spec, current);
+  for (const Knob& k : candidates) {
+    arch::CalibrationSpec moved = current;
+    const double v = get(current, k);
+    set(moved, k, v + step_of(k, v));
+    const std::vector<double> p = predict_all(rows, spec, moved);
+    bool matters = false;
+    for (std::size_t i = 0; i < n; ++i)
+      matters = matters || std::abs(p[i] - base[i]) > 1e-12 * std::max(1e-9, std::abs(base[i]));
+    if (matters) {
+      fit.knobs.push_back(k);
+      fit.before.push_back(v);
+    }
+  }
+  const std::size_t kn = fit.knobs.size();
+  fit.at_limit.assign(kn, false);
+  std::vector<double> theta = fit.before;
+  std::vector<double> predicted = base;
+  double cost = squared_relative_error(predicted, rows);
+  constexpr std::size_t kMaxIterations = 50;
+  for (std::size_t it = 0; it < kMaxIterations && kn > 0; ++it) {
+    fit.iterations = it + 1;
+    const Eigen::VectorXd r = residuals(predicted);
+    Eigen::MatrixXd jacobian(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(kn));
+    for (std::size_t j = 0; j < kn; ++j) {
+      arch::CalibrationSpec moved = current;
+      const double h = step_of(fit.knobs[j], theta[j]);
+      set(moved, fit.knobs[j], theta[j] + h);
+      const Eigen::VectorXd rj = residuals(predict_all(rows, spec, moved));
+      jacobian.col(static_cast<Eigen::Index>(j)) = (rj - r) / h;
+    }
+    const Eigen::VectorXd delta = jacobian.colPivHouseholderQr().solve(-r);
+    // Halve the step until the cost does not grow (the model is piecewise linear in the knobs).
+    bool improved = false;
+    for (double scale = 1.0; scale > 1e-6 && !improved; scale /= 2) {
+      std::vector<double> trial = theta;
+      arch::CalibrationSpec c = current;
+      for (std::size_t j = 0; j < kn; ++j) {
+        const auto [lo, hi] = limits(fit.knobs[j]);
+        trial[j] = std::clamp(theta[j] + scale * delta(static_cast<Eigen::Index>(j)), lo, hi);
+        set(c, fit.knobs[j], trial[j]);
+      }
+      const std::vector<double> p = predict_all(rows, spec, c);
+      const double trial_cost = squared_relative_error(p, rows);
+      if (trial_cost <= cost) {
+        improved = trial_cost < cost * (1.0 - 1e-12);
+        double moved = 0, size = 0;
+        for (std::size_t j = 0; j < kn; ++j) {
+          moved += std::abs(trial[j] - theta[j]);
+          size += std::abs(theta[j]);
+        }
+        theta = trial;
+        current = c;
+        predicted = p;
+        cost = trial_cost;
+        if (moved <= 1e-12 * std::max(size, 1e-12)) improved = false;
+        break;
+      }
+    }
+    if (!improved) break;
+  }
+  for (std::size_t j = 0; j < kn; ++j) {
+    const auto [lo, hi] = limits(fit.knobs[j]);
+    fit.at_limit[j] = theta[j] <= lo || theta[j] >= hi;
+  }
+  fit.after = theta;
+  fit.fitted = current;
+  return fit;
+}
+
+// Fit units back to the YAML's: seconds stay, 1 / fraction becomes the fraction.
+double yaml_value(const Knob& k, double v) { return k.kind == KnobKind::Launch ? v : 1.0 / v; }
+
+ErrorStats stats_of(const std::vector<ComparedRow>& rows, const std::vector<std::size_t>& which,
+                    bool calibrated) {
+  std::vector<double> predicted, measured;
+  for (const std::size_t i : which) {
+    const ComparedRow& r = rows[i];
+    const auto& p = calibrated ? r.calibrated : r.prediction;
+    if (!p) continue;
+    predicted.push_back(p->seconds);
+    measured.push_back(r.measurement.median_us * 1e-6);
+  }
+  ErrorStats s = error_stats(predicted, measured);
+  // The worst case as an index into the report's rows.
+  std::size_t seen = 0;
+  for (const std::size_t i : which) {
+    const auto& p = calibrated ? rows[i].calibrated : rows[i].prediction;
+    if (!p) continue;
+    if (seen++ == s.worst) {
+      s.worst = i;
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(CaseClass c) {
+  switch (c) {
+    case CaseClass::Gemm: return "gemm";
+    case CaseClass::Memory: return "memory";
+    case CaseClass::Attention: return "attention";
+    case CaseClass::Fusion: return "fusion";
+    case CaseClass::Launch: return "launch";
+  }
+  return "?";
+}
+
+std::string_view describe(CaseClass c) {
+  switch (c) {
+    case CaseClass::Gemm: return "compute-bound GEMM and conv";
+    case CaseClass::Memory: return "memory-bound elementwise, norm, softmax, reduction, copy, L2";
+    case CaseClass::Attention: return "attention (prefill and decode)";
+    case CaseClass::Fusion: return "fused vs unfused pairs (bias+GELU, attention, softmax)";
+    case CaseClass::Launch: return "kernel launch";
+  }
+  return "?";
+}
+
+std::span<const CaseClass> all_classes() { return kClasses; }
+
+std::vector<CaseClass> classes_of(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::GemmNaive:
+    case Kernel::GemmTiled:
+    case Kernel::GemmWmma:
+    case Kernel::GemmInt8:
+    case Kernel::GemmCublas:
+    case Kernel::GemmCublasLt:
+    case Kernel::Conv2dImplicitGemm:
+    case Kernel::Conv2dCudnn: return {CaseClass::Gemm};
+    case Kernel::SoftmaxNaive:
+    case Kernel::SoftmaxOnline:
+    case Kernel::BiasGeluFused:
+    case Kernel::BiasGeluUnfused: return {CaseClass::Memory, CaseClass::Fusion};
+    case Kernel::LayerNorm:
+    case Kernel::RmsNorm:
+    case Kernel::ReduceSum:
+    case Kernel::CopyBandwidth:
+    case Kernel::L2Bandwidth: return {CaseClass::Memory};
+    case Kernel::AttentionUnfused:
+    case Kernel::AttentionFlash: return {CaseClass::Attention, CaseClass::Fusion};
+    case Kernel::DecodeAttention: return {CaseClass::Attention};
+    case Kernel::LaunchOverhead: return {CaseClass::Launch};
+  }
+  return {};
+}
+
+std::string_view to_string(PredictedBound bound) {
+  switch (bound) {
+    case PredictedBound::Compute: return "compute";
+    case PredictedBound::Memory: return "memory";
+    case PredictedBound::Launch: return "launch";
+  }
+  return "?";
+}
+
+Predictor::Predictor(const arch::ArchSpec& spec) : hw_(spec) {
+  if (auto view = cuda_core_view(spec)) cuda_cores_.emplace(std::move(*view));
+}
+
+std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& why) const {
+  if (m.kernel == Kernel::LaunchOverhead) return predict_launch(hw_, why);
+  if (m.kernel == Kernel::L2Bandwidth) return predict_l2(m, hw_, why);
+  const bool cuda = on_cuda_cores(m);
+  if (cuda && !cuda_cores_) {
+    why = fmt::format("{} computes in fp32 on the CUDA cores, and '{}' has no tensor-core and "
+                      "fp32 vector unit to stand for them",
+                      info(m.kernel).name, hw_.name());
+    return std::nullopt;
+  }
+  const arch::HardwareModel& hw = cuda ? *cuda_cores_ : hw_;
+  if (const auto fixed = fixed_tile(m.kernel)) return predict_fixed_tile(m, *fixed, hw, why);
+  return predict_graph(m, hw, why);
+}
+
+double relative_error(double predicted_s, double measured_s) {
+  return (predicted_s - measured_s) / measured_s;
+}
+
+double spearman(std::span<const double> a, std::span<const double> b) {
+  CODA_CHECK(a.size() == b.size());
+  if (a.size() < 2) return kNoValue;
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const Eigen::Map<const Eigen::VectorXd> x(ra.data(), static_cast<Eigen::Index>(ra.size()));
+  const Eigen::Map<const Eigen::VectorXd> y(rb.data(), static_cast<Eigen::Index>(rb.size()));
+  const Eigen::VectorXd dx = x.array() - x.mean();
+  const Eigen::VectorXd dy = y.array() - y.mean();
+  const double denominator = std::sqrt(dx.squaredNorm() * dy.squaredNorm());
+  return denominator > 0 ? dx.dot(dy) / denominator : kNoValue;
+}
+
+ErrorStats error_stats(std::span<const double> predicted_s, std::span<const double> measured_s) {
+  CODA_CHECK(predicted_s.size() == measured_s.size());
+  ErrorStats s;
+  s.count = predicted_s.size();
+  if (s.count == 0) return s;
+  double sum = 0;
+  for (std::size_t i = 0; i < s.count; ++i) {
+    const double e = relative_error(predicted_s[i], measured_s[i]);
+    sum += std::abs(e);
+    if (std::isnan(s.worst_error) || std::abs(e) > std::abs(s.worst_error)) {
+      s.worst_error = e;
+      s.worst = i;
+    }
+  }
+  s.mape = sum / static_cast<double>(s.count);
+  s.spearman = spearman(predicted_s, measured_s);
+  return s;
+}
+
+std::optional<std::vector<std::string>> parse_subset(std::string_view text, std::string& why) {
+  std::vector<std::string_view> names;
+  names.reserve(kClasses.size() + kernel_catalog().size());
+  for (const CaseClass c : kClasses) names.push_back(to_string(c));
+  for (const KernelInfo& k : kernel_catalog()) names.push_back(k.name);
+  std::vector<std::string> out;
+  while (true) {
+    const auto comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    if (item.empty()) {
+      why = "an empty item; give class or kernel names separated by commas, e.g. gemm,launch";
+      return std::nullopt;
+    }
+    if (std::find(names.begin(), names.end(), item) == names.end()) {
+      const auto close = did_you_mean(item, names);
+      why = fmt::format("'{}' is neither a class ({}) nor a kernel name{}", item,
+                        "gemm, memory, attention, fusion, launch",
+                        close ? fmt::format(" (did you mean '{}'?)", *close) : std::string{});
+      return std::nullopt;
+    }
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    text = text.substr(comma + 1);
+  }
+  return out;
+}
+
+std::optional<ValidationReport> compare(std::span<const Measurement> measurements,
+                                        const arch::ArchSpec& spec,
+                                        const std::vector<std::string>& subset, std::string& why) {
+  const Predictor predictor(spec);
+  ValidationReport report;
+  report.arch_name = spec.name;
+  const auto selected = [&](const Measurement& m, const std::vector<CaseClass>& classes) {
+    for (const std::string& s : subset) {
+      if (s == info(m.kernel).name) return true;
+      for (const CaseClass c : classes)
+        if (s == to_string(c)) return true;
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < measurements.size(); ++i) {
+    ComparedRow r;
+    r.row = i + 1;
+    r.measurement = measurements[i];
+    r.classes = classes_of(r.measurement.kernel);
+    const Measurement& m = r.measurement;
+    const std::string note = m.note.empty() ? std::string{} : fmt::format(": {}", m.note);
+    if (std::isnan(m.median_us) || m.median_us <= 0) {
+      r.skipped = fmt::format("not measured{}", note);
+    } else if (m.checked && !m.passed) {
+      r.skipped = fmt::format("did not pass its correctness check{}", note);
+    } else {
+      std::string reason;
+      r.prediction = predictor.predict(m, reason);
+      if (r.prediction) r.error = relative_error(r.prediction->seconds, m.median_us * 1e-6);
+      else r.skipped = fmt::format("coda cannot price it: {}", reason);
+    }
+    r.in_subset = r.prediction && selected(m, r.classes);
+    report.rows.push_back(std::move(r));
+  }
+
+  if (!subset.empty()) {
+    std::vector<const Measurement*> fit_rows;
+    for (const ComparedRow& r : report.rows)
+      if (r.in_subset) fit_rows.push_back(&r.measurement);
+    if (fit_rows.empty()) {
+      std::string names;
+      for (const std::string& s : subset) names += (names.empty() ? "" : ",") + s;
+      why = fmt::format("--calibrate-on {} selects no compared row (skipped rows are not fitted)",
+                        names);
+      return std::nullopt;
+    }
+    const Fit fit = fit_knobs(fit_rows, spec);
+    CalibrationResult cal;
+    cal.subset = subset;
+    cal.fitted = fit.fitted;
+    cal.iterations = fit.iterations;
+    for (std::size_t j = 0; j < fit.knobs.size(); ++j) {
+      cal.knobs.push_back({knob_name(fit.knobs[j]), yaml_value(fit.knobs[j], fit.before[j]),
+                           yaml_value(fit.knobs[j], fit.after[j]), fit.at_limit[j]});
+      if (fit.at_limit[j])
+        cal.notes.push_back(fmt::format(
+            "{} was held at the end of its range ({}): the subset asks for a value the model "
+            "cannot take, so the error there is not only this knob's",
+            knob_name(fit.knobs[j]),
+            fit.knobs[j].kind == KnobKind::Launch ? "0 to 1 ms" : "fraction 0.001 to 1"));
+    }
+    if (fit.knobs.empty())
+      cal.notes.emplace_back("no knob changes the subset's predictions; nothing was fitted");
+    else if (fit_rows.size() < fit.knobs.size())
+      cal.notes.push_back(fmt::format("{} rows for {} knobs: the fit is underdetermined",
+                                      fit_rows.size(), fit.knobs.size()));
+    arch::ArchSpec calibrated = spec;
+    calibrated.calibration = fit.fitted;
+    const Predictor after(calibrated);
+    for (ComparedRow& r : report.rows) {
+      if (!r.prediction) continue;
+      std::string reason;
+      r.calibrated = after.predict(r.measurement, reason);
+      CODA_CHECK(r.calibrated.has_value());  // the knobs never make a case unpriceable
+      r.calibrated_error = relative_error(r.calibrated->seconds, r.measurement.median_us * 1e-6);
+    }
+    std::vector<std::size_t> in, out;
+    for (std::size_t i = 0; i < report.rows.size(); ++i) {
+      if (!report.rows[i].prediction) continue;
+      (report.rows[i].in_subset ? in : out).push_back(i);
+    }
+    cal.subset_before = stats_of(report.rows, in, false);
+    cal.subset_after = stats_of(report.rows, in, true);
+    cal.held_out_before = stats_of(report.rows, out, false);
+    cal.held_out_after = stats_of(report.rows, out, true);
+    report.calibration = std::move(cal);
+  }
+
+  const bool calibrated = report.calibration.has_value();
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) all.push_back(i);
+  report.overall = stats_of(report.rows, all, false);
+  for (const CaseClass c : kClasses) {
+    GroupStats g{.name = std::string(to_string(c)), .description = std::string(describe(c)),
+                 .rows = {}, .stats = {}, .calibrated = {}};
+    for (std::size_t i = 0; i < report.rows.size(); ++i) {
+      const auto& cs = report.rows[i].classes;
+      if (std::find(cs.begin(), cs.end(), c) != cs.end()) g.rows.push_back(i);
+    }
+    if (g.rows.empty()) continue;
+    g.stats = stats_of(report.rows, g.rows, false);
+    if (calibrated) g.calibrated = stats_of(report.rows, g.rows, true);
+    report.by_class.push_back(std::move(g));
+  }
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const std::string& source = report.rows[i].measurement.source;
+    auto it = std::find_if(report.by_source.begin(), report.by_source.end(),
+                           [&](const GroupStats& g) { return g.name == source; });
+    if (it == report.by_source.end()) {
+      report.by_source.push_back({.name = source, .description = {}, .rows = {}, .stats = {},
+                                  .calibrated = {}});
+      it = std::prev(report.by_source.end());
+    }
+    it->rows.push_back(i);
+  }
+  for (GroupStats& g : report.by_source) {
+    g.stats = stats_of(report.rows, g.rows, false);
+    if (calibrated) g.calibrated = stats_of(report.rows, g.rows, true);
+  }
+  return report;
+}
+
+}  // namespace coda::validation

@@ -1,0 +1,165 @@
+#pragma once
+// Predicted vs measured: each measured case (validation/measurement.h) is mapped onto coda ops,
+// priced by the analytical engine on an arch, and compared; errors are summarised per class of
+// kernel and per source (MAPE, worst case, Spearman rank correlation); optionally the arch's
+// calibration knobs (arch/arch_spec.h CalibrationSpec) are fitted on a named subset of the cases
+// and the error reported on that subset and on the held-out rest. docs/validation.md says how
+// each kernel is mapped and what is approximated.
+//
+// Pure library code: nothing is printed (validation/validation_report.h renders the result) and
+// results are deterministic for the same inputs.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "arch/arch_spec.h"
+#include "arch/hardware_model.h"
+#include "validation/measurement.h"
+
+namespace coda::validation {
+
+inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+// The classes the report groups cases into; a kernel may be in two (bias_gelu_fused is memory-
+// bound and one half of a fused/unfused pair).
+enum class CaseClass : std::uint8_t {
+  Gemm,       // compute-bound GEMM and conv
+  Memory,     // memory-bound elementwise, norms, softmax, reduction, copy, L2 probe
+  Attention,  // prefill and decode attention
+  Fusion,     // the fused/unfused pairs: bias+GELU, attention, softmax naive/online
+  Launch,     // the empty-kernel launch probe
+};
+std::string_view to_string(CaseClass c);   // "gemm", "memory", "attention", "fusion", "launch"
+std::string_view describe(CaseClass c);    // one line for the report
+std::span<const CaseClass> all_classes();
+std::vector<CaseClass> classes_of(Kernel kernel);
+
+// What sets a predicted time.
+enum class PredictedBound : std::uint8_t { Compute, Memory, Launch };
+std::string_view to_string(PredictedBound bound);  // "compute", "memory", "launch"
+
+// One priced piece of a case: an op of coda's schedule, or the kernel's fixed-tile GEMM.
+struct PredictedPart {
+  std::string name;
+  std::string unit;  // "tensor_core", "vector", "transfer", "attention", "launch", "l2"
+  double seconds = 0;
+  double compute_seconds = 0;  // the unit's arithmetic alone
+  double dram_bytes = 0;
+  PredictedBound bound = PredictedBound::Compute;
+  std::vector<std::pair<std::string, std::uint64_t>> mapping;  // tile, waves, ...
+};
+
+struct Prediction {
+  double seconds = 0;
+  PredictedBound bound = PredictedBound::Compute;  // of the longest part
+  std::string model;  // how it was priced, and what is approximated, in one sentence
+  std::vector<PredictedPart> parts;
+};
+
+// Prices measured cases on one arch. Built once per arch (the hardware model and its CUDA-core
+// view are made in the constructor); predict() is pure and thread-safe.
+//
+// The CUDA-core view: kernels whose arithmetic runs on the CUDA cores in fp32 (gemm_naive,
+// gemm_tiled, conv2d_*, fp32 gemm_cublas without TF32, and the attention kernels, which load
+// fp16 and compute in fp32) are priced on a copy of the arch whose matrix unit has the vector
+// unit's fp32 rate (FMAs per SM) at every precision, and whose vector unit runs every precision
+// at its fp32 rate, with calibration.compute_fraction[fp32].
+class Predictor {
+ public:
+  explicit Predictor(const arch::ArchSpec& spec);
+
+  // nullopt with `why` set when coda cannot price the case on this arch (an L2 probe when the
+  // arch states no L2 bandwidth, a precision no unit runs, ...).
+  std::optional<Prediction> predict(const Measurement& m, std::string& why) const;
+
+  const arch::HardwareModel& hardware() const { return hw_; }
+
+ private:
+  arch::HardwareModel hw_;
+  std::optional<arch::HardwareModel> cuda_cores_;  // nullopt: no vector unit with fp32
+};
+
+// Error of a prediction against a measurement: (predicted - measured) / measured.
+double relative_error(double predicted_s, double measured_s);
+
+// Spearman's rank correlation of two equally long series: the Pearson correlation of their
+// ranks, ties given their average rank. NaN for fewer than 2 points or a constant series.
+double spearman(std::span<const double> a, std::span<const double> b);
+
+struct ErrorStats {
+  std::size_t count = 0;
+  double mape = kNoValue;      // mean of |relative error|, as a fraction (0.1 = 10%)
+  double spearman = kNoValue;  // of predicted vs measured times
+  std::size_t worst = 0;       // index (into the given series) of the largest |error|
+  double worst_error = kNoValue;  // its signed relative error
+};
+ErrorStats error_stats(std::span<const double> predicted_s, std::span<const double> measured_s);
+
+// One row of the measurement file and what became of it.
+struct ComparedRow {
+  std::size_t row = 0;  // 1-based position among the file's data rows
+  Measurement measurement;
+  std::vector<CaseClass> classes;
+  std::optional<Prediction> prediction;  // with the arch as given; nullopt: skipped
+  std::string skipped;                   // why the row is not compared; empty when it is
+  double error = kNoValue;               // relative error of `prediction`
+  bool in_subset = false;                // in the calibration subset
+  std::optional<Prediction> calibrated;  // with the fitted knobs (when calibrating)
+  double calibrated_error = kNoValue;
+};
+
+struct GroupStats {
+  std::string name;
+  std::string description;
+  std::vector<std::size_t> rows;  // indices into ValidationReport::rows
+  ErrorStats stats;               // with the arch as given
+  ErrorStats calibrated;          // with the fitted knobs (when calibrating)
+};
+
+// A fitted knob, in the units the arch YAML uses.
+struct FittedKnob {
+  std::string name;   // "launch_overhead", "compute_fraction.fp16", "dram_fraction"
+  double before = 0;  // seconds for the launch overhead, else a fraction
+  double fitted = 0;
+  bool at_limit = false;  // the fit asked for a value outside the knob's range and was held there
+};
+
+struct CalibrationResult {
+  std::vector<std::string> subset;   // the classes and kernel names asked for
+  std::vector<FittedKnob> knobs;     // those the subset's predictions depend on
+  arch::CalibrationSpec fitted;      // the arch's calibration with the fitted knobs
+  std::size_t iterations = 0;        // Gauss-Newton steps
+  ErrorStats subset_before, subset_after;
+  ErrorStats held_out_before, held_out_after;  // count 0 when every compared row is in the subset
+  std::vector<std::string> notes;    // knobs held at a limit, too few rows, ...
+};
+
+struct ValidationReport {
+  std::string arch_name;
+  std::vector<ComparedRow> rows;
+  ErrorStats overall;
+  std::vector<GroupStats> by_class;   // classes with at least one row, in all_classes() order
+  std::vector<GroupStats> by_source;  // in order of first appearance
+  std::optional<CalibrationResult> calibration;
+};
+
+// Resolves --calibrate-on: a comma-separated list of class names and kernel names. nullopt with
+// `why` (naming the closest valid name) for an unknown or empty item.
+std::optional<std::vector<std::string>> parse_subset(std::string_view text, std::string& why);
+
+// Compares every row. With a subset, fits the calibration knobs on the subset's compared rows
+// (least squares on relative errors, Gauss-Newton over launch overhead, 1 / compute fraction
+// and 1 / DRAM fraction, each held within its valid range) and prices every row again with them.
+// nullopt with `why` when the subset selects no compared row.
+std::optional<ValidationReport> compare(std::span<const Measurement> measurements,
+                                        const arch::ArchSpec& spec,
+                                        const std::vector<std::string>& subset, std::string& why);
+
+}  // namespace coda::validation

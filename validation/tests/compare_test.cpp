@@ -1,0 +1,173 @@
+#include "validation/compare.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_spec.h"
+#include "validation/validation_report.h"
+
+namespace coda::validation {
+namespace {
+
+// The fixtures are hand-written tables of made-up times (their source column says "FIXTURE: not
+// a measurement"); each time is a stated multiple of a prediction derived below by hand from the
+// H200 preset (configs/arch/nvidia_h200_sxm.yaml): DRAM 4.8 TB/s, clock 1.83 GHz, 132 SMs,
+// tensor cores 2048 fp16 MACs per cycle per SM, CUDA cores 128 fp32 ops per cycle per SM, L2 with
+// no stated bandwidth, launch overhead 4 us (gpu_model.h).
+constexpr const char* kArch = "configs/arch/nvidia_h200_sxm.yaml";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+ValidationReport compare_fixture(const std::string& fixture,
+                                 const std::vector<std::string>& subset = {}) {
+  Diagnostics diags;
+  const auto arch = arch::load_arch(kArch, diags);
+  const std::string path = "validation/tests/fixtures/" + fixture;
+  const auto rows = read_measurements(read_text(path), path, diags);
+  EXPECT_TRUE(arch && rows) << diags.format_all();
+  if (!arch || !rows) return {};
+  std::string why;
+  auto report = compare(*rows, arch->spec, subset, why);
+  EXPECT_TRUE(report) << why;
+  return report.value_or(ValidationReport{});
+}
+
+// Predictions derived by hand. coda rounds an op's time up to whole cycles of 1.83 GHz, so they
+// agree to one cycle (kCycle), and errors built on them to 1e-5.
+constexpr double kCycle = 1.0 / 1.83e9;
+constexpr double kStat = 1e-5;
+constexpr double kCopy256M = 2147483648.0 / 4.8e12;  // 2^28 fp32 read + written: 2^31 B
+// Sum of 2^28 fp32: memory (2^30 B + the 4 B result) / 4.8 TB/s = 223.70 us beats the arithmetic
+// 2^28 / (132 x 128 x 1.83e9) = 8.68 us.
+constexpr double kReduce256M = (1073741824.0 + 4.0) / 4.8e12;
+// gemm_wmma fp16 4096^3 with its own tile 64x64x32, 4 warps, 1 stage (9728 B of shared memory /
+// 8192 B per stage, rounded): 64 x 64 = 4096 blocks; per block 8192 B smem (28 fit), 128 threads
+// x (64*64/128 + 32) registers = 8192 (8 fit), 4 warps (16 fit): 8 blocks per SM, waves of 1056
+// blocks: 3 full and a tail of 928, which still puts 8 blocks on its busiest SM. A wave:
+// 8 blocks x 64*64*4096 MACs / 2048 per cycle = 65536 cycles; its DRAM bytes (A 32 MiB, B 17
+// column panels of 0.5 MiB, C 16.5 MiB = 57 MiB, 12.5 us) are less, the L2 has no limit, so:
+// 4 us + 4 x 65536 / 1.83e9 s = 147.248 us, compute-bound.
+constexpr double kWmma4096 = 4e-6 + 4.0 * 65536.0 / 1.83e9;
+
+TEST(ValidationStats, SpearmanOfAKnownPermutation) {
+  // Ranks (1 2 3 4 5) against (2 1 3 5 4): sum d^2 = 4, rho = 1 - 6*4 / (5*24) = 0.8.
+  const std::vector<double> a{10, 20, 30, 40, 50}, b{2, 1, 3, 5, 4};
+  EXPECT_NEAR(spearman(a, b), 0.8, 1e-12);
+  // Ties take their average rank: (1 2.5 2.5 4) vs (1 2 3 4): 4.5 / sqrt(4.5 x 5) = 0.948683.
+  const std::vector<double> c{1, 2, 2, 3}, d{1, 2, 3, 4};
+  EXPECT_NEAR(spearman(c, d), 4.5 / std::sqrt(4.5 * 5.0), 1e-12);
+  // A reversed order is -1; fewer than two points, or a constant series, have none.
+  const std::vector<double> e{4, 3, 2, 1};
+  EXPECT_NEAR(spearman(d, e), -1.0, 1e-12);
+  EXPECT_TRUE(std::isnan(spearman(std::vector<double>{1}, std::vector<double>{2})));
+  EXPECT_TRUE(std::isnan(spearman(std::vector<double>{1, 1}, std::vector<double>{1, 2})));
+}
+
+TEST(ValidationStats, MapeAndWorstCase) {
+  // Errors (p - m) / m: 1/1.1 - 1 = -0.0909, 1/0.9 - 1 = +0.1111, 1/2 - 1 = -0.5.
+  const std::vector<double> predicted{1, 1, 1}, measured{1.1, 0.9, 2};
+  const ErrorStats s = error_stats(predicted, measured);
+  EXPECT_EQ(s.count, 3u);
+  EXPECT_NEAR(s.mape, (1 - 1 / 1.1 + 1 / 0.9 - 1 + 0.5) / 3, 1e-12);
+  EXPECT_EQ(s.worst, 2u);
+  EXPECT_NEAR(s.worst_error, -0.5, 1e-12);
+}
+
+TEST(ValidationCompare, HandDerivedFixtureOnTheH200) {
+  const ValidationReport r = compare_fixture("h200_hand_derived.csv");
+  ASSERT_EQ(r.rows.size(), 6u);
+  const auto predicted = [&](std::size_t i) { return r.rows[i].prediction.value().seconds; };
+  EXPECT_NEAR(predicted(0), kCopy256M, kCycle);
+  EXPECT_NEAR(predicted(1), kReduce256M, kCycle);
+  EXPECT_NEAR(predicted(3), 4e-6, 1e-12);
+  EXPECT_NEAR(predicted(4), kWmma4096, kCycle);
+  EXPECT_EQ(r.rows[0].prediction->bound, PredictedBound::Memory);
+  EXPECT_EQ(r.rows[1].prediction->bound, PredictedBound::Memory);
+  EXPECT_EQ(r.rows[3].prediction->bound, PredictedBound::Launch);
+  EXPECT_EQ(r.rows[4].prediction->bound, PredictedBound::Compute);
+
+  // Skipped rows stay in the report with their reason, never silently dropped.
+  EXPECT_FALSE(r.rows[2].prediction);
+  EXPECT_NE(r.rows[2].skipped.find("states no read bandwidth for its L2 level 'l2'"),
+            std::string::npos)
+      << r.rows[2].skipped;
+  EXPECT_EQ(r.rows[5].skipped, "not measured: FIXTURE: this case did not run");
+
+  // Measured = 1.1x, 0.9x, 1.25x and 0.9x of the predictions: errors -1/11, +1/9, -0.2, +1/9.
+  const double mape = (1.0 / 11 + 1.0 / 9 + 0.2 + 1.0 / 9) / 4;
+  EXPECT_EQ(r.overall.count, 4u);
+  EXPECT_NEAR(r.overall.mape, mape, kStat);
+  EXPECT_EQ(r.overall.worst, 3u);  // the launch row
+  EXPECT_NEAR(r.overall.worst_error, -0.2, kStat);
+  // The measured order equals the predicted one (447 > 224 > 147 > 4 us): rho = 1.
+  EXPECT_NEAR(r.overall.spearman, 1.0, 1e-12);
+
+  // By class: memory = copy and reduce (the L2 and softmax rows are skipped), gemm, launch.
+  ASSERT_EQ(r.by_class.size(), 4u);
+  EXPECT_EQ(r.by_class[0].name, "gemm");
+  EXPECT_NEAR(r.by_class[0].stats.mape, 1.0 / 9, kStat);
+  EXPECT_EQ(r.by_class[1].name, "memory");
+  EXPECT_EQ(r.by_class[1].rows.size(), 4u);
+  EXPECT_EQ(r.by_class[1].stats.count, 2u);
+  EXPECT_NEAR(r.by_class[1].stats.mape, (1.0 / 11 + 1.0 / 9) / 2, kStat);
+  EXPECT_EQ(r.by_class[2].name, "fusion");  // softmax_online, skipped: no compared row
+  EXPECT_EQ(r.by_class[2].stats.count, 0u);
+  EXPECT_EQ(r.by_class[3].name, "launch");
+  EXPECT_NEAR(r.by_class[3].stats.mape, 0.2, kStat);
+
+  // By source, in order of first appearance: table A (copy, reduce, L2), table B.
+  ASSERT_EQ(r.by_source.size(), 2u);
+  EXPECT_EQ(r.by_source[0].name, "FIXTURE: not a measurement (table A)");
+  EXPECT_EQ(r.by_source[0].stats.count, 2u);
+  EXPECT_NEAR(r.by_source[0].stats.mape, (1.0 / 11 + 1.0 / 9) / 2, kStat);
+  EXPECT_NEAR(r.by_source[1].stats.mape, (0.2 + 1.0 / 9) / 2, kStat);
+}
+
+TEST(ValidationCompare, PermutedFixtureGivesTheHandDerivedSpearmanAndMape) {
+  // Copies of 2^20 .. 2^24 floats: coda predicts t_i = 8 x 2^(19+i) B / 4.8 TB/s, doubling each
+  // row; the fixture lists t2, t1, t3, t5, t4 (measured ranks 2 1 3 5 4): rho = 0.8, errors
+  // -0.5, +1, 0, -0.5, +1, MAPE 0.6, worst the first +1 (row 2).
+  const ValidationReport r = compare_fixture("h200_permutation.csv");
+  EXPECT_EQ(r.overall.count, 5u);
+  EXPECT_NEAR(r.overall.spearman, 0.8, 1e-12);
+  // The smallest copy is 1.75 us = 3198 cycles, so whole cycles move its error by 3e-4 at most.
+  EXPECT_NEAR(r.overall.mape, 0.6, 1e-3);
+  EXPECT_EQ(r.overall.worst, 1u);
+  EXPECT_NEAR(r.overall.worst_error, 1.0, 1e-3);
+}
+
+TEST(ValidationCompare, SubsetNamesAreCheckedWithDidYouMean) {
+  std::string why;
+  EXPECT_EQ(parse_subset("gemm,launch_overhead,gemm", why),
+            (std::vector<std::string>{"gemm", "launch_overhead"}));
+  EXPECT_FALSE(parse_subset("gemm,lanch", why));
+  EXPECT_EQ(why, "'lanch' is neither a class (gemm, memory, attention, fusion, launch) nor a "
+                 "kernel name (did you mean 'launch'?)");
+  EXPECT_FALSE(parse_subset("gemm,", why));
+}
+
+TEST(ValidationReportText, JsonCarriesEveryRowWithItsInputsAndParts) {
+  const ValidationReport r = compare_fixture("h200_hand_derived.csv");
+  const std::string json = report_json(r, {.measurements = "m.csv", .arch = kArch,
+                                           .arch_hash = "0"});
+  // Every row is there, compared or skipped with its reason; each prediction lists its parts.
+  EXPECT_NE(json.find("\"status\": \"skipped\""), std::string::npos);
+  EXPECT_NE(json.find("\"skipped\": \"not measured: FIXTURE: this case did not run\""),
+            std::string::npos);
+  EXPECT_NE(json.find("\"tile_m\": 64"), std::string::npos);
+  const std::string csv = report_csv(r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6 rows
+}
+
+}  // namespace
+}  // namespace coda::validation
