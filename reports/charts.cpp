@@ -1,0 +1,199 @@
+#include "reports/charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace coda::reports {
+namespace {
+
+constexpr std::string_view kHeader =
+    "set terminal svg size 820,460 noenhanced font 'sans,11' background '#ffffff'\n"
+    "set encoding utf8\n"
+    "set border lw 1\n"
+    "set grid lc rgb '#dddddd'\n";
+
+// A gnuplot single-quoted string: ' is written twice.
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') out += '\'';
+    if (c == '\n') {
+      out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  return out + "'";
+}
+
+// A cell of a datablock: a category name in double quotes (its own double quotes dropped).
+std::string cell(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text)
+    if (c != '"' && c != '\n') out += c;
+  return out + "\"";
+}
+
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "NaN"; }
+
+// Log scale on an axis when its values are all positive and span more than `decades`.
+bool wants_log(const std::vector<double>& values, double decades) {
+  if (values.empty()) return false;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return *lo > 0 && std::log10(*hi / *lo) > decades;
+}
+
+}  // namespace
+
+std::string roofline_script(const std::string& title, const Machine& machine,
+                            const std::vector<OpBound>& ops) {
+  std::string script(kHeader);
+  script += fmt::format("set title {}\n", quoted(title));
+  script += "set logscale xy\nset key outside right top\nset samples 400\n"
+            "set xlabel 'arithmetic intensity at the level (MACs per byte)'\n"
+            "set ylabel 'achieved MACs per second'\n";
+  // Ops per level, in the order the ops first name the levels.
+  std::vector<std::string> levels;
+  double x_lo = std::numeric_limits<double>::infinity(), x_hi = 0;
+  double y_lo = std::numeric_limits<double>::infinity(), y_hi = 0;
+  for (const OpBound& op : ops)
+    for (const LevelLoad& load : op.levels)
+      if (std::find(levels.begin(), levels.end(), load.level) == levels.end())
+        levels.push_back(load.level);
+  std::string plots;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    std::string data;
+    for (const OpBound& op : ops) {
+      if (op.macs == 0 || op.seconds <= 0) continue;
+      for (const LevelLoad& load : op.levels) {
+        if (load.level != levels[l] || load.bytes == 0) continue;
+        const double y = static_cast<double>(op.macs) / op.seconds;
+        data += fmt::format("{} {} {}\n", number(load.macs_per_byte), number(y), cell(op.op));
+        x_lo = std::min(x_lo, load.macs_per_byte);
+        x_hi = std::max(x_hi, load.macs_per_byte);
+        y_lo = std::min(y_lo, y);
+        y_hi = std::max(y_hi, y);
+      }
+    }
+    if (data.empty()) continue;
+    script += fmt::format("$ops{} << EOD\n{}EOD\n", l, data);
+    plots += fmt::format("{}$ops{} using 1:2 with points pt {} ps 1.2 title {}",
+                         plots.empty() ? "" : ", ", l, 5 + 2 * static_cast<int>(l % 4),
+                         quoted("ops at " + levels[l]));
+  }
+  const double peak = machine.peak_macs_per_second;
+  if (peak > 0) {
+    y_hi = std::max(y_hi, peak);
+    y_lo = std::min(y_lo, peak);
+    script += fmt::format("peak = {}\n", number(peak));
+    plots += fmt::format("{}peak with lines lw 2 lc rgb '#000000' title 'compute peak'",
+                         plots.empty() ? "" : ", ");
+    for (std::size_t l = 0; l < machine.levels.size(); ++l) {
+      const double bw = machine.levels[l].bytes_per_second;
+      if (bw <= 0) continue;
+      const double ridge = peak / bw;
+      x_lo = std::min(x_lo, ridge);
+      x_hi = std::max(x_hi, ridge);
+      script += fmt::format("bw{} = {}\n", l, number(bw));
+      plots += fmt::format(", (x * bw{0} < peak ? x * bw{0} : peak) with lines dt {1} lw 1.5 "
+                           "title {2}",
+                           l, 2 + static_cast<int>(l % 4),
+                           quoted(fmt::format("{} roof (ridge {:.3g} MACs/B)",
+                                              machine.levels[l].name, ridge)));
+    }
+  }
+  if (plots.empty()) {  // nothing to place: an empty frame with a note
+    script += "set label 'no op has MACs to place' at graph 0.5, 0.5 center\n"
+              "unset logscale\nplot [0:1][0:1] NaN notitle\n";
+    return script;
+  }
+  if (!std::isfinite(x_lo)) x_lo = x_hi = 1;
+  if (!std::isfinite(y_lo)) y_lo = y_hi = 1;
+  script += fmt::format("set xrange [{}:{}]\nset yrange [{}:{}]\n", number(x_lo / 4),
+                        number(x_hi * 4), number(y_lo / 4), number(y_hi * 4));
+  return script + "plot " + plots + "\n";
+}
+
+std::string bar_script(const BarChart& chart) {
+  std::string script(kHeader);
+  script += fmt::format("set title {}\nset ylabel {}\n", quoted(chart.title),
+                        quoted(chart.y_label));
+  script += fmt::format("set style data histograms\nset style histogram {}\n",
+                        chart.stacked ? "rowstacked" : "clustered gap 1");
+  script += "set style fill solid 0.85 border -1\nset boxwidth 0.8\nset key outside right top\n"
+            "set xtics rotate by -30 left nomirror\nset yrange [*:*]\n";
+  bool negative = false;
+  std::string data;
+  for (std::size_t c = 0; c < chart.categories.size(); ++c) {
+    data += cell(chart.categories[c]);
+    for (std::size_t s = 0; s < chart.series.size(); ++s) {
+      const double v = c < chart.values[s].size() ? chart.values[s][c] : std::numeric_limits<double>::quiet_NaN();
+      negative = negative || v < 0;
+      data += " " + number(v);
+    }
+    data += "\n";
+  }
+  if (!negative) script += "set yrange [0:*]\n";
+  else script += "set xzeroaxis lt -1\n";
+  script += fmt::format("$bars << EOD\n{}EOD\n", data);
+  std::string plots;
+  for (std::size_t s = 0; s < chart.series.size(); ++s)
+    plots += fmt::format("{}$bars using {}{} title {}", s == 0 ? "" : ", ", s + 2,
+                         s == 0 ? ":xtic(1)" : "", quoted(chart.series[s]));
+  if (plots.empty()) plots = "$bars using 0:xtic(1) notitle";
+  return script + "plot " + plots + "\n";
+}
+
+std::string pareto_script(const ScatterChart& chart) {
+  std::string script(kHeader);
+  script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key outside right top\n",
+                        quoted(chart.title), quoted(chart.x_label), quoted(chart.y_label));
+  std::vector<double> xs, ys;
+  for (const auto& [x, y] : chart.points) {
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  if (wants_log(xs, 1.3)) script += "set logscale x\n";
+  if (wants_log(ys, 1.3)) script += "set logscale y\n";
+  std::string all, front;
+  for (const auto& [x, y] : chart.points) all += fmt::format("{} {}\n", number(x), number(y));
+  std::vector<std::size_t> order = chart.front;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return chart.points[a] < chart.points[b];
+  });
+  for (const std::size_t i : order)
+    front += fmt::format("{} {}\n", number(chart.points[i].first), number(chart.points[i].second));
+  if (all.empty()) all = "NaN NaN\n";
+  if (front.empty()) front = "NaN NaN\n";
+  script += fmt::format("$all << EOD\n{}EOD\n$front << EOD\n{}EOD\n", all, front);
+  for (std::size_t l = 0; l < chart.labelled.size(); ++l) {
+    const auto& [index, text] = chart.labelled[l];
+    script += fmt::format("set label {} {} at {},{} point pt 6 ps 2 lc rgb '#d62728' offset 1,{}\n",
+                          l + 1, quoted(text), number(chart.points[index].first),
+                          number(chart.points[index].second), l % 2 == 0 ? "1" : "-1");
+  }
+  return script +
+         "plot $all using 1:2 with points pt 7 ps 0.6 lc rgb '#aaaaaa' title 'designs', "
+         "$front using 1:2 with linespoints pt 7 ps 1 lw 2 lc rgb '#1f77b4' title 'Pareto front'\n";
+}
+
+std::string inline_svg(const std::string& svg, const std::string& prefix) {
+  std::string out = svg;
+  if (out.rfind("<?xml", 0) == 0)
+    if (const auto end = out.find("?>"); end != std::string::npos) out.erase(0, end + 2);
+  const auto replace_all = [&](std::string_view from, const std::string& to) {
+    for (auto at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
+      out.replace(at, from.size(), to);
+  };
+  for (const char quote : {'\'', '"'}) {
+    replace_all(fmt::format("id={}", quote), fmt::format("id={}{}", quote, prefix));
+    replace_all(fmt::format("href={}#", quote), fmt::format("href={}#{}", quote, prefix));
+  }
+  replace_all("url(#", "url(#" + prefix);
+  return out;
+}
+
+}  // namespace coda::reports

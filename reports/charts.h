@@ -1,0 +1,48 @@
+#pragma once
+// The report's charts as gnuplot scripts (SVG terminal, data inlined as datablocks), and the step
+// that makes gnuplot's SVG fit inside an HTML page. Scripts are plain text: building one runs
+// nothing (gnuplot.h runs them).
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reports/bound_analysis.h"
+
+namespace coda::reports {
+
+// Roofline (log-log): each level's roof min(peak, bandwidth x intensity) and the compute peak,
+// and every op with MACs placed at (its intensity at a level, MACs / its time), one series per
+// level. Without a peak, the ops are placed with no roofs.
+std::string roofline_script(const std::string& title, const Machine& machine,
+                            const std::vector<OpBound>& ops);
+
+// Bars per category (x), one series per entry of `series`; `values[s][c]` is series s at
+// category c (NaN: no bar). Stacked when `stacked`, else side by side.
+struct BarChart {
+  std::string title;
+  std::string y_label;
+  std::vector<std::string> categories;
+  std::vector<std::string> series;
+  std::vector<std::vector<double>> values;
+  bool stacked = false;
+};
+std::string bar_script(const BarChart& chart);
+
+// Scatter of every design (x, y), the front joined in x order, chosen designs labelled.
+struct ScatterChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  std::vector<std::pair<double, double>> points;
+  std::vector<std::size_t> front;                             // indices into points
+  std::vector<std::pair<std::size_t, std::string>> labelled;  // index into points, label
+};
+std::string pareto_script(const ScatterChart& chart);
+
+// gnuplot's SVG made fit to sit inside an HTML page next to other charts: the XML prolog is
+// dropped and every id (and reference to one) gets `prefix`, so ids stay unique in the page.
+std::string inline_svg(const std::string& svg, const std::string& prefix);
+
+}  // namespace coda::reports

@@ -1,0 +1,526 @@
+#include "reports/co_design_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "reports/charts.h"
+#include "reports/pareto.h"
+#include "reports/sensitivity.h"
+
+namespace coda::reports {
+namespace {
+
+// ---- the document: blocks rendered both as Markdown and as HTML ----
+
+struct Heading {
+  int level = 1;
+  std::string text;
+};
+struct Paragraph {
+  std::string text;
+};
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+struct ChartRef {
+  std::size_t index = 0;  // into the report's charts
+};
+using Block = std::variant<Heading, Paragraph, Table, ChartRef>;
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string md_cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+constexpr std::string_view kStyle =
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"
+    "th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}"
+    "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
+    "figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}"
+    "figcaption{font-size:0.9em;color:#555}code{background:#f5f5f5}";
+
+class Document {
+ public:
+  explicit Document(const ChartRenderer& render) : render_(render) {}
+
+  void heading(int level, std::string text) { blocks_.emplace_back(Heading{level, std::move(text)}); }
+  void paragraph(std::string text) { blocks_.emplace_back(Paragraph{std::move(text)}); }
+  void table(Table table) { blocks_.emplace_back(std::move(table)); }
+
+  // Renders the chart and places it; after the first failure nothing more is rendered.
+  void chart(std::string file, std::string title, std::string script) {
+    if (!error_.empty()) return;
+    GnuplotOutput out = render_(script);
+    if (!out.ok) {
+      error_ = fmt::format("chart '{}': {}", title, out.error);
+      return;
+    }
+    blocks_.emplace_back(ChartRef{charts_.size()});
+    charts_.push_back({std::move(file), std::move(title), std::move(script), std::move(out.svg)});
+  }
+
+  const std::string& error() const { return error_; }
+  std::vector<ReportChart>& charts() { return charts_; }
+
+  std::string markdown() const {
+    std::string out;
+    for (const Block& block : blocks_) {
+      if (const auto* h = std::get_if<Heading>(&block)) {
+        out += fmt::format("{} {}\n\n", std::string(static_cast<std::size_t>(h->level), '#'), h->text);
+      } else if (const auto* p = std::get_if<Paragraph>(&block)) {
+        out += p->text + "\n\n";
+      } else if (const auto* t = std::get_if<Table>(&block)) {
+        const auto row = [](const std::vector<std::string>& cells) {
+          std::string line = "|";
+          for (const std::string& c : cells) line += " " + md_cell(c) + " |";
+          return line + "\n";
+        };
+        out += row(t->header);
+        out += "|";
+        for (std::size_t i = 0; i < t->header.size(); ++i) out += i == 0 ? "---|" : "---:|";
+        out += "\n";
+        for (const auto& r : t->rows) out += row(r);
+        out += "\n";
+      } else if (const auto* c = std::get_if<ChartRef>(&block)) {
+        const ReportChart& chart = charts_[c->index];
+        out += fmt::format("![{}](charts/{})\n\n", chart.title, chart.file);
+      }
+    }
+    return out;
+  }
+
+  std::string html(std::string_view title) const {
+    std::string out = fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
+        html_escape(title), kStyle);
+    for (const Block& block : blocks_) {
+      if (const auto* h = std::get_if<Heading>(&block)) {
+        out += fmt::format("<h{0}>{1}</h{0}>\n", h->level, html_escape(h->text));
+      } else if (const auto* p = std::get_if<Paragraph>(&block)) {
+        out += fmt::format("<p>{}</p>\n", html_escape(p->text));
+      } else if (const auto* t = std::get_if<Table>(&block)) {
+        out += "<table>\n<tr>";
+        for (const std::string& name : t->header) out += fmt::format("<th>{}</th>", html_escape(name));
+        out += "</tr>\n";
+        for (const auto& r : t->rows) {
+          out += "<tr>";
+          for (const std::string& c : r) out += fmt::format("<td>{}</td>", html_escape(c));
+          out += "</tr>\n";
+        }
+        out += "</table>\n";
+      } else if (const auto* c = std::get_if<ChartRef>(&block)) {
+        const ReportChart& chart = charts_[c->index];
+        out += fmt::format("<figure class=\"chart\" id=\"chart{}\">\n{}\n<figcaption>{}</figcaption>"
+                           "\n</figure>\n",
+                           c->index, inline_svg(chart.svg, fmt::format("c{}_", c->index)),
+                           html_escape(chart.title));
+      }
+    }
+    return out + "</body>\n</html>\n";
+  }
+
+ private:
+  const ChartRenderer& render_;
+  std::vector<Block> blocks_;
+  std::vector<ReportChart> charts_;
+  std::string error_;
+};
+
+// ---- numbers ----
+
+std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-"; }
+std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
+
+std::string objective_header(const SweepObjective& o) {
+  return fmt::format("{} ({})", o.name, o.unit);
+}
+
+double metric(const SweepRow& row, std::string_view name) {
+  const auto it = row.metrics.find(name);
+  return it == row.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+}
+
+// Better first by objective `o`, then by point.
+bool better(const SweepRow& a, const SweepRow& b, const SweepObjective& o) {
+  const double x = metric(a, o.metric), y = metric(b, o.metric);
+  if (x != y) return o.minimise ? x < y : x > y;
+  return a.point < b.point;
+}
+
+// ---- the sweep ----
+
+std::vector<const SweepObjective*> report_objectives(const SweepResults& s) {
+  std::vector<const SweepObjective*> out;
+  for (const std::string& name : s.objectives)
+    if (const SweepObjective* o = find_sweep_objective(name);
+        o != nullptr && std::find(out.begin(), out.end(), o) == out.end())
+      out.push_back(o);
+  // A front needs two: latency and energy stand in for what the spec did not name.
+  for (const char* name : {"latency", "energy"})
+    if (out.size() < 2 && std::find(out.begin(), out.end(), find_sweep_objective(name)) == out.end())
+      out.push_back(find_sweep_objective(name));
+  return out;
+}
+
+std::vector<std::string> design_cells(const SweepRow& row) {
+  std::vector<std::string> cells{fmt::format("{}", row.point)};
+  cells.insert(cells.end(), row.values.begin(), row.values.end());
+  return cells;
+}
+
+void sweep_workload(Document& doc, const SweepResults& s, const std::string& workload,
+                    std::size_t w, const std::vector<const SweepObjective*>& objectives,
+                    std::size_t top) {
+  std::vector<const SweepRow*> ran, feasible;
+  for (const SweepRow& row : s.rows) {
+    if (row.workload != workload || row.status != "ok") continue;
+    ran.push_back(&row);
+    if (row.feasible) feasible.push_back(&row);
+  }
+  doc.heading(3, "Workload " + workload);
+  std::vector<std::string> design_header{"point"};
+  for (const SweepAxis& axis : s.axes) design_header.push_back(axis.path);
+  if (feasible.empty()) {
+    doc.paragraph(fmt::format("No feasible design: {} of the points ran, none met every "
+                              "constraint.",
+                              ran.size()));
+  } else {
+    const std::size_t k_count = std::min<std::size_t>(3, objectives.size());
+    std::vector<Sense> senses;
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < k_count; ++k) {
+      senses.push_back(objectives[k]->minimise ? Sense::Minimise : Sense::Maximise);
+      names.emplace_back(objectives[k]->name);
+    }
+    std::vector<std::vector<double>> values;
+    for (const SweepRow* row : feasible) {
+      values.emplace_back();
+      for (std::size_t k = 0; k < k_count; ++k)
+        values.back().push_back(metric(*row, objectives[k]->metric));
+    }
+    const std::vector<std::size_t> front = pareto_front(values, senses);
+    const std::vector<ChosenDesign> chosen = choose_designs(values, front, senses, names);
+    std::map<std::size_t, std::string> why;
+    for (const ChosenDesign& c : chosen) {
+      std::string text;
+      for (const std::string& l : c.labels) text += (text.empty() ? "" : ", ") + l;
+      why[c.index] = text;
+    }
+    std::string over;
+    for (std::size_t k = 0; k < k_count; ++k)
+      over += fmt::format("{}{} ({})", k == 0 ? "" : k + 1 == k_count ? " and " : ", ", names[k],
+                          objectives[k]->minimise ? "lower is better" : "higher is better");
+    doc.paragraph(fmt::format(
+        "Pareto front over {}: {} of {} feasible designs are not dominated. Chosen: the best "
+        "design per objective and the knee (the front design nearest the ideal point once each "
+        "objective is scaled to [0, 1] over the front).",
+        over, front.size(), feasible.size()));
+    Table table{design_header, {}};
+    for (std::size_t k = 0; k < k_count; ++k) table.header.push_back(objective_header(*objectives[k]));
+    table.header.emplace_back("chosen as");
+    std::vector<std::size_t> order = front;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return better(*feasible[a], *feasible[b], *objectives[0]);
+    });
+    for (const std::size_t i : order) {
+      std::vector<std::string> cells = design_cells(*feasible[i]);
+      for (std::size_t k = 0; k < k_count; ++k) cells.push_back(num(values[i][k]));
+      cells.push_back(why.count(i) > 0 ? why[i] : "");
+      table.rows.push_back(std::move(cells));
+    }
+    doc.table(std::move(table));
+    ScatterChart scatter{fmt::format("Pareto front, {}", workload),
+                         objective_header(*objectives[0]), objective_header(*objectives[1]), {},
+                         front, {}};
+    for (const auto& v : values) scatter.points.emplace_back(v[0], v[1]);
+    for (const ChosenDesign& c : chosen)
+      scatter.labelled.emplace_back(c.index,
+                                    fmt::format("point {}: {}", feasible[c.index]->point, why[c.index]));
+    doc.chart(fmt::format("pareto_{}.svg", w), scatter.title, pareto_script(scatter));
+
+    // The top designs by the first objective, with every objective, power and area.
+    std::vector<const SweepRow*> ranked = feasible;
+    std::sort(ranked.begin(), ranked.end(), [&](const SweepRow* a, const SweepRow* b) {
+      return better(*a, *b, *objectives[0]);
+    });
+    ranked.resize(std::min(ranked.size(), top));
+    doc.paragraph(fmt::format("Top {} feasible designs by {}:", ranked.size(), objectives[0]->name));
+    Table best{{"rank"}, {}};
+    best.header.insert(best.header.end(), design_header.begin(), design_header.end());
+    for (const SweepObjective* o : objectives) best.header.push_back(objective_header(*o));
+    best.header.emplace_back("power (W)");
+    best.header.emplace_back("area (mm2)");
+    for (std::size_t r = 0; r < ranked.size(); ++r) {
+      std::vector<std::string> cells{fmt::format("{}", r + 1)};
+      for (std::string& c : design_cells(*ranked[r])) cells.push_back(std::move(c));
+      for (const SweepObjective* o : objectives) cells.push_back(num(metric(*ranked[r], o->metric)));
+      cells.push_back(num(metric(*ranked[r], "power_w")));
+      cells.push_back(num(metric(*ranked[r], "area_mm2")));
+      best.rows.push_back(std::move(cells));
+    }
+    doc.table(std::move(best));
+  }
+
+  // Sensitivity over every point that ran (feasible or not: the constraints do not change how an
+  // objective responds to an axis).
+  if (ran.size() < 2) return;
+  doc.paragraph(fmt::format(
+      "Sensitivity: the elasticity d ln(objective) / d ln(axis value), a least-squares slope over "
+      "the groups of points that differ only in that axis ({} points ran); +1 means the objective "
+      "doubles when the axis value doubles. In brackets: groups / points used.",
+      ran.size()));
+  Table table{{"axis"}, {}};
+  BarChart bars{fmt::format("Sensitivity, {}", workload), "elasticity (d ln objective / d ln axis)",
+                {}, {}, {}, false};
+  for (const SweepObjective* o : objectives) {
+    table.header.emplace_back(o->name);
+    bars.series.emplace_back(o->name);
+    bars.values.emplace_back();
+  }
+  for (std::size_t a = 0; a < s.axes.size(); ++a) {
+    std::vector<std::string> cells{s.axes[a].path};
+    bars.categories.push_back(s.axes[a].path);
+    for (std::size_t k = 0; k < objectives.size(); ++k) {
+      std::vector<SensitivityPoint> points;
+      for (const SweepRow* row : ran) {
+        SensitivityPoint p{row->values, {}, metric(*row, objectives[k]->metric)};
+        for (const std::string& v : row->values)
+          p.numbers.push_back(axis_number(v).value_or(std::numeric_limits<double>::quiet_NaN()));
+        points.push_back(std::move(p));
+      }
+      const Elasticity e = elasticity(points, a);
+      // A slope that rounds to zero is printed as +0.000, never -0.000.
+      const double shown = e.slope && std::abs(*e.slope) >= 0.0005 ? *e.slope : 0.0;
+      cells.push_back(e.slope ? fmt::format("{:+.3f} ({}/{})", shown, e.groups, e.points)
+                              : std::string("n/a"));
+      bars.values[k].push_back(e.slope.value_or(std::numeric_limits<double>::quiet_NaN()));
+    }
+    table.rows.push_back(std::move(cells));
+  }
+  doc.table(std::move(table));
+  doc.chart(fmt::format("sensitivity_{}.svg", w), bars.title, bar_script(bars));
+}
+
+void sweep_section(Document& doc, const SweepInput& in, std::size_t top) {
+  const SweepResults& s = in.results;
+  std::size_t ran = 0, feasible = 0;
+  std::vector<std::string> workloads;
+  for (const SweepRow& row : s.rows) {
+    ran += row.status == "ok" ? 1U : 0U;
+    feasible += row.feasible ? 1U : 0U;
+    if (std::find(workloads.begin(), workloads.end(), row.workload) == workloads.end())
+      workloads.push_back(row.workload);
+  }
+  doc.heading(2, "Sweep " + s.name);
+  doc.paragraph(fmt::format(
+      "From {} (spec hash {}, {} sampling): {} rows (point x workload), {} ran, {} infeasible, "
+      "{} feasible (ran and met every constraint). A design is named by its point number, the "
+      "'point' of results.json and results.csv; values are as the sweep stored them.",
+      in.source, s.spec_hash, s.sampling, s.rows.size(), ran, s.rows.size() - ran, feasible));
+  const auto objectives = report_objectives(s);
+  for (std::size_t w = 0; w < workloads.size(); ++w)
+    sweep_workload(doc, s, workloads[w], w, objectives, top);
+}
+
+// ---- runs ----
+
+std::vector<std::string> kinds_in_order(const std::vector<OpBound>& ops) {
+  std::vector<std::string> kinds;
+  for (const OpBound& op : ops)
+    if (std::find(kinds.begin(), kinds.end(), op.op_class) == kinds.end())
+      kinds.push_back(op.op_class);
+  return kinds;
+}
+
+std::string machine_note(const RunInput& in) {
+  const Machine& m = in.machine;
+  std::string roofs;
+  for (const LevelRoof& l : m.levels)
+    roofs += fmt::format("{}{} {} B/s", roofs.empty() ? "" : ", ", l.name, num(l.bytes_per_second));
+  return fmt::format(
+      "Roofline: peak {} MACs/s (from {}); {}. An op is memory-bound at the level where its "
+      "intensity (MACs per byte moved there) is furthest below the balance (peak / bandwidth), "
+      "compute-bound when it is at or above every balance, latency-bound when the engine recorded "
+      "a fixed latency (launch, per-hop) as its bound; basis 'engine' marks ops classified by the "
+      "engine's recorded bound (no MACs, or no known bandwidth at their levels).",
+      num(m.peak_macs_per_second), m.source,
+      roofs.empty() ? "no level bandwidths known" : "level bandwidths: " + roofs);
+}
+
+void run_section(Document& doc, const RunInput& in, std::size_t index) {
+  const results::RunResult& r = in.run;
+  doc.heading(2, "Run " + in.label);
+  std::string inputs;
+  for (const results::InputHash& h : r.provenance.inputs)
+    inputs += fmt::format("{}{} {} (hash {})", inputs.empty() ? "" : ", ", h.role, h.path, h.hash);
+  doc.paragraph(fmt::format(
+      "From {}: {} on {}, {} engine, coda {}; inputs: {}; fusion {}, mapper {}.", in.source,
+      r.workload, r.arch, r.provenance.engine, r.provenance.coda_version,
+      inputs.empty() ? "none recorded" : inputs, r.fusion_mode, r.mapper));
+  doc.table({{"metric", "value"},
+             {{"time (s)", num(results::run_time(r).value)},
+              {"cycles", fmt::format("{}", r.total.cycles.value)},
+              {"clock (Hz)", num(r.clock.value)},
+              {"energy (J)", num(r.total.energy.value)},
+              {"average power (W)", num(results::average_power(r).value)},
+              {"MACs", fmt::format("{}", r.total.macs)},
+              {"compute utilization", pct(results::compute_utilization(r))},
+              {"TOPS/W", num(results::tops_per_watt(r))},
+              {"area (mm2)", num(r.area.value)},
+              {"ops (skipped)", fmt::format("{} ({})", r.ops.size(), r.skipped.size())}}});
+  doc.paragraph(machine_note(in));
+  const std::vector<OpBound> ops = classify_ops(r, in.machine);
+  Table shares{{"class", "time (s)", "share of time"}, {}};
+  for (const ClassShare& s : class_shares(ops))
+    shares.rows.push_back({s.label, num(s.seconds), pct(s.share)});
+  doc.table(std::move(shares));
+  Table table{{"op", "kind", "time (us)", "MACs", "class", "basis", "intensity MACs/B (balance)",
+               "bottleneck (busy)"},
+              {}};
+  for (const OpBound& op : ops) {
+    std::string levels;
+    for (const LevelLoad& l : op.levels)
+      levels += fmt::format("{}{}: {}{}", levels.empty() ? "" : "; ", l.level, num(l.macs_per_byte),
+                            l.balance ? fmt::format(" ({})", num(*l.balance)) : "");
+    table.rows.push_back({op.op, op.op_class, num(op.seconds * 1e6), fmt::format("{}", op.macs),
+                          class_label(op), op.basis, levels,
+                          op.bottleneck == "latency"
+                              ? op.bottleneck
+                              : fmt::format("{} ({})", op.bottleneck, pct(op.bottleneck_busy))});
+  }
+  doc.table(std::move(table));
+
+  doc.chart(fmt::format("roofline_{}.svg", index), fmt::format("Roofline, {}", in.label),
+            roofline_script(fmt::format("Roofline, {} ({} on {})", in.label, r.workload, r.arch),
+                            in.machine, ops));
+  // Latency by kind of op, stacked by class; energy by kind of op.
+  const std::vector<std::string> kinds = kinds_in_order(ops);
+  BarChart latency{fmt::format("Latency by op kind, {}", in.label), "time (us)", kinds, {}, {},
+                   true};
+  for (const ClassShare& s : class_shares(ops)) {
+    latency.series.push_back(s.label);
+    latency.values.emplace_back(kinds.size(), 0.0);
+    for (const OpBound& op : ops)
+      if (class_label(op) == s.label)
+        latency.values.back()[static_cast<std::size_t>(
+            std::find(kinds.begin(), kinds.end(), op.op_class) - kinds.begin())] +=
+            op.seconds * 1e6;
+  }
+  doc.chart(fmt::format("latency_{}.svg", index), latency.title, bar_script(latency));
+  BarChart energy{fmt::format("Energy by op kind, {}", in.label), "energy (uJ)", kinds,
+                  {"energy"}, {std::vector<double>(kinds.size(), 0.0)}, false};
+  for (std::size_t i = 0; i < r.ops.size(); ++i)
+    energy.values[0][static_cast<std::size_t>(
+        std::find(kinds.begin(), kinds.end(), ops[i].op_class) - kinds.begin())] +=
+        r.ops[i].cost.energy.value * 1e6;
+  doc.chart(fmt::format("energy_{}.svg", index), energy.title, bar_script(energy));
+}
+
+// What the runs differ in, for the comparison's title.
+std::string comparison_title(const std::vector<RunInput>& runs) {
+  std::set<std::string> workloads, archs, fusion;
+  for (const RunInput& in : runs) {
+    workloads.insert(in.run.workload);
+    archs.insert(in.run.arch);
+    fusion.insert(in.run.fusion_mode);
+  }
+  if (workloads.size() == 1 && archs.size() == runs.size())
+    return "Hardware comparison on " + *workloads.begin();
+  if (workloads.size() == 1 && archs.size() == 1 && fusion.size() > 1)
+    return "Fused vs unfused on " + *workloads.begin();
+  return "Run comparison";
+}
+
+void comparison_section(Document& doc, const std::vector<RunInput>& runs) {
+  const std::string title = comparison_title(runs);
+  const RunInput& base = runs.front();
+  const double base_s = results::run_time(base.run).value;
+  const double base_j = base.run.total.energy.value;
+  doc.heading(2, title);
+  doc.paragraph(fmt::format(
+      "Baseline: run {} (the first given). Predicted speed-up = baseline time / run time; energy "
+      "ratio = run energy / baseline energy. run.json does not record the precision a run used, "
+      "so runs that differ only in precision (fp16 vs int8) are told apart by their labels.",
+      base.label));
+  Table table{{"run", "arch", "workload", "fusion", "time (s)", "energy (J)", "speed-up",
+               "energy ratio"},
+              {}};
+  BarChart speedup{fmt::format("Predicted speed-up vs {}", base.label), "speed-up (x)", {},
+                   {"speed-up"}, {{}}, false};
+  std::vector<std::vector<OpBound>> classified;
+  std::vector<std::string> kinds;
+  for (const RunInput& in : runs) {
+    const double s = results::run_time(in.run).value;
+    const double j = in.run.total.energy.value;
+    const double up = s > 0 ? base_s / s : std::numeric_limits<double>::quiet_NaN();
+    table.rows.push_back({in.label, in.run.arch, in.run.workload, in.run.fusion_mode, num(s), num(j),
+                          num(up), base_j > 0 ? num(j / base_j) : "-"});
+    speedup.categories.push_back(in.label);
+    speedup.values[0].push_back(up);
+    classified.push_back(classify_ops(in.run, in.machine));
+    for (const std::string& k : kinds_in_order(classified.back()))
+      if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  doc.table(std::move(table));
+  BarChart latency{title + ": latency by op kind", "time (us)", kinds, {}, {}, false};
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    latency.series.push_back(runs[r].label);
+    latency.values.emplace_back(kinds.size(), 0.0);
+    for (const OpBound& op : classified[r])
+      latency.values.back()[static_cast<std::size_t>(
+          std::find(kinds.begin(), kinds.end(), op.op_class) - kinds.begin())] += op.seconds * 1e6;
+  }
+  doc.chart("comparison_latency.svg", latency.title, bar_script(latency));
+  doc.chart("comparison_speedup.svg", speedup.title, bar_script(speedup));
+}
+
+}  // namespace
+
+ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render) {
+  CODA_CHECK(input.sweep || !input.runs.empty());
+  Document doc(render);
+  const std::string title = "coda co-design report";
+  doc.heading(1, title);
+  std::string sources;
+  if (input.sweep) sources = "sweep " + input.sweep->source;
+  for (const RunInput& in : input.runs)
+    sources += fmt::format("{}run {} = {}", sources.empty() ? "" : "; ", in.label, in.source);
+  doc.paragraph("Made by coda report from stored results: " + sources +
+                ". Formulas and chart definitions: docs/report.md.");
+  if (input.sweep) sweep_section(doc, *input.sweep, input.top);
+  for (std::size_t i = 0; i < input.runs.size(); ++i) run_section(doc, input.runs[i], i + 1);
+  if (input.runs.size() >= 2) comparison_section(doc, input.runs);
+  if (!doc.error().empty()) return {std::nullopt, doc.error()};
+  Report report{doc.markdown(), doc.html(title), std::move(doc.charts())};
+  return {std::move(report), {}};
+}
+
+}  // namespace coda::reports

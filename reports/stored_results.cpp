@@ -1,0 +1,367 @@
+#include "reports/stored_results.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/json_locator.h"
+
+namespace coda::reports {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+enum class Kind { Object, Array, String, Unsigned, Number, Boolean };
+
+std::string_view expected(Kind kind) {
+  switch (kind) {
+    case Kind::Object: return "an object";
+    case Kind::Array: return "an array";
+    case Kind::String: return "a string";
+    case Kind::Unsigned: return "a whole number, 0 or more";
+    case Kind::Number: return "a number";
+    case Kind::Boolean: return "true or false";
+  }
+  return "?";
+}
+
+std::string_view found(const Json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number_unsigned()) return "a whole number";
+  if (j.is_number_integer()) return "a negative number";
+  if (j.is_number_float()) return "a fractional number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+bool is(const Json& j, Kind kind) {
+  switch (kind) {
+    case Kind::Object: return j.is_object();
+    case Kind::Array: return j.is_array();
+    case Kind::String: return j.is_string();
+    case Kind::Unsigned: return j.is_number_unsigned();
+    case Kind::Number: return j.is_number();
+    case Kind::Boolean: return j.is_boolean();
+  }
+  return false;
+}
+
+// A place in the document: its JSON pointer (to locate it) and its path as users read it.
+struct Where {
+  std::string pointer;  // "/ops/3/cost"
+  std::string path;     // "ops[3].cost"
+  Where key(std::string_view k) const {
+    return {fmt::format("{}/{}", pointer, k), path.empty() ? std::string(k)
+                                                            : fmt::format("{}.{}", path, k)};
+  }
+  Where index(std::size_t i) const {
+    return {fmt::format("{}/{}", pointer, i), fmt::format("{}[{}]", path, i)};
+  }
+};
+
+// Checks the shape of a parsed document and reports each problem where it is written.
+class Checker {
+ public:
+  Checker(std::string_view text, std::string file, Diagnostics& diags)
+      : text_(text), file_(std::move(file)), diags_(diags) {}
+
+  void error(const Where& where, std::string message, std::string hint = {}) const {
+    diags_.error(locate_json(text_, where.pointer, file_), where.path, std::move(message),
+                 std::move(hint));
+  }
+
+  bool expect(const Json& j, const Where& where, Kind kind) const {
+    if (is(j, kind)) return true;
+    error(where, fmt::format("expected {}, found {}", expected(kind), found(j)));
+    return false;
+  }
+
+  // The member `key` of the object `j` if it is present and of `kind`; a missing member is an
+  // error when `required`, a member of another kind always is.
+  const Json* field(const Json& j, const Where& where, std::string_view key, Kind kind,
+                    bool required = true) const {
+    const auto it = j.find(key);
+    if (it == j.end()) {
+      if (required)
+        error(where, fmt::format("missing required key '{}'", key),
+              fmt::format("'{}' is {}", key, expected(kind)));
+      return nullptr;
+    }
+    return expect(*it, where.key(key), kind) ? &*it : nullptr;
+  }
+
+  // Checks that every key of `keys` is in object `j` with `kind`.
+  void fields(const Json& j, const Where& where, std::initializer_list<std::string_view> keys,
+              Kind kind) const {
+    for (const std::string_view key : keys) field(j, where, key, kind);
+  }
+
+  // Calls `each(element, where)` for each element of the array `key` of `j` that is an object.
+  template <class F>
+  void objects(const Json& j, const Where& where, std::string_view key, F&& each,
+               bool required = true) const {
+    const Json* array = field(j, where, key, Kind::Array, required);
+    if (array == nullptr) return;
+    for (std::size_t i = 0; i < array->size(); ++i)
+      if (expect((*array)[i], where.key(key).index(i), Kind::Object))
+        each((*array)[i], where.key(key).index(i));
+  }
+
+  // Checks that every element of the array `key` of `j` is a string.
+  void strings(const Json& j, const Where& where, std::string_view key) const {
+    const Json* array = field(j, where, key, Kind::Array);
+    if (array == nullptr) return;
+    for (std::size_t i = 0; i < array->size(); ++i)
+      expect((*array)[i], where.key(key).index(i), Kind::String);
+  }
+
+ private:
+  std::string_view text_;
+  std::string file_;
+  Diagnostics& diags_;
+};
+
+// Parses `text`; a syntax error becomes a diagnostic at the byte where parsing stopped.
+std::optional<Json> parse(std::string_view text, const std::string& file, Diagnostics& diags,
+                          std::string_view what) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    std::string message = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
+    if (const auto column = message.find(", column "); column != std::string::npos)
+      if (const auto colon = message.find(": ", column); colon != std::string::npos)
+        message = message.substr(colon + 2);
+    // nlohmann counts the byte it stopped at from 1.
+    diags.error(location_at(text, e.byte > 0 ? e.byte - 1 : 0, file), "", message,
+                fmt::format("expected {}", what));
+  } catch (const Json::exception& e) {
+    // nlohmann throws out_of_range (not parse_error) for a number too large for a double.
+    diags.error({file, 1, 1}, "", fmt::format("not valid JSON: {}", e.what()),
+                "numbers must fit a double (about 1.8e308)");
+  }
+  return std::nullopt;
+}
+
+void check_cost(const Checker& c, const Json& j, const Where& where) {
+  c.fields(j, where,
+           {"cycles", "compute_cycles", "stall_cycles", "macs", "sram_read_bytes",
+            "sram_write_bytes", "dram_read_bytes", "dram_write_bytes"},
+           Kind::Unsigned);
+  c.field(j, where, "energy_joules", Kind::Number, false);
+}
+
+// The tile-level engines' optional stall breakdown (an op's and the run's).
+void check_stalls(const Checker& c, const Json& j, const Where& where) {
+  if (const Json* s = c.field(j, where, "stalls", Kind::Object, false))
+    c.fields(*s, where.key("stalls"),
+             {"dram_bandwidth", "dram_latency", "bank_conflicts", "network", "launch"},
+             Kind::Unsigned);
+}
+
+void check_op(const Checker& c, const Json& op, const Where& where) {
+  c.field(op, where, "name", Kind::String);
+  c.field(op, where, "unit", Kind::String, false);
+  if (const Json* mapping = c.field(op, where, "mapping", Kind::Object))
+    for (const auto& [name, value] : mapping->items())
+      c.expect(value, where.key("mapping").key(name), Kind::Unsigned);
+  if (const Json* cost = c.field(op, where, "cost", Kind::Object))
+    check_cost(c, *cost, where.key("cost"));
+  c.fields(op, where, {"mapping_efficiency", "compute_utilization", "arithmetic_intensity"},
+           Kind::Number);
+  if (const Json* bound = c.field(op, where, "bound", Kind::String)) {
+    const auto text = bound->get<std::string>();
+    if (text != "compute" && text != "memory" && text != "latency")
+      c.error(where.key("bound"), fmt::format("unknown bound '{}'", text),
+              "expected compute, memory or latency");
+  }
+  c.objects(op, where, "traffic", [&](const Json& t, const Where& at) {
+    c.fields(t, at, {"tensor", "level"}, Kind::String);
+    c.fields(t, at, {"read_bytes", "write_bytes"}, Kind::Unsigned);
+  });
+  c.field(op, where, "loop_nest", Kind::String, false);
+  check_stalls(c, op, where);
+}
+
+void check_run(const Checker& c, const Json& root) {
+  const Where top;
+  if (const Json* p = c.field(root, top, "provenance", Kind::Object)) {
+    const Where at = top.key("provenance");
+    c.fields(*p, at, {"coda_version", "engine"}, Kind::String);
+    c.objects(*p, at, "inputs", [&](const Json& in, const Where& w) {
+      c.fields(in, w, {"role", "path", "hash"}, Kind::String);
+    });
+  }
+  c.fields(root, top, {"arch", "workload"}, Kind::String);
+  if (const Json* clock = c.field(root, top, "clock_hz", Kind::Number);
+      clock != nullptr && !(clock->get<double>() > 0))
+    c.error(top.key("clock_hz"), "must be above 0", "the clock in Hz, e.g. 700000000");
+  c.field(root, top, "processing_elements", Kind::Unsigned);
+  c.field(root, top, "area_mm2", Kind::Number, false);
+  if (const Json* total = c.field(root, top, "total", Kind::Object))
+    check_cost(c, *total, top.key("total"));
+  c.objects(root, top, "ops", [&](const Json& op, const Where& w) { check_op(c, op, w); });
+  c.objects(root, top, "skipped", [&](const Json& s, const Where& w) {
+    c.fields(s, w, {"name", "reason"}, Kind::String);
+  });
+  c.field(root, top, "mapper", Kind::String, false);
+  if (const Json* fusion = c.field(root, top, "fusion", Kind::Object, false)) {
+    const Where at = top.key("fusion");
+    c.field(*fusion, at, "mode", Kind::String);
+    c.objects(*fusion, at, "groups", [&](const Json& g, const Where& w) {
+      c.field(g, w, "kind", Kind::String);
+      c.strings(g, w, "ops");
+      c.field(g, w, "dram_bytes_saved", Kind::Unsigned);
+    });
+    c.objects(*fusion, at, "rejected", [&](const Json& g, const Where& w) {
+      c.fields(g, w, {"kind", "reason"}, Kind::String);
+      c.strings(g, w, "ops");
+    });
+  }
+  if (const Json* memory = c.field(root, top, "memory", Kind::Object, false)) {
+    const Where at = top.key("memory");
+    c.fields(*memory, at, {"status", "reason"}, Kind::String);
+    c.fields(*memory, at,
+             {"needed_bytes", "available_bytes", "weights_bytes", "kv_cache_bytes",
+              "optimizer_state_bytes", "activations_bytes", "on_chip_bytes", "ops_over_on_chip"},
+             Kind::Unsigned);
+  }
+  check_stalls(c, root, top);
+  c.objects(root, top, "activity", [&](const Json& a, const Where& w) {
+    c.field(a, w, "level", Kind::String);
+    c.fields(a, w, {"bytes", "busy_cycles"}, Kind::Unsigned);
+    c.field(a, w, "utilization", Kind::Number);
+  }, false);
+  if (root.contains("engine_notes")) c.strings(root, top, "engine_notes");
+}
+
+constexpr std::array<SweepObjective, 6> kObjectives = {{
+    {"latency", "latency_s", "s", true},
+    {"throughput", "throughput_per_s", "1/s", false},
+    {"energy", "energy_j", "J", true},
+    {"edp", "edp_js", "J s", true},
+    {"perf_per_watt", "perf_per_watt", "TOPS/W", false},
+    {"perf_per_mm2", "perf_per_mm2", "TOPS/mm2", false},
+}};
+
+constexpr std::array<std::string_view, 8> kSweepMetrics = {
+    "latency_s", "throughput_per_s", "energy_j", "edp_js",
+    "perf_per_watt", "perf_per_mm2", "area_mm2", "power_w"};
+
+std::optional<SweepRow> read_sweep_row(const Checker& c, const Json& r, const Where& where,
+                                       const std::vector<SweepAxis>& axes) {
+  SweepRow row;
+  bool ok = true;
+  if (const Json* point = c.field(r, where, "point", Kind::Unsigned))
+    row.point = point->get<std::uint64_t>();
+  else
+    ok = false;
+  if (const Json* workload = c.field(r, where, "workload", Kind::String))
+    row.workload = workload->get<std::string>();
+  else
+    ok = false;
+  if (const Json* values = c.field(r, where, "values", Kind::Object)) {
+    for (const SweepAxis& axis : axes) {
+      const Json* value = c.field(*values, where.key("values"), axis.path, Kind::String);
+      row.values.push_back(value != nullptr ? value->get<std::string>() : std::string());
+      ok = ok && value != nullptr;
+    }
+  } else {
+    ok = false;
+  }
+  if (const Json* status = c.field(r, where, "status", Kind::String))
+    row.status = status->get<std::string>();
+  else
+    ok = false;
+  if (const Json* feasible = c.field(r, where, "feasible", Kind::Boolean))
+    row.feasible = feasible->get<bool>();
+  else
+    ok = false;
+  if (row.status == "ok") {
+    if (const Json* metrics = c.field(r, where, "metrics", Kind::Object)) {
+      for (const std::string_view name : kSweepMetrics) {
+        const Json* m = c.field(*metrics, where.key("metrics"), name, Kind::Number);
+        if (m != nullptr) row.metrics.emplace(std::string(name), m->get<double>());
+        ok = ok && m != nullptr;
+      }
+    } else {
+      ok = false;
+    }
+  } else if (const Json* reason = c.field(r, where, "reason", Kind::String, false)) {
+    row.reason = reason->get<std::string>();
+  }
+  return ok ? std::optional(std::move(row)) : std::nullopt;
+}
+
+}  // namespace
+
+std::span<const SweepObjective> sweep_objectives() { return kObjectives; }
+
+const SweepObjective* find_sweep_objective(std::string_view name) {
+  for (const SweepObjective& o : kObjectives)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::optional<results::RunResult> read_run_json(std::string_view text, const std::string& file,
+                                                Diagnostics& diags) {
+  const std::optional<Json> root = parse(text, file, diags, "a run.json as `coda run --out` writes");
+  if (!root) return std::nullopt;
+  const Checker c(text, file, diags);
+  if (!c.expect(*root, {}, Kind::Object)) return std::nullopt;
+  const auto errors_before = diags.error_count();
+  check_run(c, *root);
+  if (diags.error_count() != errors_before) return std::nullopt;
+  try {
+    return root->get<results::RunResult>();
+  } catch (const Json::exception& e) {  // a field the check above does not know about
+    diags.error({file, 1, 1}, "", fmt::format("cannot read the run: {}", e.what()));
+    return std::nullopt;
+  }
+}
+
+std::optional<SweepResults> read_sweep_json(std::string_view text, const std::string& file,
+                                            Diagnostics& diags) {
+  const std::optional<Json> root =
+      parse(text, file, diags, "a results.json as `coda sweep --out` writes");
+  if (!root) return std::nullopt;
+  const Checker c(text, file, diags);
+  if (!c.expect(*root, {}, Kind::Object)) return std::nullopt;
+  const auto errors_before = diags.error_count();
+  const Where top;
+  SweepResults out;
+  if (const Json* name = c.field(*root, top, "sweep", Kind::String)) out.name = name->get<std::string>();
+  if (const Json* hash = c.field(*root, top, "spec_hash", Kind::String))
+    out.spec_hash = hash->get<std::string>();
+  if (const Json* sampling = c.field(*root, top, "sampling", Kind::String))
+    out.sampling = sampling->get<std::string>();
+  c.objects(*root, top, "axes", [&](const Json& a, const Where& w) {
+    const Json* path = c.field(a, w, "path", Kind::String);
+    c.strings(a, w, "values");
+    if (path != nullptr && diags.error_count() == errors_before)
+      out.axes.push_back({path->get<std::string>(), a.at("values").get<std::vector<std::string>>()});
+  });
+  c.strings(*root, top, "objectives");
+  if (diags.error_count() != errors_before) return std::nullopt;
+  out.objectives = root->at("objectives").get<std::vector<std::string>>();
+  for (std::size_t i = 0; i < out.objectives.size(); ++i)
+    if (find_sweep_objective(out.objectives[i]) == nullptr) {
+      std::string names;
+      for (const SweepObjective& o : kObjectives)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", o.name);
+      c.error(top.key("objectives").index(i),
+              fmt::format("unknown objective '{}'", out.objectives[i]),
+              fmt::format("expected one of: {}", names));
+    }
+  c.objects(*root, top, "results", [&](const Json& r, const Where& w) {
+    if (auto row = read_sweep_row(c, r, w, out.axes)) out.rows.push_back(std::move(*row));
+  });
+  if (diags.error_count() != errors_before) return std::nullopt;
+  return out;
+}
+
+}  // namespace coda::reports

@@ -1,0 +1,68 @@
+#pragma once
+// Reading the results coda stores: a run.json (`coda run --out`) and a sweep's results.json
+// (`coda sweep --out`, docs/sweeps.md). Every problem is a Diagnostic located in the file
+// (file:line:col, the JSON path, what would be valid); nothing is read from a half-valid file.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/results.h"
+
+namespace coda::reports {
+
+// run.json -> RunResult, through core's from_json once the shape has been checked (every field
+// from_json reads is present with the right JSON type; `bound` is compute, memory or latency).
+std::optional<results::RunResult> read_run_json(std::string_view text, const std::string& file,
+                                                Diagnostics& diags);
+
+struct SweepAxis {
+  std::string path;                 // "array.rows"
+  std::vector<std::string> values;  // as written in the arch YAML: "64", "1 MiB", "34 GB/s"
+};
+
+// One row of results.json: one point on one workload.
+struct SweepRow {
+  std::uint64_t point = 0;
+  std::string workload;
+  std::vector<std::string> values;  // one per axis, in the axes' order
+  std::string status;               // "ok" or "infeasible"
+  bool feasible = false;
+  // "latency_s", "throughput_per_s", "energy_j", "edp_js", "perf_per_watt", "perf_per_mm2",
+  // "area_mm2", "power_w" (rows with status ok only).
+  std::map<std::string, double, std::less<>> metrics;
+  std::string reason;  // why a row is infeasible
+};
+
+struct SweepResults {
+  std::string name;
+  std::string spec_hash;
+  std::string sampling;
+  std::vector<SweepAxis> axes;
+  std::vector<std::string> objectives;  // the spec's, e.g. "latency", "energy"
+  std::vector<SweepRow> rows;
+};
+
+// A sweep objective (docs/sweeps.md): the metric of a row that holds it, its unit, and whether
+// less is better.
+struct SweepObjective {
+  std::string_view name;    // "latency"
+  std::string_view metric;  // "latency_s"
+  std::string_view unit;    // "s"
+  bool minimise = true;
+};
+
+// latency, throughput, energy, edp, perf_per_watt, perf_per_mm2, in that order.
+std::span<const SweepObjective> sweep_objectives();
+const SweepObjective* find_sweep_objective(std::string_view name);  // null when unknown
+
+// Also checks that each objective is one of sweep_objectives().
+std::optional<SweepResults> read_sweep_json(std::string_view text, const std::string& file,
+                                            Diagnostics& diags);
+
+}  // namespace coda::reports

@@ -1,0 +1,51 @@
+#include "reports/charts.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace coda::reports {
+namespace {
+
+TEST(Charts, InlineSvgDropsThePrologAndPrefixesIds) {
+  const std::string svg =
+      "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<svg><path id='gpPt1'/>"
+      "<use xlink:href='#gpPt1'/><g id=\"canvas\" clip-path=\"url(#clip1)\"/></svg>";
+  EXPECT_EQ(inline_svg(svg, "c3_"),
+            "\n<svg><path id='c3_gpPt1'/><use xlink:href='#c3_gpPt1'/>"
+            "<g id=\"c3_canvas\" clip-path=\"url(#c3_clip1)\"/></svg>");
+}
+
+TEST(Charts, RooflinePlacesOpsAndDrawsRoofs) {
+  // One op: 1e6 MACs in 20 us = 5e10 MACs/s, 20 MACs per DRAM byte; peak 1e11 MACs/s and DRAM
+  // at 1e10 B/s (ridge 10 MACs/B).
+  OpBound op;
+  op.op = "layer1.conv2";
+  op.macs = 1'000'000;
+  op.seconds = 20e-6;
+  op.levels = {{"dram", 50'000, 20.0, 10.0, 0.25}};
+  const Machine machine{1e11, {{"dram", 1e10}}, "test"};
+  const std::string script = roofline_script("Roofline, it's a test", machine, {op});
+  EXPECT_NE(script.find("set title 'Roofline, it''s a test'\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("$ops0 << EOD\n20 5e+10 \"layer1.conv2\"\nEOD\n"), std::string::npos)
+      << script;
+  EXPECT_NE(script.find("peak = 1e+11\n"), std::string::npos);
+  EXPECT_NE(script.find("bw0 = 1e+10\n"), std::string::npos);
+  EXPECT_NE(script.find("'dram roof (ridge 10 MACs/B)'"), std::string::npos) << script;
+  // x spans the op's 20 and the ridge's 10, a factor 4 each side.
+  EXPECT_NE(script.find("set xrange [2.5:80]\n"), std::string::npos) << script;
+}
+
+TEST(Charts, BarsWithAMissingValue) {
+  const BarChart chart{"t", "y", {"conv", "fc"}, {"a", "b"}, {{1, 2}, {std::nan(""), 4}}, true};
+  const std::string script = bar_script(chart);
+  EXPECT_NE(script.find("set style histogram rowstacked\n"), std::string::npos);
+  EXPECT_NE(script.find("$bars << EOD\n\"conv\" 1 NaN\n\"fc\" 2 4\nEOD\n"), std::string::npos)
+      << script;
+  EXPECT_NE(script.find("plot $bars using 2:xtic(1) title 'a', $bars using 3 title 'b'\n"),
+            std::string::npos)
+      << script;
+}
+
+}  // namespace
+}  // namespace coda::reports

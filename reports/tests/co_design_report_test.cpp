@@ -1,0 +1,82 @@
+#include "reports/co_design_report.h"
+
+#include <gtest/gtest.h>
+
+#include "reports/tests/report_fixtures.h"
+
+namespace coda::reports {
+namespace {
+
+// Stands in for gnuplot: a tiny SVG per chart.
+GnuplotOutput fake_svg(std::string_view /*script*/) {
+  return {true, "<?xml version=\"1.0\"?>\n<svg id='x'><path d='M0,0 L1,1'/></svg>", {}};
+}
+
+bool has(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(CoDesignReport, SweepTablesNameEveryDesignByPoint) {
+  const ReportOutcome out = build_report(test::full_input(), fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  // The front (fixture comment), better latency first; the knee: scaled over the front,
+  // point 1 (1, 0) -> 1, point 3 (1/3, 1/3) -> 2/9, point 5 (0, 1) -> 1.
+  EXPECT_TRUE(has(md, "| point | array.rows | dram.bandwidth | latency (s) | energy (J) | chosen as |\n"
+                      "|---|---:|---:|---:|---:|---:|\n"
+                      "| 5 | 256 | 34 GB/s | 0.0005 | 0.004 | best latency |\n"
+                      "| 3 | 128 | 34 GB/s | 0.001 | 0.002 | knee |\n"
+                      "| 1 | 64 | 34 GB/s | 0.002 | 0.001 | best energy |\n"))
+      << md;
+  // Top designs by latency: 5 (0.5 ms), 4 (0.7071 ms), 3 (1 ms), ...
+  EXPECT_TRUE(has(md, "| 1 | 5 | 256 | 34 GB/s | 0.0005 | 0.004 | 8 | 10 |\n"
+                      "| 2 | 4 | 256 | 17 GB/s | 0.0007071 | 0.004 | 5.657 | 10 |\n"))
+      << md;
+  // The fixture's exponents, over 2 groups of 3 (rows) and 3 groups of 2 (bandwidth).
+  EXPECT_TRUE(has(md, "| array.rows | -1.000 (2/6) | +1.000 (2/6) |\n"
+                      "| dram.bandwidth | -0.500 (3/6) | +0.000 (3/6) |\n"))
+      << md;
+}
+
+TEST(CoDesignReport, RunTablesAndComparison) {
+  const ReportOutcome out = build_report(test::full_input(), fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  // Shares of the 110 us run: 20, 40 and 50 us.
+  EXPECT_TRUE(has(md, "| compute | 2e-05 | 18.2% |\n| memory(dram) | 4e-05 | 36.4% |\n"
+                      "| latency | 5e-05 | 45.5% |\n"))
+      << md;
+  // fc: intensity 5 at sram (balance 1) and dram (balance 10); dram busy 20 of 30 us.
+  EXPECT_TRUE(has(md, "| layer1.fc | fc | 30 | 1000000 | memory(dram) | roofline | sram: 5 (1); "
+                      "dram: 5 (10) | dram (66.7%) |\n"))
+      << md;
+  // Same workload, different archs; edge takes twice the time and energy of dc.
+  EXPECT_TRUE(has(md, "## Hardware comparison on w\n")) << md;
+  EXPECT_TRUE(has(md, "| dc | datacenter | w | none | 0.00011 | 4e-06 | 1 | 1 |\n"
+                      "| edge | edge | w | none | 0.00022 | 8e-06 | 0.5 | 2 |\n"))
+      << md;
+}
+
+TEST(CoDesignReport, ChartsAreInlinedAndLinked) {
+  const ReportOutcome out = build_report(test::full_input(), fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  // Sweep: Pareto and sensitivity; each run: roofline, latency, energy; comparison: 2.
+  ASSERT_EQ(out.report->charts.size(), 2U + 3U * 2U + 2U);
+  EXPECT_TRUE(has(out.report->markdown, "![Pareto front, w](charts/pareto_0.svg)"));
+  const std::string& html = out.report->html;
+  EXPECT_TRUE(has(html, "<figure class=\"chart\" id=\"chart0\">\n\n<svg id='c0_x'>"));
+  EXPECT_FALSE(has(html, "<?xml"));
+  EXPECT_FALSE(has(html, "http://") && has(html, "<link"));  // nothing to fetch
+}
+
+TEST(CoDesignReport, AChartThatFailsStopsTheReport) {
+  const auto broken = [](std::string_view) {
+    return GnuplotOutput{false, {}, "'gnuplot' is not installed"};
+  };
+  const ReportOutcome out = build_report(test::full_input(), broken);
+  EXPECT_FALSE(out.report);
+  EXPECT_EQ(out.error, "chart 'Pareto front, w': 'gnuplot' is not installed");
+}
+
+}  // namespace
+}  // namespace coda::reports
