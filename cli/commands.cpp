@@ -17,14 +17,17 @@
 #include "cli/check_config.h"
 #include "cli/map_command.h"
 #include "cli/options.h"
+#include "cli/report_command.h"
 #include "cli/search_options.h"
 #include "cli/sweep_command.h"
+#include "cli/validate_command.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
 #include "mapper/fusion.h"
 #include "reports/layer_table.h"
 #include "sim/driver.h"
+#include "sim/systemc/systemc_engine.h"
 #include "workloads/importers.h"
 
 namespace coda::cli {
@@ -34,6 +37,7 @@ struct RunArgs {
   std::string arch;
   std::string workload;
   std::string engine = "analytical";
+  std::string trace;
   std::string out_dir;
   bool quiet = false;
   bool skip_unsupported = false;
@@ -96,11 +100,39 @@ std::string memory_line(const results::MemoryFootprint& m) {
                      m.reason.empty() ? m.status : m.reason);
 }
 
+// A tile-level engine's stalls by cause and its memory system's activity.
+std::string stall_lines(const results::RunResult& run) {
+  const results::StallBreakdown& s = *run.stalls;
+  const double total = static_cast<double>(run.total.cycles.value);
+  const auto share = [total](Cycles c) {
+    return total > 0 ? 100.0 * static_cast<double>(c.value) / total : 0.0;
+  };
+  std::string text = fmt::format(
+      "stalls: DRAM bandwidth {} ({:.1f}%), DRAM latency {} ({:.1f}%), bank conflicts {} "
+      "({:.1f}%), network {} ({:.1f}%), launch {} ({:.1f}%)\n",
+      s.dram_bandwidth.value, share(s.dram_bandwidth), s.dram_latency.value,
+      share(s.dram_latency), s.bank_conflicts.value, share(s.bank_conflicts), s.network.value,
+      share(s.network), s.launch.value, share(s.launch));
+  for (const results::LevelActivity& a : run.activity)
+    text += fmt::format("{}: {} moved, busy {:.1f}% of the run\n", a.level, to_string(a.bytes),
+                        100.0 * a.utilization);
+  return text;
+}
+
 int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
   std::optional<results::RunResult> run;
   try {
+    sim::EngineRegistry engines;
+    sim::register_builtin_engines(engines);
+    sim::systemc::register_systemc_engine(engines);
     sim::RunFiles files{args.arch, args.workload, args.engine, args.skip_unsupported, {}};
+    files.engines = &engines;
+    files.trace = args.trace;
+    if (!args.trace.empty() && args.engine != "systemc") {
+      err << "error: --trace needs --engine systemc (the analytical engine has no timeline)\n";
+      return 2;
+    }
     // CLI11 has checked the name already.
     files.fusion = mapper::parse_fusion_mode(args.fusion).value_or(mapper::FusionMode::None);
     if (!read_precision(args.precision, files.precision, err)) return 2;
@@ -116,6 +148,9 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   } catch (const std::invalid_argument& e) {
     err << "error: " << e.what() << "\n";
     return 2;
+  } catch (const std::runtime_error& e) {  // the SystemC worker failed, or the trace
+    err << "error: " << e.what() << "\n";
+    return 1;
   }
   if (!run) {
     err << diags.format_all() << "no simulation was run.\n";
@@ -146,6 +181,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                                              results::run_time(*run).value / 1e12 /
                                              run->area.value)
                            : std::string());
+    if (run->stalls) out << stall_lines(*run);
     if (run->fusion_mode != "none") out << fusion_lines(*run);
     if (run->mapper != "fixed") out << mapper_line(*run);
     out << memory_line(run->memory);
@@ -211,7 +247,13 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "(.json; coda workload --export-trace makes one from an LLM, a CNN or ONNX)")
       ->required()
       ->check(CLI::ExistingFile);
-  run->add_option("--engine", run_args.engine, "Engine: analytical")->capture_default_str();
+  run->add_option("--engine", run_args.engine,
+                  "Engine: analytical (closed forms) or systemc (cycle-approximate: tiles, DMA, "
+                  "DRAM channels with row buffers, NoC; stalls by cause; docs/systemc.md)")
+      ->capture_default_str();
+  run->add_option("--trace", run_args.trace,
+                  "With --engine systemc: write the run's timeline to this file as Chrome "
+                  "trace-event JSON (open it in Perfetto or chrome://tracing)");
   run->add_option("--out", run_args.out_dir, "Folder to write run.json and layers.csv into");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing but errors");
   run->add_option("--precision", run_args.precision,
@@ -257,6 +299,12 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   SweepArgs sweep_args;
   CLI::App* sweep = add_sweep_command(app, sweep_args);
 
+  ValidateArgs validate_args;
+  CLI::App* validate = add_validate_command(app, validate_args);
+
+  ReportArgs report_args;
+  CLI::App* report = add_report_command(app, report_args);
+
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
@@ -273,6 +321,8 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (map->parsed()) return run_map_command(map_args, out, err);
   if (workload->parsed()) return run_workload_command(workload_args, out, err);
   if (sweep->parsed()) return run_sweep_command(sweep_args, out, err);
+  if (validate->parsed()) return run_validate_command(validate_args, out, err);
+  if (report->parsed()) return run_report_command(report_args, out, err);
   return 2;
 }
 

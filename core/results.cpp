@@ -71,6 +71,31 @@ void from_json(const nlohmann::ordered_json& j, Cost& c) {
   c.energy.value = j.value("energy_joules", 0.0);
 }
 
+StallBreakdown& StallBreakdown::operator+=(const StallBreakdown& other) {
+  dram_bandwidth = dram_bandwidth + other.dram_bandwidth;
+  dram_latency = dram_latency + other.dram_latency;
+  bank_conflicts = bank_conflicts + other.bank_conflicts;
+  network = network + other.network;
+  launch = launch + other.launch;
+  return *this;
+}
+
+namespace {
+
+nlohmann::ordered_json stalls_json(const StallBreakdown& s) {
+  return {{"dram_bandwidth", s.dram_bandwidth.value}, {"dram_latency", s.dram_latency.value},
+          {"bank_conflicts", s.bank_conflicts.value}, {"network", s.network.value},
+          {"launch", s.launch.value}};
+}
+
+StallBreakdown stalls_from(const nlohmann::ordered_json& j) {
+  const auto cycles = [&](const char* key) { return Cycles{j.at(key).get<std::uint64_t>()}; };
+  return {cycles("dram_bandwidth"), cycles("dram_latency"), cycles("bank_conflicts"),
+          cycles("network"), cycles("launch")};
+}
+
+}  // namespace
+
 void to_json(nlohmann::ordered_json& j, const OpResult& op) {
   nlohmann::ordered_json mapping = nlohmann::ordered_json::object();
   for (const auto& [name, value] : op.mapping) mapping[name] = value;
@@ -90,6 +115,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
        {"arithmetic_intensity", op.arithmetic_intensity},
        {"traffic", traffic}};
   if (!op.loop_nest.empty()) j["loop_nest"] = op.loop_nest;
+  if (op.stalls) j["stalls"] = stalls_json(*op.stalls);
 }
 
 void from_json(const nlohmann::ordered_json& j, OpResult& op) {
@@ -111,6 +137,8 @@ void from_json(const nlohmann::ordered_json& j, OpResult& op) {
                           Bytes{t.at("read_bytes").get<std::uint64_t>()},
                           Bytes{t.at("write_bytes").get<std::uint64_t>()}});
   op.loop_nest = j.value("loop_nest", std::string());
+  op.stalls.reset();
+  if (const auto s = j.find("stalls"); s != j.end()) op.stalls = stalls_from(*s);
 }
 
 void to_json(nlohmann::ordered_json& j, const RunResult& run) {
@@ -156,6 +184,17 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
                  {"on_chip_bytes", m.on_chip.value},
                  {"ops_over_on_chip", m.ops_over_on_chip},
                  {"reason", m.reason}};
+  if (run.stalls) j["stalls"] = stalls_json(*run.stalls);
+  if (!run.activity.empty()) {
+    nlohmann::ordered_json activity = nlohmann::ordered_json::array();
+    for (const LevelActivity& a : run.activity)
+      activity.push_back({{"level", a.level},
+                          {"bytes", a.bytes.value},
+                          {"busy_cycles", a.busy.value},
+                          {"utilization", a.utilization}});
+    j["activity"] = activity;
+  }
+  if (!run.engine_notes.empty()) j["engine_notes"] = run.engine_notes;
 }
 
 void from_json(const nlohmann::ordered_json& j, RunResult& run) {
@@ -202,6 +241,16 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
                   m->at("ops_over_on_chip").get<std::uint64_t>(),
                   m->at("reason").get<std::string>()};
   }
+  run.stalls.reset();
+  if (const auto s = j.find("stalls"); s != j.end()) run.stalls = stalls_from(*s);
+  run.activity.clear();
+  if (const auto a = j.find("activity"); a != j.end())
+    for (const auto& level : *a)
+      run.activity.push_back({level.at("level").get<std::string>(),
+                              Bytes{level.at("bytes").get<std::uint64_t>()},
+                              Cycles{level.at("busy_cycles").get<std::uint64_t>()},
+                              level.at("utilization").get<double>()});
+  run.engine_notes = j.value("engine_notes", std::vector<std::string>());
 }
 
 }  // namespace coda::results

@@ -3,6 +3,7 @@
 // only read them. Plain aggregates: no behaviour beyond summing and serialising.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,27 @@ struct Cost {
 enum class Bound { Compute, Memory, Latency };
 std::string_view to_string(Bound bound);
 
+// Where a tile-level engine's stall cycles went (the SystemC engine; the analytical engine has
+// no stalls to attribute and leaves it empty). Whole cycles, each rounded on its own.
+struct StallBreakdown {
+  Cycles dram_bandwidth;  // moving bytes at DRAM bandwidth and queueing behind other transfers
+  Cycles dram_latency;    // the DRAM's fixed access latency
+  Cycles bank_conflicts;  // opening rows: row-buffer misses
+  Cycles network;         // the on-chip network or a GPU's SM-to-L2 path
+  Cycles launch;          // kernel launches (GPUs)
+  friend bool operator==(const StallBreakdown&, const StallBreakdown&) = default;
+  StallBreakdown& operator+=(const StallBreakdown& other);
+};
+
+// A tile-level engine's activity at one level of the memory system over the whole run.
+struct LevelActivity {
+  std::string level;  // "dram", "noc", "sm_to_l2"
+  Bytes bytes;
+  Cycles busy;          // summed over its channels or links
+  double utilization = 0;  // busy / (channels or links x run cycles)
+  friend bool operator==(const LevelActivity&, const LevelActivity&) = default;
+};
+
 struct OpResult {
   std::string name;
   std::string unit;  // where it ran: "systolic", "tensor_core", "vector", "transfer", "collective"
@@ -57,6 +79,7 @@ struct OpResult {
   // The loop nest the mapper's search chose (outermost level first), when it priced the op;
   // empty for the closed forms' fixed rule.
   std::string loop_nest;
+  std::optional<StallBreakdown> stalls;  // tile-level engines only
   friend bool operator==(const OpResult&, const OpResult&) = default;
 };
 
@@ -132,6 +155,11 @@ struct RunResult {
   // OBJECTIVE" (mapper/search.h).
   std::string mapper = "fixed";
   MemoryFootprint memory;
+  // Tile-level engines only: the run's stalls by cause, each memory-system level's activity,
+  // and where each timing figure came from (stated in the config or a cited default).
+  std::optional<StallBreakdown> stalls;
+  std::vector<LevelActivity> activity;
+  std::vector<std::string> engine_notes;
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };
 

@@ -42,6 +42,7 @@ struct TileStream {
   workload::TensorRole role = workload::TensorRole::Input;
   int depth = -1;                    // innermost loop (index into loops) indexing the tensor;
                                      // -1: none, the tile never changes (one event, at step 0)
+  std::uint32_t indexed_loops = 0;   // bit k: loops[k] indexes the tensor
   std::uint64_t events = 1;          // product of loops[0..depth] counts
   std::uint64_t visits = 1;          // distinct tiles: product of the indexing loops' counts
   double read_bytes_per_event = 0;   // inputs, weights: the new tile at every event
@@ -63,10 +64,16 @@ struct TileProgram {
 TileProgram make_tile_program(const LoopNestProblem& problem, const Mapping& mapping,
                               const MappingCost& cost);
 
+// A program that streams an op's DRAM traffic in `steps` equal tiles: one loop of `steps`, an
+// input stream reading read_bytes / steps and an output stream draining write_bytes / steps at
+// every step (no revisits), computing compute_cycles in all. For ops the closed forms price
+// (vector, transfer, fixed-rule contractions), whose traffic has no loop nest to follow.
+TileProgram make_streaming_program(std::uint64_t steps, double compute_cycles, double read_bytes,
+                                   double write_bytes);
+
 // The number of the tile stream `stream` holds at `step`: the mixed-radix value of the indices of
 // the loops within its depth that index its tensor (0 .. visits - 1).
-std::uint64_t tile_at(const TileProgram& program, const TileStream& stream,
-                      const LoopNestProblem& problem, std::uint64_t step);
+std::uint64_t tile_at(const TileProgram& program, const TileStream& stream, std::uint64_t step);
 
 // What a stream does at a step: whether its tile changes there (step 0: every stream loads its
 // first tile), and whether that tile has been visited before (outputs read back partial sums).
@@ -74,7 +81,6 @@ struct StreamEvent {
   bool changes = false;
   bool revisit = false;
 };
-StreamEvent event_at(const TileProgram& program, const TileStream& stream,
-                     const LoopNestProblem& problem, std::uint64_t step);
+StreamEvent event_at(const TileProgram& program, const TileStream& stream, std::uint64_t step);
 
 }  // namespace coda::mapper

@@ -42,8 +42,9 @@ results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule) {
 
 results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& schedule,
                                 const workload::Graph& graph, const arch::HardwareModel& hw,
-                                const std::optional<mapper::ScheduleSearch>& search) {
-  results::RunResult run = engine.run(schedule, hw, RunOptions{});
+                                const std::optional<mapper::ScheduleSearch>& search,
+                                const RunOptions& options) {
+  results::RunResult run = engine.run(schedule, hw, options);
   for (const mapper::UnsupportedOp& op : schedule.unsupported)
     run.skipped.push_back({op.name, op.reason});
   run.fusion_mode = std::string(mapper::to_string(schedule.fusion.mode));
@@ -67,9 +68,9 @@ results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& sc
 }
 
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags) {
-  EngineRegistry registry;
-  register_builtin_engines(registry);
-  const auto engine = registry.create(files.engine);
+  EngineRegistry builtin;
+  if (files.engines == nullptr) register_builtin_engines(builtin);
+  const auto engine = (files.engines != nullptr ? *files.engines : builtin).create(files.engine);
 
   // Read both inputs before stopping, so the user sees every error at once.
   const auto arch = arch::load_arch(files.arch, diags);
@@ -87,7 +88,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
                   "results)");
     return std::nullopt;
   }
-  results::RunResult run = run_schedule(*engine, schedule, *graph, hw, files.search);
+  results::RunResult run =
+      run_schedule(*engine, schedule, *graph, hw, files.search, RunOptions{files.trace});
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
       {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};

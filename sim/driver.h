@@ -34,6 +34,11 @@ struct RunFiles {
   // Search a loop-nest mapping for every contraction (mapper/search.h); nullopt: the closed
   // forms' fixed rule.
   std::optional<mapper::ScheduleSearch> search;
+  // The engines to choose `engine` from; null: register_builtin_engines' (the analytical one).
+  // The SystemC engine lives in its own library (sim/systemc/), which callers add.
+  const EngineRegistry* engines = nullptr;
+  // The engine's timeline (RunOptions::trace); empty: none.
+  std::filesystem::path trace;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an
@@ -46,7 +51,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
 // footprint. run_files and the sweep executor both call it.
 results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& schedule,
                                 const workload::Graph& graph, const arch::HardwareModel& hw,
-                                const std::optional<mapper::ScheduleSearch>& search);
+                                const std::optional<mapper::ScheduleSearch>& search,
+                                const RunOptions& options = {});
 
 // The run's DRAM footprint and its fit, from the schedule's memory plan.
 results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule);

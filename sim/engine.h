@@ -3,6 +3,7 @@
 // same result types, so comparing two engines is one call. Engines are registered explicitly
 // (register_builtin_engines in sim/driver.h); nothing registers itself at static-init time.
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,7 +17,11 @@
 
 namespace coda::sim {
 
-struct RunOptions {};  // grows with the engines (seeds, trace output, ...)
+struct RunOptions {
+  // Where an engine with a timeline (systemc) writes it as Chrome trace-event JSON; empty: none.
+  // The analytical engine has no timeline and ignores it.
+  std::filesystem::path trace;
+};
 
 // Contract: run() is deterministic for the same inputs; it does not print; a schedule that the
 // hardware cannot run is reported in the result, not thrown.

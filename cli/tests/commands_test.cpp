@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "testing/temp_dir.h"
 
@@ -97,6 +98,37 @@ TEST(Cli, MissingFileAndUnknownEngineAreUsageErrors) {
                           "configs/workloads/resnet18.yaml", "--engine", "magic"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown engine 'magic'"), std::string::npos);
+  EXPECT_NE(r.err.find("systemc"), std::string::npos) << r.err;  // the known ones are listed
+  // A timeline needs the engine that has one.
+  const Outcome t = coda({"run", "--arch", "configs/arch/systolic_8x8.yaml", "--workload",
+                          "configs/workloads/resnet18.yaml", "--trace", "t.json"});
+  EXPECT_EQ(t.code, 2);
+  EXPECT_NE(t.err.find("--trace needs --engine systemc"), std::string::npos) << t.err;
+}
+
+TEST(Cli, SystemCEngineRunsAndWritesItsTimeline) {
+  // GPT-2 small decode on the RK3588 NPU (3 cores): the same table as the analytical engine,
+  // plus the stalls by cause and the DRAM's activity; the trace file is trace-event JSON.
+  const testing::TempDir tmp;
+  const auto trace = tmp.path() / "decode.trace.json";
+  const std::string trace_arg = trace.string();
+  const std::string out_arg = tmp.path().string();
+  const Outcome r = coda({"run", "--arch", "configs/arch/rk3588_npu.yaml", "--workload",
+                          "configs/workloads/gpt2_small_decode.yaml", "--engine", "systemc",
+                          "--trace", trace_arg.c_str(), "--out", out_arg.c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("systemc engine"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stalls: DRAM bandwidth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dram: "), std::string::npos) << r.out;
+  std::ifstream in(trace);
+  ASSERT_TRUE(in);
+  const auto json = nlohmann::json::parse(in);
+  EXPECT_FALSE(json.at("traceEvents").empty());
+  std::ifstream run(tmp.path() / "run.json");
+  const auto result = nlohmann::json::parse(run);
+  EXPECT_EQ(result.at("provenance").at("engine"), "systemc");
+  EXPECT_TRUE(result.contains("stalls"));
+  EXPECT_TRUE(result.contains("engine_notes"));
 }
 
 TEST(Cli, ArchSummaryPrintsPeaksLevelsEnergyAndArea) {

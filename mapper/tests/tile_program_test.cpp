@@ -33,11 +33,11 @@ struct Walk {
 };
 
 // Executes the program step by step for one stream, as an engine would.
-Walk walk(const TileProgram& p, const LoopNestProblem& problem, std::size_t t) {
+Walk walk(const TileProgram& p, std::size_t t) {
   Walk w;
   const TileStream& s = p.streams[t];
   for (std::uint64_t step = 0; step < p.steps; ++step) {
-    const StreamEvent e = event_at(p, s, problem, step);
+    const StreamEvent e = event_at(p, s, step);
     if (!e.changes) continue;
     w.changes.push_back(step);
     w.read_bytes += s.read_bytes_per_event;
@@ -70,13 +70,13 @@ TEST(TileProgram, InputStationaryOrderLoadsATwiceAndBEveryStep) {
   EXPECT_EQ(p.steps, 4u);
   EXPECT_DOUBLE_EQ(p.compute_cycles_per_step, 16);
 
-  const Walk a = walk(p, problem, kA);
+  const Walk a = walk(p, kA);
   EXPECT_EQ(a.changes, (std::vector<std::uint64_t>{0, 2}));
   EXPECT_DOUBLE_EQ(a.read_bytes, 16);
-  const Walk b = walk(p, problem, kB);
+  const Walk b = walk(p, kB);
   EXPECT_EQ(b.changes, (std::vector<std::uint64_t>{0, 1, 2, 3}));
   EXPECT_DOUBLE_EQ(b.read_bytes, 32);
-  const Walk c = walk(p, problem, kC);
+  const Walk c = walk(p, kC);
   EXPECT_EQ(c.changes.size(), 4u);
   EXPECT_TRUE(c.revisits.empty());
   EXPECT_DOUBLE_EQ(c.write_bytes, 16);
@@ -98,7 +98,7 @@ TEST(TileProgram, ReductionLoopOutsideRevisitsOutputTiles) {
   const MappingCost cost = evaluate(problem, m, buffer_and_dram());
   ASSERT_TRUE(cost.ok());
   const TileProgram p = make_tile_program(problem, m, cost);
-  const Walk c = walk(p, problem, kC);
+  const Walk c = walk(p, kC);
   EXPECT_EQ(c.changes, (std::vector<std::uint64_t>{0, 1, 2, 3}));
   EXPECT_EQ(c.revisits, (std::vector<std::uint64_t>{2, 3}));
   EXPECT_DOUBLE_EQ(c.write_bytes, 32);
@@ -106,11 +106,11 @@ TEST(TileProgram, ReductionLoopOutsideRevisitsOutputTiles) {
   EXPECT_EQ(p.streams[kC].visits, 2u);
   // C's tile is numbered by n alone: 0, 1, then 0, 1 again as k moves on.
   for (std::uint64_t step = 0; step < 4; ++step)
-    EXPECT_EQ(tile_at(p, p.streams[kC], problem, step), step % 2);
-  const Walk a = walk(p, problem, kA);
+    EXPECT_EQ(tile_at(p, p.streams[kC], step), step % 2);
+  const Walk a = walk(p, kA);
   EXPECT_EQ(a.changes, (std::vector<std::uint64_t>{0, 2}));
   EXPECT_DOUBLE_EQ(a.read_bytes, 16);
-  EXPECT_DOUBLE_EQ(walk(p, problem, kB).read_bytes, 16);
+  EXPECT_DOUBLE_EQ(walk(p, kB).read_bytes, 16);
 }
 
 TEST(TileProgram, EverythingOnChipIsOneStep) {
@@ -129,10 +129,30 @@ TEST(TileProgram, EverythingOnChipIsOneStep) {
     EXPECT_EQ(s.depth, -1);
     EXPECT_EQ(s.events, 1u);
   }
-  EXPECT_DOUBLE_EQ(walk(p, problem, kA).read_bytes, 2);   // A 2x1
-  EXPECT_DOUBLE_EQ(walk(p, problem, kB).read_bytes, 2);   // B 1x2
-  EXPECT_DOUBLE_EQ(walk(p, problem, kC).write_bytes, 4);  // C 2x2
+  EXPECT_DOUBLE_EQ(walk(p, kA).read_bytes, 2);   // A 2x1
+  EXPECT_DOUBLE_EQ(walk(p, kB).read_bytes, 2);   // B 1x2
+  EXPECT_DOUBLE_EQ(walk(p, kC).write_bytes, 4);  // C 2x2
   EXPECT_DOUBLE_EQ(p.compute_cycles_per_step, 4);
+}
+
+TEST(TileProgram, StreamingProgramSplitsTrafficEvenly) {
+  // 1000 compute cycles, 4096 B read and 1024 B written in 4 steps: 250 cycles, 1024 B in and
+  // 256 B out per step, a new tile of each at every step and never one revisited.
+  const TileProgram p = make_streaming_program(4, 1000, 4096, 1024);
+  EXPECT_EQ(p.steps, 4u);
+  EXPECT_DOUBLE_EQ(p.compute_cycles_per_step, 250);
+  ASSERT_EQ(p.streams.size(), 2u);
+  const Walk in = walk(p, 0);
+  EXPECT_EQ(in.changes, (std::vector<std::uint64_t>{0, 1, 2, 3}));
+  EXPECT_DOUBLE_EQ(in.read_bytes, 4096);
+  const Walk out = walk(p, 1);
+  EXPECT_TRUE(out.revisits.empty());
+  EXPECT_DOUBLE_EQ(out.write_bytes, 1024);
+  for (std::uint64_t step = 0; step < 4; ++step) EXPECT_EQ(tile_at(p, p.streams[1], step), step);
+  // No traffic: no streams; one step computes it all.
+  const TileProgram idle = make_streaming_program(1, 7, 0, 0);
+  EXPECT_TRUE(idle.streams.empty());
+  EXPECT_DOUBLE_EQ(idle.compute_cycles_per_step, 7);
 }
 
 }  // namespace
