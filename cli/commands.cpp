@@ -27,7 +27,6 @@
 #include "mapper/fusion.h"
 #include "reports/layer_table.h"
 #include "sim/driver.h"
-#include "sim/systemc/systemc_engine.h"
 #include "workloads/importers.h"
 
 namespace coda::cli {
@@ -123,9 +122,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
   std::optional<results::RunResult> run;
   try {
-    sim::EngineRegistry engines;
-    sim::register_builtin_engines(engines);
-    sim::systemc::register_systemc_engine(engines);
+    const sim::EngineRegistry engines = all_engines();
     sim::RunFiles files{args.arch, args.workload, args.engine, args.skip_unsupported, {}};
     files.engines = &engines;
     files.trace = args.trace;

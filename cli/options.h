@@ -10,8 +10,19 @@
 #include <fmt/format.h>
 
 #include "core/data_type.h"
+#include "sim/driver.h"
+#include "sim/systemc/systemc_engine.h"
 
 namespace coda::cli {
+
+// Every engine coda has: the analytical one and the SystemC one (which lives in its own library,
+// so the driver alone knows only the first).
+inline sim::EngineRegistry all_engines() {
+  sim::EngineRegistry engines;
+  sim::register_builtin_engines(engines);
+  sim::systemc::register_systemc_engine(engines);
+  return engines;
+}
 
 // Reads --precision: empty text leaves `out` unset. An unknown name prints the error with every
 // valid name and returns false (the caller exits with status 2).

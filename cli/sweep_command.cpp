@@ -150,7 +150,9 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
   }
   const auto store = open_sweep_store(args, *spec, err);
   if (!store) return 1;
+  const sim::EngineRegistry engines = all_engines();
   sim::SweepOptions options;
+  options.engines = &engines;
   options.threads = args.threads;
   if (args.limit > 0) options.limit = args.limit;
   options.progress = sweep_progress(err);

@@ -19,6 +19,7 @@
 
 #include <mpi.h>
 
+#include "cli/options.h"
 #include "mapper/search.h"
 #endif
 
@@ -259,7 +260,8 @@ int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   std::unique_ptr<sim::SweepStore> store;
   if (root) store = open_sweep_store(args, *spec, err);
   if (!all_ok(mpi, !root || store != nullptr, "", err)) return 1;
-  const auto inputs = sim::load_sweep_inputs(*spec, diags);
+  const sim::EngineRegistry engines = all_engines();
+  const auto inputs = sim::load_sweep_inputs(*spec, diags, &engines);
   if (!all_ok(mpi, inputs.has_value(), diags.format_all() + "no point was run.\n", err)) return 1;
 
   sim::SweepPlan plan;

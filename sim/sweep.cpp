@@ -135,9 +135,18 @@ std::string csv_cell(std::string_view text) {
 
 }  // namespace
 
-std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags) {
+std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags,
+                                             const EngineRegistry* engines) {
   SweepInputs inputs;
   bool ok = true;
+  EngineRegistry builtin;
+  if (engines == nullptr) register_builtin_engines(builtin);
+  try {
+    inputs.engine = (engines != nullptr ? *engines : builtin).create(spec.engine);
+  } catch (const std::invalid_argument& e) {
+    diags.error({spec.file.string(), 0, 0}, "engine", e.what());
+    ok = false;
+  }
   for (const SweepWorkload& w : spec.workloads) {
     auto graph = workload::load_workload(w.file, diags);
     if (graph)
@@ -237,7 +246,8 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
   if (!hw) arch_reason = errors_text(diags);
   record.arch_hash = results::hex_hash(arch_hash);
 
-  const analytical::AnalyticalEngine engine;
+  const analytical::AnalyticalEngine analytical;
+  const Engine& engine = inputs.engine ? *inputs.engine : analytical;
   for (std::size_t i = 0; i < spec.workloads.size() && i < inputs.graphs.size(); ++i) {
     const SweepWorkload& w = spec.workloads[i];
     SweepRow row;
@@ -413,7 +423,7 @@ std::uint64_t SweepWriter::infeasible() const {
 std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
                                       const SweepOptions& options, Diagnostics& diags) {
   const auto start = std::chrono::steady_clock::now();
-  const auto inputs = load_sweep_inputs(spec, diags);
+  const auto inputs = load_sweep_inputs(spec, diags, options.engines);
   if (!inputs) return std::nullopt;
   const SweepPlan plan = plan_sweep(inputs->points.size(), store.done_points(), options.limit);
   SweepOutcome outcome;

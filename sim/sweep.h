@@ -29,6 +29,7 @@
 #include "core/diagnostics.h"
 #include "core/results.h"
 #include "mapper/memory_plan.h"
+#include "sim/engine.h"
 #include "sim/sweep_spec.h"
 #include "sim/sweep_store.h"
 #include "workloads/graph.h"
@@ -52,6 +53,8 @@ struct SweepOptions {
   // Called after each commit to the store (one or more points), from the store's writer
   // thread, never two calls at once. The library does not print: the CLI renders this.
   std::function<void(const SweepProgress&)> progress;
+  // Where the spec's engine comes from; null: register_builtin_engines'.
+  const EngineRegistry* engines = nullptr;
 };
 
 struct SweepOutcome {
@@ -71,9 +74,12 @@ struct SweepInputs {
   std::vector<std::string> workload_hashes;  // 16 hex digits per workload file
   std::vector<mapper::MemoryPlan> memory_plans;  // plan_memory of each graph (graph-only)
   std::vector<SweepPoint> points;            // enumerate_points(spec)
+  std::shared_ptr<const Engine> engine;      // spec.engine, made once; shared by the threads
 };
-// nullopt when a workload cannot be read (the reasons are in `diags`).
-std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags);
+// nullopt when a workload cannot be read or the spec's engine is not in `engines` (null:
+// register_builtin_engines', the analytical one; the CLI adds the SystemC engine).
+std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags,
+                                             const EngineRegistry* engines = nullptr);
 
 // Which points a run runs: the ones missing from the store, in index order, the first `limit`.
 struct SweepPlan {

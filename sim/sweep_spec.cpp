@@ -519,6 +519,11 @@ std::optional<SweepSpec> read_sweep_spec(const YamlReader& root, Diagnostics& di
   }
   root.required("name", spec.name, diags);
   root.optional("description", spec.description, diags);
+  if (root.optional("engine", spec.engine, diags) && spec.engine != "analytical" &&
+      spec.engine != "systemc")
+    diags.error(root.at("engine").location(), "engine",
+                fmt::format("unknown engine '{}'", spec.engine),
+                "write analytical (the closed forms) or systemc (the tile-level SystemC engine)");
 
   // The base arch, read and validated, so axis paths can be checked against it.
   std::string arch_text;

@@ -75,6 +75,9 @@ struct SweepSpec {
   SamplingSpec sampling;
   SweepConstraints constraints;
   std::vector<SweepObjective> objectives{SweepObjective::Latency};
+  // The engine every point runs on: "analytical" (closed forms) or "systemc" (tile-level; each
+  // run in its own worker process, so points still run on every core).
+  std::string engine = "analytical";
   // FNV-1a 64 of the spec's canonical YAML, the base arch's merged YAML and each workload
   // file's bytes: a store made for another hash belongs to another sweep.
   std::uint64_t hash = 0;
