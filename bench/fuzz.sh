@@ -13,7 +13,7 @@ top=$(pwd)
 seconds="${1:-60}"
 targets=(${FUZZ_TARGETS:-units_fuzz arch_yaml_fuzz layer_list_fuzz scalesim_csv_fuzz trace_fuzz
                         hf_config_fuzz onnx_fuzz sweep_spec_fuzz case_list_fuzz
-                        measurement_csv_fuzz})
+                        measurement_csv_fuzz stored_results_fuzz})
 
 source scripts/packages.sh
 scripts/ensure_packages.sh "${CODA_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev
