@@ -23,8 +23,8 @@ constexpr const char* kFixture = "validation/tests/fixtures/h200_hand_derived.cs
 
 fs::path scratch(const std::string& name) {
   const char* build = std::getenv("CODA_BINARY_DIR");
-  const fs::path dir = fs::path(build ? build : fs::temp_directory_path().string()) /
-                       "validate_command_test" / name;
+  fs::path dir = fs::path(build ? build : fs::temp_directory_path().string()) /
+                 "validate_command_test" / name;
   fs::remove_all(dir);
   return dir;
 }
