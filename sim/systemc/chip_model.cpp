@@ -208,10 +208,8 @@ timing::ChipOutcome simulate_chip(const timing::ChipParams& chip,
   const Clock clock(chip.clock_hz);
   ChipState state{chip, works, {}, {}, 0, 0, {}};
   state.outcome.ops.resize(works.size());
-  for (std::size_t i = 0; i < works.size(); ++i) {
-    state.layouts.emplace_back(works[i].program, 0, chip.dram.row_bytes);
-    state.outcome.ops[i].start = 0;
-  }
+  for (const timing::OpWork& work : works)
+    state.layouts.emplace_back(work.program, 0, chip.dram.row_bytes);
   tlm::tlm_global_quantum::instance().set(clock.at(quantum_cycles));
 
   DramTarget dram("dram", chip.dram, clock);

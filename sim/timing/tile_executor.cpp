@@ -152,8 +152,7 @@ TileRun execute(const mapper::TileProgram& program, const DramParams& dram_param
   const TileLayout layout(program, 0, dram_params.row_bytes);
   const MemoryPort port = [&dram](std::uint64_t address, std::uint64_t bytes, double now,
                                   bool /*write*/) { return dram.access_timed(address, bytes, now); };
-  TileRun run = execute_share(program, layout, {}, double_buffered, 0.0, port);
-  return run;
+  return execute_share(program, layout, {}, double_buffered, 0.0, port);
 }
 
 }  // namespace coda::sim::timing
