@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/) with clang into build-fuzz/ and runs each one for
-# SECONDS_PER_TARGET seconds (default 60) on a scratch copy of its seed corpus, so the committed
-# corpus in fuzz/corpus/ never grows by itself. Prints executions per target; exits non-zero if
-# any target found a crash, a leak or a timeout (its input is saved under build-fuzz/fuzz-out/).
+# Builds the libFuzzer targets (fuzz/) in the sanitized build, build-asan/ (clang, ASan + UBSan;
+# scripts/sanitized_build.sh), and runs each one for SECONDS_PER_TARGET seconds (default 60) on a
+# scratch copy of its seed corpus, so the committed corpus in fuzz/corpus/ never grows by itself. Prints executions per target; exits non-zero if
+# any target found a crash, a leak or a timeout (its input is saved under build-asan/fuzz-out/).
 #
 #   bench/fuzz.sh          # 60 s per target
 #   bench/fuzz.sh 300      # 5 minutes per target
@@ -15,17 +15,9 @@ targets=(${FUZZ_TARGETS:-units_fuzz arch_yaml_fuzz layer_list_fuzz scalesim_csv_
                         hf_config_fuzz onnx_fuzz sweep_spec_fuzz case_list_fuzz
                         measurement_csv_fuzz stored_results_fuzz})
 
-source scripts/packages.sh
-scripts/ensure_packages.sh "${CODA_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev
-
-build=build-fuzz
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCODA_FUZZ=ON \
-  -DCODA_BUILD_TESTS=OFF -DCODA_BUILD_BENCH=OFF >/dev/null
-if ! ninja -C "$build" -j 2 fuzz_targets >"$build/fuzz-build.log" 2>&1; then
-  cat "$build/fuzz-build.log" >&2
-  echo "fuzz.sh: the build failed" >&2
-  exit 1
-fi
+# The fuzz targets live in the sanitized build, which the sanitizer tests share.
+build=build-asan
+scripts/sanitized_build.sh fuzz_targets
 
 out="$top/$build/fuzz-out"
 failed=0

@@ -3,7 +3,7 @@
 # configures and builds everything into build/. Idempotent: a second run installs nothing and
 # rebuilds only what changed.
 #
-#   scripts/setup.sh              # Release-like build (RelWithDebInfo) in build/
+#   scripts/setup.sh              # Release build (-O2, no debug info) in build/
 #   BUILD_DIR=build-x scripts/setup.sh -DCMAKE_BUILD_TYPE=Debug   # extra args go to cmake
 set -euo pipefail
 cd "$(dirname "$0")/.."
