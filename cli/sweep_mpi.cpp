@@ -8,9 +8,13 @@
 #include <fmt/format.h>
 
 #if CODA_WITH_MPI
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
+#include <deque>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -57,10 +61,11 @@ int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream
 
 namespace {
 
-constexpr int kPointsTag = 1;  // finished points (sim::encode_records)
-constexpr int kDoneTag = 2;    // a rank has sent all its points; payload: its error, or empty
+constexpr int kPointsTag = 1;   // rank r to 0: finished points (sim::encode_records)
+constexpr int kDoneTag = 2;     // rank r to 0: all its points sent; payload: its error, or empty
+constexpr int kRequestTag = 3;  // rank r to 0: it wants more points (no payload)
+constexpr int kShareTag = 4;    // rank 0 to r: points to run (indices); empty: none are left
 
-// MPI_Init_thread / MPI_Finalize around one sweep. Only the main thread calls MPI.
 class MpiSession {
  public:
   MpiSession() {
@@ -95,14 +100,42 @@ bool all_ok(const MpiSession& mpi, bool ok, const std::string& failure, std::ost
   return true;
 }
 
-// Rank 0's list of the points to run, on every rank.
-std::vector<std::uint64_t> broadcast(std::vector<std::uint64_t> todo) {
-  std::uint64_t count = todo.size();
-  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  todo.resize(static_cast<std::size_t>(count));  // at most 10 million points (sweep_spec)
-  MPI_Bcast(todo.data(), static_cast<int>(count), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return todo;
-}
+// The points still to run, handed out from the front of the list as the ranks get free:
+// single points to rank 0's own workers, and shares of about remaining / (2 x ranks) points (at
+// least kMinShare, at most kMaxShare) to the other ranks (guided self-scheduling: the shares
+// shrink as the list does, so the ranks finish within a few points of each other, and a share
+// is a run of neighbouring points, which reuse the same mappings). Thread-safe.
+class Dispenser {
+ public:
+  static constexpr std::size_t kMinShare = 4;
+  static constexpr std::size_t kMaxShare = 256;
+
+  Dispenser(const std::vector<std::uint64_t>& todo, int ranks)
+      : todo_(todo), ranks_(static_cast<std::size_t>(ranks)) {}
+
+  std::optional<std::uint64_t> one() {
+    const std::scoped_lock lock(mutex_);
+    if (next_ == todo_.size()) return std::nullopt;
+    return todo_[next_++];
+  }
+
+  std::vector<std::uint64_t> share() {
+    const std::scoped_lock lock(mutex_);
+    const std::size_t left = todo_.size() - next_;
+    const std::size_t size =
+        std::min(left, std::clamp(left / (2 * ranks_), kMinShare, kMaxShare));
+    std::vector<std::uint64_t> points(todo_.begin() + static_cast<std::ptrdiff_t>(next_),
+                                      todo_.begin() + static_cast<std::ptrdiff_t>(next_ + size));
+    next_ += size;
+    return points;
+  }
+
+ private:
+  std::mutex mutex_;  // guards next_
+  const std::vector<std::uint64_t>& todo_;
+  const std::size_t ranks_;
+  std::size_t next_ = 0;
+};
 
 struct Message {
   int source = 0;
@@ -111,10 +144,10 @@ struct Message {
 };
 
 // A message from any rank, if one has arrived.
-std::optional<Message> poll() {
+std::optional<Message> poll(int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) {
   int arrived = 0;
   MPI_Status status;
-  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status);
+  MPI_Iprobe(source, tag, MPI_COMM_WORLD, &arrived, &status);
   if (arrived == 0) return std::nullopt;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
@@ -125,30 +158,86 @@ std::optional<Message> poll() {
   return message;
 }
 
-void send(std::span<const std::uint8_t> bytes, int tag) {
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+void send(std::span<const std::uint8_t> bytes, int tag, int to = 0) {
+  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
+}
+
+// Rank r's sends to rank 0, without blocking: MPI_Isend, each buffer kept until MPI_Test says
+// its send completed. A blocking MPI_Send of a message above Open MPI's eager limit (4 KiB in
+// shared memory) waits for rank 0 to receive it, and Open MPI waits by spinning: that took
+// rank r's core from its workers (each of its points took 1.6x as long as in one process).
+class Outbox {
+ public:
+  Outbox() = default;
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
+  ~Outbox() { drain(); }
+
+  void post(std::vector<std::uint8_t> bytes, int tag) {
+    Pending& p = pending_.emplace_back(Pending{std::move(bytes), MPI_REQUEST_NULL});
+    MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, 0, tag,
+              MPI_COMM_WORLD, &p.request);
+    progress();
+  }
+
+  // Forgets the sends that completed.
+  void progress() {
+    pending_.remove_if([](Pending& p) {
+      int done = 0;
+      MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    });
+  }
+
+  // Waits for every send, checking every 0.2 ms rather than spinning.
+  void drain() {
+    for (progress(); !pending_.empty(); progress())
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+
+ private:
+  struct Pending {
+    std::vector<std::uint8_t> bytes;
+    MPI_Request request;
+  };
+  std::list<Pending> pending_;  // a list: MPI holds the address of each request
+};
+
+void send_share(const std::vector<std::uint64_t>& points, int to) {
+  send(std::span(reinterpret_cast<const std::uint8_t*>(points.data()),
+                 points.size() * sizeof(std::uint64_t)),
+       kShareTag, to);
+}
+
+std::vector<std::uint64_t> read_share(const std::vector<std::uint8_t>& bytes) {
+  std::vector<std::uint64_t> points(bytes.size() / sizeof(std::uint64_t));
+  if (!points.empty())  // an empty vector's data() may be null, which memcpy must not get
+    std::memcpy(points.data(), bytes.data(), points.size() * sizeof(std::uint64_t));
+  return points;
 }
 
 struct Shared {
   const SweepArgs& args;
   const sim::SweepSpec& spec;
   const sim::SweepInputs& inputs;
-  std::vector<std::uint64_t> mine;  // this rank's share of the list
+  std::size_t points = 0;  // in the whole list: bounds each rank's threads
 };
 
-// Rank 0: runs its share on worker threads and stores it, with every point the other ranks send,
-// as they come; then the exports and the summary.
+// Rank 0: runs points from the dispenser on its worker threads and answers the other ranks'
+// requests for shares from it; stores its points, with every point the other ranks send, as
+// they come; then the exports and the summary.
 int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
              const sim::SweepPlan& plan, std::chrono::steady_clock::time_point start,
              std::ostream& out, std::ostream& err) {
   sim::SweepWriter writer(store, plan.todo.size(), sweep_progress(err));
+  Dispenser dispenser(plan.todo, mpi.size());
   mapper::MappingCache cache;
   std::string work_why;
   bool work_ok = true;
   {
     const std::jthread workers([&] {
       work_ok = sim::run_points(
-          s.spec, s.inputs, s.mine, s.args.threads,
+          s.spec, s.inputs, [&dispenser] { return dispenser.one(); }, s.points, s.args.threads,
           [&writer](sim::SweepPointRecord record, std::string& why) {
             return writer.put(std::move(record), why);
           },
@@ -158,7 +247,11 @@ int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
     for (int finished = 0; finished < mpi.size() - 1;) {
       auto message = poll();
       if (!message) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::this_thread::sleep_for(std::chrono::microseconds(1000));
+        continue;
+      }
+      if (message->tag == kRequestTag) {
+        send_share(dispenser.share(), message->source);
         continue;
       }
       if (message->tag == kDoneTag) {
@@ -203,23 +296,43 @@ int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
                       err);
 }
 
-// Rank r > 0: runs its share on worker threads; the main thread sends the finished points to
-// rank 0, all those queued in one message, then a done message.
+// Rank r > 0: its workers run the points of the shares rank 0 sends. The main thread does the
+// MPI: it asks for the next share while the workers still have kLowWater points per thread to
+// go (so they never wait for one), sends the finished points to rank 0 (those queued, in one
+// message, once kBatch have finished or kBatchAge has passed since the last message), and once
+// rank 0 has no points left and the workers are done, a done message. Between these it sleeps
+// on a condition variable (for at most kTick), so it takes little from the workers' core.
 int run_other(const Shared& s) {
-  std::mutex mutex;  // guards `queue` and `finished`
-  std::condition_variable ready;
+  constexpr std::size_t kLowWater = 4;
+  constexpr std::size_t kBatch = 64;
+  constexpr auto kBatchAge = std::chrono::milliseconds(5);
+  constexpr auto kTick = std::chrono::microseconds(500);
+  const std::size_t low_water = kLowWater * sim::worker_threads(s.args.threads, s.points);
+  std::mutex mutex;  // guards everything below
+  std::condition_variable changed;  // for the workers: points arrived, or none are left
+  std::condition_variable ready;    // for the main thread: a batch is full, or workers done
+  std::deque<std::uint64_t> points;
+  bool exhausted = false;  // rank 0 has no points left
   std::vector<sim::SweepPointRecord> queue;
   bool finished = false;
   mapper::MappingCache cache;
   std::string why;
   bool ok = true;
+  const auto next = [&]() -> std::optional<std::uint64_t> {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return !points.empty() || exhausted; });
+    if (points.empty()) return std::nullopt;
+    const std::uint64_t point = points.front();
+    points.pop_front();
+    return point;
+  };
   const std::jthread workers([&] {
     ok = sim::run_points(
-        s.spec, s.inputs, s.mine, s.args.threads,
+        s.spec, s.inputs, next, s.points, s.args.threads,
         [&](sim::SweepPointRecord record, std::string& /*reason*/) {
           const std::scoped_lock lock(mutex);
           queue.push_back(std::move(record));
-          ready.notify_one();
+          if (queue.size() >= kBatch) ready.notify_one();
           return true;
         },
         &cache, why);
@@ -227,21 +340,45 @@ int run_other(const Shared& s) {
     finished = true;
     ready.notify_one();
   });
+  Outbox outbox;
+  bool asking = false;  // a request is out and its share has not come yet
+  auto last_sent = std::chrono::steady_clock::now();
   for (;;) {
+    if (asking) {
+      if (auto share = poll(0, kShareTag)) {
+        asking = false;
+        const std::vector<std::uint64_t> arrived = read_share(share->bytes);
+        const std::scoped_lock lock(mutex);
+        points.insert(points.end(), arrived.begin(), arrived.end());
+        if (arrived.empty()) exhausted = true;
+        changed.notify_all();
+      }
+    }
+    outbox.progress();
     std::vector<sim::SweepPointRecord> batch;
+    bool want = false;
     bool last = false;
     {
       std::unique_lock lock(mutex);
-      ready.wait(lock, [&] { return !queue.empty() || finished; });
-      batch.swap(queue);
-      last = finished;
+      if (queue.size() < kBatch && !finished) ready.wait_for(lock, kTick);
+      const auto now = std::chrono::steady_clock::now();
+      if (queue.size() >= kBatch || finished || now - last_sent >= kBatchAge) {
+        batch.swap(queue);
+        last_sent = now;
+      }
+      want = !asking && !exhausted && !finished && points.size() < low_water;
+      last = finished && queue.empty();
     }
-    if (!batch.empty()) send(sim::encode_records(batch), kPointsTag);
-    if (last) break;
+    if (!batch.empty()) outbox.post(sim::encode_records(batch), kPointsTag);
+    if (want) {
+      outbox.post({}, kRequestTag);
+      asking = true;
+    }
+    if (last && !asking) break;  // rank 0 sends nothing after the done message
   }
   const std::string failure = ok ? std::string() : why;
-  send(std::span(reinterpret_cast<const std::uint8_t*>(failure.data()), failure.size()),
-       kDoneTag);
+  outbox.post(std::vector<std::uint8_t>(failure.begin(), failure.end()), kDoneTag);
+  outbox.drain();
   return ok ? 0 : 1;
 }
 
@@ -268,12 +405,9 @@ int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   if (root)
     plan = sim::plan_sweep(inputs->points.size(), store->done_points(),
                            args.limit > 0 ? std::optional(args.limit) : std::nullopt);
-  const std::vector<std::uint64_t> todo = broadcast(plan.todo);
-  // Round robin: neighbouring points cost about the same, so each rank gets a like share.
-  Shared shared{args, *spec, *inputs, {}};
-  for (std::size_t i = static_cast<std::size_t>(mpi.rank()); i < todo.size();
-       i += static_cast<std::size_t>(mpi.size()))
-    shared.mine.push_back(todo[i]);
+  std::uint64_t count = plan.todo.size();
+  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  const Shared shared{args, *spec, *inputs, static_cast<std::size_t>(count)};
   return root ? run_root(mpi, shared, *store, plan, start, out, err) : run_other(shared);
 }
 

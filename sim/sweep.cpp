@@ -284,6 +284,17 @@ bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
                 std::span<const std::uint64_t> todo, unsigned threads, const PointSink& sink,
                 mapper::MappingCache* cache, std::string& why) {
   std::atomic<std::size_t> next{0};
+  const PointSource source = [&]() -> std::optional<std::uint64_t> {
+    const std::size_t slot = next.fetch_add(1);
+    if (slot >= todo.size()) return std::nullopt;
+    return todo[slot];
+  };
+  return run_points(spec, inputs, source, todo.size(), threads, sink, cache, why);
+}
+
+bool run_points(const SweepSpec& spec, const SweepInputs& inputs, const PointSource& next,
+                std::size_t points, unsigned threads, const PointSink& sink,
+                mapper::MappingCache* cache, std::string& why) {
   std::mutex mutex;  // guards the sink's calls and `failure`
   std::optional<std::string> failure;
   std::atomic<bool> stop{false};
@@ -297,9 +308,9 @@ bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
       return;
     }
     while (!stop) {
-      const std::size_t slot = next.fetch_add(1);
-      if (slot >= todo.size()) return;
-      SweepPointRecord record = evaluate_point(spec, inputs, *archs, todo[slot], cache);
+      const std::optional<std::uint64_t> point = next();
+      if (!point) return;
+      SweepPointRecord record = evaluate_point(spec, inputs, *archs, *point, cache);
       const std::scoped_lock lock(mutex);
       if (failure) return;
       std::string reason;
@@ -312,7 +323,7 @@ bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
   };
   {
     std::vector<std::jthread> pool;
-    const unsigned n = worker_threads(threads, todo.size());
+    const unsigned n = worker_threads(threads, points);
     for (unsigned t = 0; t < n; ++t) pool.emplace_back(work);
   }
   if (!failure) return true;
@@ -323,6 +334,9 @@ bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
 // ---- SweepWriter ----
 
 struct SweepWriter::State {
+  static constexpr std::chrono::milliseconds kCommitInterval{100};
+  static constexpr std::size_t kMaxBatch = 1024;
+
   SweepStore& store;
   std::uint64_t total = 0;
   std::function<void(const SweepProgress&)> progress;
@@ -341,9 +355,15 @@ struct SweepWriter::State {
 
   void run() {
     std::unique_lock lock(mutex);
+    auto last_commit = std::chrono::steady_clock::now() - kCommitInterval;
     for (;;) {
       wake.wait(lock, [&] { return !queue.empty() || closing; });
       if (queue.empty()) return;
+      // Commits at most once per kCommitInterval (unless kMaxBatch points wait): a sync costs
+      // the same for one point as for hundreds.
+      wake.wait_until(lock, last_commit + kCommitInterval,
+                      [&] { return closing || queue.size() >= kMaxBatch; });
+      last_commit = std::chrono::steady_clock::now();
       std::vector<SweepPointRecord> batch(std::make_move_iterator(queue.begin()),
                                           std::make_move_iterator(queue.end()));
       queue.clear();
@@ -393,7 +413,9 @@ bool SweepWriter::put(SweepPointRecord record, std::string& why) {
     return false;
   }
   state_->queue.push_back(std::move(record));
-  state_->wake.notify_one();
+  // The writer waits for the first point of a batch, then for the interval or a full batch.
+  if (state_->queue.size() == 1 || state_->queue.size() >= State::kMaxBatch)
+    state_->wake.notify_one();
   return true;
 }
 

@@ -108,10 +108,22 @@ bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
                 std::span<const std::uint64_t> todo, unsigned threads, const PointSink& sink,
                 mapper::MappingCache* cache, std::string& why);
 
+// Gives the next point to run (an index into inputs.points), or nothing once there are none
+// left; called from every worker thread at once, so it must be thread-safe. It may block until
+// a point is at hand (MPI ranks wait for their next share).
+using PointSource = std::function<std::optional<std::uint64_t>()>;
+
+// The same, with the points drawn from `next` as the workers get free: `points` (how many there
+// will be, at most) only bounds the number of threads.
+bool run_points(const SweepSpec& spec, const SweepInputs& inputs, const PointSource& next,
+                std::size_t points, unsigned threads, const PointSink& sink,
+                mapper::MappingCache* cache, std::string& why);
+
 // Writes points into a store from its own thread with group commit: the points that arrive
-// while a transaction commits go together into the next one (one transaction and one sync per
-// batch, so a point is durable within about one commit of finishing, and the store keeps up
-// with many points per second on a slow disk). put() is thread-safe.
+// while a transaction commits, or within 100 ms of the previous commit, go together into the next
+// one (one transaction and one sync per batch, at most 1024 points, so a point is durable within
+// about 100 ms and one commit of finishing, and the store keeps up with many points per second on
+// a slow disk). put() is thread-safe.
 class SweepWriter {
  public:
   // `total`: the points this run will put, for progress. `progress` may be empty.

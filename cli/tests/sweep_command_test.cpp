@@ -286,5 +286,41 @@ TEST(SweepCommand, MpirunWithTwoRanksStoresWhatOneProcessStores) {
 #endif
 }
 
+// Three ranks (two asking rank 0 for shares at once), first 40 points with --limit, then the
+// rest with --resume: the store equals a one-process run's, so no point was lost or run twice
+// while the ranks took their shares.
+TEST(SweepCommand, MpirunWithThreeRanksLimitedThenResumedStoresWhatOneProcessStores) {
+#ifndef CODA_MPIEXEC
+  GTEST_SKIP() << "coda was built without MPI (CMake option CODA_WITH_MPI; Debian libopenmpi-dev)";
+#else
+  const testing::TempDir tmp;
+  const std::filesystem::path ranks = tmp.path() / "ranks";
+  const std::filesystem::path one = tmp.path() / "one";
+  // Without leak checking in the ranks, as in the test above.
+  const auto mpirun = [&](std::vector<std::string> extra, const std::string& log_name) {
+    std::vector<std::string> command{CODA_MPIEXEC, "--allow-run-as-root", "--oversubscribe",
+                                     "-np", "3", "-x", "ASAN_OPTIONS=detect_leaks=0",
+                                     CODA_BINARY, "sweep", kBundled, "--out", ranks.string(),
+                                     "--threads", "1"};
+    command.insert(command.end(), extra.begin(), extra.end());
+    const int status = run_child(command, tmp.path() / log_name);
+    std::string log = read_text(tmp.path() / log_name);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log;
+    return log;
+  };
+  const std::string first = mpirun({"--limit", "40"}, "first.log");
+  EXPECT_NE(first.find("ran 40 in"), std::string::npos) << first;
+  EXPECT_NE(first.find("41 left"), std::string::npos) << first;
+  EXPECT_EQ(stored_rows(ranks).size(), 40u);
+  const std::string second = mpirun({"--resume"}, "second.log");
+  EXPECT_NE(second.find("ran 41 in"), std::string::npos) << second;
+  EXPECT_NE(second.find(", 3 ranks)"), std::string::npos) << second;
+  ASSERT_EQ(coda({"sweep", kBundled, "--out", one.c_str(), "--threads", "1"}).code, 0);
+  const auto rows = stored_rows(ranks);
+  EXPECT_EQ(rows.size(), 81u);
+  EXPECT_EQ(rows, stored_rows(one));
+#endif
+}
+
 }  // namespace
 }  // namespace coda::cli
