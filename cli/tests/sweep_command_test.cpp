@@ -256,6 +256,29 @@ TEST(SweepCommand, EveryBundledSweepPassesCheckConfig) {
   EXPECT_EQ(specs, 4u);
 }
 
+#ifdef CODA_MPIEXEC
+struct MpirunRun {
+  bool ok = false;  // exited with status 0
+  std::string log;  // what every rank printed
+};
+
+// `mpirun -np RANKS coda sweep kBundled --out OUT --threads 1 EXTRA...`, its output in LOG.
+// Under ASan (CI's sanitizer run sets detect_leaks=1) LeakSanitizer would report what Open MPI
+// and the plugins it unloads keep until exit (their frames show as "<unknown module>", so no
+// suppression can name them): the ranks run without leak checking; coda's own code is
+// leak-checked by the other tests, the one-process runs below included.
+MpirunRun mpirun_sweep(int ranks, const std::filesystem::path& out,
+                       const std::vector<std::string>& extra, const std::filesystem::path& log) {
+  std::vector<std::string> command{CODA_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+                                   std::to_string(ranks), "-x", "ASAN_OPTIONS=detect_leaks=0",
+                                   CODA_BINARY, "sweep", kBundled, "--out", out.string(),
+                                   "--threads", "1"};
+  command.insert(command.end(), extra.begin(), extra.end());
+  const int status = run_child(command, log);
+  return {WIFEXITED(status) && WEXITSTATUS(status) == 0, read_text(log)};
+}
+#endif
+
 // `mpirun -np 2 coda sweep` splits the points over two ranks; rank 0 stores them all, and the
 // store equals a one-process run's.
 TEST(SweepCommand, MpirunWithTwoRanksStoresWhatOneProcessStores) {
@@ -265,19 +288,10 @@ TEST(SweepCommand, MpirunWithTwoRanksStoresWhatOneProcessStores) {
   const testing::TempDir tmp;
   const std::filesystem::path ranks = tmp.path() / "ranks";
   const std::filesystem::path one = tmp.path() / "one";
-  // Under ASan (CI's sanitizer run sets detect_leaks=1) LeakSanitizer would report what Open MPI
-  // and the plugins it unloads keep until exit (their frames show as "<unknown module>", so no
-  // suppression can name them): the ranks run without leak checking; coda's own code is
-  // leak-checked by the other tests, the one-process run below included.
-  const int status =
-      run_child({CODA_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x",
-                 "ASAN_OPTIONS=detect_leaks=0",
-                 CODA_BINARY, "sweep", kBundled, "--out", ranks.string(), "--threads", "1"},
-                tmp.path() / "mpirun.log");
-  const std::string log = read_text(tmp.path() / "mpirun.log");
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log;
-  EXPECT_NE(log.find("ran 81 in"), std::string::npos) << log;
-  EXPECT_NE(log.find(", 2 ranks)"), std::string::npos) << log;
+  const MpirunRun run = mpirun_sweep(2, ranks, {}, tmp.path() / "mpirun.log");
+  ASSERT_TRUE(run.ok) << run.log;
+  EXPECT_NE(run.log.find("ran 81 in"), std::string::npos) << run.log;
+  EXPECT_NE(run.log.find(", 2 ranks)"), std::string::npos) << run.log;
   ASSERT_EQ(coda({"sweep", kBundled, "--out", one.c_str(), "--threads", "1"}).code, 0);
   const auto rows = stored_rows(ranks);
   EXPECT_EQ(rows.size(), 81u);
@@ -296,25 +310,15 @@ TEST(SweepCommand, MpirunWithThreeRanksLimitedThenResumedStoresWhatOneProcessSto
   const testing::TempDir tmp;
   const std::filesystem::path ranks = tmp.path() / "ranks";
   const std::filesystem::path one = tmp.path() / "one";
-  // Without leak checking in the ranks, as in the test above.
-  const auto mpirun = [&](std::vector<std::string> extra, const std::string& log_name) {
-    std::vector<std::string> command{CODA_MPIEXEC, "--allow-run-as-root", "--oversubscribe",
-                                     "-np", "3", "-x", "ASAN_OPTIONS=detect_leaks=0",
-                                     CODA_BINARY, "sweep", kBundled, "--out", ranks.string(),
-                                     "--threads", "1"};
-    command.insert(command.end(), extra.begin(), extra.end());
-    const int status = run_child(command, tmp.path() / log_name);
-    std::string log = read_text(tmp.path() / log_name);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log;
-    return log;
-  };
-  const std::string first = mpirun({"--limit", "40"}, "first.log");
-  EXPECT_NE(first.find("ran 40 in"), std::string::npos) << first;
-  EXPECT_NE(first.find("41 left"), std::string::npos) << first;
+  const MpirunRun first = mpirun_sweep(3, ranks, {"--limit", "40"}, tmp.path() / "first.log");
+  EXPECT_TRUE(first.ok) << first.log;
+  EXPECT_NE(first.log.find("ran 40 in"), std::string::npos) << first.log;
+  EXPECT_NE(first.log.find("41 left"), std::string::npos) << first.log;
   EXPECT_EQ(stored_rows(ranks).size(), 40u);
-  const std::string second = mpirun({"--resume"}, "second.log");
-  EXPECT_NE(second.find("ran 41 in"), std::string::npos) << second;
-  EXPECT_NE(second.find(", 3 ranks)"), std::string::npos) << second;
+  const MpirunRun second = mpirun_sweep(3, ranks, {"--resume"}, tmp.path() / "second.log");
+  EXPECT_TRUE(second.ok) << second.log;
+  EXPECT_NE(second.log.find("ran 41 in"), std::string::npos) << second.log;
+  EXPECT_NE(second.log.find(", 3 ranks)"), std::string::npos) << second.log;
   ASSERT_EQ(coda({"sweep", kBundled, "--out", one.c_str(), "--threads", "1"}).code, 0);
   const auto rows = stored_rows(ranks);
   EXPECT_EQ(rows.size(), 81u);
