@@ -14,7 +14,7 @@
 // So a rank that is slower (rank 0 also writes the store) simply runs fewer points.
 // A killed run resumes like any other (`--resume`, with or without mpirun): rank 0 writes each
 // point as it arrives. Only the main thread of a rank calls MPI (MPI_THREAD_FUNNELED); rank 0
-// polls for messages (MPI_Iprobe, then a sleep of 0.2 ms) rather than spinning in MPI_Recv, so
+// polls for messages (MPI_Iprobe, then a sleep of 1 ms) rather than spinning in MPI_Recv, so
 // it leaves its core to its workers.
 //
 // Built when CMake finds MPI (CODA_WITH_MPI, on by default then). Without mpirun, or with one
