@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -39,11 +40,13 @@ std::string add_arch_roofs(reports::RunInput& in, const fs::path& run_file) {
     if (h.role == "arch") arch = &h;
   if (arch == nullptr) return "the run records no arch file";
   // As recorded (relative to where coda run ran), else beside the run.json.
+  // The non-throwing overloads: a path that cannot be a file (a name over 255 bytes) is absent.
+  std::error_code ec;
   fs::path path = arch->path;
-  if (!fs::exists(path) && fs::path(arch->path).is_relative() &&
-      fs::exists(run_file.parent_path() / arch->path))
+  if (!fs::exists(path, ec) && fs::path(arch->path).is_relative() &&
+      fs::exists(run_file.parent_path() / arch->path, ec))
     path = run_file.parent_path() / arch->path;
-  if (!fs::exists(path)) return fmt::format("its arch file '{}' is not found", arch->path);
+  if (!fs::exists(path, ec)) return fmt::format("its arch file '{}' is not found", arch->path);
   Diagnostics diags;
   const auto loaded = arch::load_arch(path, diags);
   if (!loaded) return fmt::format("its arch file '{}' does not load", path.string());
@@ -113,9 +116,10 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
   std::size_t run_count = 0;
   for (const std::string& given : args.results) {
     fs::path file = given;
-    if (fs::is_directory(file)) {
-      if (fs::exists(file / "results.json")) file /= "results.json";
-      else if (fs::exists(file / "run.json")) file /= "run.json";
+    std::error_code ec;  // an unusable path is no folder; reading it then says why
+    if (fs::is_directory(file, ec)) {
+      if (fs::exists(file / "results.json", ec)) file /= "results.json";
+      else if (fs::exists(file / "run.json", ec)) file /= "run.json";
       else {
         err << fmt::format("error: '{}' holds neither results.json (coda sweep --out) nor "
                            "run.json (coda run --out)\n", given);

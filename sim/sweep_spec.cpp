@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <random>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -336,7 +337,8 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
   item.reject_unknown_keys(diags);
   if (!file.empty()) {
     w.file = resolve(spec_file, file);
-    if (!std::filesystem::is_regular_file(w.file))
+    std::error_code ec;  // an unusable path (a name over 255 bytes) is no file either
+    if (!std::filesystem::is_regular_file(w.file, ec))
       diags.error(item.at("file").location(), item.at("file").path(),
                   fmt::format("no such file '{}'", w.file.string()),
                   "paths are relative to the sweep spec's folder");
@@ -530,7 +532,8 @@ std::optional<SweepSpec> read_sweep_spec(const YamlReader& root, Diagnostics& di
   std::optional<YamlDocument> arch_doc;
   if (root.required("arch", arch_text, diags)) {
     spec.arch = resolve(spec.file, arch_text);
-    if (!std::filesystem::is_regular_file(spec.arch)) {
+    std::error_code ec;  // an unusable path (a name over 255 bytes) is no file either
+    if (!std::filesystem::is_regular_file(spec.arch, ec)) {
       diags.error(root.at("arch").location(), "arch",
                   fmt::format("no such file '{}'", spec.arch.string()),
                   "the path is relative to the sweep spec's folder");

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -125,7 +126,8 @@ std::string now_utc() {
 std::unique_ptr<SweepStore> SweepStore::create(const std::filesystem::path& file,
                                                std::uint64_t spec_hash,
                                                const std::string& spec_name, std::string& why) {
-  if (std::filesystem::exists(file)) {
+  std::error_code ec;  // an unusable path fails below, at sqlite3_open, with its reason
+  if (std::filesystem::exists(file, ec)) {
     why = fmt::format("'{}' exists: a previous sweep's store", file.string());
     return nullptr;
   }
@@ -155,7 +157,8 @@ std::unique_ptr<SweepStore> SweepStore::create(const std::filesystem::path& file
 
 std::unique_ptr<SweepStore> SweepStore::open(const std::filesystem::path& file,
                                              std::uint64_t spec_hash, std::string& why) {
-  if (!std::filesystem::exists(file)) {
+  std::error_code ec;  // an unusable path (a name over 255 bytes) holds no store either
+  if (!std::filesystem::exists(file, ec)) {
     why = fmt::format("'{}' does not exist: there is no sweep to resume", file.string());
     return nullptr;
   }
