@@ -66,6 +66,7 @@ constexpr int kDoneTag = 2;     // rank r to 0: all its points sent; payload: it
 constexpr int kRequestTag = 3;  // rank r to 0: it wants more points (no payload)
 constexpr int kShareTag = 4;    // rank 0 to r: points to run (indices); empty: none are left
 
+// MPI_Init_thread / MPI_Finalize around one sweep. Only the main thread calls MPI.
 class MpiSession {
  public:
   MpiSession() {
@@ -158,10 +159,6 @@ std::optional<Message> poll(int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) 
   return message;
 }
 
-void send(std::span<const std::uint8_t> bytes, int tag, int to = 0) {
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
-}
-
 // Rank r's sends to rank 0, without blocking: MPI_Isend, each buffer kept until MPI_Test says
 // its send completed. A blocking MPI_Send of a message above Open MPI's eager limit (4 KiB in
 // shared memory) waits for rank 0 to receive it, and Open MPI waits by spinning: that took
@@ -203,10 +200,12 @@ class Outbox {
   std::list<Pending> pending_;  // a list: MPI holds the address of each request
 };
 
+// Rank 0's answer to a request: small (at most kMaxShare indices, 2 KiB), so MPI_Send returns
+// at once (Open MPI's eager protocol).
 void send_share(const std::vector<std::uint64_t>& points, int to) {
-  send(std::span(reinterpret_cast<const std::uint8_t*>(points.data()),
-                 points.size() * sizeof(std::uint64_t)),
-       kShareTag, to);
+  // As bytes, because poll() receives every message as bytes (MPI matches types exactly).
+  MPI_Send(points.data(), static_cast<int>(points.size() * sizeof(std::uint64_t)), MPI_BYTE, to,
+           kShareTag, MPI_COMM_WORLD);
 }
 
 std::vector<std::uint64_t> read_share(const std::vector<std::uint8_t>& bytes) {
