@@ -5,10 +5,10 @@
 # that crashed it; 180 s of onnx_fuzz, 231,892 executions, found nothing more).
 # sweep_spec_fuzz, case_list_fuzz and measurement_csv_fuzz cover the sweep spec, coda-bench's case
 # lists and the measurement CSV; stored_results_fuzz the run.json and results.json coda report
-# reads.
+# reads; sweep_records_fuzz the decoder of the points an MPI sweep's ranks send to rank 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_TARGETS="${FUZZ_TARGETS:-units_fuzz arch_yaml_fuzz layer_list_fuzz scalesim_csv_fuzz trace_fuzz
   hf_config_fuzz onnx_fuzz sweep_spec_fuzz case_list_fuzz measurement_csv_fuzz
-  stored_results_fuzz}" \
+  stored_results_fuzz sweep_records_fuzz}" \
   exec bench/fuzz.sh "${1:-5}"

@@ -1,12 +1,14 @@
 #include "sim/sweep_store.h"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <optional>
 #include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 namespace coda::sim {
@@ -293,70 +295,167 @@ std::vector<SweepRow> SweepStore::rows() const {
 namespace coda::sim {
 namespace {
 
-// The record's fields in a fixed order; each row is an array of its fields in SweepRow's order.
-nlohmann::json row_json(const SweepRow& r) {
-  return nlohmann::json::array({r.point, r.axis_values, r.arch_hash, r.workload, r.workload_name,
-                                r.status, r.reason, r.latency_s, r.throughput_per_s, r.energy_j,
-                                r.edp_js, r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w,
-                                r.memory_status, r.area_verdict, r.power_verdict,
-                                r.memory_verdict, r.feasible, r.run_summary});
+// The wire form of encode_records, hand-written rather than a library's: nlohmann's CBOR reader
+// built a DOM and read each string byte by byte, 0.2 ms per point on the rank that writes the
+// store, which held two MPI ranks to 1.5x of one; the record is a fixed list of strings,
+// integers and doubles, so a length-prefixed layout reads with one copy per string:
+//   "CSR1", u64 record count, then per record: u64 index, str axis_values, str arch_hash,
+//   u64 row count, and per row its fields in SweepRow's order (u64 for the integers and the
+//   flag, a double's IEEE-754 bits as a u64, a str as its u64 length then its bytes).
+// Integers are little-endian whatever the host, so the ranks need not share a byte order.
+constexpr std::string_view kRecordsMagic = "CSR1";
+
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::size_t capacity) { bytes_.reserve(capacity); }
+  void u64(std::uint64_t v) {
+    std::array<std::uint8_t, 8> le{};
+    for (std::size_t i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    bytes_.insert(bytes_.end(), le.begin(), le.end());
+  }
+  void real(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
+  void str(std::string_view s) {
+    u64(s.size());
+    raw(s);
+  }
+  void raw(std::string_view s) { bytes_.insert(bytes_.end(), s.begin(), s.end()); }
+  std::vector<std::uint8_t> take() { return std::move(bytes_); }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+// Reads what RecordWriter wrote. Every read checks the bytes left and fails (false) rather than
+// read past the end, so any bytes are safe to read (fuzz/sweep_records_fuzz.cpp).
+class RecordReader {
+ public:
+  explicit RecordReader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+  bool u64(std::uint64_t& v) {
+    if (left() < 8) return false;
+    v = 0;
+    for (std::size_t i = 0; i < 8; ++i) v |= std::uint64_t{bytes_[at_ + i]} << (8 * i);
+    at_ += 8;
+    return true;
+  }
+  bool real(double& v) {
+    std::uint64_t bits = 0;
+    if (!u64(bits)) return false;
+    v = std::bit_cast<double>(bits);
+    return true;
+  }
+  bool flag(bool& v) {
+    std::uint64_t bit = 0;
+    if (!u64(bit) || bit > 1) return false;
+    v = bit == 1;
+    return true;
+  }
+  bool str(std::string& s) {
+    std::uint64_t size = 0;
+    if (!u64(size) || size > left()) return false;
+    const auto begin = bytes_.begin() + static_cast<std::ptrdiff_t>(at_);
+    s.assign(begin, begin + static_cast<std::ptrdiff_t>(size));
+    at_ += static_cast<std::size_t>(size);
+    return true;
+  }
+  bool raw(std::string_view expected) {
+    const auto begin = bytes_.begin() + static_cast<std::ptrdiff_t>(at_);
+    if (left() < expected.size() || !std::equal(expected.begin(), expected.end(), begin))
+      return false;
+    at_ += expected.size();
+    return true;
+  }
+  // A count of items of at least `min_bytes` each: false when the bytes left cannot hold that
+  // many (so a corrupt count cannot make the reader allocate for it).
+  bool count(std::uint64_t& n, std::size_t min_bytes) { return u64(n) && n <= left() / min_bytes; }
+  std::size_t left() const { return bytes_.size() - at_; }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::size_t at_ = 0;
+};
+
+// The fewest bytes a row and a record take: their fixed fields with every string empty. A row:
+// 3 integers (point, workload, feasible), 8 doubles, 10 strings; a record: 2 integers (index,
+// row count), 2 strings.
+constexpr std::size_t kMinRowBytes = std::size_t{8} * (3 + 8 + 10);
+constexpr std::size_t kMinRecordBytes = std::size_t{8} * (2 + 2);
+
+void write_row(RecordWriter& w, const SweepRow& r) {
+  w.u64(r.point);
+  w.str(r.axis_values);
+  w.str(r.arch_hash);
+  w.u64(r.workload);
+  for (const std::string* v : {&r.workload_name, &r.status, &r.reason}) w.str(*v);
+  for (double v : {r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js, r.perf_per_watt,
+                   r.perf_per_mm2, r.area_mm2, r.power_w})
+    w.real(v);
+  for (const std::string* v :
+       {&r.memory_status, &r.area_verdict, &r.power_verdict, &r.memory_verdict})
+    w.str(*v);
+  w.u64(r.feasible ? 1 : 0);
+  w.str(r.run_summary);
 }
 
-SweepRow row_of(const nlohmann::json& j) {
-  SweepRow r;
-  std::size_t i = 0;
-  const auto next = [&]() -> const nlohmann::json& { return j.at(i++); };
-  next().get_to(r.point);
-  next().get_to(r.axis_values);
-  next().get_to(r.arch_hash);
-  next().get_to(r.workload);
-  next().get_to(r.workload_name);
-  next().get_to(r.status);
-  next().get_to(r.reason);
+bool read_row(RecordReader& in, SweepRow& r) {
+  bool ok = in.u64(r.point) && in.str(r.axis_values) && in.str(r.arch_hash) && in.u64(r.workload);
+  for (std::string* v : {&r.workload_name, &r.status, &r.reason}) ok = ok && in.str(*v);
   for (double* v : {&r.latency_s, &r.throughput_per_s, &r.energy_j, &r.edp_js, &r.perf_per_watt,
                     &r.perf_per_mm2, &r.area_mm2, &r.power_w})
-    next().get_to(*v);
+    ok = ok && in.real(*v);
   for (std::string* v : {&r.memory_status, &r.area_verdict, &r.power_verdict, &r.memory_verdict})
-    next().get_to(*v);
-  next().get_to(r.feasible);
-  next().get_to(r.run_summary);
-  return r;
+    ok = ok && in.str(*v);
+  return ok && in.flag(r.feasible) && in.str(r.run_summary);
+}
+
+// The bytes write_row takes for `r`.
+std::size_t row_bytes(const SweepRow& r) {
+  std::size_t strings = 0;
+  for (const std::string* v :
+       {&r.axis_values, &r.arch_hash, &r.workload_name, &r.status, &r.reason, &r.memory_status,
+        &r.area_verdict, &r.power_verdict, &r.memory_verdict, &r.run_summary})
+    strings += v->size();
+  return kMinRowBytes + strings;
 }
 
 }  // namespace
 
 std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> records) {
-  nlohmann::json list = nlohmann::json::array();
+  // Sized first, so that the bytes are written into one allocation (the batches an MPI rank
+  // sends are about 9 KB a point).
+  std::size_t size = kRecordsMagic.size() + 8;
   for (const SweepPointRecord& record : records) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const SweepRow& r : record.rows) rows.push_back(row_json(r));
-    list.push_back(
-        nlohmann::json::array({record.index, record.axis_values, record.arch_hash, rows}));
+    size += kMinRecordBytes + record.axis_values.size() + record.arch_hash.size();
+    for (const SweepRow& r : record.rows) size += row_bytes(r);
   }
-  return nlohmann::json::to_cbor(list);
+  RecordWriter w(size);
+  w.raw(kRecordsMagic);
+  w.u64(records.size());
+  for (const SweepPointRecord& record : records) {
+    w.u64(record.index);
+    w.str(record.axis_values);
+    w.str(record.arch_hash);
+    w.u64(record.rows.size());
+    for (const SweepRow& r : record.rows) write_row(w, r);
+  }
+  return w.take();
 }
 
 std::optional<std::vector<SweepPointRecord>> decode_records(
     std::span<const std::uint8_t> bytes) {
-  const nlohmann::json list = nlohmann::json::from_cbor(bytes.begin(), bytes.end(), true, false);
-  if (!list.is_array()) return std::nullopt;
-  std::vector<SweepPointRecord> records;
-  try {
-    for (const nlohmann::json& j : list) {
-      if (!j.is_array() || j.size() != 4 || !j[3].is_array()) return std::nullopt;
-      SweepPointRecord record;
-      j[0].get_to(record.index);
-      j[1].get_to(record.axis_values);
-      j[2].get_to(record.arch_hash);
-      for (const nlohmann::json& row : j[3]) {
-        if (!row.is_array() || row.size() != 21) return std::nullopt;
-        record.rows.push_back(row_of(row));
-      }
-      records.push_back(std::move(record));
-    }
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
+  RecordReader in(bytes);
+  std::uint64_t count = 0;
+  if (!in.raw(kRecordsMagic) || !in.count(count, kMinRecordBytes)) return std::nullopt;
+  std::vector<SweepPointRecord> records(static_cast<std::size_t>(count));
+  for (SweepPointRecord& record : records) {
+    std::uint64_t rows = 0;
+    if (!in.u64(record.index) || !in.str(record.axis_values) || !in.str(record.arch_hash) ||
+        !in.count(rows, kMinRowBytes))
+      return std::nullopt;
+    record.rows.resize(static_cast<std::size_t>(rows));
+    for (SweepRow& r : record.rows)
+      if (!read_row(in, r)) return std::nullopt;
   }
+  if (in.left() != 0) return std::nullopt;  // trailing bytes: not what encode_records wrote
   return records;
 }
 

@@ -99,10 +99,11 @@ class SweepStore {
   sqlite3* db_;
 };
 
-// Finished points as bytes (CBOR), for sending them to the rank that writes the store (MPI);
-// the doubles keep every bit, so the decoded records equal the encoded ones.
+// Finished points as bytes (a length-prefixed binary form, sweep_store.cpp), for sending them to
+// the rank that writes the store (MPI); the doubles keep every bit, so the decoded records equal
+// the encoded ones.
 std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> records);
-// nullopt when `bytes` are not encoded records.
+// nullopt when `bytes` are not exactly what encode_records writes (any bytes are safe to pass).
 std::optional<std::vector<SweepPointRecord>> decode_records(std::span<const std::uint8_t> bytes);
 
 }  // namespace coda::sim

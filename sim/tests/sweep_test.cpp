@@ -434,6 +434,38 @@ TEST(SweepStore, RecordsSurviveEncodingBitForBit) {
   EXPECT_FALSE(decode_records(junk));
 }
 
+// decode_records takes only exactly what encode_records writes: every proper prefix of an
+// encoding, the encoding with a byte more, and counts that the bytes cannot hold fail (rather
+// than read past the end or allocate for the count).
+TEST(SweepStore, RecordDecodingRejectsTruncatedAndPaddedBytes) {
+  SweepPointRecord record;
+  record.index = 3;
+  record.axis_values = R"({"sram.ifmap":"1 MiB"})";
+  record.rows.resize(2);
+  record.rows[1].run_summary = "{}";
+  const std::vector<SweepPointRecord> records{record};
+  const std::vector<std::uint8_t> bytes = encode_records(records);
+  for (std::size_t size = 0; size < bytes.size(); ++size)
+    EXPECT_FALSE(decode_records(std::span(bytes.data(), size))) << "prefix of " << size;
+  std::vector<std::uint8_t> padded = bytes;
+  padded.push_back(0);
+  EXPECT_FALSE(decode_records(padded));
+  // The record count is the u64 after the 4-byte magic: 2^40 records in a few bytes.
+  std::vector<std::uint8_t> huge = encode_records({});
+  ASSERT_EQ(huge.size(), 12U);
+  huge[4 + 5] = 1;
+  EXPECT_FALSE(decode_records(huge));
+  // A feasible flag other than 0 or 1 is not a flag (it is the u64 before run_summary's).
+  std::vector<std::uint8_t> flag = bytes;
+  const std::size_t summary_length_at = flag.size() - 2 - 8;  // "{}" and its length
+  flag[summary_length_at - 8] = 2;
+  EXPECT_FALSE(decode_records(flag));
+  flag[summary_length_at - 8] = 1;
+  const auto decoded = decode_records(flag);
+  ASSERT_TRUE(decoded);
+  EXPECT_TRUE(decoded->front().rows[1].feasible);
+}
+
 TEST(SweepStore, ABatchIsOneTransaction) {
   const testing::TempDir tmp;
   std::string why;
