@@ -65,6 +65,10 @@ constexpr int kPointsTag = 1;   // rank r to 0: finished points (sim::encode_rec
 constexpr int kDoneTag = 2;     // rank r to 0: all its points sent; payload: its error, or empty
 constexpr int kRequestTag = 3;  // rank r to 0: it wants more points (no payload)
 constexpr int kShareTag = 4;    // rank 0 to r: points to run (indices); empty: none are left
+// How often rank 0's main thread looks for messages while there are none (each look that finds
+// none is a wake-up on the core that runs rank 0's worker; the other ranks ask for points far
+// enough ahead to wait this long for them).
+constexpr auto kRootPoll = std::chrono::milliseconds(5);
 
 // MPI_Init_thread / MPI_Finalize around one sweep. Only the main thread calls MPI.
 class MpiSession {
@@ -75,7 +79,16 @@ class MpiSession {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
-  ~MpiSession() { MPI_Finalize(); }
+  // MPI_Finalize synchronises the ranks, and Open MPI waits there by spinning: the ranks done
+  // before rank 0 has written the exports (half a second for 8000 points) would keep their
+  // cores busy for nothing. So they wait in a barrier first, checked every millisecond.
+  ~MpiSession() {
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    for (int done = 0; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0;)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    MPI_Finalize();
+  }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   int rank() const { return rank_; }
@@ -246,7 +259,7 @@ int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
     for (int finished = 0; finished < mpi.size() - 1;) {
       auto message = poll();
       if (!message) {
-        std::this_thread::sleep_for(std::chrono::microseconds(1000));
+        std::this_thread::sleep_for(kRootPoll);
         continue;
       }
       if (message->tag == kRequestTag) {
@@ -296,33 +309,48 @@ int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
 }
 
 // Rank r > 0: its workers run the points of the shares rank 0 sends. The main thread does the
-// MPI: it asks for the next share while the workers still have kLowWater points per thread to
-// go (so they never wait for one), sends the finished points to rank 0 (those queued, in one
-// message, once kBatch have finished or kBatchAge has passed since the last message), and once
-// rank 0 has no points left and the workers are done, a done message. Between these it sleeps
-// on a condition variable (for at most kTick), so it takes little from the workers' core.
+// MPI, and sleeps on a condition variable between its chores, so that it takes little from the
+// workers' core (woken every 0.5 ms, it took a tenth of it: each wake-up is two context
+// switches): it asks for the next share while the points still queued would last the workers
+// kAhead (at the rank's rate so far) or while kLowWater points per thread are left, whichever
+// is more, so that they never wait for one; it sends the finished points to rank 0 (those
+// queued, in one message, once kBatch have finished or kBatchAge has passed since the last
+// message); and once rank 0 has no points left and the workers are done, a done message.
 int run_other(const Shared& s) {
   constexpr std::size_t kLowWater = 4;
+  constexpr auto kAhead = 8 * kRootPoll;
   constexpr std::size_t kBatch = 64;
-  constexpr auto kBatchAge = std::chrono::milliseconds(5);
-  constexpr auto kTick = std::chrono::microseconds(500);
-  const std::size_t low_water = kLowWater * sim::worker_threads(s.args.threads, s.points);
+  constexpr auto kBatchAge = std::chrono::milliseconds(50);
+  constexpr auto kShareTick = std::chrono::milliseconds(1);  // while a share is on its way
+  const std::size_t threads = sim::worker_threads(s.args.threads, s.points);
+  const auto begun = std::chrono::steady_clock::now();
   std::mutex mutex;  // guards everything below
   std::condition_variable changed;  // for the workers: points arrived, or none are left
-  std::condition_variable ready;    // for the main thread: a batch is full, or workers done
+  std::condition_variable ready;    // for the main thread: one of its chores is due
   std::deque<std::uint64_t> points;
   bool exhausted = false;  // rank 0 has no points left
+  bool asking = false;     // a request is out and its share has not come yet
+  std::size_t ran = 0;     // points finished on this rank
   std::vector<sim::SweepPointRecord> queue;
   bool finished = false;
   mapper::MappingCache cache;
   std::string why;
   bool ok = true;
+  // Whether the queued points run out soon (the caller holds the mutex).
+  const auto running_low = [&] {
+    if (asking || exhausted || finished) return false;
+    if (points.size() < kLowWater * threads) return true;
+    if (ran == 0) return false;
+    const auto per_point = (std::chrono::steady_clock::now() - begun) / ran;
+    return per_point * points.size() < kAhead;
+  };
   const auto next = [&]() -> std::optional<std::uint64_t> {
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return !points.empty() || exhausted; });
     if (points.empty()) return std::nullopt;
     const std::uint64_t point = points.front();
     points.pop_front();
+    if (running_low()) ready.notify_one();
     return point;
   };
   const std::jthread workers([&] {
@@ -331,6 +359,7 @@ int run_other(const Shared& s) {
         [&](sim::SweepPointRecord record, std::string& /*reason*/) {
           const std::scoped_lock lock(mutex);
           queue.push_back(std::move(record));
+          ++ran;
           if (queue.size() >= kBatch) ready.notify_one();
           return true;
         },
@@ -340,14 +369,13 @@ int run_other(const Shared& s) {
     ready.notify_one();
   });
   Outbox outbox;
-  bool asking = false;  // a request is out and its share has not come yet
   auto last_sent = std::chrono::steady_clock::now();
   for (;;) {
     if (asking) {
       if (auto share = poll(0, kShareTag)) {
-        asking = false;
         const std::vector<std::uint64_t> arrived = read_share(share->bytes);
         const std::scoped_lock lock(mutex);
+        asking = false;
         points.insert(points.end(), arrived.begin(), arrived.end());
         if (arrived.empty()) exhausted = true;
         changed.notify_all();
@@ -359,21 +387,25 @@ int run_other(const Shared& s) {
     bool last = false;
     {
       std::unique_lock lock(mutex);
-      if (queue.size() < kBatch && !finished) ready.wait_for(lock, kTick);
+      const auto due = [&] {
+        return queue.size() >= kBatch || running_low() ||
+               (finished && (!queue.empty() || !asking));
+      };
+      const auto wait = asking ? std::chrono::steady_clock::duration(kShareTick)
+                               : kBatchAge - (std::chrono::steady_clock::now() - last_sent);
+      ready.wait_for(lock, wait, due);
       const auto now = std::chrono::steady_clock::now();
       if (queue.size() >= kBatch || finished || now - last_sent >= kBatchAge) {
         batch.swap(queue);
         last_sent = now;
       }
-      want = !asking && !exhausted && !finished && points.size() < low_water;
-      last = finished && queue.empty();
+      want = running_low();
+      if (want) asking = true;
+      last = finished && queue.empty() && !asking;
     }
     if (!batch.empty()) outbox.post(sim::encode_records(batch), kPointsTag);
-    if (want) {
-      outbox.post({}, kRequestTag);
-      asking = true;
-    }
-    if (last && !asking) break;  // rank 0 sends nothing after the done message
+    if (want) outbox.post({}, kRequestTag);
+    if (last) break;  // rank 0 sends nothing after the done message
   }
   const std::string failure = ok ? std::string() : why;
   outbox.post(std::vector<std::uint8_t>(failure.begin(), failure.end()), kDoneTag);
