@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,14 +10,37 @@
 
 #include "arch/arch_spec.h"
 #include "sim/sweep_spec.h"
+#include "validation/case_list.h"
+#include "validation/measurement.h"
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
 #include "workloads/llm/llm_config.h"
 
 namespace coda::cli {
 
+namespace {
+
+// Whether the first line of a CSV names a `kernel` column (a measurement table); SCALE-Sim's
+// topology headers begin with `Layer name` or `Layer`.
+bool has_kernel_column(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string header;
+  std::getline(in, header);
+  std::istringstream cells(header);
+  for (std::string cell; std::getline(cells, cell, ',');) {
+    const auto first = cell.find_first_not_of(" \t\r\"");
+    const auto last = cell.find_last_not_of(" \t\r\"");
+    if (first != std::string::npos && cell.substr(first, last - first + 1) == "kernel")
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ConfigKind config_kind(const std::filesystem::path& file) {
-  if (file.extension() == ".csv") return ConfigKind::Workload;
+  if (file.extension() == ".csv")
+    return has_kernel_column(file) ? ConfigKind::Measurements : ConfigKind::Workload;
   if (file.extension() == ".json") {
     std::ifstream in(file, std::ios::binary);
     bool hf = false;
@@ -35,6 +59,7 @@ ConfigKind config_kind(const std::filesystem::path& file) {
     if (root.IsMap() && root["layers"]) return ConfigKind::Workload;
     if (root.IsMap() && root["model"]) return ConfigKind::Llm;
     if (root.IsMap() && root["axes"]) return ConfigKind::Sweep;
+    if (root.IsMap() && root["cases"]) return ConfigKind::CaseList;
   } catch (const YAML::Exception&) {
     // Reported with its location by the arch reader.
   }
@@ -60,6 +85,24 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     return fmt::format("sweep '{}', {} {}, {} {} point{}", spec->name, spec->axes.size(),
                        spec->axes.size() == 1 ? "axis" : "axes", points,
                        sim::to_string(spec->sampling.method), points == 1 ? "" : "s");
+  }
+  if (kind == ConfigKind::CaseList) {
+    const auto cases = validation::load_case_list(file, diags);
+    if (!cases) return std::nullopt;
+    return fmt::format("validation case list, {} case{}", cases->cases.size(),
+                       cases->cases.size() == 1 ? "" : "s");
+  }
+  if (kind == ConfigKind::Measurements) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      diags.error({file.string(), 0, 0}, "", "cannot read the file");
+      return std::nullopt;
+    }
+    const auto rows = validation::read_measurements(text.str(), file.string(), diags);
+    if (!rows) return std::nullopt;
+    return fmt::format("measurements, {} row{}", rows->size(), rows->size() == 1 ? "" : "s");
   }
   if (kind == ConfigKind::Workload) {
     const auto graph = workload::load_workload(file, diags);

@@ -11,17 +11,19 @@
 
 namespace coda::cli {
 
-// A .csv is a SCALE-Sim topology (workload); a .json is a Hugging Face config.json (an LLM) when
-// it has `model_type`, `hidden_size` or `n_embd` at the top, else a coda trace (workload); a
-// YAML file with a top-level `layers:` key is a workload, one with `model:` an LLM and one with
-// `axes:` a sweep spec (docs/sweeps.md); any other file is an arch config (so YAML that does not
-// parse is reported by the arch reader, with its location).
-enum class ConfigKind { Arch, Workload, Llm, Sweep };
+// A .csv whose header names a `kernel` column is a table of kernel measurements
+// (docs/validation.md), any other .csv a SCALE-Sim topology (workload); a .json is a Hugging Face
+// config.json (an LLM) when it has `model_type`, `hidden_size` or `n_embd` at the top, else a
+// coda trace (workload); a YAML file with a top-level `layers:` key is a workload, one with
+// `model:` an LLM, one with `axes:` a sweep spec (docs/sweeps.md) and one with `cases:` a
+// validation case list; any other file is an arch config (so YAML that does not parse is
+// reported by the arch reader, with its location).
+enum class ConfigKind { Arch, Workload, Llm, Sweep, CaseList, Measurements };
 ConfigKind config_kind(const std::filesystem::path& file);
 
 // Reads `file` as its kind. On success returns a one-line summary ("arch 'x', 32x32
-// output_stationary", "workload 'resnet18', 21 ops", "sweep 'quick', 4 axes, 81 grid points");
-// every problem is in `diags`.
+// output_stationary", "workload 'resnet18', 21 ops", "sweep 'quick', 4 axes, 81 grid points",
+// "validation case list, 12 cases", "measurements, 30 rows"); every problem is in `diags`.
 std::optional<std::string> check_config_file(const std::filesystem::path& file,
                                              Diagnostics& diags);
 

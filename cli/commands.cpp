@@ -278,8 +278,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
 
   std::vector<std::string> check_files;
   CLI::App* check = app.add_subcommand(
-      "check-config", "Validate arch, workload and sweep files; print every problem as "
-                      "file:line:col: error: path: message and exit non-zero if there is any");
+      "check-config", "Validate arch, workload, LLM, sweep, validation case-list and "
+                      "measurement files; print every problem as file:line:col: error: path: "
+                      "message and exit non-zero if there is any");
   check->add_option("files", check_files, "Files to check (.yaml or .csv)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -78,6 +78,22 @@ TEST(Cli, CheckConfigKnowsLlmConfigsAndTraces) {
       << r.out;
 }
 
+// coda-bench's case lists and measurement tables are read by their own readers, not as an arch
+// or a SCALE-Sim topology: the smoke list has 27 `- {kernel: ...}` entries, the hand-derived
+// fixture table 6 rows under its header.
+TEST(Cli, CheckConfigKnowsCaseListsAndMeasurementTables) {
+  const Outcome r = coda({"check-config", "validation/cases/smoke.yaml",
+                          "validation/tests/fixtures/h200_hand_derived.csv",
+                          "configs/workloads/scalesim/alexnet.csv"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("smoke.yaml: ok (validation case list, 27 cases)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("h200_hand_derived.csv: ok (measurements, 6 rows)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("alexnet.csv: ok (workload 'alexnet', 8 ops)"), std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, RunWithBadInputExitsNonZeroWithDiagnostics) {
   const testing::TempDir tmp;
   const auto& dir = tmp.path();
