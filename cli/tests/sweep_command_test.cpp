@@ -277,6 +277,16 @@ MpirunRun mpirun_sweep(int ranks, const std::filesystem::path& out,
   const int status = run_child(command, log);
   return {WIFEXITED(status) && WEXITSTATUS(status) == 0, read_text(log)};
 }
+
+// The store the ranks wrote in `ranks` holds the bundled sweep's 81 points, and equals the store
+// of a one-process run of it, made in `one`.
+void expect_what_one_process_stores(const std::filesystem::path& ranks,
+                                    const std::filesystem::path& one) {
+  ASSERT_EQ(coda({"sweep", kBundled, "--out", one.c_str(), "--threads", "1"}).code, 0);
+  const auto rows = stored_rows(ranks);
+  EXPECT_EQ(rows.size(), 81u);
+  EXPECT_EQ(rows, stored_rows(one));
+}
 #endif
 
 // `mpirun -np 2 coda sweep` splits the points over two ranks; rank 0 stores them all, and the
@@ -292,10 +302,7 @@ TEST(SweepCommand, MpirunWithTwoRanksStoresWhatOneProcessStores) {
   ASSERT_TRUE(run.ok) << run.log;
   EXPECT_NE(run.log.find("ran 81 in"), std::string::npos) << run.log;
   EXPECT_NE(run.log.find(", 2 ranks)"), std::string::npos) << run.log;
-  ASSERT_EQ(coda({"sweep", kBundled, "--out", one.c_str(), "--threads", "1"}).code, 0);
-  const auto rows = stored_rows(ranks);
-  EXPECT_EQ(rows.size(), 81u);
-  EXPECT_EQ(rows, stored_rows(one));
+  expect_what_one_process_stores(ranks, one);
   EXPECT_EQ(read_text(ranks / "results.csv"), read_text(one / "results.csv"));
 #endif
 }
@@ -319,10 +326,7 @@ TEST(SweepCommand, MpirunWithThreeRanksLimitedThenResumedStoresWhatOneProcessSto
   EXPECT_TRUE(second.ok) << second.log;
   EXPECT_NE(second.log.find("ran 41 in"), std::string::npos) << second.log;
   EXPECT_NE(second.log.find(", 3 ranks)"), std::string::npos) << second.log;
-  ASSERT_EQ(coda({"sweep", kBundled, "--out", one.c_str(), "--threads", "1"}).code, 0);
-  const auto rows = stored_rows(ranks);
-  EXPECT_EQ(rows.size(), 81u);
-  EXPECT_EQ(rows, stored_rows(one));
+  expect_what_one_process_stores(ranks, one);
 #endif
 }
 
