@@ -93,14 +93,7 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
                        cases->cases.size() == 1 ? "" : "s");
   }
   if (kind == ConfigKind::Measurements) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      diags.error({file.string(), 0, 0}, "", "cannot read the file");
-      return std::nullopt;
-    }
-    const auto rows = validation::read_measurements(text.str(), file.string(), diags);
+    const auto rows = validation::load_measurements(file, diags);
     if (!rows) return std::nullopt;
     return fmt::format("measurements, {} row{}", rows->size(), rows->size() == 1 ? "" : "s");
   }

@@ -1,9 +1,7 @@
 #include "cli/validate_command.h"
 
 #include <filesystem>
-#include <fstream>
 #include <ostream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -53,15 +51,7 @@ int run_validate_command(const ValidateArgs& args, std::ostream& out, std::ostre
   }
   Diagnostics diags;
   const auto arch = arch::load_arch(args.arch, diags);
-  std::optional<std::vector<validation::Measurement>> rows;
-  std::ifstream file(args.measurements, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (!file) {
-    diags.error({args.measurements, 0, 0}, "", "cannot read the file");
-  } else {
-    rows = validation::read_measurements(text.str(), args.measurements, diags);
-  }
+  const auto rows = validation::load_measurements(args.measurements, diags);
   if (!arch || !rows) {
     err << diags.format_all() << "nothing was compared.\n";
     return 1;

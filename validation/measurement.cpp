@@ -4,8 +4,10 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <ostream>
 #include <span>
+#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
@@ -507,6 +509,18 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
   }
   if (diags.error_count() != errors_before) return std::nullopt;
   return rows;
+}
+
+std::optional<std::vector<Measurement>> load_measurements(const std::filesystem::path& file,
+                                                          Diagnostics& diags) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    diags.error({file.string(), 0, 0}, "", "cannot read the file");
+    return std::nullopt;
+  }
+  return read_measurements(text.str(), file.string(), diags);
 }
 
 }  // namespace coda::validation

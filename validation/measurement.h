@@ -3,6 +3,7 @@
 // docs/validation.md. The writer and the reader live together so the schema has one definition.
 
 #include <cstdint>
+#include <filesystem>
 #include <iosfwd>
 #include <limits>
 #include <optional>
@@ -84,6 +85,9 @@ std::vector<std::string_view> required_measurement_columns();
 // (repetitions, sm_count, clocks, ...) read as 0, "not stated"; an empty `passed` as unchecked.
 std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
                                                           const std::string& file,
+                                                          Diagnostics& diags);
+// Reads a measurement CSV file: read_measurements of its text, or "cannot read the file".
+std::optional<std::vector<Measurement>> load_measurements(const std::filesystem::path& file,
                                                           Diagnostics& diags);
 
 }  // namespace coda::validation
