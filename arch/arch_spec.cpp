@@ -57,6 +57,24 @@ constexpr std::array<std::pair<std::string_view, Topology>, 5> kTopologies{{
     {"switch", Topology::Switch},
 }};
 
+constexpr std::array<std::pair<std::string_view, TensorPath>, 2> kTensorPaths{{
+    {"mma_sync", TensorPath::MmaSync},
+    {"wgmma", TensorPath::Wgmma},
+}};
+
+constexpr std::array<std::pair<std::string_view, AttentionImpl>, 2> kAttentionImpls{{
+    {"fa2", AttentionImpl::Fa2},
+    {"fa3", AttentionImpl::Fa3},
+}};
+
+constexpr std::array<std::pair<std::string_view, KernelKind>, 5> kKernelKinds{{
+    {"gemm", KernelKind::Gemm},
+    {"attention", KernelKind::Attention},
+    {"vector", KernelKind::Vector},
+    {"copy", KernelKind::Copy},
+    {"collective", KernelKind::Collective},
+}};
+
 constexpr std::uint32_t kMaxArrayDim = 1U << 16;  // 65536 rows or columns: far beyond any chip
 constexpr std::uint32_t kMaxCount = 1U << 20;     // cores, instances, chips: a typo guard
 
@@ -274,6 +292,25 @@ void read_rates(const YamlReader& unit, std::string_view key, RateTable& out,
   }
 }
 
+// `instruction_paths: [mma_sync, wgmma]`: a non-empty list without repeats.
+void read_paths(const YamlReader& node, std::vector<TensorPath>& out, Diagnostics& diags) {
+  if (!node.expect_sequence(diags)) return;
+  std::vector<TensorPath> paths;
+  for (const YamlReader& item : node.items()) {
+    TensorPath path = TensorPath::MmaSync;
+    if (!item.read_enum(path, EnumTable<TensorPath>(kTensorPaths), diags)) continue;
+    if (std::find(paths.begin(), paths.end(), path) != paths.end())
+      diags.error(item.location(), item.path(), fmt::format("'{}' is listed twice", to_string(path)));
+    else
+      paths.push_back(path);
+  }
+  if (node.items().empty())
+    diags.error(node.location(), node.path(), "lists no instruction path",
+                "e.g. instruction_paths: [mma_sync] (Ampere) or [mma_sync, wgmma] (Hopper)");
+  else if (!paths.empty())
+    out = std::move(paths);
+}
+
 void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   node.required("name", unit.name, diags);
@@ -304,6 +341,7 @@ void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags
       read_count(node, "max_warps_per_core", tc.max_warps_per_core, diags, "64");
       read_count(node, "max_blocks_per_core", tc.max_blocks_per_core, diags, "32");
       read_count(node, "registers_per_core", tc.registers_per_core, diags, "65536");
+      if (node.has("instruction_paths")) read_paths(node.at("instruction_paths"), tc.paths, diags);
       unit.tensor_core = tc;
       break;
     }
@@ -542,52 +580,177 @@ bool read_fraction(const YamlReader& node, double& out, std::string_view what,
   return false;
 }
 
+// A map key that names an enum value (fixed_cost: gemm, tensor_issue: wgmma, ...): false, with a
+// located error and a did-you-mean, when it names none.
+template <class E>
+bool enum_key(const YamlReader& value, const std::string& name, EnumTable<E> table, E& out,
+              std::string_view what, Diagnostics& diags) {
+  std::vector<std::string_view> names;
+  for (const auto& [n, v] : table) {
+    if (n == name) {
+      out = v;
+      return true;
+    }
+    names.push_back(n);
+  }
+  std::string list;
+  for (const std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+  const auto close = did_you_mean(name, names);
+  diags.error(value.location(), value.path(),
+              fmt::format("unknown {} '{}'{}", what, name,
+                          close ? fmt::format(" (did you mean '{}'?)", *close) : std::string()),
+              fmt::format("expected one of: {}", list));
+  return false;
+}
+
+// The precisions some unit of the arch runs (of the tensor-core units only, when `tensor_only`).
+std::set<DataType> precisions_of(const ArchSpec& spec, bool tensor_only) {
+  std::set<DataType> out;
+  for (const ComputeUnitSpec& unit : spec.compute)
+    if (!tensor_only || unit.kind == UnitKind::TensorCore)
+      for (const auto& [precision, rate] : unit.rates) out.insert(precision);
+  return out;
+}
+
+// A map from precision names to fractions, each precision one of `runs`.
+void read_fractions(const YamlReader& table, const std::set<DataType>& runs,
+                    std::string_view unit, std::string_view units,
+                    std::map<DataType, double>& out, Diagnostics& diags) {
+  if (!table.expect_map(diags)) return;
+  for (const std::string& name : table.keys()) {
+    const YamlReader value = table.at(name);
+    const auto type = parse_data_type(name);
+    if (!type) {
+      report_unknown_precision(value, name, diags);
+      continue;
+    }
+    if (!runs.contains(*type)) {
+      std::string list;
+      for (const DataType p : runs) list += (list.empty() ? "" : ", ") + std::string(to_string(p));
+      diags.error(value.location(), value.path(), fmt::format("no {} of this arch runs {}", unit, name),
+                  fmt::format("the {} run: {}", units, list.empty() ? std::string("nothing") : list));
+      continue;
+    }
+    double fraction = 0;
+    if (read_fraction(value, fraction, "the peak rate", diags)) out[*type] = fraction;
+  }
+}
+
+// A time between 0 and kMaxLaunchOverheadSeconds: `what` it is not, and what to give instead.
+bool read_kernel_time(const YamlReader& node, Seconds& out, std::string_view what,
+                      std::string_view give, Diagnostics& diags) {
+  if (!node.read(out, diags)) return false;
+  if (out.value >= 0 && out.value <= kMaxLaunchOverheadSeconds) return true;
+  diags.error(node.location(), node.path(), fmt::format("{} is not {}", to_string(out), what),
+              fmt::format("give {}, between 0 and 1 ms, e.g. 4 us", give));
+  return false;
+}
+
+// The tensor-core unit's instruction paths, or none when the arch has no tensor cores.
+std::vector<TensorPath> tensor_paths(const ArchSpec& spec) {
+  const ComputeUnitSpec* unit = find_unit(spec, UnitKind::TensorCore);
+  return unit && unit->tensor_core ? unit->tensor_core->paths : std::vector<TensorPath>{};
+}
+
+std::string path_list(const std::vector<TensorPath>& paths) {
+  std::string out;
+  for (const TensorPath p : paths) out += (out.empty() ? "" : ", ") + std::string(to_string(p));
+  return out.empty() ? std::string("none (no tensor-core unit)") : out;
+}
+
+// A key that only means something on tensor cores, on an arch that has them with `path`.
+bool check_path(const YamlReader& at, const ArchSpec& spec, TensorPath path, Diagnostics& diags) {
+  const std::vector<TensorPath> paths = tensor_paths(spec);
+  if (std::find(paths.begin(), paths.end(), path) != paths.end()) return true;
+  diags.error(at.location(), at.path(),
+              fmt::format("this arch's tensor cores have no {} path", to_string(path)),
+              fmt::format("their instruction_paths: {}", path_list(paths)));
+  return false;
+}
+
 void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationSpec& out,
                       Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
-  Seconds launch;
-  if (node.optional("launch_overhead", launch, diags)) {
-    const YamlReader at = node.at("launch_overhead");
-    if (launch.value < 0 || launch.value > kMaxLaunchOverheadSeconds)
-      diags.error(at.location(), at.path(),
-                  fmt::format("{} is not a kernel launch overhead", to_string(launch)),
-                  "give the time from launch to kernel start, between 0 and 1 ms, e.g. 4 us");
-    else
+  if (node.has("launch_overhead")) {
+    Seconds launch;
+    if (read_kernel_time(node.at("launch_overhead"), launch, "a kernel launch overhead",
+                         "the time from launch to kernel start", diags))
       out.launch_overhead = launch;
   }
-  if (node.has("compute_fraction")) {
-    const YamlReader table = node.at("compute_fraction");
+  if (node.has("fixed_cost")) {
+    const YamlReader table = node.at("fixed_cost");
     if (table.expect_map(diags)) {
       for (const std::string& name : table.keys()) {
         const YamlReader value = table.at(name);
-        const auto type = parse_data_type(name);
-        if (!type) {
-          report_unknown_precision(value, name, diags);
+        KernelKind kind = KernelKind::Gemm;
+        if (!enum_key(value, name, EnumTable<KernelKind>(kKernelKinds), kind, "kernel kind", diags))
           continue;
-        }
-        std::set<DataType> precisions;
-        for (const ComputeUnitSpec& unit : spec.compute)
-          for (const auto& [precision, rate] : unit.rates) precisions.insert(precision);
-        if (!precisions.contains(*type)) {
-          std::string runs;
-          for (const DataType p : precisions)
-            runs += (runs.empty() ? "" : ", ") + std::string(to_string(p));
-          diags.error(value.location(), value.path(),
-                      fmt::format("no compute unit of this arch runs {}", name),
-                      fmt::format("the units run: {}", runs));
-          continue;
-        }
-        double fraction = 0;
-        if (read_fraction(value, fraction, "the peak rate", diags))
-          out.compute_fraction[*type] = fraction;
+        Seconds time;
+        if (read_kernel_time(value, time, "a kernel's fixed cost",
+                             "the launch, ramp-up and tail time of one kernel", diags))
+          out.fixed_cost[kind] = time;
       }
     }
   }
-  if (node.has("dram_fraction")) {
-    double fraction = 0;
-    if (read_fraction(node.at("dram_fraction"), fraction, "the DRAM bandwidth", diags))
-      out.dram_fraction = fraction;
+  if (node.has("compute_fraction"))
+    read_fractions(node.at("compute_fraction"), precisions_of(spec, false), "compute unit",
+                   "units", out.compute_fraction, diags);
+  if (node.has("tensor_issue")) {
+    const YamlReader table = node.at("tensor_issue");
+    if (table.expect_map(diags)) {
+      for (const std::string& name : table.keys()) {
+        TensorPath path = TensorPath::MmaSync;
+        if (!enum_key(table.at(name), name, EnumTable<TensorPath>(kTensorPaths), path,
+                      "instruction path", diags))
+          continue;
+        if (!check_path(table.at(name), spec, path, diags)) continue;
+        read_fractions(table.at(name), precisions_of(spec, true), "tensor-core unit",
+                       "tensor cores", out.tensor_issue[path], diags);
+      }
+    }
   }
+  if (node.has("sustained_clock")) {
+    const YamlReader at = node.at("sustained_clock");
+    Hertz clock;
+    if (at.read(clock, diags)) {
+      if (tensor_paths(spec).empty())
+        diags.error(at.location(), at.path(), "only tensor cores have a sustained clock",
+                    "this arch has no tensor-core unit; state its clock instead");
+      else if (clock.value <= 0 || clock.value > spec.clock.value)
+        diags.error(at.location(), at.path(),
+                    fmt::format("{} is not a sustained clock of a {} part", to_string(clock),
+                                to_string(spec.clock)),
+                    "give the clock under load, above zero and at most `clock`");
+      else
+        out.sustained_clock = clock;
+    }
+  }
+  if (node.has("gemm_path")) {
+    TensorPath path = TensorPath::MmaSync;
+    if (node.required_enum("gemm_path", path, EnumTable<TensorPath>(kTensorPaths), diags) &&
+        check_path(node.at("gemm_path"), spec, path, diags))
+      out.gemm_path = path;
+  }
+  if (node.has("attention")) {
+    AttentionImpl impl = AttentionImpl::Fa2;
+    const YamlReader at = node.at("attention");
+    if (node.required_enum("attention", impl, EnumTable<AttentionImpl>(kAttentionImpls), diags) &&
+        check_path(at, spec, impl == AttentionImpl::Fa3 ? TensorPath::Wgmma : TensorPath::MmaSync,
+                   diags))
+      out.attention = impl;
+  }
+  const auto fraction = [&](std::string_view key, std::string_view what,
+                            std::optional<double>& into) {
+    if (!node.has(key)) return;
+    double value = 0;
+    if (read_fraction(node.at(key), value, what, diags)) into = value;
+  };
+  fraction("attention_backward", "the forward's matrix rate", out.attention_backward);
+  fraction("dram_fraction", "the DRAM bandwidth", out.dram_fraction);
+  fraction("link_fraction", "the interconnect bandwidth", out.link_fraction);
+  if (out.link_fraction && !spec.interconnect)
+    diags.error(node.at("link_fraction").location(), node.at("link_fraction").path(),
+                "this arch has no interconnect", "add interconnect: or leave link_fraction out");
   node.optional("source", out.source, diags);
   node.reject_unknown_keys(diags);
 }
@@ -647,6 +810,9 @@ std::string_view to_string(Dataflow dataflow) { return name_of(kDataflows, dataf
 std::string_view to_string(UnitKind kind) { return name_of(kUnitKinds, kind); }
 std::string_view to_string(Scope scope) { return name_of(kScopes, scope); }
 std::string_view to_string(Topology topology) { return name_of(kTopologies, topology); }
+std::string_view to_string(TensorPath path) { return name_of(kTensorPaths, path); }
+std::string_view to_string(AttentionImpl impl) { return name_of(kAttentionImpls, impl); }
+std::string_view to_string(KernelKind kind) { return name_of(kKernelKinds, kind); }
 std::string_view to_string(DramTechnology technology) {
   return technology == DramTechnology::Unspecified ? "unspecified"
                                                    : name_of(kDramTechnologies, technology);
@@ -709,6 +875,48 @@ std::optional<LoadedArch> load_arch(const std::filesystem::path& file, Diagnosti
   auto spec = read_arch_spec(doc->root(), diags);
   if (!spec) return std::nullopt;
   return LoadedArch{std::move(*spec), file.string(), doc->content_hash()};
+}
+
+std::string calibration_yaml(const CalibrationSpec& c, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  const std::string pad2 = pad + pad;
+  const std::string pad3 = pad2 + pad;
+  const auto us = [](const Seconds& s) { return fmt::format("{} us", s.value * 1e6); };
+  std::string out = "calibration:\n";
+  if (c.launch_overhead) out += fmt::format("{}launch_overhead: {}\n", pad, us(*c.launch_overhead));
+  if (!c.fixed_cost.empty()) {
+    out += pad + "fixed_cost:\n";
+    for (const auto& [kind, time] : c.fixed_cost)
+      out += fmt::format("{}{}: {}\n", pad2, to_string(kind), us(time));
+  }
+  if (c.sustained_clock)
+    out += fmt::format("{}sustained_clock: {} MHz\n", pad, c.sustained_clock->value / 1e6);
+  if (!c.tensor_issue.empty()) {
+    out += pad + "tensor_issue:\n";
+    for (const auto& [path, fractions] : c.tensor_issue) {
+      out += fmt::format("{}{}:\n", pad2, to_string(path));
+      for (const auto& [precision, fraction] : fractions)
+        out += fmt::format("{}{}: {}\n", pad3, to_string(precision), fraction);
+    }
+  }
+  if (!c.compute_fraction.empty()) {
+    out += pad + "compute_fraction:\n";
+    for (const auto& [precision, fraction] : c.compute_fraction)
+      out += fmt::format("{}{}: {}\n", pad2, to_string(precision), fraction);
+  }
+  if (c.gemm_path) out += fmt::format("{}gemm_path: {}\n", pad, to_string(*c.gemm_path));
+  if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
+  if (c.attention_backward)
+    out += fmt::format("{}attention_backward: {}\n", pad, *c.attention_backward);
+  if (c.dram_fraction) out += fmt::format("{}dram_fraction: {}\n", pad, *c.dram_fraction);
+  if (c.link_fraction) out += fmt::format("{}link_fraction: {}\n", pad, *c.link_fraction);
+  if (!c.source.empty()) {
+    std::string quoted;
+    for (const char ch : c.source)
+      quoted += ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string(1, ch);
+    out += fmt::format("{}source: \"{}\"\n", pad, quoted);
+  }
+  return out;
 }
 
 std::string describe_compute(const ArchSpec& spec) {

@@ -52,6 +52,25 @@ struct SystolicArraySpec {
   friend bool operator==(const SystolicArraySpec&, const SystolicArraySpec&) = default;
 };
 
+// The instruction families that feed a GPU's tensor cores. Kernels of the two kinds reach
+// different shares of the same peak: Ampere's warp-level mma.sync takes its operands from
+// registers, which warps load from shared memory; Hopper's warpgroup wgmma reads them from shared
+// memory asynchronously (with TMA loads and warp specialisation), so more of the peak is issued.
+enum class TensorPath : std::uint8_t { MmaSync, Wgmma };
+std::string_view to_string(TensorPath path);  // "mma_sync", "wgmma"
+
+// Fused attention by implementation class (docs/cost_models.md, "Fused attention"):
+//   fa2  FlashAttention-2 and kernels of its kind: mma.sync GEMMs, the online softmax of a block
+//        runs between its two GEMMs (no overlap of the matrix and the softmax work)
+//   fa3  FlashAttention-3: wgmma GEMMs, two warpgroups ping-pong so one's softmax runs under the
+//        other's GEMMs (the matrix and the softmax work overlap)
+enum class AttentionImpl : std::uint8_t { Fa2, Fa3 };
+std::string_view to_string(AttentionImpl impl);  // "fa2", "fa3"
+
+// What a kernel is, for its fixed cost (launch, ramp-up and tail).
+enum class KernelKind : std::uint8_t { Gemm, Attention, Vector, Copy, Collective };
+std::string_view to_string(KernelKind kind);  // "gemm", "attention", "vector", "copy", "collective"
+
 // What a GPU SM offers the thread blocks of a GEMM kernel; occupancy comes from these and the
 // shared memory of the core-level memory that holds inputs.
 struct TensorCoreSpec {
@@ -59,6 +78,8 @@ struct TensorCoreSpec {
   std::uint32_t max_warps_per_core = 64;
   std::uint32_t max_blocks_per_core = 32;
   std::uint32_t registers_per_core = 65536;  // 32-bit registers in the register file
+  // The instruction families the SM has (YAML `instruction_paths`); Ampere: mma_sync only.
+  std::vector<TensorPath> paths{TensorPath::MmaSync};
   friend bool operator==(const TensorCoreSpec&, const TensorCoreSpec&) = default;
 };
 
@@ -171,27 +192,52 @@ struct PowerSpec {
   friend bool operator==(const PowerSpec&, const PowerSpec&) = default;
 };
 
-// Calibration knobs of the closed forms in sim/analytical/unit_costs.h (tensor-core GEMMs, the
-// vector unit, transfers, attention), set by hand or fitted to measurements by `coda validate
-// --calibrate-on` (docs/validation.md). Anything absent keeps the model's default, so an arch
-// without `calibration:` prices exactly as before. The systolic-array model and the loop-nest
-// search model do not read these.
+// What real kernels achieve of the datasheet: the efficiencies and fixed costs of the arch's
+// `calibration:` section (docs/arch.md, "Calibration"), each a named parameter that a preset
+// states with its source beside it, or that `coda validate --calibrate-on` fits to measurements
+// (docs/validation.md). HardwareModel derives the achievable rates from them once, and every
+// engine (the closed forms, the loop-nest model, the SystemC engine) reads those. Anything absent
+// keeps the default given beside it, so an arch without `calibration:` prices at its peaks.
 struct CalibrationSpec {
-  // Host launch to kernel start, added once per tensor-core kernel (a GEMM, fused attention).
-  // Default: gpu_model.h's 4 us.
+  // The fixed cost of every kernel on a GPU (launch, ramp-up and tail) whose kind has none in
+  // `fixed_cost`. Default: 4 us on archs with tensor cores (sim/analytical/gpu_model.h), else 0.
   std::optional<Seconds> launch_overhead;
+  // Per kind of kernel; replaces launch_overhead for that kind. On any arch.
+  std::map<KernelKind, Seconds> fixed_cost;
   // The share of a unit's peak rate at a precision that kernels reach, in (0, 1]: the matrix
   // unit's MACs and the vector unit's element operations at that precision are scaled by it.
   // Default 1.
   std::map<DataType, double> compute_fraction;
+  // Tensor cores only: the share of the per-clock peak each instruction path issues, by
+  // precision, in (0, 1]; multiplies compute_fraction. A precision a path does not list: 1.
+  std::map<TensorPath, std::map<DataType, double>> tensor_issue;
+  // Tensor cores only: the SM clock while the tensor cores are busy (power- and
+  // thermally-limited), at most `clock`; the tensor rate scales by sustained_clock / clock.
+  // Default: clock.
+  std::optional<Hertz> sustained_clock;
+  // The instruction path library GEMMs use; default: wgmma when the tensor cores have it, else
+  // mma_sync.
+  std::optional<TensorPath> gemm_path;
+  // The fused-attention implementation; default: fa3 when the tensor cores have wgmma, else fa2.
+  std::optional<AttentionImpl> attention;
+  // The share of the forward's matrix rate a fused attention backward's five GEMMs reach, in
+  // (0, 1] (they run smaller tiles and accumulate dQ across blocks). Default 1.
+  std::optional<double> attention_backward;
   // The share of dram.bandwidth that kernels reach, in (0, 1]. Default 1.
   std::optional<double> dram_fraction;
+  // The share of interconnect.bandwidth collectives reach, in (0, 1]. Default 1.
+  std::optional<double> link_fraction;
   std::string source;  // where the values came from (free text), e.g. "fitted by coda validate"
   friend bool operator==(const CalibrationSpec&, const CalibrationSpec&) = default;
 };
 
 // The knobs' limits, shared by the reader and the fit.
 inline constexpr double kMaxLaunchOverheadSeconds = 1e-3;  // 1 ms: beyond any kernel launch
+
+// A GPU kernel's fixed cost when the arch states none. Measured empty-kernel launches: 2.2 us back
+// to back and 6.6 us with a synchronize after each on P100 (CSCS's ReFrame kernel_latency check,
+// reference values), "approximately 5 us" on Linux (NVIDIA developer forum). 4 us sits between.
+inline constexpr double kDefaultGpuLaunchSeconds = 4e-6;
 
 struct ArchSpec {
   std::uint32_t schema_version = 2;
@@ -217,6 +263,10 @@ struct ArchSpec {
 // Reads and validates a whole arch document, either schema. Never throws; every problem is a
 // Diagnostic with the file, line and YAML path.
 std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diags);
+
+// The `calibration:` section as YAML the reader accepts (the keys that are set, each on its own
+// line, indented by `indent` spaces under a `calibration:` line), `source` quoted.
+std::string calibration_yaml(const CalibrationSpec& calibration, int indent = 2);
 
 // An arch spec with where it came from, for provenance.
 struct LoadedArch {

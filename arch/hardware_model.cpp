@@ -1,5 +1,7 @@
 #include "arch/hardware_model.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace coda::arch {
@@ -34,9 +36,10 @@ double unit_macs_per_cycle(const ComputeUnitSpec& unit, DataType precision) {
 HardwareModel::HardwareModel(ArchSpec spec) : spec_(std::move(spec)) {
   CODA_CHECK(spec_.clock.value > 0);
   CODA_CHECK(spec_.cores > 0);
-  for (const ComputeUnitSpec& unit : spec_.compute) {
-    if (!matrix_ && unit.kind != UnitKind::Vector) matrix_ = &unit;
-    if (!vector_ && unit.kind == UnitKind::Vector) vector_ = &unit;
+  for (std::size_t i = 0; i < spec_.compute.size(); ++i) {
+    const UnitKind kind = spec_.compute[i].kind;
+    if (matrix_ == kNoUnit && kind != UnitKind::Vector) matrix_ = i;
+    if (vector_ == kNoUnit && kind == UnitKind::Vector) vector_ = i;
   }
 
   const std::uint64_t cores = spec_.cores;
@@ -57,20 +60,21 @@ HardwareModel::HardwareModel(ArchSpec spec) : spec_(std::move(spec)) {
   if (spec_.dram.bandwidth)
     dram_bytes_per_cycle_ = per_cycle(*spec_.dram.bandwidth, spec_.clock).value;
 
-  if (matrix_ && matrix_->kind == UnitKind::Systolic && matrix_->array) {
-    array_ = *matrix_->array;
-    arrays_ = std::uint64_t{matrix_->count} * cores;
+  const ComputeUnitSpec* matrix = matrix_unit();
+  if (matrix && matrix->kind == UnitKind::Systolic && matrix->array) {
+    array_ = *matrix->array;
+    arrays_ = std::uint64_t{matrix->count} * cores;
     if (spec_.word_size) {
       word_bytes_ = spec_.word_size->value;
-    } else if (!matrix_->rates.empty()) {
-      word_bytes_ = (bit_width(matrix_->rates.begin()->first) + 7) / 8;
+    } else if (!matrix->rates.empty()) {
+      word_bytes_ = (bit_width(matrix->rates.begin()->first) + 7) / 8;
     }
     CODA_CHECK(word_bytes_ > 0);
     for (std::size_t i = 0; i < 3; ++i) {
       const MemoryLevelSpec* level = innermost_core_level(spec_, kOperandRoles[i]);
       if (level == nullptr) continue;
       const std::uint64_t share = static_cast<std::uint64_t>(popcount(level->holds)) *
-                                  matrix_->count;
+                                  matrix->count;
       operand_words_[i] = level->capacity.value * level->instances / share / word_bytes_;
       if (i == 0) double_buffered_ = level->double_buffered;
     }
@@ -106,6 +110,90 @@ std::vector<DataType> HardwareModel::matrix_precisions() const {
 
 std::optional<double> HardwareModel::dram_bytes_per_second() const {
   return levels_.back().read_bytes_per_second;
+}
+
+bool HardwareModel::has_tensor_cores() const {
+  const ComputeUnitSpec* unit = matrix_unit();
+  return unit != nullptr && unit->kind == UnitKind::TensorCore;
+}
+
+namespace {
+
+double fraction_at(const std::map<DataType, double>& fractions, DataType precision) {
+  const auto it = fractions.find(precision);
+  return it != fractions.end() ? it->second : 1.0;
+}
+
+bool has_path(const ComputeUnitSpec& unit, TensorPath path) {
+  if (!unit.tensor_core) return false;
+  const auto& paths = unit.tensor_core->paths;
+  return std::find(paths.begin(), paths.end(), path) != paths.end();
+}
+
+}  // namespace
+
+double HardwareModel::achievable_macs_per_cycle(DataType precision, TensorPath path) const {
+  const ComputeUnitSpec* unit = matrix_unit();
+  if (unit == nullptr) return 0.0;
+  const CalibrationSpec& c = spec_.calibration;
+  double macs = unit_macs_per_cycle(*unit, precision) * unit->count *
+                fraction_at(c.compute_fraction, precision);
+  if (unit->kind == UnitKind::TensorCore) {
+    const auto issue = c.tensor_issue.find(path);
+    if (issue != c.tensor_issue.end()) macs *= fraction_at(issue->second, precision);
+    if (c.sustained_clock) macs *= c.sustained_clock->value / spec_.clock.value;
+  }
+  return macs;
+}
+
+double HardwareModel::achievable_vector_ops_per_cycle(DataType precision) const {
+  const ComputeUnitSpec* unit = vector_unit();
+  if (unit == nullptr) return 0.0;
+  const auto rate = unit->rates.find(precision);
+  if (rate == unit->rates.end()) return 0.0;
+  return rate->second * unit->count * fraction_at(spec_.calibration.compute_fraction, precision);
+}
+
+std::optional<double> HardwareModel::achievable_dram_bytes_per_second() const {
+  const auto peak = dram_bytes_per_second();
+  if (!peak) return std::nullopt;
+  return *peak * spec_.calibration.dram_fraction.value_or(1.0);
+}
+
+std::optional<double> HardwareModel::achievable_dram_bytes_per_cycle() const {
+  const auto per_second = achievable_dram_bytes_per_second();
+  if (!per_second) return std::nullopt;
+  return *per_second / spec_.clock.value;
+}
+
+double HardwareModel::achievable_link_bytes_per_second() const {
+  if (!spec_.interconnect) return 0.0;
+  return spec_.interconnect->bandwidth.value * spec_.calibration.link_fraction.value_or(1.0);
+}
+
+double HardwareModel::kernel_fixed_seconds(KernelKind kind) const {
+  const CalibrationSpec& c = spec_.calibration;
+  if (const auto it = c.fixed_cost.find(kind); it != c.fixed_cost.end()) return it->second.value;
+  if (c.launch_overhead) return c.launch_overhead->value;
+  return has_tensor_cores() ? kDefaultGpuLaunchSeconds : 0.0;
+}
+
+TensorPath HardwareModel::gemm_path() const {
+  if (spec_.calibration.gemm_path) return *spec_.calibration.gemm_path;
+  const ComputeUnitSpec* unit = matrix_unit();
+  return unit != nullptr && has_path(*unit, TensorPath::Wgmma) ? TensorPath::Wgmma
+                                                               : TensorPath::MmaSync;
+}
+
+AttentionImpl HardwareModel::attention_impl() const {
+  if (spec_.calibration.attention) return *spec_.calibration.attention;
+  const ComputeUnitSpec* unit = matrix_unit();
+  return unit != nullptr && has_path(*unit, TensorPath::Wgmma) ? AttentionImpl::Fa3
+                                                               : AttentionImpl::Fa2;
+}
+
+double HardwareModel::attention_backward_share() const {
+  return spec_.calibration.attention_backward.value_or(1.0);
 }
 
 std::optional<double> HardwareModel::ridge_point(DataType precision,

@@ -37,8 +37,10 @@ class HardwareModel {
 
   // The unit contractions run on (the first systolic or tensor-core unit), and the unit
   // elementwise ops, norms and reductions run on; null when the core has none.
-  const ComputeUnitSpec* matrix_unit() const { return matrix_; }
-  const ComputeUnitSpec* vector_unit() const { return vector_; }
+  const ComputeUnitSpec* matrix_unit() const { return unit_at(matrix_); }
+  const ComputeUnitSpec* vector_unit() const { return unit_at(vector_); }
+  // Whether the matrix unit is a GPU's tensor cores.
+  bool has_tensor_cores() const;
 
   // ---- roofline ----
   // Dense operations per second (2 per MAC) of every matrix unit of every core at `precision`;
@@ -76,14 +78,50 @@ class HardwareModel {
   // Chip DRAM bandwidth in bytes per cycle of this clock; nullopt when unlimited.
   std::optional<double> dram_bytes_per_cycle() const { return dram_bytes_per_cycle_; }
 
+  // ---- what kernels achieve (docs/arch.md, "Calibration"): the peaks above times the
+  // calibration's efficiencies, derived here once for every engine (the closed forms, the
+  // loop-nest model and the SystemC engine read these, never the calibration itself) ----
+  // Dense MACs per cycle of `clock` of one core's matrix units at `precision`, issued through
+  // `path` on tensor cores: rate x count x compute_fraction[precision], and on tensor cores also
+  // x tensor_issue[path][precision] x sustained_clock / clock. 0 when unsupported.
+  double achievable_macs_per_cycle(DataType precision, TensorPath path) const;
+  // The same through the path library GEMMs use (systolic arrays: their only path).
+  double achievable_macs_per_cycle(DataType precision) const {
+    return achievable_macs_per_cycle(precision, gemm_path());
+  }
+  // Element operations per cycle of one core's vector units at `precision`, x compute_fraction;
+  // 0 when the unit does not run it (or there is no vector unit).
+  double achievable_vector_ops_per_cycle(DataType precision) const;
+  // DRAM bandwidth kernels reach: dram.bandwidth x dram_fraction; nullopt when unlimited.
+  std::optional<double> achievable_dram_bytes_per_second() const;
+  std::optional<double> achievable_dram_bytes_per_cycle() const;
+  // One chip's per-direction interconnect bandwidth collectives reach: x link_fraction; 0 when
+  // the arch has no interconnect.
+  double achievable_link_bytes_per_second() const;
+  // The fixed cost (launch, ramp-up, tail) of one kernel of `kind`: calibration.fixed_cost, else
+  // calibration.launch_overhead, else kDefaultGpuLaunchSeconds on tensor cores and 0 otherwise.
+  double kernel_fixed_seconds(KernelKind kind) const;
+  // The instruction path of library GEMMs and the fused-attention implementation: the
+  // calibration's choice, else wgmma / fa3 when the tensor cores have wgmma, else mma_sync / fa2.
+  TensorPath gemm_path() const;
+  AttentionImpl attention_impl() const;
+  // The share of the forward's matrix rate a fused attention backward reaches (default 1).
+  double attention_backward_share() const;
+
   // ---- energy and area (arch/energy.h): stated figures, else derived ----
   const EnergyTable& energy() const { return energy_; }
   const AreaTable& area() const { return area_; }
 
  private:
+  // Indices into spec_.compute (not pointers, so a copy of the model points into its own spec).
+  static constexpr std::size_t kNoUnit = static_cast<std::size_t>(-1);
+  const ComputeUnitSpec* unit_at(std::size_t index) const {
+    return index == kNoUnit ? nullptr : &spec_.compute[index];
+  }
+
   ArchSpec spec_;
-  const ComputeUnitSpec* matrix_ = nullptr;
-  const ComputeUnitSpec* vector_ = nullptr;
+  std::size_t matrix_ = kNoUnit;
+  std::size_t vector_ = kNoUnit;
   SystolicArraySpec array_;
   std::uint64_t arrays_ = 0;
   std::uint64_t word_bytes_ = 1;

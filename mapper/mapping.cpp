@@ -60,6 +60,11 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
       pes_per_unit = static_cast<std::uint64_t>(std::floor(macs));
       macs_per_pe = macs / static_cast<double>(pes_per_unit);
     }
+    // What kernels achieve of the unit's peak (HardwareModel's calibration: compute_fraction,
+    // and on tensor cores the GEMM path's issue efficiency and the sustained clock).
+    const double peak = static_cast<double>(pes_per_unit) * macs_per_pe * unit->count;
+    if (const double achievable = hw.achievable_macs_per_cycle(precision); peak > 0 && achievable > 0)
+      macs_per_pe *= achievable / peak;
     const auto mac_energy = hw.energy().mac.find(precision);
     h.compute = {.unit = unit->name,
                  .kind = unit->kind,
@@ -95,7 +100,7 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
                         .holds = level.holds,
                         .double_buffered = level.double_buffered});
   }
-  const double dram = hw.dram_bytes_per_cycle().value_or(0.0);
+  const double dram = hw.achievable_dram_bytes_per_cycle().value_or(0.0);
   h.levels.push_back({.name = "dram",
                       .capacity_bytes = 0,
                       .instances = 1,

@@ -105,7 +105,10 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
       scheduled.work = VectorWork{op.kind, op.function, workload::iteration_points(op),
                                   workload::tensor_bytes(op, workload::TensorRole::Input) +
                                       workload::tensor_bytes(op, workload::TensorRole::Weight),
-                                  workload::tensor_bytes(op, workload::TensorRole::Output)};
+                                  workload::tensor_bytes(op, workload::TensorRole::Output),
+                                  op.kind == OpKind::Normalization && !op.space.dims.empty()
+                                      ? op.space.dims.back().extent
+                                      : 0};
       return scheduled;
     }
     case OpKind::DataMovement: {
@@ -175,6 +178,11 @@ std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::H
   const std::uint64_t heads = dims[0].extent * dims[1].extent * dims[2].extent;
   const std::uint64_t q = dims[3].extent, kv = dims[4].extent;
   const bool causal = std::get<workload::AttentionSpec>(op.attributes).causal;
+  work.batch = dims[0].extent;
+  work.kv_heads = dims[1].extent;
+  work.heads = dims[1].extent * dims[2].extent;
+  work.q_len = q;
+  work.kv_len = kv;
   work.all_pairs = heads * q * kv;
   work.pairs = heads * (causal ? q * kv - q * (q - 1) / 2 : q * kv);  // as workload::mac_count
   work.head_dim = dims[5].extent;
@@ -342,6 +350,7 @@ Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel&
     if (!placed[i]) continue;
     ScheduledOp& scheduled = *placed[i];
     scheduled.fusion_group = group_of[i];
+    scheduled.own_kernel = !group_of[i] || plan.groups[*group_of[i]].ops.front() == i;
     if (auto* attention = std::get_if<AttentionWork>(&scheduled.work);
         attention && group_of[i] && plan.groups[*group_of[i]].kind == FusionKind::Attention) {
       attention->fused = true;

@@ -76,6 +76,8 @@ struct VectorWork {
   std::uint64_t elements = 0;
   Bytes reads;
   Bytes writes;
+  // A normalization (softmax, norms): the extent of the axis it normalises over, its last; else 0.
+  std::uint64_t row_elements = 0;
   friend bool operator==(const VectorWork&, const VectorWork&) = default;
 };
 
@@ -122,6 +124,7 @@ struct ScheduledOp;
 struct AttentionWork {
   bool fused = false;
   std::vector<ScheduledOp> parts;  // qk, softmax, pv
+  std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1;
   std::uint64_t pairs = 0;         // query-key pairs the mask keeps, over batch and heads
   std::uint64_t all_pairs = 0;     // b x heads x q x kv
   std::uint64_t head_dim = 0;
@@ -145,6 +148,9 @@ struct ScheduledOp {
   Bytes dram_reads_saved;
   Bytes dram_writes_saved;
   std::optional<std::size_t> fusion_group;  // index into Schedule::fusion.groups
+  // Whether the op launches a kernel of its own: false for an op that runs inside an earlier op's
+  // kernel of its fusion group (an epilogue, a later link of a chain), which pays no fixed cost.
+  bool own_kernel = true;
   // Contractions on the matrix unit, when the schedule searched mappings: the one chosen, or,
   // when the op has no map space on the hierarchy, why (the closed form prices it then).
   std::optional<LoopNestPlan> loop_nest;

@@ -79,6 +79,9 @@ std::optional<arch::ArchSpec> cuda_core_view(const arch::ArchSpec& spec) {
   fractions.clear();
   if (f)
     for (const DataType p : {DataType::Fp32, DataType::Fp16, DataType::Bf16}) fractions[p] = *f;
+  // The tensor cores' issue efficiencies and sustained clock do not apply to the CUDA cores.
+  view.calibration.tensor_issue.clear();
+  view.calibration.sustained_clock.reset();
   return view;
 }
 
@@ -145,8 +148,9 @@ std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTi
     why = fmt::format("'{}' has no tensor-core unit running {}", hw.name(), dtype_name(m.dtype));
     return std::nullopt;
   }
-  const an::GpuKernelCost c = an::evaluate_gpu_gemm(gemm_shape(m), fixed.tile,
-                                                    an::gpu_params(precision, hw));
+  // WMMA (and the CUDA-core kernels) compile to warp-level mma.sync-class code.
+  const an::GpuKernelCost c = an::evaluate_gpu_gemm(
+      gemm_shape(m), fixed.tile, an::gpu_params(precision, hw, arch::TensorPath::MmaSync));
   const an::BlockTile& t = fixed.tile;
   if (!c.feasible) {
     why = fmt::format("the kernel's tile {}x{}x{} does not fit an SM of '{}' (limited by {})",
@@ -362,7 +366,8 @@ std::optional<Prediction> predict_launch(const arch::HardwareModel& hw, std::str
     why = fmt::format("'{}' is not a GPU: coda adds no kernel launch term on it", hw.name());
     return std::nullopt;
   }
-  const double seconds = an::launch_overhead_s(hw);
+  // An empty kernel: the fixed cost of the lightest kind of kernel, a vector kernel's.
+  const double seconds = hw.kernel_fixed_seconds(arch::KernelKind::Vector);
   Prediction p;
   p.seconds = seconds;
   p.bound = PredictedBound::Launch;
@@ -396,48 +401,99 @@ std::vector<double> ranks(std::span<const double> v) {
 
 // ---- calibration ---------------------------------------------------------------------------
 
-// The knobs as the fit moves them: the launch overhead in seconds, and 1 / fraction for the
-// others, in which a bound time is linear.
-enum class KnobKind : std::uint8_t { Launch, Compute, Dram };
+// The knobs as the fit moves them: fixed costs in seconds, and 1 / fraction for the others, in
+// which a bound time is linear.
+enum class KnobKind : std::uint8_t { FixedCost, Issue, Compute, Dram, Link, AttentionBackward };
 struct Knob {
-  KnobKind kind = KnobKind::Launch;
-  DataType precision = DataType::Fp32;  // Compute only
+  KnobKind kind = KnobKind::FixedCost;
+  arch::KernelKind kernel = arch::KernelKind::Gemm;  // FixedCost
+  arch::TensorPath path = arch::TensorPath::MmaSync;  // Issue
+  DataType precision = DataType::Fp32;                // Issue, Compute
 };
 
 std::string knob_name(const Knob& k) {
   switch (k.kind) {
-    case KnobKind::Launch: return "launch_overhead";
+    case KnobKind::FixedCost: return fmt::format("fixed_cost.{}", arch::to_string(k.kernel));
+    case KnobKind::Issue:
+      return fmt::format("tensor_issue.{}.{}", arch::to_string(k.path), to_string(k.precision));
     case KnobKind::Compute: return fmt::format("compute_fraction.{}", to_string(k.precision));
     case KnobKind::Dram: return "dram_fraction";
+    case KnobKind::Link: return "link_fraction";
+    case KnobKind::AttentionBackward: return "attention_backward";
   }
   return "?";
 }
 
-double get(const arch::CalibrationSpec& c, const Knob& k) {
+double fraction_or_one(const std::map<DataType, double>& m, DataType p) {
+  const auto it = m.find(p);
+  return it != m.end() ? it->second : 1.0;
+}
+
+double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Knob& k) {
   switch (k.kind) {
-    case KnobKind::Launch:
-      return c.launch_overhead.value_or(Seconds{an::GpuParams{}.launch_overhead_s}).value;
-    case KnobKind::Compute: {
-      const auto it = c.compute_fraction.find(k.precision);
-      return 1.0 / (it != c.compute_fraction.end() ? it->second : 1.0);
+    case KnobKind::FixedCost: {
+      arch::ArchSpec with = spec;
+      with.calibration = c;
+      return arch::HardwareModel(with).kernel_fixed_seconds(k.kernel);
     }
+    case KnobKind::Issue: {
+      const auto it = c.tensor_issue.find(k.path);
+      return 1.0 / (it != c.tensor_issue.end() ? fraction_or_one(it->second, k.precision) : 1.0);
+    }
+    case KnobKind::Compute: return 1.0 / fraction_or_one(c.compute_fraction, k.precision);
     case KnobKind::Dram: return 1.0 / c.dram_fraction.value_or(1.0);
+    case KnobKind::Link: return 1.0 / c.link_fraction.value_or(1.0);
+    case KnobKind::AttentionBackward: return 1.0 / c.attention_backward.value_or(1.0);
   }
   return 0;
 }
 
 void set(arch::CalibrationSpec& c, const Knob& k, double v) {
   switch (k.kind) {
-    case KnobKind::Launch: c.launch_overhead = Seconds{v}; break;
+    case KnobKind::FixedCost: c.fixed_cost[k.kernel] = Seconds{v}; break;
+    case KnobKind::Issue: c.tensor_issue[k.path][k.precision] = 1.0 / v; break;
     case KnobKind::Compute: c.compute_fraction[k.precision] = 1.0 / v; break;
     case KnobKind::Dram: c.dram_fraction = 1.0 / v; break;
+    case KnobKind::Link: c.link_fraction = 1.0 / v; break;
+    case KnobKind::AttentionBackward: c.attention_backward = 1.0 / v; break;
   }
 }
 
-// Valid range of a knob in fit units: launch [0, 1 ms]; 1 / fraction in [1, 1000].
+// Valid range of a knob in fit units: a fixed cost [0, 1 ms]; 1 / fraction in [1, 1000].
 std::pair<double, double> limits(const Knob& k) {
-  if (k.kind == KnobKind::Launch) return {0.0, arch::kMaxLaunchOverheadSeconds};
+  if (k.kind == KnobKind::FixedCost) return {0.0, arch::kMaxLaunchOverheadSeconds};
   return {1.0, 1000.0};
+}
+
+// Every knob the arch has: a fixed cost per kind of kernel; on tensor cores an issue efficiency
+// per instruction path and precision (compute_fraction would scale the same rate, so it is not
+// fitted there), elsewhere a compute fraction per precision; the DRAM and link fractions; and
+// the attention backward's share. The fit keeps those the rows depend on.
+std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
+  std::vector<Knob> out;
+  for (const arch::KernelKind kind :
+       {arch::KernelKind::Gemm, arch::KernelKind::Attention, arch::KernelKind::Vector,
+        arch::KernelKind::Copy, arch::KernelKind::Collective})
+    out.push_back({.kind = KnobKind::FixedCost, .kernel = kind});
+  const arch::ComputeUnitSpec* tc = arch::find_unit(spec, arch::UnitKind::TensorCore);
+  for (const arch::ComputeUnitSpec& unit : spec.compute) {
+    if (tc != nullptr && unit.kind == arch::UnitKind::TensorCore && unit.tensor_core) {
+      for (const arch::TensorPath path : unit.tensor_core->paths)
+        for (const auto& [precision, rate] : unit.rates)
+          out.push_back({.kind = KnobKind::Issue, .path = path, .precision = precision});
+    } else if (tc == nullptr) {
+      for (const auto& [precision, rate] : unit.rates) {
+        const bool listed = std::any_of(out.begin(), out.end(), [&](const Knob& k) {
+          return k.kind == KnobKind::Compute && k.precision == precision;
+        });
+        if (!listed) out.push_back({.kind = KnobKind::Compute, .precision = precision});
+      }
+    }
+  }
+  out.push_back({.kind = KnobKind::Dram});
+  if (spec.interconnect) out.push_back({.kind = KnobKind::Link});
+  if (tc != nullptr) out.push_back({.kind = KnobKind::AttentionBackward});
+  return out;
 }
 
 // Predicted seconds of each row on `spec` with calibration `c`; NaN where it cannot be priced.
@@ -478,14 +534,7 @@ struct Fit {
 // Damped, projected Gauss-Newton on the relative errors of `rows`, over the knobs whose
 // finite-difference column is not zero (those the rows' predictions depend on).
 Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& spec) {
-  std::vector<Knob> candidates{{KnobKind::Launch, DataType::Fp32}, {KnobKind::Dram, DataType::Fp32}};
-  for (const DataType p : {DataType::Fp32, DataType::Tf32, DataType::Bf16, DataType::Fp16,
-                           DataType::Fp8E4M3, DataType::Fp8E5M2, DataType::Int8, DataType::Int4,
-                           DataType::Int32}) {
-    bool used = false;
-    for (const arch::ComputeUnitSpec& u : spec.compute) used = used || u.rates.contains(p);
-    if (used) candidates.push_back({KnobKind::Compute, p});
-  }
+  const std::vector<Knob> candidates = candidate_knobs(spec);
   const std::size_t n = rows.size();
   const auto residuals = [&](const std::vector<double>& predicted) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(n));
@@ -494,7 +543,7 @@ Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& sp
     return r;
   };
   const auto step_of = [](const Knob& k, double v) {
-    return k.kind == KnobKind::Launch ? std::max(0.05 * v, 1e-7) : 0.01 * v;
+    return k.kind == KnobKind::FixedCost ? std::max(0.05 * v, 1e-7) : 0.01 * v;
   };
 
   arch::CalibrationSpec current = spec.calibration;
@@ -503,7 +552,7 @@ Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& sp
   const std::vector<double> base = predict_all(rows, spec, current);
   for (const Knob& k : candidates) {
     arch::CalibrationSpec moved = current;
-    const double v = get(current, k);
+    const double v = get(spec, current, k);
     set(moved, k, v + step_of(k, v));
     const std::vector<double> p = predict_all(rows, spec, moved);
     bool matters = false;
@@ -571,7 +620,7 @@ Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& sp
 }
 
 // Fit units back to the YAML's: seconds stay, 1 / fraction becomes the fraction.
-double yaml_value(const Knob& k, double v) { return k.kind == KnobKind::Launch ? v : 1.0 / v; }
+double yaml_value(const Knob& k, double v) { return k.kind == KnobKind::FixedCost ? v : 1.0 / v; }
 
 ErrorStats stats_of(const std::vector<ComparedRow>& rows, const std::vector<std::size_t>& which,
                     bool calibrated) {
@@ -793,13 +842,14 @@ std::optional<ValidationReport> compare(std::span<const Measurement> measurement
     cal.iterations = fit.iterations;
     for (std::size_t j = 0; j < fit.knobs.size(); ++j) {
       cal.knobs.push_back({knob_name(fit.knobs[j]), yaml_value(fit.knobs[j], fit.before[j]),
-                           yaml_value(fit.knobs[j], fit.after[j]), fit.at_limit[j]});
+                           yaml_value(fit.knobs[j], fit.after[j]), fit.at_limit[j],
+                           fit.knobs[j].kind == KnobKind::FixedCost});
       if (fit.at_limit[j])
         cal.notes.push_back(fmt::format(
             "{} was held at the end of its range ({}): the subset asks for a value the model "
             "cannot take, so the error there is not only this knob's",
             knob_name(fit.knobs[j]),
-            fit.knobs[j].kind == KnobKind::Launch ? "0 to 1 ms" : "fraction 0.001 to 1"));
+            fit.knobs[j].kind == KnobKind::FixedCost ? "0 to 1 ms" : "fraction 0.001 to 1"));
     }
     if (fit.knobs.empty())
       cal.notes.emplace_back("no knob changes the subset's predictions; nothing was fitted");

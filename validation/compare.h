@@ -125,10 +125,11 @@ struct GroupStats {
 
 // A fitted knob, in the units the arch YAML uses.
 struct FittedKnob {
-  std::string name;   // "launch_overhead", "compute_fraction.fp16", "dram_fraction"
-  double before = 0;  // seconds for the launch overhead, else a fraction
+  std::string name;   // "fixed_cost.gemm", "tensor_issue.wgmma.fp16", "dram_fraction", ...
+  double before = 0;  // seconds for a fixed cost, else a fraction
   double fitted = 0;
   bool at_limit = false;  // the fit asked for a value outside the knob's range and was held there
+  bool seconds = false;   // a time (a fixed cost); else a fraction
 };
 
 struct CalibrationResult {

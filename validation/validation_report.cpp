@@ -99,7 +99,7 @@ std::string groups_text(const std::vector<GroupStats>& groups, const ValidationR
 }
 
 std::string knob_value(const FittedKnob& k, double v) {
-  return k.name == "launch_overhead" ? fmt::format("{:.4g} us", v * 1e6) : fmt::format("{:.4g}", v);
+  return k.seconds ? fmt::format("{:.4g} us", v * 1e6) : fmt::format("{:.4g}", v);
 }
 
 }  // namespace
@@ -232,7 +232,7 @@ std::string report_json(const ValidationReport& report, const ReportInputs& inpu
     cj["knobs"] = Json::array();
     for (const FittedKnob& k : c.knobs)
       cj["knobs"].push_back({{"name", k.name},
-                             {"unit", k.name == "launch_overhead" ? "s" : "fraction"},
+                             {"unit", k.seconds ? "s" : "fraction"},
                              {"before", k.before},
                              {"fitted", k.fitted},
                              {"at_limit", k.at_limit}});
@@ -349,21 +349,9 @@ std::string calibration_yaml(const ValidationReport& report, const ReportInputs&
       kVersion, inputs.measurements, inputs.arch, subset, c.subset_after.count,
       plain_pct(c.subset_before.mape), plain_pct(c.subset_after.mape), c.held_out_after.count,
       plain_pct(c.held_out_before.mape), plain_pct(c.held_out_after.mape));
-  out += fmt::format("extends: {}\ncalibration:\n", extends_path);
-  const arch::CalibrationSpec& f = c.fitted;
-  if (f.launch_overhead)
-    out += fmt::format("  launch_overhead: {} us\n", f.launch_overhead->value * 1e6);
-  if (!f.compute_fraction.empty()) {
-    out += "  compute_fraction:\n";
-    for (const auto& [precision, fraction] : f.compute_fraction)
-      out += fmt::format("    {}: {}\n", to_string(precision), fraction);
-  }
-  if (f.dram_fraction) out += fmt::format("  dram_fraction: {}\n", *f.dram_fraction);
-  std::string source = fmt::format("coda validate --calibrate-on {} on {}", subset,
-                                   inputs.measurements);
-  std::string quoted;
-  for (const char ch : source) quoted += ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string(1, ch);
-  out += fmt::format("  source: \"{}\"\n", quoted);
+  arch::CalibrationSpec fitted = c.fitted;
+  fitted.source = fmt::format("coda validate --calibrate-on {} on {}", subset, inputs.measurements);
+  out += fmt::format("extends: {}\n{}", extends_path, arch::calibration_yaml(fitted));
   return out;
 }
 

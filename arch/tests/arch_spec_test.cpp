@@ -1,5 +1,7 @@
 #include "arch/arch_spec.h"
 
+#include <memory>
+
 #include <gtest/gtest.h>
 
 #include "arch/hardware_model.h"
@@ -220,6 +222,139 @@ TEST(ArchCalibration, BadKnobsAreLocatedWithWhatWouldBeValid) {
   EXPECT_EQ(errors[5].substr(0, 93),
             "a.yaml:13:3: error: calibration.dram_fractoin: unknown key (did you mean "
             "'dram_fraction'?)");
+}
+
+// A Hopper-like GPU: tensor cores with both instruction paths, and chip links.
+constexpr std::string_view kHopperLike = R"(schema_version: 2
+name: h
+clock: 2 GHz
+cores: 4
+compute:
+  - {name: tc, kind: tensor_core, macs_per_cycle: {fp16: 1000, fp8_e4m3: 2000}, instruction_paths: [mma_sync, wgmma]}
+  - {name: v, kind: vector, ops_per_cycle: {fp32: 100, fp16: 200}}
+dram: {bandwidth: 1 TB/s}
+interconnect: {chips: 8, topology: switch, bandwidth: 100 GB/s, latency: 2 us}
+)";
+
+TEST(ArchCalibration, ReadsTheKernelRateParameters) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kHopperLike) + R"(calibration:
+  sustained_clock: 1.5 GHz
+  tensor_issue:
+    wgmma: {fp16: 0.8, fp8_e4m3: 0.7}
+    mma_sync: {fp16: 0.5}
+  gemm_path: mma_sync
+  attention: fa2
+  attention_backward: 0.6
+  fixed_cost: {gemm: 5 us, vector: 2 us, collective: 20 us}
+  link_fraction: 0.75
+)", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const CalibrationSpec& c = spec->calibration;
+  EXPECT_EQ(c.sustained_clock->value, 1.5e9);
+  EXPECT_EQ(c.tensor_issue.at(TensorPath::Wgmma).at(DataType::Fp8E4M3), 0.7);
+  EXPECT_EQ(c.tensor_issue.at(TensorPath::MmaSync).at(DataType::Fp16), 0.5);
+  EXPECT_EQ(c.gemm_path, TensorPath::MmaSync);
+  EXPECT_EQ(c.attention, AttentionImpl::Fa2);
+  EXPECT_EQ(c.attention_backward, 0.6);
+  EXPECT_DOUBLE_EQ(c.fixed_cost.at(KernelKind::Collective).value, 20e-6);
+  EXPECT_EQ(c.link_fraction, 0.75);
+
+  // The achievable rates (HardwareModel), by hand:
+  const HardwareModel hw(*spec);
+  // fp16 through wgmma: 1000 MACs x 0.8 issue x 1.5 / 2 GHz sustained = 600 per cycle of `clock`.
+  EXPECT_DOUBLE_EQ(hw.achievable_macs_per_cycle(DataType::Fp16, TensorPath::Wgmma), 600.0);
+  // through mma_sync, the calibration's GEMM path: 1000 x 0.5 x 0.75 = 375.
+  EXPECT_DOUBLE_EQ(hw.achievable_macs_per_cycle(DataType::Fp16), 375.0);
+  // fp8 through mma_sync lists no issue efficiency: 2000 x 1 x 0.75 = 1500.
+  EXPECT_DOUBLE_EQ(hw.achievable_macs_per_cycle(DataType::Fp8E4M3, TensorPath::MmaSync), 1500.0);
+  // The vector unit does not see the tensor cores' clock or issue: 200 fp16 ops per cycle.
+  EXPECT_DOUBLE_EQ(hw.achievable_vector_ops_per_cycle(DataType::Fp16), 200.0);
+  // Fixed costs: stated per kind; the kinds without one take the default of an arch with tensor
+  // cores (no launch_overhead stated): 4 us.
+  EXPECT_DOUBLE_EQ(hw.kernel_fixed_seconds(KernelKind::Gemm), 5e-6);
+  EXPECT_DOUBLE_EQ(hw.kernel_fixed_seconds(KernelKind::Copy), 4e-6);
+  EXPECT_DOUBLE_EQ(hw.achievable_link_bytes_per_second(), 75e9);
+  EXPECT_DOUBLE_EQ(hw.attention_backward_share(), 0.6);
+  EXPECT_EQ(hw.attention_impl(), AttentionImpl::Fa2);
+}
+
+TEST(ArchCalibration, DefaultsFollowTheInstructionPaths) {
+  Diagnostics diags;
+  const auto hopper = parse(kHopperLike, diags);
+  const auto ampere = parse(kGpu, diags);
+  ASSERT_TRUE(hopper && ampere) << diags.format_all();
+  // With wgmma: library GEMMs use it and attention is FlashAttention-3's kind; without: mma.sync
+  // and FlashAttention-2's.
+  EXPECT_EQ(HardwareModel(*hopper).gemm_path(), TensorPath::Wgmma);
+  EXPECT_EQ(HardwareModel(*hopper).attention_impl(), AttentionImpl::Fa3);
+  EXPECT_EQ(HardwareModel(*ampere).gemm_path(), TensorPath::MmaSync);
+  EXPECT_EQ(HardwareModel(*ampere).attention_impl(), AttentionImpl::Fa2);
+  // No calibration: every rate is the peak, and DRAM its stated bandwidth.
+  const HardwareModel hw(*hopper);
+  EXPECT_DOUBLE_EQ(hw.achievable_macs_per_cycle(DataType::Fp16), 1000.0);
+  EXPECT_DOUBLE_EQ(*hw.achievable_dram_bytes_per_second(), 1e12);
+  // launch_overhead alone sets every kind's fixed cost.
+  const auto launch = parse(std::string(kGpu) + "calibration: {launch_overhead: 3 us}\n", diags);
+  ASSERT_TRUE(launch) << diags.format_all();
+  EXPECT_DOUBLE_EQ(HardwareModel(*launch).kernel_fixed_seconds(KernelKind::Vector), 3e-6);
+}
+
+TEST(ArchCalibration, KernelRateParametersAreCheckedAgainstTheHardware) {
+  // kGpu's tensor cores have only mma_sync (the default instruction_paths) and no interconnect.
+  const auto errors = errors_of(std::string(kGpu) + R"(calibration:
+  tensor_issue: {wgmma: {fp16: 0.9}, mma_sync: {int8: 0.5}, wgmm: {fp16: 1}}
+  attention: fa3
+  sustained_clock: 3 GHz
+  fixed_cost: {gem: 1 us}
+  link_fraction: 0.5
+)");
+  // In the order the section is read: fixed costs, issue efficiencies, the clock, the choices,
+  // the fractions.
+  ASSERT_EQ(errors.size(), 7u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0], "a.yaml:13:21: error: calibration.fixed_cost.gem: unknown kernel kind 'gem' "
+                       "(did you mean 'gemm'?); expected one of: gemm, attention, vector, copy, "
+                       "collective");
+  EXPECT_EQ(errors[1], "a.yaml:10:25: error: calibration.tensor_issue.wgmma: this arch's tensor "
+                       "cores have no wgmma path; their instruction_paths: mma_sync");
+  EXPECT_EQ(errors[2], "a.yaml:10:55: error: calibration.tensor_issue.mma_sync.int8: no "
+                       "tensor-core unit of this arch runs int8; the tensor cores run: fp16");
+  EXPECT_EQ(errors[3], "a.yaml:10:67: error: calibration.tensor_issue.wgmm: unknown instruction "
+                       "path 'wgmm' (did you mean 'wgmma'?); expected one of: mma_sync, wgmma");
+  EXPECT_EQ(errors[4], "a.yaml:12:20: error: calibration.sustained_clock: 3 GHz is not a "
+                       "sustained clock of a 1 GHz part; give the clock under load, above zero "
+                       "and at most `clock`");
+  EXPECT_EQ(errors[5], "a.yaml:11:14: error: calibration.attention: this arch's tensor cores "
+                       "have no wgmma path; their instruction_paths: mma_sync");
+  EXPECT_EQ(errors[6], "a.yaml:14:18: error: calibration.link_fraction: this arch has no "
+                       "interconnect; add interconnect: or leave link_fraction out");
+}
+
+TEST(ArchCalibration, InstructionPathsAreAListWithoutRepeats) {
+  const auto errors = errors_of(R"(schema_version: 2
+name: g
+clock: 1 GHz
+compute:
+  - {name: tc, kind: tensor_core, macs_per_cycle: {fp16: 256}, instruction_paths: [wgmma, wgmma, hmma]}
+dram: {bandwidth: 100 GB/s}
+)");
+  ASSERT_EQ(errors.size(), 2u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0], "a.yaml:5:91: error: compute[0].instruction_paths[1]: 'wgmma' is listed twice");
+  EXPECT_EQ(errors[1].substr(0, 59), "a.yaml:5:98: error: compute[0].instruction_paths[2]: \"hmma\"");
+}
+
+TEST(HardwareModelCopy, ACopyPointsIntoItsOwnSpec) {
+  Diagnostics diags;
+  const auto spec = parse(kHopperLike, diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  auto original = std::make_unique<HardwareModel>(*spec);
+  const HardwareModel copy = *original;
+  const ComputeUnitSpec* unit = copy.matrix_unit();
+  original.reset();  // the copy must not point into the destroyed original
+  ASSERT_NE(unit, nullptr);
+  EXPECT_EQ(unit, &copy.spec().compute[0]);
+  EXPECT_EQ(unit->name, "tc");
+  EXPECT_EQ(copy.vector_unit(), &copy.spec().compute[1]);
 }
 
 }  // namespace

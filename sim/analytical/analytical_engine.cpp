@@ -53,6 +53,7 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
       run.ops.push_back(evaluate_loop_nest(op, hw));
     } else if (op.placement == mapper::Placement::Systolic) {
       run.ops.push_back(systolic(op));
+      add_fixed_cost(run.ops.back(), op_fixed_seconds(op, hw), hw);
       remove_fused_traffic(run.ops.back(), op);
       add_energy(run.ops.back(), op, 0.0, hw);
     } else {

@@ -39,6 +39,8 @@
 #include <span>
 #include <string_view>
 
+#include "arch/arch_spec.h"
+
 namespace coda::sim::analytical {
 
 // The GPU at one precision (the op's). Plain numbers; the lead's adapter fills them from
@@ -55,11 +57,9 @@ struct GpuParams {
   std::uint64_t l2_bytes = 0;
   double l2_bytes_per_second = 0.0;          // L2 -> SMs; 0 = unlimited
   double dram_bytes_per_second = 0.0;        // 0 = unlimited
-  // Host launch to kernel start. Measured empty-kernel launches: 2.2 us back to back and 6.6 us
-  // with a synchronize after each on P100 (CSCS's ReFrame kernel_latency check, reference
-  // values), "approximately 5 us" on Linux (NVIDIA developer forum). 4 us sits between them.
-  // An arch's calibration.launch_overhead replaces it (unit_costs.h gpu_params).
-  double launch_overhead_s = 4e-6;
+  // The kernel's fixed cost (launch, ramp-up, tail): arch::kDefaultGpuLaunchSeconds unless the
+  // arch's calibration states one (unit_costs.h gpu_params fills it from HardwareModel).
+  double launch_overhead_s = arch::kDefaultGpuLaunchSeconds;
 };
 
 struct GemmShape {

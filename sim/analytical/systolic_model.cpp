@@ -163,7 +163,7 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   // Time the folds on one DRAM channel of `bw` bytes per cycle (see the header). Unlimited
   // bandwidth still walks the folds to count the traffic.
   // Each of the arrays running a slice in parallel has an equal share of the chip's DRAM.
-  std::optional<double> bw = hw.dram_bytes_per_cycle();
+  std::optional<double> bw = hw.achievable_dram_bytes_per_cycle();
   if (bw) *bw /= static_cast<double>(m.arrays);
   const double b = bw.value_or(1.0);
   const double compute_per_fold = static_cast<double>(per_fold);

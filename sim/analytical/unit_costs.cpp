@@ -20,18 +20,11 @@ std::uint64_t to_cycles(double seconds, const arch::HardwareModel& hw) {
   return static_cast<std::uint64_t>(std::ceil(seconds * hw.clock().value - 1e-9));
 }
 
-// The DRAM bandwidth kernels reach: dram.bandwidth x calibration.dram_fraction (default 1).
+// The DRAM bandwidth kernels reach (HardwareModel: dram.bandwidth x dram_fraction); 0 = no limit.
 double dram_rate(const arch::HardwareModel& hw) {
-  return hw.dram_bytes_per_second().value_or(0.0) *
-         hw.spec().calibration.dram_fraction.value_or(1.0);
+  return hw.achievable_dram_bytes_per_second().value_or(0.0);
 }
 
-// The share of the peak rate at `precision` that kernels reach (calibration.compute_fraction).
-double compute_fraction(DataType precision, const arch::HardwareModel& hw) {
-  const auto& fractions = hw.spec().calibration.compute_fraction;
-  const auto it = fractions.find(precision);
-  return it != fractions.end() ? it->second : 1.0;
-}
 
 // The innermost core-level memory that holds inputs, and the first chip-level memory.
 const arch::MemoryLevelSpec* core_input_level(const arch::ArchSpec& spec) {
@@ -57,7 +50,9 @@ GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCor
                           const arch::HardwareModel& hw) {
   const workload::GemmView& g = work.gemm;
   const GemmShape shape{g.batch, g.m, g.n, g.k, work.input_bytes, work.output_bytes};
-  return choose_gpu_tile(shape, gpu_params(op.precision, hw));
+  GpuParams params = gpu_params(op.precision, hw, hw.gemm_path());
+  if (!op.own_kernel) params.launch_overhead_s = 0;
+  return choose_gpu_tile(shape, params);
 }
 
 results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
@@ -131,19 +126,33 @@ constexpr VectorOpCounts kAdamW{9.0, 1.0, 1, 1};
 
 VectorParams vector_params(DataType precision, const arch::HardwareModel& hw) {
   const arch::ComputeUnitSpec& unit = *hw.vector_unit();
-  const double scale = unit.count * static_cast<double>(hw.cores());
-  const auto rate = unit.rates.find(precision);
-  return {(rate != unit.rates.end() ? rate->second * compute_fraction(precision, hw) : 0.0) * scale,
-          unit.special_ops_per_cycle * scale, hw.clock().value, dram_rate(hw)};
+  const double cores = static_cast<double>(hw.cores());
+  return {hw.achievable_vector_ops_per_cycle(precision) * cores,
+          unit.special_ops_per_cycle * unit.count * cores, hw.clock().value, dram_rate(hw)};
+}
+
+// Passes a softmax or norm makes over its input: one when a row of it fits in one core's on-chip
+// memory (the kernel keeps the row while it computes the statistics, as row kernels do), else the
+// function's own count (a statistics pass, then a normalising pass).
+std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
+                         const arch::HardwareModel& hw) {
+  if (passes <= 1 || work.row_elements == 0 || work.elements == 0) return passes;
+  const arch::MemoryLevelSpec* level = core_input_level(hw.spec());
+  if (level == nullptr) return passes;
+  const double row_bytes = static_cast<double>(work.reads.value) /
+                           static_cast<double>(work.elements) *
+                           static_cast<double>(work.row_elements);
+  return row_bytes <= static_cast<double>(level->capacity.value * level->instances) ? 1 : passes;
 }
 
 results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::VectorWork& work,
                                 const arch::HardwareModel& hw, double& vector_ops) {
   const VectorParams params = vector_params(op.precision, hw);
   const auto function = vector_function(work.function);
-  const VectorOpCounts counts = work.function == Function::AdamW ? kAdamW
-                                : function ? vector_function_counts(*function)
-                                           : VectorOpCounts{1.0, 0.0, 1, 1};
+  VectorOpCounts counts = work.function == Function::AdamW ? kAdamW
+                          : function ? vector_function_counts(*function)
+                                     : VectorOpCounts{1.0, 0.0, 1, 1};
+  counts.passes = row_passes(work, counts.passes, hw);
   const analytical::VectorWork vw{work.elements, counts.ops_per_element,
                                   counts.special_ops_per_element, work.reads.value,
                                   work.writes.value, counts.passes};
@@ -166,6 +175,7 @@ results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::Vec
                                      : 0.0;
   out.mapping_efficiency = 1.0;
   out.bound = c.bound == VectorBound::Memory ? results::Bound::Memory : results::Bound::Compute;
+  add_fixed_cost(out, op_fixed_seconds(op, hw), hw);
   return out;
 }
 
@@ -181,6 +191,7 @@ results::OpResult transfer_result(const mapper::ScheduledOp& op, const mapper::T
   out.cost.dram_writes = work.writes;
   out.traffic = {{"inputs", "dram", work.reads, {}}, {"outputs", "dram", {}, work.writes}};
   out.bound = results::Bound::Memory;
+  add_fixed_cost(out, op_fixed_seconds(op, hw), hw);
   return out;
 }
 
@@ -192,8 +203,6 @@ results::OpResult collective_result(const mapper::ScheduledOp& op,
   out.unit = "collective";
   out.mapping = {{"ranks", work.ranks}};
   if (work.ranks <= 1 || !hw.spec().interconnect) return out;  // nothing crosses a link
-  const arch::InterconnectSpec& ic = *hw.spec().interconnect;
-  const LinkParams link{ic.bandwidth.value, ic.latency.value};
   CollectiveKind kind = CollectiveKind::AllReduce;
   switch (work.function) {
     case Function::ReduceScatter: kind = CollectiveKind::ReduceScatter; break;
@@ -201,23 +210,16 @@ results::OpResult collective_result(const mapper::ScheduledOp& op,
     case Function::SendRecv: kind = CollectiveKind::SendRecv; break;
     default: break;
   }
-  CollectiveCost cost = evaluate_collective(kind, CollectiveAlgorithm::Ring, work.bytes.value,
-                                            work.ranks, link);
-  if (kind == CollectiveKind::AllReduce) {
-    const CollectiveCost tree = evaluate_collective(kind, CollectiveAlgorithm::Tree,
-                                                    work.bytes.value, work.ranks, link);
-    if (tree.seconds < cost.seconds) {
-      cost = tree;
-      out.mapping.emplace_back("tree", 1);
-    }
-  }
-  set_time(out, cost.seconds, 0.0, hw);
-  out.mapping.emplace_back("steps", cost.steps);
-  const double bandwidth_seconds = cost.bytes_sent_per_rank / link.bytes_per_second;
-  out.bound = bandwidth_seconds >= cost.seconds / 2 ? results::Bound::Memory
-                                                    : results::Bound::Latency;
+  const PricedCollective c = price_collective(kind, work.bytes.value, work.ranks, std::nullopt, hw);
+  set_time(out, c.cost.seconds, 0.0, hw);
+  if (c.algorithm == CollectiveAlgorithm::Tree) out.mapping.emplace_back("tree", 1);
+  out.mapping.emplace_back("steps", c.cost.steps);
+  const double bandwidth_seconds = c.cost.bytes_sent_per_rank / hw.achievable_link_bytes_per_second();
+  out.bound = bandwidth_seconds >= c.cost.seconds / 2 ? results::Bound::Memory
+                                                      : results::Bound::Latency;
   out.traffic = {{"collective", "link", {}, Bytes{static_cast<std::uint64_t>(
-                                                cost.bytes_sent_per_rank)}}};
+                                                c.cost.bytes_sent_per_rank)}}};
+  add_fixed_cost(out, op_fixed_seconds(op, hw), hw);
   return out;
 }
 
@@ -291,97 +293,83 @@ std::optional<results::OpResult> unfused_attention(const mapper::ScheduledOp& op
   return out;
 }
 
-// FlashAttention: time = launch (tensor cores) + max(matrix, vector, DRAM); see unit_costs.h.
+// Fused attention on a systolic array (or any matrix unit without tensor cores): the array does
+// the two GEMMs of the kept pairs (its compute cycles), the vector unit the online softmax; they
+// are separate hardware and overlap, as does DRAM.
+double systolic_matrix_seconds(const mapper::AttentionWork& work, const arch::HardwareModel& hw) {
+  double seconds = 0;
+  for (const mapper::ScheduledOp& part : work.parts)
+    if (part.placement != mapper::Placement::Vector)
+      seconds += static_cast<double>(evaluate_systolic(part, hw).cost.compute_cycles.value) /
+                 hw.clock().value;
+  const double kept = work.all_pairs > 0 ? static_cast<double>(work.pairs) /
+                                               static_cast<double>(work.all_pairs)
+                                         : 0.0;
+  return seconds * kept;
+}
+
 std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
                                                  const mapper::AttentionWork& work,
                                                  const arch::HardwareModel& hw, std::string& why,
                                                  double& vector_ops) {
-  const double clock = hw.clock().value;
-  const bool tensor_cores = hw.matrix_unit()->kind == arch::UnitKind::TensorCore;
-  const double kept = work.all_pairs > 0 ? static_cast<double>(work.pairs) /
-                                               static_cast<double>(work.all_pairs)
-                                         : 0.0;
-  double matrix_seconds = 0;
   const mapper::ScheduledOp* softmax = nullptr;
-  for (const mapper::ScheduledOp& part : work.parts) {
-    if (part.placement == mapper::Placement::Vector) {
-      softmax = &part;
-    } else if (const auto* tc = std::get_if<mapper::TensorCoreWork>(&part.work)) {
-      const GpuTileChoice choice = choose_tile(part, *tc, hw);
-      if (!choice.cost.feasible) {
-        why = fmt::format("its part '{}': no thread-block tile fits an SM of '{}' (limited by {})",
-                          part.name, hw.name(), to_string(choice.cost.limit));
-        return std::nullopt;
-      }
-      matrix_seconds += choice.cost.compute_seconds;
-    } else {
-      matrix_seconds +=
-          static_cast<double>(evaluate_systolic(part, hw).cost.compute_cycles.value) / clock;
-    }
-  }
+  for (const mapper::ScheduledOp& part : work.parts)
+    if (part.placement == mapper::Placement::Vector) softmax = &part;
   CODA_CHECK(softmax != nullptr);
-  matrix_seconds *= kept;
-
-  const double rescale_ops = work.block > 0 ? static_cast<double>(work.head_dim) /
-                                                  static_cast<double>(work.block)
-                                            : 0.0;
-  const analytical::VectorWork online{work.pairs, kOnlineSoftmaxOps + rescale_ops,
-                                      kOnlineSoftmaxSpecialOps, 0, 0, 1};
-  const VectorCost v = evaluate_vector(online, vector_params(softmax->precision, hw));
-  const double vector_seconds = std::max(v.arithmetic_seconds, v.special_seconds);
-  vector_ops = static_cast<double>(work.pairs) *
-               (kOnlineSoftmaxOps + rescale_ops + kOnlineSoftmaxSpecialOps);
-
-  const double rate = dram_rate(hw);
-  const double dram_bytes = static_cast<double>(work.reads.value + work.writes.value);
-  const double dram_seconds = rate > 0 ? dram_bytes / rate : 0.0;
-  const double launch = tensor_cores ? launch_overhead_s(hw) : 0.0;
-  const double busiest = std::max({matrix_seconds, vector_seconds, dram_seconds});
+  AttentionShape shape{.batch = work.batch, .heads = work.heads, .kv_heads = work.kv_heads,
+                       .q_len = work.q_len, .kv_len = work.kv_len, .head_dim = work.head_dim,
+                       .pairs = work.pairs, .block = work.block, .precision = op.precision,
+                       .softmax_precision = softmax->precision,
+                       .reads = static_cast<double>(work.reads.value),
+                       .writes = static_cast<double>(work.writes.value),
+                       .backward = false};
+  const arch::AttentionImpl impl = hw.attention_impl();
+  std::optional<double> systolic;
+  if (!hw.has_tensor_cores()) systolic = systolic_matrix_seconds(work, hw);
+  const FusedAttentionCost c =
+      fused_attention_cost(shape, impl, hw, op.own_kernel, systolic, why);
+  if (!why.empty()) return std::nullopt;
+  vector_ops = c.vector_ops;
 
   results::OpResult out;
   out.name = op.name;
   out.unit = "attention";
   out.mapping = {{"fused", 1}, {"block", work.block}, {"pairs", work.pairs}};
+  if (hw.has_tensor_cores())
+    out.mapping.emplace_back(impl == arch::AttentionImpl::Fa3 ? "fa3" : "fa2", 1);
   out.cost.macs = op.macs;
-  set_time(out, launch + busiest, std::max(matrix_seconds, vector_seconds), hw);
+  set_time(out, c.seconds, c.compute_seconds, hw);
   out.cost.dram_reads = work.reads;
   out.cost.dram_writes = work.writes;
   // On-chip traffic: Q, K, V and O pass once through the level feeding the matrix unit; the
   // blocks' reuse inside a core (K and V re-read per query block) is not counted.
   out.cost.sram_reads = work.reads;
   out.cost.sram_writes = work.writes;
-  const std::string level = tensor_cores ? "l2" : "sram";
+  const std::string level = hw.has_tensor_cores() ? "l2" : "sram";
   out.traffic = {{"inputs", level, work.reads, {}},
                  {"outputs", level, {}, work.writes},
                  {"inputs", "dram", work.reads, {}},
                  {"outputs", "dram", {}, work.writes}};
-  out.mapping_efficiency = 1.0;
+  out.mapping_efficiency = c.wave_efficiency;
   const double peak = matrix_macs_per_cycle(op.precision, hw) *
                       static_cast<double>(out.cost.cycles.value);
   out.compute_utilization = peak > 0 ? static_cast<double>(op.macs) / peak : 0.0;
+  const double dram_bytes = shape.reads + shape.writes;
   out.arithmetic_intensity = dram_bytes > 0 ? static_cast<double>(op.macs) / dram_bytes : 0.0;
-  out.bound = launch >= busiest                        ? results::Bound::Latency
-              : dram_seconds >= std::max(matrix_seconds, vector_seconds) ? results::Bound::Memory
-                                                                        : results::Bound::Compute;
+  out.bound = c.bound;
   return out;
 }
 
 }  // namespace
 
-double launch_overhead_s(const arch::HardwareModel& hw) {
-  return hw.spec().calibration.launch_overhead.value_or(Seconds{GpuParams{}.launch_overhead_s})
-      .value;
-}
-
-GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw) {
+GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::TensorPath path) {
   const arch::ArchSpec& spec = hw.spec();
   const arch::ComputeUnitSpec& unit = *hw.matrix_unit();
   const arch::TensorCoreSpec tc = unit.tensor_core.value_or(arch::TensorCoreSpec{});
   GpuParams params;
   params.sms = spec.cores;
   params.clock_hz = hw.clock().value;
-  params.macs_per_cycle_per_sm =
-      unit.rates.at(precision) * unit.count * compute_fraction(precision, hw);
+  params.macs_per_cycle_per_sm = hw.achievable_macs_per_cycle(precision, path);
   if (const auto* smem = core_input_level(spec))
     params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
   params.registers_per_sm = tc.registers_per_core;
@@ -394,8 +382,136 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw) {
         params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
   }
   params.dram_bytes_per_second = dram_rate(hw);
-  params.launch_overhead_s = launch_overhead_s(hw);
+  params.launch_overhead_s = hw.kernel_fixed_seconds(arch::KernelKind::Gemm);
   return params;
+}
+
+double op_fixed_seconds(const mapper::ScheduledOp& op, const arch::HardwareModel& hw) {
+  if (!op.own_kernel) return 0.0;
+  using arch::KernelKind;
+  switch (op.placement) {
+    case mapper::Placement::Systolic:
+    case mapper::Placement::TensorCore: return hw.kernel_fixed_seconds(KernelKind::Gemm);
+    case mapper::Placement::Vector: return hw.kernel_fixed_seconds(KernelKind::Vector);
+    case mapper::Placement::Transfer: {
+      const auto* t = std::get_if<mapper::TransferWork>(&op.work);
+      const bool moves = t != nullptr && t->reads.value + t->writes.value > 0;
+      return moves ? hw.kernel_fixed_seconds(KernelKind::Copy) : 0.0;  // a reshape is free
+    }
+    case mapper::Placement::Collective: {
+      const auto* c = std::get_if<mapper::CollectiveWork>(&op.work);
+      const bool crosses = c != nullptr && c->ranks > 1 && hw.spec().interconnect.has_value();
+      return crosses ? hw.kernel_fixed_seconds(KernelKind::Collective) : 0.0;
+    }
+    case mapper::Placement::Attention: {
+      const auto* a = std::get_if<mapper::AttentionWork>(&op.work);
+      if (a == nullptr) return 0.0;
+      if (a->fused) return hw.kernel_fixed_seconds(KernelKind::Attention);
+      double sum = 0;
+      for (const mapper::ScheduledOp& part : a->parts) sum += op_fixed_seconds(part, hw);
+      return sum;
+    }
+  }
+  return 0.0;
+}
+
+PricedCollective price_collective(CollectiveKind kind, std::uint64_t bytes, std::uint32_t ranks,
+                                  std::optional<CollectiveAlgorithm> algorithm,
+                                  const arch::HardwareModel& hw) {
+  CODA_CHECK(hw.spec().interconnect.has_value() && ranks >= 1);
+  const LinkParams link{hw.achievable_link_bytes_per_second(),
+                        hw.spec().interconnect->latency.value};
+  PricedCollective out;
+  out.algorithm = algorithm.value_or(CollectiveAlgorithm::Ring);
+  out.cost = evaluate_collective(kind, out.algorithm, bytes, ranks, link);
+  if (!algorithm && kind == CollectiveKind::AllReduce) {
+    const CollectiveCost tree =
+        evaluate_collective(kind, CollectiveAlgorithm::Tree, bytes, ranks, link);
+    if (tree.seconds < out.cost.seconds) {
+      out.cost = tree;
+      out.algorithm = CollectiveAlgorithm::Tree;
+    }
+  }
+  return out;
+}
+
+FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::AttentionImpl impl,
+                                        const arch::HardwareModel& hw, bool own_kernel,
+                                        std::optional<double> systolic_matrix_seconds,
+                                        std::string& why) {
+  FusedAttentionCost out;
+  const double clock = hw.clock().value;
+  const double cores = static_cast<double>(hw.cores());
+  const double pairs = static_cast<double>(shape.pairs);
+  const double d = static_cast<double>(shape.head_dim);
+  const double block = static_cast<double>(std::max<std::uint64_t>(shape.block, 1));
+  // The matrix work: forward Q K^T and P V over the kept pairs (2 d MACs a pair); backward
+  // recomputes S = Q K^T and does dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q (5 d MACs a
+  // pair: FlashAttention-2's backward, Dao 2023, Algorithm 2).
+  const double macs_per_pair = (shape.backward ? 5.0 : 2.0) * d;
+  if (systolic_matrix_seconds) {
+    out.matrix_seconds = *systolic_matrix_seconds * (shape.backward ? 2.5 : 1.0);
+    out.wave_efficiency = 1.0;
+  } else {
+    const arch::TensorPath path = impl == arch::AttentionImpl::Fa3 ? arch::TensorPath::Wgmma
+                                                                   : arch::TensorPath::MmaSync;
+    double rate = hw.achievable_macs_per_cycle(shape.precision, path);
+    if (rate <= 0) {
+      why = fmt::format("the tensor cores of '{}' do not run {}", hw.name(),
+                        to_string(shape.precision));
+      return out;
+    }
+    if (shape.backward) rate *= hw.attention_backward_share();
+    // Queries of one kv head (GQA packs a group's heads together) are padded to the MMA's m:
+    // mma.sync's m16, wgmma's m64 (PTX ISA, "Matrix shape"). A thread block takes `block`
+    // queries; blocks spread over the SMs in waves, and a grid smaller than one wave splits the
+    // keys across blocks (split-KV, as FlashAttention's decoding path does), at most one split
+    // per key block.
+    const arch::ComputeUnitSpec& unit = *hw.matrix_unit();
+    const std::uint64_t mma_m = path == arch::TensorPath::Wgmma
+                                    ? 64
+                                    : unit.tensor_core.value_or(arch::TensorCoreSpec{}).mma_m;
+    const std::uint64_t group = std::max<std::uint64_t>(shape.heads / std::max<std::uint64_t>(
+                                                                          shape.kv_heads, 1), 1);
+    const std::uint64_t rows = group * shape.q_len;
+    const std::uint64_t padded = (rows + mma_m - 1) / mma_m * mma_m;
+    const double padding = static_cast<double>(padded) / static_cast<double>(rows);
+    const double blocks = static_cast<double>(shape.batch * shape.kv_heads) *
+                          std::ceil(static_cast<double>(padded) / block);
+    const double key_blocks = std::ceil(static_cast<double>(shape.kv_len) / block);
+    const double splits = blocks >= cores ? 1.0 : std::min(std::ceil(cores / blocks), key_blocks);
+    const double grid = blocks * splits;
+    out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
+    out.matrix_seconds = pairs * padding * macs_per_pair /
+                         (rate * cores * clock * out.wave_efficiency);
+  }
+  // The online softmax on the vector unit, in fp32 where it can (FlashAttention keeps S and the
+  // row statistics in fp32): forward kOnlineSoftmaxOps + d / Bc rescale ops and one exp per pair;
+  // backward recomputes P = exp(S - L) (2 ops and the exp) and dS = P (dP - D) (2 ops) and
+  // converts dS to the input type (1): the same 5 ops and one exp, without the rescale.
+  const DataType vector_type = hw.achievable_vector_ops_per_cycle(DataType::Fp32) > 0
+                                   ? DataType::Fp32
+                                   : shape.softmax_precision;
+  const double rescale = shape.backward ? 0.0 : d / block;
+  const VectorWork online{shape.pairs, kOnlineSoftmaxOps + rescale, kOnlineSoftmaxSpecialOps, 0,
+                          0, 1};
+  const VectorCost v = evaluate_vector(online, vector_params(vector_type, hw));
+  out.vector_seconds = std::max(v.arithmetic_seconds, v.special_seconds);
+  out.vector_ops = pairs * (kOnlineSoftmaxOps + rescale + kOnlineSoftmaxSpecialOps);
+  // fa2 runs a block's softmax between its two GEMMs on the same warps; fa3 (and a systolic
+  // array beside its vector unit) overlaps them.
+  const bool overlap = systolic_matrix_seconds.has_value() || impl == arch::AttentionImpl::Fa3;
+  out.compute_seconds = overlap ? std::max(out.matrix_seconds, out.vector_seconds)
+                                : out.matrix_seconds + out.vector_seconds;
+  const double rate = dram_rate(hw);
+  out.dram_seconds = rate > 0 ? (shape.reads + shape.writes) / rate : 0.0;
+  out.fixed_seconds = own_kernel ? hw.kernel_fixed_seconds(arch::KernelKind::Attention) : 0.0;
+  const double busiest = std::max(out.compute_seconds, out.dram_seconds);
+  out.seconds = out.fixed_seconds + busiest;
+  out.bound = out.fixed_seconds >= busiest             ? results::Bound::Latency
+              : out.dram_seconds >= out.compute_seconds ? results::Bound::Memory
+                                                        : results::Bound::Compute;
+  return out;
 }
 
 void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& op) {
@@ -445,16 +561,24 @@ void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double
   result.cost.energy = Joules{joules};
 }
 
+void add_fixed_cost(results::OpResult& out, double fixed_seconds, const arch::HardwareModel& hw) {
+  if (fixed_seconds <= 0) return;
+  const double rest = static_cast<double>(out.cost.cycles.value);
+  const std::uint64_t fixed = to_cycles(fixed_seconds, hw);
+  out.cost.cycles.value += fixed;
+  out.cost.stall_cycles.value += fixed;
+  if (static_cast<double>(fixed) > rest) out.bound = results::Bound::Latency;
+}
+
 results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op,
                                      const arch::HardwareModel& hw) {
   CODA_CHECK(op.loop_nest.has_value());
   const mapper::LoopNestPlan& plan = *op.loop_nest;
   const mapper::MappingCost& c = plan.cost;
-  const bool tensor_core = op.placement == mapper::Placement::TensorCore;
   results::OpResult out;
   out.name = op.name;
   out.unit = std::string(mapper::to_string(op.placement));
-  const std::uint64_t launch = tensor_core ? to_cycles(launch_overhead_s(hw), hw) : 0;
+  const std::uint64_t launch = to_cycles(op_fixed_seconds(op, hw), hw);
   const auto nest = static_cast<std::uint64_t>(std::ceil(c.cycles - 1e-9));
   const std::uint64_t compute =
       std::min(nest, static_cast<std::uint64_t>(std::ceil(c.compute_cycles - 1e-9)));

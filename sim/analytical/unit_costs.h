@@ -4,32 +4,27 @@
 // HardwareModel, and adds every op's energy. docs/cost_models.md derives the models; this file
 // only says which hardware figure feeds which parameter:
 //
-//   tensor cores  sms = cores; MACs per cycle per SM = the unit's rate at the op's precision x
-//                 count; shared memory = the innermost core-level memory holding inputs
-//                 (capacity x instances); L2 = the first chip-level memory; DRAM = dram.
-//   vector unit   ops per cycle = the unit's rate x count x cores; its operands stream from and
-//                 to DRAM, except fused intermediates (the schedule already took them off).
-//   transfer      a copy through DRAM: (reads + writes) / DRAM bandwidth.
+//   tensor cores  sms = cores; MACs per cycle per SM = HardwareModel::achievable_macs_per_cycle
+//                 at the op's precision through the arch's GEMM path (the peak x compute_fraction
+//                 x tensor_issue x sustained_clock / clock); shared memory = the innermost
+//                 core-level memory holding inputs (capacity x instances); L2 = the first
+//                 chip-level memory; DRAM = the achievable DRAM bandwidth.
+//   vector unit   ops per cycle = the achievable vector rate x cores; its operands stream from
+//                 and to DRAM, except fused intermediates (the schedule already took them off). A
+//                 softmax or norm reads its input once when a row fits in one core's on-chip
+//                 memory, else twice (statistics, then normalisation).
+//   transfer      a copy through DRAM: (reads + writes) / the achievable DRAM bandwidth.
 //   attention     unfused: decompose-attention's Q K^T, softmax and P V, each priced as above,
 //                 one after another (cycles, traffic and energy summed; S and P go through DRAM).
-//                 Fused (FlashAttention): matrix = the compute time of the two GEMMs (the tensor-
-//                 core model's compute_seconds of its chosen tile, or the systolic model's
-//                 compute cycles) x pairs / all_pairs, as a causal mask skips the masked blocks;
-//                 vector = the online softmax over the kept pairs (5 ops + 1 special + d / Bc
-//                 ops per pair, unit_costs.cpp); DRAM = (Q + K + V + O bytes) / bandwidth.
-//                 Overlap rule: the three run concurrently (the softmax of one block under the
-//                 GEMMs of the next, as FlashAttention-3 schedules them), so time = launch
-//                 overhead (tensor cores: one kernel, gpu_model.h's 4 us) + max(matrix, vector,
-//                 DRAM). On-chip traffic: Q, K, V and O once through the feeding level.
-//   collective    the interconnect: one chip's per-direction bandwidth and per-hop latency;
-//                 all-reduce takes the faster of ring and tree (as NCCL's tuner chooses by size),
-//                 the others the ring.
+//                 Fused (FlashAttention): fused_attention_cost below.
+//   collective    the interconnect: one chip's per-direction bandwidth x link_fraction and its
+//                 per-hop latency; all-reduce takes the faster of ring and tree (as NCCL's tuner
+//                 chooses by size), the others the ring.
 //
-// Calibration (arch/arch_spec.h CalibrationSpec, the arch's optional `calibration:` section):
-// the launch overhead replaces gpu_model.h's 4 us wherever a tensor-core kernel launch is added;
-// compute_fraction scales the matrix unit's MAC rate and the vector unit's element rate at a
-// precision; dram_fraction scales the DRAM bandwidth of every model here. Without the section
-// every figure is as before (4 us, fractions 1).
+// Every op that launches a kernel of its own (not an epilogue or a later link of a fused chain:
+// ScheduledOp::own_kernel) pays its kind's fixed cost, HardwareModel::kernel_fixed_seconds (on
+// GPUs 4 us unless the arch's calibration states it), added to its time as stall cycles; the op
+// is latency-bound when that fixed cost outlasts the rest of its time.
 //
 // Energy of an op = MACs x energy per MAC at its precision + vector element ops x energy per op
 // + on-chip bytes x the per-byte energy of the level they cross + DRAM bytes x DRAM energy per
@@ -42,16 +37,72 @@
 #include "core/data_type.h"
 #include "core/results.h"
 #include "mapper/schedule.h"
+#include "sim/analytical/collective_model.h"
 #include "sim/analytical/gpu_model.h"
 
 namespace coda::sim::analytical {
 
-// The launch overhead of one tensor-core kernel: calibration.launch_overhead, else 4 us.
-double launch_overhead_s(const arch::HardwareModel& hw);
+// The tensor-core model's parameters at `precision` through `path` (see above), with the fixed
+// cost of a GEMM kernel as its launch overhead. Precondition: hw has a tensor-core unit.
+GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::TensorPath path);
 
-// The tensor-core model's parameters at `precision` (see above), calibration applied.
-// Precondition: hw has a matrix unit with a rate at `precision`.
-GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw);
+// Adds a kernel's fixed cost to a priced op: its time grows by it (as stall cycles), and the op is
+// latency-bound when the fixed cost outlasts the rest of its time. Call before add_energy.
+void add_fixed_cost(results::OpResult& out, double fixed_seconds, const arch::HardwareModel& hw);
+
+// The fixed cost of the kernel `op` launches (0 when it runs inside an earlier op's kernel, for a
+// reshape, and for a collective that crosses no link); unfused attention: its parts' sum. The
+// SystemC engine adds the same launch time.
+double op_fixed_seconds(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
+
+struct PricedCollective {
+  CollectiveCost cost;  // without the kernel's fixed cost
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+};
+// A collective of `bytes` (collective_model.h's S) among `ranks` chips on the arch's
+// interconnect at its achievable bandwidth and stated latency; `algorithm` nullopt: ring, or for
+// all-reduce the faster of ring and tree. Precondition: the arch has an interconnect.
+PricedCollective price_collective(CollectiveKind kind, std::uint64_t bytes, std::uint32_t ranks,
+                                  std::optional<CollectiveAlgorithm> algorithm,
+                                  const arch::HardwareModel& hw);
+
+// One fused (FlashAttention-style) attention kernel (docs/cost_models.md, "Fused attention"):
+//   matrix   tensor cores: MACs of the kept pairs (forward 2 d per pair: Q K^T and P V; backward
+//            5 d: FlashAttention-2's recompute of S and its four gradient GEMMs) / the achievable
+//            rate through the implementation's path (fa2: mma_sync, fa3: wgmma; backward x
+//            attention_backward), with a kv head's queries padded to the MMA's m (16 or 64) and
+//            the grid's wave efficiency (blocks of `block` queries; a grid under one wave splits
+//            the keys). A systolic array: its compute cycles for the two GEMMs (x 2.5 backward).
+//   vector   the online softmax over the kept pairs in fp32: 5 ops + 1 exp (+ d / block rescale
+//            ops forward) per pair, at the achievable vector and special-function rates.
+//   overlap  fa2: matrix + vector (a block's softmax runs between its GEMMs on the same warps);
+//            fa3 and systolic arrays: max(matrix, vector) (ping-pong warpgroups / separate units).
+//   time     fixed cost (attention kernel, when own_kernel) + max(compute, DRAM bytes / the
+//            achievable DRAM bandwidth).
+struct AttentionShape {
+  std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, head_dim = 1;
+  std::uint64_t pairs = 0;  // query-key pairs the mask keeps, over batch and heads
+  std::uint64_t block = 128;  // queries (and keys) per thread block
+  DataType precision = DataType::Fp16;
+  DataType softmax_precision = DataType::Fp32;  // used when the vector unit has no fp32
+  double reads = 0;   // DRAM bytes: forward Q, K, V; backward also O and dO
+  double writes = 0;  // forward O; backward dQ, dK, dV
+  bool backward = false;
+};
+struct FusedAttentionCost {
+  double seconds = 0;
+  double matrix_seconds = 0, vector_seconds = 0, compute_seconds = 0, dram_seconds = 0;
+  double fixed_seconds = 0;
+  double wave_efficiency = 1;
+  double vector_ops = 0;
+  results::Bound bound = results::Bound::Compute;
+};
+// `systolic_matrix_seconds`: the matrix time on an arch without tensor cores (nullopt on GPUs).
+// `why` is set (and the cost meaningless) when the tensor cores lack the precision.
+FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::AttentionImpl impl,
+                                        const arch::HardwareModel& hw, bool own_kernel,
+                                        std::optional<double> systolic_matrix_seconds,
+                                        std::string& why);
 
 // nullopt with `why` set when the op cannot run as placed (a GEMM whose every thread-block tile
 // overflows the SM).
@@ -61,8 +112,8 @@ std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
 // A contraction with a loop-nest mapping (op.loop_nest), priced from its loop-nest cost: cycles
 // (the larger of compute, fill and drain included, and every level's bandwidth-bound time),
 // each level's traffic per tensor, MAC and per-level energy (mapper/loop_nest_model.h). Tensor
-// cores add the kernel launch (gpu_model.h's launch overhead) as the closed form does, and the
-// op is then latency-bound when the launch outlasts the loop nest. Fused intermediates come off
+// cores add the kernel's fixed cost (op_fixed_seconds) as the closed form does, and the op is
+// then latency-bound when it outlasts the loop nest. Fused intermediates come off
 // the DRAM traffic (remove_fused_traffic) and energy adds static power over the op's time.
 results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
 

@@ -2,6 +2,7 @@
 // intermediates leave the DRAM traffic, attention runs as FlashAttention or as its decomposed
 // parts. Every expected value is derived in a comment.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "mapper/schedule.h"
@@ -46,8 +47,9 @@ TEST(FusionPricing, EpilogueSavesTheIntermediatesDramTraffic) {
   EXPECT_NEAR(none.ops[0].cost.energy.value - fused.ops[0].cost.energy.value, 4096 * 10e-12,
               1e-18);
   // relu is memory-bound at 1 TB/s; unfused it moves 4096 + 4096 B = 8.192 ns = 9 cycles at
-  // 1 GHz (rounded up); fused only its 4096 B write: 4.096 ns = 5 cycles.
-  EXPECT_EQ(none.ops[2].cost.cycles, Cycles{9});
+  // 1 GHz (rounded up) and launches its own kernel (the 4 us default fixed cost: 4000 cycles);
+  // fused it runs inside the GEMM's kernel and moves only its 4096 B write: 4.096 ns = 5 cycles.
+  EXPECT_EQ(none.ops[2].cost.cycles, Cycles{4000 + 9});
   EXPECT_EQ(fused.ops[2].cost.cycles, Cycles{5});
 }
 
@@ -89,46 +91,53 @@ TEST(FusionPricing, FlashAttentionKeepsSAndPOffDram) {
   EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{65536});
   // Unfused, each GEMM's operands of one head (Q 16 KiB + K 16 KiB + S 32 KiB) fit the 4 MiB L2,
   // so the GEMMs move only compulsory bytes: Q K^T reads Q and K and writes S; the softmax reads
-  // S twice (its two passes: the row max, then exp, sum and divide) and writes P; P V reads P and
-  // V and writes O. S = P = b x heads x q x kv x 2 B = 4 x 128 x 128 x 2 = 131072 B. The
-  // difference is S written once and read twice plus P written once and read once:
-  //   5 x 131072 = 655360 B
-  // (the plan counts 4 x 131072: one read of S; the softmax's second pass is the model's).
-  EXPECT_EQ(dram(none.total) - dram(fused.total), 5u * 131072);
-  EXPECT_EQ(dram(none.total), 4u * 65536 + 5 * 131072);
+  // S once (a row of 128 fp16 scores, 256 B, fits the SM's 100 KiB of shared memory, so the row
+  // stays on chip between its statistics and its normalisation) and writes P; P V reads P and V
+  // and writes O. S = P = b x heads x q x kv x 2 B = 4 x 128 x 128 x 2 = 131072 B. The
+  // difference is S and P each written once and read once, as the plan counts:
+  //   4 x 131072 = 524288 B
+  EXPECT_EQ(dram(none.total) - dram(fused.total), 4u * 131072);
+  EXPECT_EQ(dram(none.total), 4u * 65536 + 4 * 131072);
   EXPECT_LT(fused.total.cycles, none.total.cycles);
   EXPECT_LT(fused.total.energy.value, none.total.energy.value);
 }
 
 // A GPU whose vector unit is the bottleneck of attention: 65536 fp16 tensor-core MACs per cycle,
-// 16 vector ops and 1 special op per cycle, unlimited DRAM, 1 GHz, one SM.
-constexpr std::string_view kSlowVectorGpu = R"(schema_version: 2
+// 16 vector ops and 1 special op per cycle, unlimited DRAM, 1 GHz, one SM. `paths` are its
+// tensor cores' instruction paths: mma_sync only (fa2 by default) or with wgmma (fa3).
+std::string slow_vector_gpu(std::string_view paths) {
+  return fmt::format(R"(schema_version: 2
 name: slow-vector-gpu
 clock: 1 GHz
 cores: 1
 compute:
-  - {name: tc, kind: tensor_core, macs_per_cycle: {fp16: 65536}}
-  - {name: simd, kind: vector, ops_per_cycle: {fp16: 16, fp32: 16}, special_ops_per_cycle: 1}
+  - {{name: tc, kind: tensor_core, macs_per_cycle: {{fp16: 65536}}, instruction_paths: {}}}
+  - {{name: simd, kind: vector, ops_per_cycle: {{fp16: 16, fp32: 16}}, special_ops_per_cycle: 1}}
 memory:
-  - {name: smem, capacity: 1 MiB}
-  - {name: l2, scope: chip, capacity: 64 MiB}
-dram: {bandwidth: unlimited}
-)";
+  - {{name: smem, capacity: 1 MiB}}
+  - {{name: l2, scope: chip, capacity: 64 MiB}}
+dram: {{bandwidth: unlimited}}
+)",
+                     paths);
+}
 
-TEST(FusionPricing, FlashAttentionTimeIsTheBusiestUnitPlusOneLaunch) {
-  const auto hw = parse_arch(kSlowVectorGpu);
-  const auto one_head = [](bool causal) {
-    workload::Graph g{"g", "", {}, {}, {}};
-    g.add(workload::make_attention("attn",
-                                   {.heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128,
-                                    .head_dim = 64, .causal = causal},
-                                   DataType::Fp16));
-    return g;
-  };
-  // 1 MiB of shared memory takes the 128 x 128 block. Pairs = 128 x 128 = 16384. Vector:
-  // arithmetic 16384 x (5 + 64/128) / 16 = 5632 cycles; special 16384 x 1 / 1 = 16384 cycles.
-  // Matrix: two GEMMs of 128 x 128 x 64 = 1 Mi MACs each on 65536 MACs per cycle: tens of
-  // cycles. DRAM: unlimited. Time = 4 us launch + 16384 cycles = 20384 cycles at 1 GHz.
+workload::Graph one_head(bool causal) {
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_attention("attn",
+                                 {.heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128,
+                                  .head_dim = 64, .causal = causal},
+                                 DataType::Fp16));
+  return g;
+}
+
+// 1 MiB of shared memory takes the 128 x 128 block. Pairs = 128 x 128 = 16384. Vector: arithmetic
+// 16384 x (5 + 64/128) / 16 = 5632 cycles; special 16384 x 1 / 1 = 16384 cycles. Matrix: 2 x 64
+// MACs per pair, 16384 x 128 / 65536 = 32 cycles (128 queries are a whole number of the MMA's m,
+// 16 or 64, and one block fills the one SM: no padding, wave efficiency 1). DRAM: unlimited.
+TEST(FusionPricing, FlashAttention3TimeIsTheBusiestUnitPlusOneLaunch) {
+  const auto hw = parse_arch(slow_vector_gpu("[mma_sync, wgmma]"));
+  ASSERT_EQ(hw.attention_impl(), arch::AttentionImpl::Fa3);  // wgmma present: fa3 by default
+  // fa3 overlaps the softmax with the GEMMs: 4 us launch + max(32, 16384) = 20384 cycles.
   const results::RunResult full = run(one_head(false), hw, FusionMode::Epilogue);
   ASSERT_EQ(full.ops.size(), 1u);
   EXPECT_EQ(full.ops[0].unit, "attention");
@@ -140,6 +149,19 @@ TEST(FusionPricing, FlashAttentionTimeIsTheBusiestUnitPlusOneLaunch) {
   EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{4000 + 8256});
   // MACs: the kept pairs x d, for Q K^T and again for P V (workload::mac_count).
   EXPECT_EQ(causal.ops[0].cost.macs, 2u * 8256 * 64);
+}
+
+TEST(FusionPricing, FlashAttention2TimeIsMatrixPlusSoftmaxPlusOneLaunch) {
+  const auto hw = parse_arch(slow_vector_gpu("[mma_sync]"));
+  ASSERT_EQ(hw.attention_impl(), arch::AttentionImpl::Fa2);
+  // fa2 runs the softmax between the GEMMs: 4 us + 32 + 16384 = 20416 cycles.
+  const results::RunResult full = run(one_head(false), hw, FusionMode::Epilogue);
+  EXPECT_EQ(full.ops[0].cost.cycles, Cycles{4000 + 32 + 16384});
+  EXPECT_EQ(full.ops[0].cost.compute_cycles, Cycles{32 + 16384});
+  // Causal: 8256 pairs: matrix 8256 x 128 / 65536 = 16.125 cycles + 8256 special = 8272.125,
+  // rounded up with the launch: 12273.
+  const results::RunResult causal = run(one_head(true), hw, FusionMode::Epilogue);
+  EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{12273});
 }
 
 TEST(FusionPricing, DepthFirstLayersKeepTheirIntermediateOnChip) {

@@ -74,24 +74,6 @@ const arch::MemoryLevelSpec* first_chip_level(const arch::ArchSpec& spec) {
   return nullptr;
 }
 
-// Tensor-core kernels an op launches.
-std::uint32_t launches(const mapper::ScheduledOp& op) {
-  if (op.placement == mapper::Placement::TensorCore) return 1;
-  if (const auto* attention = std::get_if<mapper::AttentionWork>(&op.work)) {
-    if (attention->fused)
-      return std::any_of(attention->parts.begin(), attention->parts.end(),
-                         [](const mapper::ScheduledOp& part) {
-                           return part.placement == mapper::Placement::TensorCore;
-                         })
-                 ? 1
-                 : 0;
-    std::uint32_t count = 0;
-    for (const mapper::ScheduledOp& part : attention->parts) count += launches(part);
-    return count;
-  }
-  return 0;
-}
-
 }  // namespace
 
 ChipParams chip_params(const arch::HardwareModel& hw) {
@@ -107,7 +89,7 @@ ChipParams chip_params(const arch::HardwareModel& hw) {
 
   // DRAM.
   DramParams& dram = chip.dram;
-  dram.bytes_per_cycle = hw.dram_bytes_per_cycle().value_or(0.0);
+  dram.bytes_per_cycle = hw.achievable_dram_bytes_per_cycle().value_or(0.0);
   dram.channels = std::max<std::uint32_t>(spec.dram.channels, 1);
   const RowTiming row = typical(spec.dram.technology);
   const double ns = chip.clock_hz * 1e-9;  // cycles per ns
@@ -202,14 +184,16 @@ std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
                              const results::RunResult& analytical,
                              const arch::HardwareModel& hw) {
   std::vector<OpWork> works;
-  const double launch_cycles = analytical::launch_overhead_s(hw) * hw.clock().value;
   std::size_t next = 0;  // the analytical result's ops follow the schedule's, minus skipped ones
   for (const mapper::ScheduledOp& op : schedule.ops) {
     if (next >= analytical.ops.size() || analytical.ops[next].name != op.name) continue;
     const results::OpResult& priced = analytical.ops[next];
     OpWork work;
     work.result = next++;
-    work.launch_cycles = launches(op) * launch_cycles;
+    // A collective's fixed cost is inside its priced cycles (the program below replays them).
+    work.launch_cycles = priced.unit == "collective"
+                             ? 0.0
+                             : analytical::op_fixed_seconds(op, hw) * hw.clock().value;
     if (op.loop_nest) {
       work.program = op.loop_nest->program;
       work.from_loop_nest = true;

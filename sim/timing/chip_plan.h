@@ -70,8 +70,8 @@ std::uint64_t prefetch_depth(const mapper::TileProgram& program, const arch::Har
 // contractions with a loop-nest mapping run its tile program; every other op streams its DRAM
 // traffic (streaming_steps) while computing for its closed form's compute cycles; collectives,
 // which use chip-to-chip links the tile engine does not model, compute for their whole time.
-// Tensor-core ops (and fused attention on tensor cores) launch first (unit_costs.h's
-// launch_overhead_s: the arch's calibration, else gpu_model.h's 4 us).
+// Every op that launches a kernel first pays its fixed cost (unit_costs.h's op_fixed_seconds, the
+// same figure the analytical engine adds; a collective's is inside its priced time).
 std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
                              const results::RunResult& analytical,
                              const arch::HardwareModel& hw);

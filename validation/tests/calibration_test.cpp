@@ -11,9 +11,11 @@
 namespace coda::validation {
 namespace {
 
+// The H200 preset with every calibration parameter pinned (fixtures/h200_pinned.yaml): every
+// efficiency 1, every kernel's fixed cost 4 us but a copy's 0.
 arch::ArchSpec h200() {
   Diagnostics diags;
-  const auto arch = arch::load_arch("configs/arch/nvidia_h200_sxm.yaml", diags);
+  const auto arch = arch::load_arch("validation/tests/fixtures/h200_pinned.yaml", diags);
   EXPECT_TRUE(arch) << diags.format_all();
   return arch ? arch->spec : arch::ArchSpec{};
 }
@@ -29,52 +31,61 @@ Measurement row(Kernel kernel, DType dtype, Shape shape, double median_us) {
   return m;
 }
 
-TEST(ValidationCalibration, RecoversALaunchOverheadFromAKnownOffset) {
-  // coda's gemm_wmma fp16 4096^3 on the H200 is 4 us + 143.248 us of waves (compare_test.cpp
-  // derives it). Measured: launch 2.5 us, and the GEMM 1.5 us less than predicted, as if its
-  // launch took 2.5 us too.
-  const double waves_us = 4.0 * 65536.0 / 1.83e9 * 1e6;
+TEST(ValidationCalibration, RecoversAFixedCostFromAKnownOffset) {
+  // The empty-kernel probe is priced as a vector kernel's fixed cost: 4 us pinned. Measured
+  // 2.5 us. Held out: a sum of 2^28 fp32, memory-bound: (2^30 + 4) B / 4.8 TB/s = 223.696 us plus
+  // its fixed cost; measured as if that fixed cost were 2.5 us too.
+  const double bytes_us = (1073741824.0 + 4.0) / 4.8e12 * 1e6;
   const std::vector<Measurement> rows{
       row(Kernel::LaunchOverhead, DType::Fp32, {}, 2.5),
-      row(Kernel::GemmWmma, DType::Fp16, {.m = 4096, .n = 4096, .k = 4096}, waves_us + 2.5)};
+      row(Kernel::ReduceSum, DType::Fp32, {.elements = 268435456}, bytes_us + 2.5)};
   std::string why;
   const auto report = compare(rows, h200(), {"launch"}, why);
   ASSERT_TRUE(report) << why;
   const CalibrationResult& c = report->calibration.value();
-  // Only the launch row is in the subset, and only the launch overhead moves it.
+  // Only the launch row is in the subset, and only the vector kernels' fixed cost moves it.
   ASSERT_EQ(c.knobs.size(), 1u);
-  EXPECT_EQ(c.knobs[0].name, "launch_overhead");
+  EXPECT_EQ(c.knobs[0].name, "fixed_cost.vector");
   EXPECT_NEAR(c.knobs[0].before, 4e-6, 1e-15);
   EXPECT_NEAR(c.knobs[0].fitted, 2.5e-6, 1e-12);
   EXPECT_FALSE(c.knobs[0].at_limit);
-  ASSERT_TRUE(c.fitted.launch_overhead);
-  EXPECT_NEAR(c.fitted.launch_overhead->value, 2.5e-6, 1e-12);
+  EXPECT_NEAR(c.fitted.fixed_cost.at(arch::KernelKind::Vector).value, 2.5e-6, 1e-12);
   // Subset: error (4 - 2.5) / 2.5 = 0.6 before, 0 after.
   EXPECT_EQ(c.subset_before.count, 1u);
   EXPECT_NEAR(c.subset_before.mape, 0.6, 1e-9);
   EXPECT_NEAR(c.subset_after.mape, 0.0, 1e-6);
-  // Held out, the GEMM: 1.5 / (143.248 + 2.5) = 1.029% before, 0 after (whole cycles: 1e-6).
+  // Held out, the sum: 1.5 / (223.696 + 2.5) = 0.663% before, 0 after (coda rounds the op's
+  // time and its fixed cost up to whole cycles of 0.55 ns each: 1e-5 of 226 us).
   EXPECT_EQ(c.held_out_before.count, 1u);
-  EXPECT_NEAR(c.held_out_before.mape, 1.5 / (waves_us + 2.5), 1e-6);
-  EXPECT_NEAR(c.held_out_after.mape, 0.0, 1e-6);
+  EXPECT_NEAR(c.held_out_before.mape, 1.5 / (bytes_us + 2.5), 1e-5);
+  EXPECT_NEAR(c.held_out_after.mape, 0.0, 1e-5);
   EXPECT_TRUE(report->rows[0].in_subset);
   EXPECT_FALSE(report->rows[1].in_subset);
 }
 
 TEST(ValidationCalibration, RecoversEveryKnobFromRowsMadeByTheModel) {
-  // The truth: launch 3 us, 70% of the fp16 tensor-core peak, 85% of the DRAM bandwidth.
+  // The truth: fixed costs 3 us (GEMM and vector kernels) and 1 us (copies); 70% of the fp16
+  // tensor peak through mma.sync (the WMMA kernels) and 80% through wgmma (the H200's library
+  // GEMM path); 85% of the DRAM bandwidth.
   arch::ArchSpec truth = h200();
-  truth.calibration.launch_overhead = Seconds{3e-6};
-  truth.calibration.compute_fraction[DataType::Fp16] = 0.7;
-  truth.calibration.dram_fraction = 0.85;
+  arch::CalibrationSpec& t = truth.calibration;
+  t.fixed_cost[arch::KernelKind::Gemm] = Seconds{3e-6};
+  t.fixed_cost[arch::KernelKind::Vector] = Seconds{3e-6};
+  t.fixed_cost[arch::KernelKind::Copy] = Seconds{1e-6};
+  t.tensor_issue[arch::TensorPath::MmaSync][DataType::Fp16] = 0.7;
+  t.tensor_issue[arch::TensorPath::Wgmma][DataType::Fp16] = 0.8;
+  t.dram_fraction = 0.85;
   const Predictor model(truth);
   std::vector<Measurement> rows{
       row(Kernel::LaunchOverhead, DType::Fp32, {}, 0),
       row(Kernel::GemmWmma, DType::Fp16, {.m = 4096, .n = 4096, .k = 4096}, 0),
+      row(Kernel::GemmWmma, DType::Fp16, {.m = 2048, .n = 2048, .k = 2048}, 0),
       row(Kernel::GemmCublas, DType::Fp16, {.m = 2048, .n = 8192, .k = 1024}, 0),
+      row(Kernel::GemmCublas, DType::Fp16, {.m = 4096, .n = 4096, .k = 4096}, 0),
       row(Kernel::CopyBandwidth, DType::Fp32, {.elements = 1u << 26}, 0),
       row(Kernel::CopyBandwidth, DType::Fp32, {.elements = 1u << 24}, 0),
-      // Held out: a norm and a reduction (memory-bound, DRAM fraction only).
+      row(Kernel::CopyBandwidth, DType::Fp32, {.elements = 1u << 20}, 0),
+      // Held out: a norm and a reduction (memory-bound vector kernels).
       row(Kernel::LayerNorm, DType::Fp32, {.rows = 8192, .cols = 4096}, 0),
       row(Kernel::ReduceSum, DType::Fp32, {.elements = 1u << 26}, 0),
   };
@@ -89,24 +100,36 @@ TEST(ValidationCalibration, RecoversEveryKnobFromRowsMadeByTheModel) {
   ASSERT_TRUE(report) << why;
   const CalibrationResult& c = report->calibration.value();
   const arch::CalibrationSpec& f = c.fitted;
-  ASSERT_TRUE(f.launch_overhead && f.dram_fraction);
-  EXPECT_NEAR(f.launch_overhead->value, 3e-6, 3e-9);
-  EXPECT_NEAR(f.compute_fraction.at(DataType::Fp16), 0.7, 1e-3);
+  ASSERT_TRUE(f.dram_fraction);
+  EXPECT_NEAR(f.fixed_cost.at(arch::KernelKind::Gemm).value, 3e-6, 3e-9);
+  EXPECT_NEAR(f.fixed_cost.at(arch::KernelKind::Vector).value, 3e-6, 3e-9);
+  EXPECT_NEAR(f.fixed_cost.at(arch::KernelKind::Copy).value, 1e-6, 3e-9);
+  EXPECT_NEAR(f.tensor_issue.at(arch::TensorPath::MmaSync).at(DataType::Fp16), 0.7, 1e-3);
+  EXPECT_NEAR(f.tensor_issue.at(arch::TensorPath::Wgmma).at(DataType::Fp16), 0.8, 1e-3);
   EXPECT_NEAR(*f.dram_fraction, 0.85, 1e-3);
-  EXPECT_EQ(c.subset_after.count, 5u);
+  EXPECT_EQ(c.subset_after.count, 8u);
   EXPECT_LT(c.subset_after.mape, 1e-4);
-  // The held-out rows were off by the DRAM fraction alone: 1 / 0.85 - 1 = 15% too fast.
+  // The held-out rows, priced with the pinned knobs, were off by the fixed cost and the DRAM
+  // fraction: predicted 4 us + b / 4.8 TB/s against the truth 3 us + b / (0.85 x 4.8 TB/s), with
+  // b the bytes each moves once (a row of 4096 fp32 fits shared memory): the norm reads x and
+  // gamma and writes y, 2 x 2^27 + 2^14 B; the sum reads 2^28 B and writes 4.
+  const auto error = [](double b) {
+    return std::abs((4e-6 + b / 4.8e12) / (3e-6 + b / (0.85 * 4.8e12)) - 1.0);
+  };
+  const double held_out = (error(2.0 * 134217728 + 16384) + error(268435456.0 + 4)) / 2;
   EXPECT_EQ(c.held_out_before.count, 2u);
-  EXPECT_NEAR(c.held_out_before.mape, 1 - 0.85, 1e-3);
+  EXPECT_NEAR(c.held_out_before.mape, held_out, 1e-4);
   EXPECT_LT(c.held_out_after.mape, 1e-3);
 
   // The YAML snippet extends the arch and carries the fitted values in YAML units.
   const std::string yaml = calibration_yaml(*report, {.measurements = "m.csv", .arch = "a.yaml",
                                                       .arch_hash = "0"},
                                             "../a.yaml");
-  EXPECT_NE(yaml.find("\nextends: ../a.yaml\ncalibration:\n  launch_overhead: "), std::string::npos)
-      << yaml;
-  EXPECT_NE(yaml.find("  compute_fraction:\n    fp16: 0."), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("\nextends: ../a.yaml\ncalibration:\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  fixed_cost:\n    gemm: 3"), std::string::npos) << yaml;
+  const auto mma_sync = yaml.find("  tensor_issue:\n    mma_sync:\n");
+  ASSERT_NE(mma_sync, std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("      fp16: 0.7000", mma_sync), std::string::npos) << yaml;
 }
 
 TEST(ValidationCalibration, ASubsetWithoutComparedRowsIsAnError) {
