@@ -105,38 +105,6 @@ std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
 
 }  // namespace
 
-std::uint64_t* shape_field(Shape& s, std::string_view key) {
-  const std::pair<std::string_view, std::uint64_t*> fields[] = {
-      {"m", &s.m},
-      {"n", &s.n},
-      {"k", &s.k},
-      {"batch", &s.batch},
-      {"heads", &s.heads},
-      {"seq", &s.seq},
-      {"head_dim", &s.head_dim},
-      {"rows", &s.rows},
-      {"cols", &s.cols},
-      {"elements", &s.elements},
-      {"channels", &s.channels},
-      {"height", &s.height},
-      {"width", &s.width},
-      {"filters", &s.filters},
-      {"filter_size", &s.filter_size},
-      {"stride", &s.stride},
-      {"pad", &s.pad},
-  };
-  for (const auto& [name, field] : fields) {
-    if (name == key) return field;
-  }
-  return nullptr;
-}
-
-std::uint64_t shape_value(const Shape& shape, std::string_view key) {
-  Shape copy = shape;
-  const std::uint64_t* field = shape_field(copy, key);
-  return field ? *field : 0;
-}
-
 std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diags) {
   if (!root.expect_map(diags)) return std::nullopt;
   const auto errors_before = diags.error_count();

@@ -1,6 +1,7 @@
 #include "validation/kernel_catalog.h"
 
 #include <array>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -106,6 +107,38 @@ std::span<const std::string_view> shape_keys(ShapeKind kind) {
     case ShapeKind::None: return {};
   }
   return {};
+}
+
+std::uint64_t* shape_field(Shape& s, std::string_view key) {
+  const std::pair<std::string_view, std::uint64_t*> fields[] = {
+      {"m", &s.m},
+      {"n", &s.n},
+      {"k", &s.k},
+      {"batch", &s.batch},
+      {"heads", &s.heads},
+      {"seq", &s.seq},
+      {"head_dim", &s.head_dim},
+      {"rows", &s.rows},
+      {"cols", &s.cols},
+      {"elements", &s.elements},
+      {"channels", &s.channels},
+      {"height", &s.height},
+      {"width", &s.width},
+      {"filters", &s.filters},
+      {"filter_size", &s.filter_size},
+      {"stride", &s.stride},
+      {"pad", &s.pad},
+  };
+  for (const auto& [name, field] : fields) {
+    if (name == key) return field;
+  }
+  return nullptr;
+}
+
+std::uint64_t shape_value(const Shape& shape, std::string_view key) {
+  Shape copy = shape;
+  const std::uint64_t* field = shape_field(copy, key);
+  return field ? *field : 0;
 }
 
 std::uint64_t conv_out_extent(const Shape& s, std::uint64_t extent) {
@@ -244,21 +277,10 @@ std::string tiling_summary(Kernel kernel, const Shape& shape) {
 }
 
 std::string shape_text(ShapeKind kind, const Shape& s) {
-  switch (kind) {
-    case ShapeKind::Gemm: return fmt::format("m={} n={} k={}", s.m, s.n, s.k);
-    case ShapeKind::Rows: return fmt::format("rows={} cols={}", s.rows, s.cols);
-    case ShapeKind::Attention:
-      return fmt::format("batch={} heads={} seq={} head_dim={}", s.batch, s.heads, s.seq,
-                         s.head_dim);
-    case ShapeKind::Elements: return fmt::format("elements={}", s.elements);
-    case ShapeKind::None: return {};
-    case ShapeKind::Conv:
-      return fmt::format("batch={} channels={} height={} width={} filters={} filter_size={} "
-                         "stride={} pad={}",
-                         s.batch, s.channels, s.height, s.width, s.filters, s.filter_size,
-                         s.stride, s.pad);
-  }
-  return {};
+  std::string text;
+  for (std::string_view key : shape_keys(kind))
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, shape_value(s, key));
+  return text;
 }
 
 }  // namespace coda::validation

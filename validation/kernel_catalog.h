@@ -73,6 +73,11 @@ std::size_t dtype_bytes(DType dtype);
 // The shape keys a kind reads, in CSV order.
 std::span<const std::string_view> shape_keys(ShapeKind kind);
 
+// A shape field by its key in a case list or a CSV shape ("m", "head_dim", ...); nullptr for an
+// unknown key.
+std::uint64_t* shape_field(Shape& shape, std::string_view key);
+std::uint64_t shape_value(const Shape& shape, std::string_view key);
+
 // Conv output extent: (extent + 2 pad - filter) / stride + 1.
 std::uint64_t conv_out_extent(const Shape& s, std::uint64_t extent);
 
@@ -86,7 +91,8 @@ double operation_count(Kernel kernel, DType dtype, const Shape& shape);
 double minimum_bytes(Kernel kernel, DType dtype, const Shape& shape);
 // "block 64x64x32, 128 threads, smem 9728 B; ...": the tiling the kernel ran with.
 std::string tiling_summary(Kernel kernel, const Shape& shape);
-// A canonical shape text for the CSV: "m=4096 n=4096 k=4096".
+// A canonical shape text for the CSV: every key of the kind in shape_keys() order,
+// "m=4096 n=4096 k=4096".
 std::string shape_text(ShapeKind kind, const Shape& shape);
 
 }  // namespace coda::validation
