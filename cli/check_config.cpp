@@ -11,6 +11,7 @@
 #include "arch/arch_spec.h"
 #include "sim/sweep_spec.h"
 #include "validation/case_list.h"
+#include "validation/corpus.h"
 #include "validation/measurement.h"
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
@@ -60,6 +61,8 @@ ConfigKind config_kind(const std::filesystem::path& file) {
     if (root.IsMap() && root["model"]) return ConfigKind::Llm;
     if (root.IsMap() && root["axes"]) return ConfigKind::Sweep;
     if (root.IsMap() && root["cases"]) return ConfigKind::CaseList;
+    // An arch's `sources:` is a line of text; a corpus manifest's is a list of files.
+    if (root.IsMap() && root["sources"] && root["sources"].IsSequence()) return ConfigKind::Corpus;
   } catch (const YAML::Exception&) {
     // Reported with its location by the arch reader.
   }
@@ -91,6 +94,20 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     if (!cases) return std::nullopt;
     return fmt::format("validation case list, {} case{}", cases->cases.size(),
                        cases->cases.size() == 1 ? "" : "s");
+  }
+  if (kind == ConfigKind::Corpus) {
+    const auto errors_before = diags.error_count();
+    const auto corpus = validation::load_corpus(file, diags);
+    if (!corpus) return std::nullopt;
+    // Each arch it names is read too, as `coda validate` will read it.
+    std::size_t rows = 0;
+    for (const validation::CorpusEntry& e : corpus->entries) {
+      rows += e.rows.size();
+      (void)arch::load_arch(e.arch, diags);
+    }
+    if (diags.error_count() != errors_before) return std::nullopt;
+    return fmt::format("published corpus, {} source{}, {} row{}", corpus->entries.size(),
+                       corpus->entries.size() == 1 ? "" : "s", rows, rows == 1 ? "" : "s");
   }
   if (kind == ConfigKind::Measurements) {
     const auto rows = validation::load_measurements(file, diags);

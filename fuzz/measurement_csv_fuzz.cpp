@@ -1,7 +1,8 @@
 // Fuzzes the measurement CSV reader: validation::read_measurements. The writer and the reader
 // share one schema, so every row the reader accepts must survive a round trip: written back with
 // write_measurement_row under write_measurement_header, it reads again, as the same number of
-// rows, each with the same kernel, dtype, counts, times and text fields.
+// rows, each with the same kernel, dtype, shape (defaults filled in), implementation class,
+// counts, times and text fields.
 
 #include <cmath>
 #include <cstddef>
@@ -35,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             a.warmup == b.warmup && a.passed == b.passed && a.buffer_sets == b.buffer_sets &&
             a.working_set_bytes == b.working_set_bytes && a.tiling == b.tiling &&
             a.device == b.device && a.date == b.date && a.source == b.source &&
-            a.note == b.note);
+            a.note == b.note && a.shape == b.shape && a.impl == b.impl && a.model == b.model &&
+            a.software == b.software && a.derivation == b.derivation);
     for (const auto field : {&v::Measurement::median_us, &v::Measurement::min_us,
                              &v::Measurement::max_us, &v::Measurement::operations,
                              &v::Measurement::bytes, &v::Measurement::max_error,

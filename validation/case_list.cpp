@@ -31,6 +31,13 @@ constexpr Divisibility kDivisibility[] = {
     {Kernel::L2Bandwidth, std::nullopt, "elements", 4, "it reads float4 vectors"},
 };
 
+std::string runnable_names(std::span<const std::pair<std::string_view, Kernel>> kernels) {
+  std::string names;
+  for (const auto& [name, kernel] : kernels)
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
+}
+
 bool is_attention(Kernel k) {
   return k == Kernel::AttentionUnfused || k == Kernel::AttentionFlash ||
          k == Kernel::DecodeAttention;
@@ -73,6 +80,20 @@ std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
   const auto errors_before = diags.error_count();
   Case c = defaults;
   c.where = item.location();
+  // A published-only kernel is named as such, not as a typo of a runnable one.
+  if (item.has("kernel") && item.at("kernel").is_scalar()) {
+    const std::string name = item.at("kernel").node().Scalar();
+    for (const KernelInfo& k : kernel_catalog()) {
+      if (k.published_only && k.name == name) {
+        diags.error(item.at("kernel").location(), item.at("kernel").path(),
+                    fmt::format("\"{}\" is a kernel of published tables: coda-bench cannot run "
+                                "it (it exists for rows of validation/published/)",
+                                name),
+                    fmt::format("coda-bench runs: {}", runnable_names(kernels)));
+        return std::nullopt;
+      }
+    }
+  }
   if (!item.required_enum("kernel", c.kernel, EnumTable<Kernel>(kernels), diags)) {
     // Without the kernel, the other keys cannot be judged; say nothing more about this case.
     return std::nullopt;
@@ -85,10 +106,10 @@ std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
 
   for (std::string_view key : shape_keys(ki.shape)) {
     std::uint64_t* field = shape_field(c.shape, key);
-    const bool has_default = key == "stride" || key == "pad";
+    const bool has_default = shape_key_optional(ki.shape, key);
     if (has_default ? !item.optional(key, *field, diags) : !item.required(key, *field, diags))
       continue;
-    if (*field == 0 && key != "pad") {
+    if (*field == 0 && !shape_key_may_be_zero(key)) {
       diags.error(item.at(key).location(), item.at(key).path(), "must be at least 1");
     }
   }
@@ -104,38 +125,6 @@ std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
 }
 
 }  // namespace
-
-std::uint64_t* shape_field(Shape& s, std::string_view key) {
-  const std::pair<std::string_view, std::uint64_t*> fields[] = {
-      {"m", &s.m},
-      {"n", &s.n},
-      {"k", &s.k},
-      {"batch", &s.batch},
-      {"heads", &s.heads},
-      {"seq", &s.seq},
-      {"head_dim", &s.head_dim},
-      {"rows", &s.rows},
-      {"cols", &s.cols},
-      {"elements", &s.elements},
-      {"channels", &s.channels},
-      {"height", &s.height},
-      {"width", &s.width},
-      {"filters", &s.filters},
-      {"filter_size", &s.filter_size},
-      {"stride", &s.stride},
-      {"pad", &s.pad},
-  };
-  for (const auto& [name, field] : fields) {
-    if (name == key) return field;
-  }
-  return nullptr;
-}
-
-std::uint64_t shape_value(const Shape& shape, std::string_view key) {
-  Shape copy = shape;
-  const std::uint64_t* field = shape_field(copy, key);
-  return field ? *field : 0;
-}
 
 std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diags) {
   if (!root.expect_map(diags)) return std::nullopt;
@@ -159,8 +148,10 @@ std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diag
     diags.error(root.at("check_samples").location(), root.at("check_samples").path(),
                 "must be at least 1", "every case is checked against its CPU reference");
 
+  // Only what coda-bench runs: a typo is matched (did you mean) among these alone.
   std::vector<std::pair<std::string_view, Kernel>> kernels;
-  for (const KernelInfo& k : kernel_catalog()) kernels.emplace_back(k.name, k.kernel);
+  for (const KernelInfo& k : kernel_catalog())
+    if (!k.published_only) kernels.emplace_back(k.name, k.kernel);
 
   if (root.has("cases")) {
     const YamlReader cases = root.at("cases");

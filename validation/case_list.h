@@ -30,8 +30,4 @@ std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diag
 // Reads a case list file (no `extends:` is expected, but it is honoured as for every coda YAML).
 std::optional<CaseList> load_case_list(const std::filesystem::path& file, Diagnostics& diags);
 
-// A shape field by its case-list key ("m", "head_dim", ...); nullptr for an unknown key.
-std::uint64_t* shape_field(Shape& shape, std::string_view key);
-std::uint64_t shape_value(const Shape& shape, std::string_view key);
-
 }  // namespace coda::validation

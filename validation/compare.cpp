@@ -33,6 +33,8 @@ DataType to_data_type(DType d) {
     case DType::Fp16: return DataType::Fp16;
     case DType::Bf16: return DataType::Bf16;
     case DType::Int8: return DataType::Int8;
+    case DType::Tf32: return DataType::Tf32;
+    case DType::Fp8E4M3: return DataType::Fp8E4M3;
   }
   return DataType::Fp32;
 }
@@ -695,6 +697,23 @@ std::vector<CaseClass> classes_of(Kernel kernel) {
     case Kernel::AttentionFlash: return {CaseClass::Attention, CaseClass::Fusion};
     case Kernel::DecodeAttention: return {CaseClass::Attention};
     case Kernel::LaunchOverhead: return {CaseClass::Launch};
+    case Kernel::Gemm: return {CaseClass::Gemm};
+    case Kernel::AttentionFwd:
+    case Kernel::AttentionBwd:
+    case Kernel::AttentionDecode: return {CaseClass::Attention};
+    case Kernel::Softmax:
+    case Kernel::PublishedLayerNorm:
+    case Kernel::PublishedRmsNorm:
+    case Kernel::Gelu:
+    case Kernel::Silu:
+    case Kernel::Copy: return {CaseClass::Memory};
+    case Kernel::AllReduce:  // no class yet: collectives, LLM serving and networks get their own
+    case Kernel::AllGather:
+    case Kernel::ReduceScatter:
+    case Kernel::LlmPrefill:
+    case Kernel::LlmDecode:
+    case Kernel::LlmGenerate:
+    case Kernel::Network: return {};
   }
   return {};
 }
@@ -713,6 +732,10 @@ Predictor::Predictor(const arch::ArchSpec& spec) : hw_(spec) {
 }
 
 std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& why) const {
+  if (info(m.kernel).published_only) {
+    why = fmt::format("not priced yet: {}", info(m.kernel).name);
+    return std::nullopt;
+  }
   if (m.kernel == Kernel::LaunchOverhead) return predict_launch(hw_, why);
   if (m.kernel == Kernel::L2Bandwidth) return predict_l2(m, hw_, why);
   const bool cuda = on_cuda_cores(m);

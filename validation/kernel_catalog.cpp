@@ -1,6 +1,8 @@
 #include "validation/kernel_catalog.h"
 
+#include <algorithm>
 #include <array>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -16,8 +18,19 @@ constexpr std::array kHalves{DType::Fp16, DType::Bf16};
 constexpr std::array kInt8{DType::Int8};
 constexpr std::array kCublas{DType::Fp16, DType::Bf16, DType::Fp32};
 constexpr std::array kCublasLt{DType::Fp16, DType::Bf16, DType::Int8};
+// Published-only kernels (validation/published/README.md).
+constexpr std::array kGemmTypes{DType::Fp16, DType::Bf16, DType::Fp8E4M3,
+                                DType::Int8, DType::Tf32, DType::Fp32};
+constexpr std::array kAttentionTypes{DType::Fp16, DType::Bf16, DType::Fp8E4M3};
+constexpr std::array kRowTypes{DType::Fp32, DType::Fp16, DType::Bf16};  // also collectives
+constexpr std::array kCopyTypes{DType::Fp32, DType::Fp16, DType::Bf16, DType::Int8};
+constexpr std::array kLlmTypes{DType::Fp16, DType::Bf16, DType::Fp8E4M3, DType::Int8};
+constexpr std::array kNetworkTypes{DType::Int8, DType::Fp16, DType::Fp32};
+constexpr std::array kGemmImpls{Impl::Wgmma, Impl::MmaSync};
+constexpr std::array kAttentionImpls{Impl::Fa2, Impl::Fa3, Impl::Unfused};
+constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
 
-constexpr std::array<KernelInfo, 21> kCatalog{{
+constexpr std::array<KernelInfo, 38> kCatalog{{
     {Kernel::GemmNaive, "gemm_naive", ShapeKind::Gemm, kFp32, "one thread per C element"},
     {Kernel::GemmTiled, "gemm_tiled", ShapeKind::Gemm, kFp32, "shared-memory tiled fp32 GEMM"},
     {Kernel::GemmWmma, "gemm_wmma", ShapeKind::Gemm, kHalves,
@@ -53,7 +66,43 @@ constexpr std::array<KernelInfo, 21> kCatalog{{
      "NCHW conv as implicit GEMM"},
     {Kernel::Conv2dCudnn, "conv2d_cudnn", ShapeKind::Conv, kFp32,
      "cudnnConvolutionForward, FMA math (no TF32)"},
+    {Kernel::Gemm, "gemm", ShapeKind::BatchedGemm, kGemmTypes,
+     "published: C[m,n] = A[m,k] B[k,n], batch of them", true, kGemmImpls},
+    {Kernel::AttentionFwd, "attention_fwd", ShapeKind::AttentionGqa, kAttentionTypes,
+     "published: attention forward, q_len = kv_len = seq", true, kAttentionImpls},
+    {Kernel::AttentionBwd, "attention_bwd", ShapeKind::AttentionGqa, kAttentionTypes,
+     "published: attention backward (dQ, dK, dV)", true, kAttentionImpls},
+    {Kernel::AttentionDecode, "attention_decode", ShapeKind::DecodeGqa, kAttentionTypes,
+     "published: one query token over a KV cache of seq tokens", true},
+    {Kernel::Softmax, "softmax", ShapeKind::Rows, kRowTypes, "published: softmax over cols", true},
+    {Kernel::PublishedLayerNorm, "layer_norm", ShapeKind::Rows, kRowTypes,
+     "published: layer norm over cols", true},
+    {Kernel::PublishedRmsNorm, "rms_norm", ShapeKind::Rows, kRowTypes,
+     "published: RMS norm over cols", true},
+    {Kernel::Gelu, "gelu", ShapeKind::Elements, kRowTypes, "published: y = gelu(x)", true},
+    {Kernel::Silu, "silu", ShapeKind::Elements, kRowTypes, "published: y = silu(x)", true},
+    {Kernel::Copy, "copy", ShapeKind::Buffer, kCopyTypes, "published: device-to-device copy",
+     true},
+    {Kernel::AllReduce, "all_reduce", ShapeKind::Collective, kRowTypes,
+     "published: all-reduce among ranks GPUs of one node", true, kCollectiveImpls},
+    {Kernel::AllGather, "all_gather", ShapeKind::Collective, kRowTypes,
+     "published: all-gather among ranks GPUs of one node", true, kCollectiveImpls},
+    {Kernel::ReduceScatter, "reduce_scatter", ShapeKind::Collective, kRowTypes,
+     "published: reduce-scatter among ranks GPUs of one node", true, kCollectiveImpls},
+    {Kernel::LlmPrefill, "llm_prefill", ShapeKind::LlmPrefill, kLlmTypes,
+     "published: time to first token of a model", true},
+    {Kernel::LlmDecode, "llm_decode", ShapeKind::LlmGeneration, kLlmTypes,
+     "published: time per output token of a model", true},
+    {Kernel::LlmGenerate, "llm_generate", ShapeKind::LlmGeneration, kLlmTypes,
+     "published: whole static-batch generation of a model", true},
+    {Kernel::Network, "network", ShapeKind::Network, kNetworkTypes,
+     "published: one inference of a CNN", true},
 }};
+
+constexpr std::array kAllDTypes{DType::Fp32, DType::Tf32,    DType::Fp16,
+                                DType::Bf16, DType::Fp8E4M3, DType::Int8};
+constexpr std::array kAllImpls{Impl::Wgmma, Impl::MmaSync, Impl::Fa2,  Impl::Fa3,
+                               Impl::Unfused, Impl::Ring,  Impl::Tree, Impl::Nvls};
 
 constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
 constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
@@ -61,6 +110,17 @@ constexpr std::array<std::string_view, 4> kAttentionKeys{"batch", "heads", "seq"
 constexpr std::array<std::string_view, 1> kElementKeys{"elements"};
 constexpr std::array<std::string_view, 8> kConvKeys{"batch",   "channels",    "height", "width",
                                                     "filters", "filter_size", "stride", "pad"};
+constexpr std::array<std::string_view, 4> kBatchedGemmKeys{"m", "n", "k", "batch"};
+constexpr std::array<std::string_view, 6> kAttentionGqaKeys{"batch",    "heads",  "seq",
+                                                            "head_dim", "causal", "kv_heads"};
+constexpr std::array<std::string_view, 5> kDecodeGqaKeys{"batch", "heads", "kv_heads", "seq",
+                                                         "head_dim"};
+constexpr std::array<std::string_view, 1> kBufferKeys{"bytes"};
+constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
+constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
+constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
+                                                             "tp"};
+constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
 
@@ -76,24 +136,53 @@ const KernelInfo& info(Kernel kernel) {
   return kCatalog[0];
 }
 
+std::span<const DType> all_dtypes() { return kAllDTypes; }
+
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
     case DType::Fp32: return "fp32";
     case DType::Fp16: return "fp16";
     case DType::Bf16: return "bf16";
     case DType::Int8: return "int8";
+    case DType::Tf32: return "tf32";
+    case DType::Fp8E4M3: return "fp8_e4m3";
   }
   return "?";
 }
 
 std::size_t dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::Fp32: return 4;
+    case DType::Fp32:
+    case DType::Tf32: return 4;  // tf32 is stored as fp32; the tensor cores read 19 of its bits
     case DType::Fp16:
     case DType::Bf16: return 2;
-    case DType::Int8: return 1;
+    case DType::Int8:
+    case DType::Fp8E4M3: return 1;
   }
   return 0;
+}
+
+std::span<const Impl> all_impls() { return kAllImpls; }
+
+std::string_view impl_name(Impl impl) {
+  switch (impl) {
+    case Impl::Default: return "";
+    case Impl::Wgmma: return "wgmma";
+    case Impl::MmaSync: return "mma_sync";
+    case Impl::Fa2: return "fa2";
+    case Impl::Fa3: return "fa3";
+    case Impl::Unfused: return "unfused";
+    case Impl::Ring: return "ring";
+    case Impl::Tree: return "tree";
+    case Impl::Nvls: return "nvls";
+  }
+  return "?";
+}
+
+bool takes_model(Kernel kernel) {
+  const ShapeKind kind = info(kernel).shape;
+  return kind == ShapeKind::LlmPrefill || kind == ShapeKind::LlmGeneration ||
+         kind == ShapeKind::Network;
 }
 
 std::span<const std::string_view> shape_keys(ShapeKind kind) {
@@ -104,8 +193,85 @@ std::span<const std::string_view> shape_keys(ShapeKind kind) {
     case ShapeKind::Elements: return kElementKeys;
     case ShapeKind::Conv: return kConvKeys;
     case ShapeKind::None: return {};
+    case ShapeKind::BatchedGemm: return kBatchedGemmKeys;
+    case ShapeKind::AttentionGqa: return kAttentionGqaKeys;
+    case ShapeKind::DecodeGqa: return kDecodeGqaKeys;
+    case ShapeKind::Buffer: return kBufferKeys;
+    case ShapeKind::Collective: return kCollectiveKeys;
+    case ShapeKind::LlmPrefill: return kLlmPrefillKeys;
+    case ShapeKind::LlmGeneration: return kLlmGenerationKeys;
+    case ShapeKind::Network: return kNetworkKeys;
   }
   return {};
+}
+
+bool shape_key_optional(ShapeKind kind, std::string_view key) {
+  switch (kind) {
+    case ShapeKind::Conv: return key == "stride" || key == "pad";
+    case ShapeKind::BatchedGemm: return key == "batch";
+    case ShapeKind::AttentionGqa: return key == "kv_heads";
+    default: return false;
+  }
+}
+
+void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_view> given) {
+  const auto absent = [&](std::string_view key) {
+    return std::find(given.begin(), given.end(), key) == given.end();
+  };
+  switch (kind) {
+    case ShapeKind::Conv:
+      if (absent("stride")) s.stride = 1;
+      if (absent("pad")) s.pad = 0;
+      break;
+    case ShapeKind::BatchedGemm:
+      if (absent("batch")) s.batch = 1;
+      break;
+    case ShapeKind::AttentionGqa:
+      if (absent("kv_heads")) s.kv_heads = s.heads;  // multi-head attention: a KV head per head
+      break;
+    default: break;
+  }
+}
+
+bool shape_key_may_be_zero(std::string_view key) { return key == "pad" || key == "causal"; }
+
+std::uint64_t* shape_field(Shape& s, std::string_view key) {
+  const std::pair<std::string_view, std::uint64_t*> fields[] = {
+      {"m", &s.m},
+      {"n", &s.n},
+      {"k", &s.k},
+      {"batch", &s.batch},
+      {"heads", &s.heads},
+      {"seq", &s.seq},
+      {"head_dim", &s.head_dim},
+      {"rows", &s.rows},
+      {"cols", &s.cols},
+      {"elements", &s.elements},
+      {"channels", &s.channels},
+      {"height", &s.height},
+      {"width", &s.width},
+      {"filters", &s.filters},
+      {"filter_size", &s.filter_size},
+      {"stride", &s.stride},
+      {"pad", &s.pad},
+      {"causal", &s.causal},
+      {"kv_heads", &s.kv_heads},
+      {"bytes", &s.bytes},
+      {"ranks", &s.ranks},
+      {"input_len", &s.input_len},
+      {"output_len", &s.output_len},
+      {"tp", &s.tp},
+  };
+  for (const auto& [name, field] : fields) {
+    if (name == key) return field;
+  }
+  return nullptr;
+}
+
+std::uint64_t shape_value(const Shape& shape, std::string_view key) {
+  Shape copy = shape;
+  const std::uint64_t* field = shape_field(copy, key);
+  return field ? *field : 0;
 }
 
 std::uint64_t conv_out_extent(const Shape& s, std::uint64_t extent) {
@@ -126,9 +292,30 @@ double operation_count(Kernel kernel, DType /*dtype*/, const Shape& s) {
                             d(conv_out_extent(s, s.width));
       return 2.0 * pixels * d(s.filters) * d(s.channels) * d(s.filter_size) * d(s.filter_size);
     }
+    case ShapeKind::BatchedGemm:
+      // batch GEMMs of m*n*k multiply-adds, 2 operations each.
+      return 2.0 * d(s.batch) * d(s.m) * d(s.n) * d(s.k);
+    case ShapeKind::AttentionGqa: {
+      // Forward: Q K^T and P V, s*s*d multiply-adds each per (batch, head), 2 operations each:
+      // 4*b*h*s^2*d (kv_heads changes the bytes, not the arithmetic). Causal: halved, as the
+      // FlashAttention papers and their benchmarks count it (the masked half is skipped), so
+      // TFLOP/s read from their figures convert back with the same count. Backward: 2.5x the
+      // forward, FlashAttention-2's convention (five matmuls to the forward's two).
+      double ops = 4.0 * d(s.batch) * d(s.heads) * d(s.seq) * d(s.seq) * d(s.head_dim);
+      if (s.causal != 0) ops /= 2.0;
+      return kernel == Kernel::AttentionBwd ? 2.5 * ops : ops;
+    }
+    case ShapeKind::DecodeGqa:
+      // One query per (batch, head): q K^T and p V over seq keys, seq*d multiply-adds each.
+      return 4.0 * d(s.batch) * d(s.heads) * d(s.seq) * d(s.head_dim);
     case ShapeKind::Rows:
     case ShapeKind::Elements:
-    case ShapeKind::None: return 0.0;
+    case ShapeKind::None:
+    case ShapeKind::Buffer:
+    case ShapeKind::Collective:  // the reduction's adds are not what a collective is judged by
+    case ShapeKind::LlmPrefill:  // llm_* and network: the work is the model's, not the row's
+    case ShapeKind::LlmGeneration:
+    case ShapeKind::Network: return 0.0;
   }
   return 0.0;
 }
@@ -175,6 +362,43 @@ double minimum_bytes(Kernel kernel, DType dtype, const Shape& s) {
       const double w = d(s.filters) * d(s.channels) * d(s.filter_size) * d(s.filter_size);
       return (in + w + out) * 4.0;
     }
+    // Published-only kernels: everything in the row's dtype (e bytes per element).
+    case Kernel::Gemm:  // A[m,k] and B[k,n] read, C[m,n] written in the input type, per GEMM
+      return d(s.batch) * (d(s.m) * d(s.k) + d(s.k) * d(s.n) + d(s.m) * d(s.n)) * e;
+    case Kernel::AttentionFwd:
+    case Kernel::AttentionBwd: {
+      // Q and O are b*h*s*d elements each; K and V b*kv_heads*s*d each (shared by the heads of a
+      // group). Forward: Q, K, V read, O written. Backward: Q, K, V, O, dO read, dQ, dK, dV
+      // written; its softmax statistics (b*h*s fp32 values) are not counted.
+      const double q = d(s.batch) * d(s.heads) * d(s.seq) * d(s.head_dim);
+      const double kv = d(s.batch) * d(s.kv_heads) * d(s.seq) * d(s.head_dim);
+      return kernel == Kernel::AttentionFwd ? (2.0 * q + 2.0 * kv) * e : (4.0 * q + 4.0 * kv) * e;
+    }
+    case Kernel::AttentionDecode:
+      // The K and V caches (b*kv_heads*seq*d each) read, q read and o written (b*h*d each).
+      return (2.0 * d(s.batch) * d(s.kv_heads) * d(s.seq) * d(s.head_dim) +
+              2.0 * d(s.batch) * d(s.heads) * d(s.head_dim)) *
+             e;
+    case Kernel::Softmax:
+    case Kernel::PublishedLayerNorm:
+    case Kernel::PublishedRmsNorm:  // x read, y written; gamma and beta (cols each) not counted
+      return 2.0 * d(s.rows) * d(s.cols) * e;
+    case Kernel::Gelu:
+    case Kernel::Silu: return 2.0 * d(s.elements) * e;  // x read, y written
+    case Kernel::Copy: return 2.0 * d(s.bytes);         // bytes read, as many written
+    case Kernel::AllReduce:
+    case Kernel::AllGather:
+    case Kernel::ReduceScatter:
+      // The buffer size S (nccl-tests' size); what crosses the links depends on the algorithm
+      // and the ranks, which is the predictor's to say.
+      return d(s.bytes);
+    case Kernel::LlmPrefill:
+    case Kernel::LlmDecode:
+    case Kernel::LlmGenerate:
+    case Kernel::Network:
+      // Weights, activations and KV cache are the model's: not derivable from the row without
+      // it (the predictor resolves `model`), so 0, "not stated".
+      return 0.0;
   }
   return 0.0;
 }
@@ -239,26 +463,17 @@ std::string tiling_summary(Kernel kernel, const Shape& shape) {
       return fmt::format("implicit GEMM, block tile {0}x{0}x{0}, {1} threads, smem {2} B",
                          kConvTile, kConvTile * kConvTile, kConvSmemBytes);
     case Kernel::Conv2dCudnn: return "vendor library: algorithm from cudnnGetConvolutionForwardAlgorithm_v7";
+    default: break;  // published-only kernels: not coda's, tiled as their library chose
   }
+  CODA_CHECK(info(kernel).published_only);
   return {};
 }
 
 std::string shape_text(ShapeKind kind, const Shape& s) {
-  switch (kind) {
-    case ShapeKind::Gemm: return fmt::format("m={} n={} k={}", s.m, s.n, s.k);
-    case ShapeKind::Rows: return fmt::format("rows={} cols={}", s.rows, s.cols);
-    case ShapeKind::Attention:
-      return fmt::format("batch={} heads={} seq={} head_dim={}", s.batch, s.heads, s.seq,
-                         s.head_dim);
-    case ShapeKind::Elements: return fmt::format("elements={}", s.elements);
-    case ShapeKind::None: return {};
-    case ShapeKind::Conv:
-      return fmt::format("batch={} channels={} height={} width={} filters={} filter_size={} "
-                         "stride={} pad={}",
-                         s.batch, s.channels, s.height, s.width, s.filters, s.filter_size,
-                         s.stride, s.pad);
-  }
-  return {};
+  std::string text;
+  for (std::string_view key : shape_keys(kind))
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, shape_value(s, key));
+  return text;
 }
 
 }  // namespace coda::validation

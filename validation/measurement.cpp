@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -12,34 +13,30 @@
 
 #include <fmt/format.h>
 
-#include "core/check.h"
 #include "core/yaml_reader.h"  // did_you_mean
-#include "validation/case_list.h"
 
 namespace coda::validation {
 namespace {
 
 std::string num(double v) { return std::isnan(v) ? std::string{} : fmt::format("{}", v); }
 std::string opt(const std::optional<double>& v) { return v ? num(*v) : std::string{}; }
-std::string gemm_dim(const Measurement& m, std::uint64_t Shape::*field) {
-  return info(m.kernel).shape == ShapeKind::Gemm ? fmt::format("{}", m.shape.*field)
-                                                 : std::string{};
+std::string field_of(const Measurement& m, std::string_view key) {
+  for (std::string_view k : shape_keys(info(m.kernel).shape)) {
+    if (k == key) return fmt::format("{}", shape_value(m.shape, key));
+  }
+  return {};
 }
+
 // Implicit-GEMM dimensions of a conv: M = N*P*Q, N = K, K = C*R*S.
 std::uint64_t conv_gemm(const Shape& s, char dim) {
   if (dim == 'm') return s.batch * conv_out_extent(s, s.height) * conv_out_extent(s, s.width);
   if (dim == 'n') return s.filters;
   return s.channels * s.filter_size * s.filter_size;
 }
-std::string mnk(const Measurement& m, char dim, std::uint64_t Shape::*field) {
+// The m, n, k columns: a GEMM's own (batched or not), a conv's implicit-GEMM sizes.
+std::string mnk(const Measurement& m, char dim) {
   if (info(m.kernel).shape == ShapeKind::Conv) return fmt::format("{}", conv_gemm(m.shape, dim));
-  return gemm_dim(m, field);
-}
-std::string field_of(const Measurement& m, std::string_view key) {
-  for (std::string_view k : shape_keys(info(m.kernel).shape)) {
-    if (k == key) return fmt::format("{}", shape_value(m.shape, key));
-  }
-  return {};
+  return field_of(m, std::string_view(&dim, 1));
 }
 
 bool parse_u64(std::string_view text, std::uint64_t& out) {
@@ -69,14 +66,165 @@ bool parse_opt(std::string_view text, std::optional<double>& out) {
   return true;
 }
 
+// The columns a hand-written table cannot do without (docs/validation.md, "Published tables").
+constexpr std::array<std::string_view, 5> kRequired{"kernel", "dtype", "shape", "median_us",
+                                                    "source"};
+bool is_required(std::string_view name) {
+  return std::find(kRequired.begin(), kRequired.end(), name) != kRequired.end();
+}
+
+// A problem with a row: {message, hint}.
+using Problem = std::pair<std::string, std::string>;
+
+std::optional<Problem> check_dtype(Measurement& m, std::string_view /*cell*/) {
+  const KernelInfo& k = info(m.kernel);
+  if (std::find(k.dtypes.begin(), k.dtypes.end(), m.dtype) != k.dtypes.end()) return std::nullopt;
+  std::string valid;
+  for (DType d : k.dtypes) valid += (valid.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return Problem{fmt::format("{} does not run {}", k.name, dtype_name(m.dtype)),
+                 fmt::format("expected one of: {}", valid)};
+}
+
+// Shape fields above this are rejected as typos (a 2^32-element dimension is beyond any case);
+// the products are bounded too, so nothing downstream overflows 64 bits. A buffer's `bytes`
+// may reach 2^40 (1 TiB): nccl-tests sweep collectives up to several GiB.
+constexpr std::uint64_t kMaxShapeValue = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxShapeBytes = std::uint64_t{1} << 40;
+constexpr double kMaxOperations = 1e18;
+constexpr double kMaxBytes = 1e16;
+
+// The shape's keys must be the kernel's (optional ones may be left out and then take their
+// defaults), each at least 1 (pad and causal: 0 too), and the work it names small enough to
+// model; causal is 0 or 1, kv_heads divides heads, a collective has at least 2 ranks.
+std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
+  const KernelInfo& k = info(m.kernel);
+  const std::span<const std::string_view> keys = shape_keys(k.shape);
+  std::string valid;
+  for (std::string_view key : keys) {
+    const bool optional = shape_key_optional(k.shape, key);
+    valid += fmt::format("{}{}{}=N{}", valid.empty() ? "" : " ", optional ? "[" : "", key,
+                         optional ? "]" : "");
+  }
+  const std::string hint = keys.empty() ? std::string("leave the cell empty")
+                                        : fmt::format("{} takes: {}", k.name, valid);
+  std::vector<std::string_view> given;
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    const std::string_view item = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
+    const std::string_view key = item.substr(0, item.find('='));
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      return Problem{fmt::format("'{}' is not a shape field of {}", key, k.name), hint};
+    if (std::find(given.begin(), given.end(), key) != given.end())
+      return Problem{fmt::format("'{}' is given twice", key), hint};
+    given.push_back(key);
+  }
+  for (std::string_view key : keys) {
+    if (!shape_key_optional(k.shape, key) &&
+        std::find(given.begin(), given.end(), key) == given.end())
+      return Problem{fmt::format("'{}' is missing", key), hint};
+  }
+  fill_shape_defaults(k.shape, m.shape, given);
+  for (std::string_view key : keys) {
+    const std::uint64_t v = shape_value(m.shape, key);
+    if (v == 0 && !shape_key_may_be_zero(key))
+      return Problem{fmt::format("'{}' must be at least 1", key), hint};
+    const std::uint64_t limit = key == "bytes" ? kMaxShapeBytes : kMaxShapeValue;
+    if (v > limit)
+      return Problem{fmt::format("'{}' = {} is larger than the supported {}", key, v, limit),
+                     hint};
+  }
+  const Shape& s = m.shape;
+  if (k.shape == ShapeKind::Conv &&
+      (conv_out_extent(s, s.height) == 0 || conv_out_extent(s, s.width) == 0))
+    return Problem{"the filter is larger than the padded input",
+                   "filter_size <= height + 2 pad and width + 2 pad"};
+  if (k.shape == ShapeKind::AttentionGqa && s.causal > 1)
+    return Problem{fmt::format("'causal' = {} is neither 0 nor 1", s.causal),
+                   "causal=1 for a causal mask, causal=0 for none"};
+  if ((k.shape == ShapeKind::AttentionGqa || k.shape == ShapeKind::DecodeGqa) &&
+      s.heads % s.kv_heads != 0)
+    return Problem{fmt::format("'kv_heads' = {} does not divide 'heads' = {}", s.kv_heads,
+                               s.heads),
+                   "each KV head serves heads / kv_heads query heads: kv_heads = heads for "
+                   "multi-head attention, 1 for multi-query"};
+  if (k.shape == ShapeKind::Collective && s.ranks < 2)
+    return Problem{fmt::format("'ranks' = {}: a collective needs at least 2", s.ranks),
+                   "ranks is the number of GPUs taking part, e.g. 8"};
+  const double ops = operation_count(m.kernel, m.dtype, s);
+  const double bytes = minimum_bytes(m.kernel, m.dtype, s);
+  if (ops > kMaxOperations || bytes > kMaxBytes)
+    return Problem{fmt::format("{:.3g} operations and {:.3g} bytes are beyond what coda models "
+                               "(at most {:.0e} and {:.0e})",
+                               ops, bytes, kMaxOperations, kMaxBytes),
+                   hint};
+  return std::nullopt;
+}
+
+// The implementation class, read once the kernel is known: empty is the arch's default; any
+// other value must be one of the kernel's.
+std::optional<Problem> check_impl(Measurement& m, std::string_view text) {
+  m.impl = Impl::Default;
+  if (text.empty()) return std::nullopt;
+  const KernelInfo& k = info(m.kernel);
+  if (k.impls.empty())
+    return Problem{fmt::format("{} takes no implementation class", k.name),
+                   "leave the cell empty; only gemm, attention_fwd, attention_bwd and the "
+                   "collectives name one"};
+  std::vector<std::string_view> names;
+  for (Impl i : k.impls) {
+    if (impl_name(i) == text) {
+      m.impl = i;
+      return std::nullopt;
+    }
+    names.push_back(impl_name(i));
+  }
+  std::string valid;
+  for (std::string_view n : names) valid += (valid.empty() ? "" : ", ") + std::string(n);
+  const auto close = did_you_mean(text, names);
+  return Problem{fmt::format("\"{}\" is not an implementation class of {}{}", text, k.name,
+                             close ? fmt::format(" (did you mean '{}'?)", *close) : ""),
+                 fmt::format("expected one of: {}, or nothing (the arch's default)", valid)};
+}
+
+// llm_* and network rows name their model; no other row does. The reader checks only that it
+// is a plain name (the predictor resolves it against the presets).
+std::optional<Problem> check_model(Measurement& m, std::string_view text) {
+  const KernelInfo& k = info(m.kernel);
+  const std::string_view example = k.shape == ShapeKind::Network
+                                       ? "a CNN-zoo name such as resnet50"
+                                       : "a coda LLM preset (configs/workloads/llm/) such as "
+                                         "llama2_7b";
+  if (!takes_model(m.kernel)) {
+    if (text.empty()) return std::nullopt;
+    return Problem{fmt::format("{} takes no model", k.name),
+                   "leave the cell empty; only llm_* and network rows name a model"};
+  }
+  if (text.empty())
+    return Problem{fmt::format("{} needs a model", k.name), fmt::format("name {}", example)};
+  const bool plain = std::all_of(text.begin(), text.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-' ||
+           ch == '.';
+  });
+  if (!plain)
+    return Problem{fmt::format("\"{}\" is not a plain name", text),
+                   fmt::format("letters, digits, '_', '-' and '.' only: {}", example)};
+  return std::nullopt;
+}
+
 using Writer = std::string (*)(const Measurement&);
 // Returns an empty string on success, else what was expected.
 using Reader = std::string (*)(Measurement&, std::string_view);
+// What the cells say together, once every cell of the row has been read without error (so the
+// kernel is known): the cell's text (empty when the column is absent) -> {message, hint} on a
+// problem. May complete the row (shape defaults, the implementation class).
+using Check = std::optional<Problem> (*)(Measurement&, std::string_view);
 
 struct Column {
   std::string_view name;
   Writer write;
-  Reader read;  // nullptr: derived from other columns, not read back
+  Reader read;             // nullptr: not read cell by cell (derived, or read by `check`)
+  Check check = nullptr;   // runs after the row's cells were read
 };
 
 std::string read_kernel(Measurement& m, std::string_view t) {
@@ -89,13 +237,15 @@ std::string read_kernel(Measurement& m, std::string_view t) {
   return "a kernel name such as gemm_wmma";
 }
 std::string read_dtype(Measurement& m, std::string_view t) {
-  for (DType d : {DType::Fp32, DType::Fp16, DType::Bf16, DType::Int8}) {
+  std::string valid;
+  for (DType d : all_dtypes()) {
     if (dtype_name(d) == t) {
       m.dtype = d;
       return {};
     }
+    valid += (valid.empty() ? "" : ", ") + std::string(dtype_name(d));
   }
-  return "one of fp32, fp16, bf16, int8";
+  return "one of " + valid;
 }
 // "m=4096 n=4096 k=4096" -> the shape fields.
 std::string read_shape(Measurement& m, std::string_view t) {
@@ -135,14 +285,18 @@ std::string read_shape(Measurement& m, std::string_view t) {
     return {};                                                                  \
   }
 
-const std::array<Column, 42> kColumns{{
+const std::array<Column, 46> kColumns{{
     {"kernel", [](const Measurement& m) { return std::string(info(m.kernel).name); }, read_kernel},
-    {"dtype", [](const Measurement& m) { return std::string(dtype_name(m.dtype)); }, read_dtype},
+    {"dtype", [](const Measurement& m) { return std::string(dtype_name(m.dtype)); }, read_dtype,
+     check_dtype},
     {"shape", [](const Measurement& m) { return shape_text(info(m.kernel).shape, m.shape); },
-     read_shape},
-    {"m", [](const Measurement& m) { return mnk(m, 'm', &Shape::m); }, nullptr},
-    {"n", [](const Measurement& m) { return mnk(m, 'n', &Shape::n); }, nullptr},
-    {"k", [](const Measurement& m) { return mnk(m, 'k', &Shape::k); }, nullptr},
+     read_shape, check_shape},
+    {"impl", [](const Measurement& m) { return std::string(impl_name(m.impl)); }, nullptr,
+     check_impl},
+    {"model", [](const Measurement& m) { return m.model; }, CODA_TEXT(model), check_model},
+    {"m", [](const Measurement& m) { return mnk(m, 'm'); }, nullptr},
+    {"n", [](const Measurement& m) { return mnk(m, 'n'); }, nullptr},
+    {"k", [](const Measurement& m) { return mnk(m, 'k'); }, nullptr},
     {"batch", [](const Measurement& m) { return field_of(m, "batch"); }, nullptr},
     {"heads", [](const Measurement& m) { return field_of(m, "heads"); }, nullptr},
     {"seq", [](const Measurement& m) { return field_of(m, "seq"); }, nullptr},
@@ -206,7 +360,9 @@ const std::array<Column, 42> kColumns{{
      CODA_TEXT(device.cuda_runtime)},
     {"ecc", [](const Measurement& m) { return m.device.ecc; }, CODA_TEXT(device.ecc)},
     {"date", [](const Measurement& m) { return m.date; }, CODA_TEXT(date)},
+    {"software", [](const Measurement& m) { return m.software; }, CODA_TEXT(software)},
     {"source", [](const Measurement& m) { return m.source; }, CODA_TEXT(source)},
+    {"derivation", [](const Measurement& m) { return m.derivation; }, CODA_TEXT(derivation)},
     {"note", [](const Measurement& m) { return m.note; }, CODA_TEXT(note)},
 }};
 
@@ -299,78 +455,6 @@ bool split_record(std::string_view text, std::size_t& pos, int& line, std::vecto
   }
   cells.push_back(std::move(cell));
   return !quoted;
-}
-
-// The columns a hand-written table cannot do without (docs/validation.md, "Published tables").
-constexpr std::array<std::string_view, 5> kRequired{"kernel", "dtype", "shape", "median_us",
-                                                    "source"};
-bool is_required(std::string_view name) {
-  return std::find(kRequired.begin(), kRequired.end(), name) != kRequired.end();
-}
-
-std::string check_dtype(const Measurement& m) {
-  const KernelInfo& k = info(m.kernel);
-  if (std::find(k.dtypes.begin(), k.dtypes.end(), m.dtype) != k.dtypes.end()) return {};
-  return fmt::format("{} does not run {}", k.name, dtype_name(m.dtype));
-}
-std::string dtype_hint(Kernel kernel) {
-  std::string valid;
-  for (DType d : info(kernel).dtypes) valid += (valid.empty() ? "" : ", ") + std::string(dtype_name(d));
-  return fmt::format("expected one of: {}", valid);
-}
-
-// Shape fields above this are rejected as typos (a 2^32-element dimension is beyond any case);
-// the products are bounded too, so nothing downstream overflows 64 bits.
-constexpr std::uint64_t kMaxShapeValue = std::uint64_t{1} << 32;
-constexpr double kMaxOperations = 1e18;
-constexpr double kMaxBytes = 1e16;
-
-// The shape's keys must be the kernel's (conv: stride and pad may be left out), each at least 1
-// (pad: any), and the work it names small enough to model. Returns {message, hint} on a problem.
-std::optional<std::pair<std::string, std::string>> check_shape(const Measurement& m,
-                                                               std::string_view text) {
-  const KernelInfo& k = info(m.kernel);
-  const std::span<const std::string_view> keys = shape_keys(k.shape);
-  std::string valid;
-  for (std::string_view key : keys) valid += (valid.empty() ? "" : " ") + std::string(key) + "=N";
-  const std::string hint = keys.empty() ? std::string("leave the cell empty")
-                                        : fmt::format("{} takes: {}", k.name, valid);
-  std::vector<std::string_view> given;
-  while (!text.empty()) {
-    const auto space = text.find(' ');
-    const std::string_view item = text.substr(0, space);
-    text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
-    const std::string_view key = item.substr(0, item.find('='));
-    if (std::find(keys.begin(), keys.end(), key) == keys.end())
-      return std::pair{fmt::format("'{}' is not a shape field of {}", key, k.name), hint};
-    if (std::find(given.begin(), given.end(), key) != given.end())
-      return std::pair{fmt::format("'{}' is given twice", key), hint};
-    given.push_back(key);
-  }
-  for (std::string_view key : keys) {
-    const bool has_default = key == "stride" || key == "pad";
-    if (!has_default && std::find(given.begin(), given.end(), key) == given.end())
-      return std::pair{fmt::format("'{}' is missing", key), hint};
-    const std::uint64_t v = shape_value(m.shape, key);
-    if (v == 0 && key != "pad")
-      return std::pair{fmt::format("'{}' must be at least 1", key), hint};
-    if (v > kMaxShapeValue)
-      return std::pair{fmt::format("'{}' = {} is larger than the supported {}", key, v,
-                                   kMaxShapeValue),
-                       hint};
-  }
-  if (k.shape == ShapeKind::Conv && (conv_out_extent(m.shape, m.shape.height) == 0 ||
-                                     conv_out_extent(m.shape, m.shape.width) == 0))
-    return std::pair{std::string("the filter is larger than the padded input"),
-                     std::string("filter_size <= height + 2 pad and width + 2 pad")};
-  const double ops = operation_count(m.kernel, m.dtype, m.shape);
-  const double bytes = minimum_bytes(m.kernel, m.dtype, m.shape);
-  if (ops > kMaxOperations || bytes > kMaxBytes)
-    return std::pair{fmt::format("{:.3g} operations and {:.3g} bytes are beyond what coda models "
-                                 "(at most {:.0e} and {:.0e})",
-                                 ops, bytes, kMaxOperations, kMaxBytes),
-                     hint};
-  return std::nullopt;
 }
 
 }  // namespace
@@ -486,24 +570,18 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
     }
     if (!ok) continue;
     if (index[passed_column] < 0) m.checked = false;  // no column: no check recorded
-    // What the cells say together: the shape is the kernel's, the dtype one it runs.
-    const auto cell_of = [&](std::string_view name) -> const Cell& {
-      for (std::size_t c = 0; c < kColumns.size(); ++c)
-        if (kColumns[c].name == name) return cells[static_cast<std::size_t>(index[c])];
-      CODA_CHECK(false);
-      return cells[0];
-    };
-    if (const std::string why = check_dtype(m); !why.empty()) {
-      const Cell& cell = cell_of("dtype");
-      diags.error({file, row_line, cell.column}, fmt::format("{}, column 'dtype'", where), why,
-                  dtype_hint(m.kernel));
-      ok = false;
-    }
-    const Cell& shape_cell = cell_of("shape");
-    if (const auto why = check_shape(m, shape_cell.text); why) {
-      diags.error({file, row_line, shape_cell.column}, fmt::format("{}, column 'shape'", where),
-                  why->first, why->second);
-      ok = false;
+    // What the cells say together: the dtype one the kernel runs, the shape its own, the
+    // implementation class and the model as the kernel takes them. An absent column is checked
+    // as an empty cell, located at the row's start.
+    for (std::size_t c = 0; c < kColumns.size(); ++c) {
+      if (!kColumns[c].check) continue;
+      const Cell* cell = index[c] >= 0 ? &cells[static_cast<std::size_t>(index[c])] : nullptr;
+      if (const auto problem = kColumns[c].check(m, cell ? cell->text : std::string_view{})) {
+        diags.error({file, row_line, cell ? cell->column : 1},
+                    fmt::format("{}, column '{}'", where, kColumns[c].name), problem->first,
+                    problem->second);
+        ok = false;
+      }
     }
     if (ok) rows.push_back(std::move(m));
   }

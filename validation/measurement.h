@@ -36,6 +36,9 @@ struct Measurement {
   Kernel kernel = Kernel::GemmNaive;
   DType dtype = DType::Fp32;
   Shape shape;
+  // Published rows (validation/published/README.md); coda-bench leaves them empty.
+  Impl impl = Impl::Default;  // the implementation class, where the kernel has them
+  std::string model;          // llm_* and network rows: a coda LLM preset or CNN-zoo name
   std::uint32_t repetitions = 0;
   std::uint32_t warmup = 0;
   double median_us = kNotMeasured;  // of the timed repetitions; NaN when the case did not run
@@ -58,8 +61,10 @@ struct Measurement {
   std::string tiling;
   DeviceInfo device;
   std::string date;    // ISO 8601 UTC, "2026-11-30T06:12:52Z"
-  std::string source;  // "measured: coda-bench 0.1.0"
-  std::string note;    // why a case did not run or did not pass; empty otherwise
+  std::string software;    // library and version as a publication states them
+  std::string source;      // "measured: coda-bench 0.1.0", or the publication
+  std::string derivation;  // how a published median_us was obtained: "copied" or the arithmetic
+  std::string note;        // why a case did not run or did not pass; empty otherwise
 };
 
 // TFLOP/s and GB/s at the median time; NaN when not applicable or not measured.
@@ -81,7 +86,10 @@ std::vector<std::string_view> required_measurement_columns();
 // ("file:row:col: error: row 3, column 'median_us': ..."); nullopt when there was any error.
 // Checked beyond each cell's syntax: a column named twice, a row with more or fewer cells than
 // the header, a shape whose keys are not the kernel's (or are missing, zero or too large to
-// model), a dtype the kernel does not run. Absent optional columns and empty cells of counts
+// model; causal not 0 or 1, kv_heads not dividing heads, fewer than 2 ranks), a dtype the
+// kernel does not run, an `impl` that is not one of the kernel's, a `model` missing from an
+// llm_* or network row, present on any other, or not a plain name. Absent optional keys take
+// their defaults (fill_shape_defaults). Absent optional columns and empty cells of counts
 // (repetitions, sm_count, clocks, ...) read as 0, "not stated"; an empty `passed` as unchecked.
 std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
                                                           const std::string& file,

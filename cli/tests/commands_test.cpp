@@ -94,6 +94,40 @@ TEST(Cli, CheckConfigKnowsCaseListsAndMeasurementTables) {
       << r.out;
 }
 
+// A corpus manifest (a YAML with a `sources:` list; an arch's `sources:` is text) is read with
+// every CSV and arch it names: TOP/validation/published/corpus.yaml, its arch paths relative to
+// TOP (the nearest folder above it with configs/). The rows are made up, not published.
+TEST(Cli, CheckConfigReadsACorpusManifestAndEveryFileItNames) {
+  const testing::TempDir tmp;
+  const auto top = tmp.path();
+  const auto folder = top / "validation/published";
+  std::filesystem::create_directories(top / "configs/arch");
+  std::filesystem::create_directories(folder / "gpu");
+  std::filesystem::copy_file("configs/arch/eyeriss.yaml", top / "configs/arch/eyeriss.yaml");
+  std::ofstream(top / "configs/arch/broken.yaml") << "schema_version: 1\nname: broken\n";
+  std::ofstream(folder / "gpu/a.csv")
+      << "kernel,dtype,shape,model,median_us,source\n"
+         "gemm,fp16,m=64 n=64 k=64,,10,FIXTURE: not a publication\n"
+         "network,int8,batch=1,resnet18,900,FIXTURE: not a publication\n";
+  const std::string entry =
+      "  - {id: a, file: gpu/a.csv, arch: configs/arch/eyeriss.yaml, split: validation,\n"
+      "     classes: [gemm, network], citation: FIXTURE}\n";
+  std::ofstream(folder / "corpus.yaml") << "schema_version: 1\nsources:\n" << entry;
+  std::ofstream(folder / "bad.yaml")
+      << "schema_version: 1\nsources:\n"
+      << "  - {id: b, file: gpu/a.csv, arch: configs/arch/broken.yaml, split: validation,\n"
+         "     classes: [gemm], citation: FIXTURE}\n";
+  const Outcome good = coda({"check-config", (folder / "corpus.yaml").c_str()});
+  EXPECT_EQ(good.code, 0) << good.err;
+  EXPECT_NE(good.out.find("corpus.yaml: ok (published corpus, 1 source, 2 rows)"),
+            std::string::npos)
+      << good.out;
+  const Outcome bad = coda({"check-config", (folder / "bad.yaml").c_str()});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find((top / "configs/arch/broken.yaml").string() + ":"), std::string::npos)
+      << bad.err;
+}
+
 TEST(Cli, RunWithBadInputExitsNonZeroWithDiagnostics) {
   const testing::TempDir tmp;
   const auto& dir = tmp.path();

@@ -83,6 +83,7 @@ TEST(CaseList, SmokeListCoversEveryKernel) {
   const auto list = load_case_list("validation/cases/smoke.yaml", diags);
   ASSERT_TRUE(list) << diags.format_all();
   for (const KernelInfo& k : kernel_catalog()) {
+    if (k.published_only) continue;  // coda-bench cannot run those
     bool found = false;
     for (const Case& c : list->cases) found = found || c.kernel == k.kernel;
     EXPECT_TRUE(found) << k.name << " has no smoke case";
@@ -97,6 +98,24 @@ TEST(CaseList, UnknownKernelSuggestsTheClosest) {
             "bias_gelu_fused, bias_gelu_unfused, attention_unfused, attention_flash, "
             "decode_attention, reduce_sum, copy_bandwidth, l2_bandwidth, launch_overhead, "
             "conv2d_implicit_gemm, conv2d_cudnn");
+}
+
+// Published-only kernels are refused as such, and a typo is matched among runnable kernels
+// only: "softmx" is one edit from softmax, which coda-bench cannot run, and more than two from
+// every runnable name, so nothing is suggested.
+TEST(CaseList, PublishedKernelIsRefusedAndNeverSuggested) {
+  const std::string runnable =
+      "gemm_naive, gemm_tiled, gemm_wmma, gemm_int8, gemm_cublas, gemm_cublaslt, softmax_naive, "
+      "softmax_online, layernorm, rmsnorm, bias_gelu_fused, bias_gelu_unfused, "
+      "attention_unfused, attention_flash, decode_attention, reduce_sum, copy_bandwidth, "
+      "l2_bandwidth, launch_overhead, conv2d_implicit_gemm, conv2d_cudnn";
+  EXPECT_EQ(only_error("schema_version: 1\ncases:\n  - {kernel: gemm, m: 64, n: 64, k: 64}\n"),
+            "cases.yaml:3:14: error: cases[0].kernel: \"gemm\" is a kernel of published tables: "
+            "coda-bench cannot run it (it exists for rows of validation/published/); coda-bench "
+            "runs: " + runnable);
+  EXPECT_EQ(only_error("schema_version: 1\ncases:\n  - {kernel: softmx, rows: 4, cols: 4}\n"),
+            "cases.yaml:3:14: error: cases[0].kernel: \"softmx\" is not valid; expected one of: " +
+                runnable);
 }
 
 TEST(CaseList, DtypeTheKernelDoesNotHaveListsTheValidOnes) {

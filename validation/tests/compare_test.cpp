@@ -158,6 +158,27 @@ TEST(ValidationCompare, SubsetNamesAreCheckedWithDidYouMean) {
   EXPECT_FALSE(parse_subset("gemm,", why));
 }
 
+// Published-only kernels are read but not priced yet: each row is skipped with that reason.
+TEST(ValidationCompare, PublishedKernelsAreNotPricedYet) {
+  Diagnostics diags;
+  const auto arch = arch::load_arch(kArch, diags);
+  ASSERT_TRUE(arch) << diags.format_all();
+  const Predictor predictor(arch->spec);
+  Measurement m;
+  m.kernel = Kernel::Gemm;
+  m.dtype = DType::Fp16;
+  m.shape = Shape{.m = 64, .n = 64, .k = 64, .batch = 1};
+  m.median_us = 10;
+  std::string why;
+  EXPECT_FALSE(predictor.predict(m, why));
+  EXPECT_EQ(why, "not priced yet: gemm");
+  EXPECT_EQ(classes_of(Kernel::Gemm), std::vector{CaseClass::Gemm});
+  EXPECT_EQ(classes_of(Kernel::AttentionDecode), std::vector{CaseClass::Attention});
+  EXPECT_EQ(classes_of(Kernel::Copy), std::vector{CaseClass::Memory});
+  EXPECT_TRUE(classes_of(Kernel::AllReduce).empty());
+  EXPECT_TRUE(classes_of(Kernel::LlmGenerate).empty());
+}
+
 TEST(ValidationReportText, JsonCarriesEveryRowWithItsInputsAndParts) {
   const ValidationReport r = compare_fixture("h200_hand_derived.csv");
   const std::string json = report_json(r, {.measurements = "m.csv", .arch = kArch,

@@ -10,11 +10,11 @@ namespace {
 
 // The schema of docs/validation.md, column by column.
 constexpr const char* kHeader =
-    "kernel,dtype,shape,m,n,k,batch,heads,seq,head_dim,rows,cols,elements,repetitions,warmup,"
-    "median_us,min_us,max_us,operations,bytes,tflops,gbps,max_error,tolerance,passed,"
+    "kernel,dtype,shape,impl,model,m,n,k,batch,heads,seq,head_dim,rows,cols,elements,repetitions,"
+    "warmup,median_us,min_us,max_us,operations,bytes,tflops,gbps,max_error,tolerance,passed,"
     "quant_error_per_tensor,quant_error_per_channel,buffer_sets,working_set_bytes,tiling,device,"
     "compute_capability,sm_count,sm_clock_mhz,mem_clock_mhz,l2_bytes,driver,cuda_runtime,ecc,date,"
-    "source,note\n";
+    "software,source,derivation,note\n";
 
 // A made-up row for the schema tests: these numbers were not measured on any device.
 Measurement fixture_int8_row() {
@@ -125,10 +125,10 @@ TEST(MeasurementCsv, BadCellIsLocated) {
   Diagnostics diags;
   EXPECT_FALSE(read_measurements(text, "fixture.csv", diags));
   ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
-  // The median cell starts after the 54 characters of
-  // "gemm_int8,int8,m=64 n=128 k=256,64,128,256,,,,,,,,5,1,".
+  // The median cell starts after the 56 characters of
+  // "gemm_int8,int8,m=64 n=128 k=256,,,64,128,256,,,,,,,,5,1," (impl and model empty).
   EXPECT_EQ(format(diags.all()[0]),
-            "fixture.csv:2:55: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
+            "fixture.csv:2:57: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
             "number or nothing");
 }
 
@@ -141,6 +141,206 @@ TEST(MeasurementCsv, UnknownAndMissingColumns) {
   EXPECT_EQ(format(diags.all()[1]),
             "f.csv:1:1: error: header: missing column 'dtype'; see docs/validation.md for the "
             "schema");
+}
+
+// ---- published rows (validation/published/README.md) ------------------------------------
+// The rows below are made up to exercise the schema: no number in them was measured or
+// published.
+
+constexpr const char* kPublishedHeader =
+    "kernel,dtype,shape,impl,model,median_us,device,software,source,derivation,note\n";
+
+std::optional<std::vector<Measurement>> read_published(const std::string& rows,
+                                                       Diagnostics& diags) {
+  return read_measurements(std::string(kPublishedHeader) + rows, "published.csv", diags);
+}
+
+// The single error a table gives, formatted as the user sees it.
+std::string only_error(const std::string& rows) {
+  Diagnostics diags;
+  EXPECT_FALSE(read_published(rows, diags));
+  EXPECT_EQ(diags.error_count(), 1u) << diags.format_all();
+  return diags.all().empty() ? std::string{} : format(diags.all()[0]);
+}
+
+TEST(PublishedRows, EveryPublishedKernelReadsWithItsDefaults) {
+  Diagnostics diags;
+  const auto rows = read_published(
+      "gemm,fp8_e4m3,m=8192 n=8192 k=8192,wgmma,,1000,H100 SXM5 80GB,cuBLAS 12.1,FIXTURE,"
+      "copied,\n"
+      "gemm,tf32,m=64 n=64 k=64 batch=16,mma_sync,,10,A100,,FIXTURE,,\n"
+      "attention_fwd,bf16,batch=2 heads=32 seq=4096 head_dim=128 causal=1,fa3,,900,H100,"
+      "FlashAttention-3,FIXTURE,t = 4*b*h*s^2*d/2 / (TFLOP/s from Fig. 5),\n"
+      "attention_bwd,fp16,batch=2 heads=32 seq=4096 head_dim=128 causal=0 kv_heads=8,,,2000,"
+      "H100,,FIXTURE,,\n"
+      "attention_decode,fp16,batch=8 heads=32 kv_heads=8 seq=4096 head_dim=128,,,50,H100,,"
+      "FIXTURE,,\n"
+      "softmax,fp16,rows=4096 cols=4096,,,20,H100,,FIXTURE,,\n"
+      "layer_norm,bf16,rows=4096 cols=4096,,,20,H100,,FIXTURE,,\n"
+      "rms_norm,fp32,rows=4096 cols=4096,,,20,H100,,FIXTURE,,\n"
+      "gelu,fp16,elements=1048576,,,5,H100,,FIXTURE,,\n"
+      "silu,bf16,elements=1048576,,,5,H100,,FIXTURE,,\n"
+      "copy,int8,bytes=1073741824,,,700,H100,,FIXTURE,,\n"
+      "all_reduce,bf16,bytes=8589934592 ranks=8,nvls,,30000,H100,NCCL 2.18,FIXTURE,,\n"
+      "all_gather,fp16,bytes=1048576 ranks=2,ring,,30,H100,,FIXTURE,,\n"
+      "reduce_scatter,fp32,bytes=1048576 ranks=4,,,30,H100,,FIXTURE,,\n"
+      "llm_prefill,fp16,batch=1 input_len=2048 tp=1,,llama2_7b,150000,H100,vLLM 0.4,FIXTURE,,\n"
+      "llm_decode,int8,batch=8 input_len=128 output_len=128 tp=2,,llama3_8b,10000,H100,,"
+      "FIXTURE,,\n"
+      "llm_generate,fp8_e4m3,batch=8 input_len=128 output_len=128 tp=8,,llama2_70b,1e6,H100,,"
+      "FIXTURE,,\n"
+      "network,int8,batch=1,,resnet50,2500,RK3588,RKNN 1.6,FIXTURE,,\n",
+      diags);
+  ASSERT_TRUE(rows) << diags.format_all();
+  ASSERT_EQ(rows->size(), 18u);
+  const Measurement& gemm = (*rows)[0];
+  EXPECT_EQ(gemm.kernel, Kernel::Gemm);
+  EXPECT_EQ(gemm.dtype, DType::Fp8E4M3);
+  EXPECT_EQ(gemm.impl, Impl::Wgmma);
+  EXPECT_EQ(gemm.shape.batch, 1u);  // the default
+  EXPECT_EQ(gemm.software, "cuBLAS 12.1");
+  EXPECT_EQ(gemm.derivation, "copied");
+  EXPECT_FALSE(gemm.checked);  // no `passed` column
+  EXPECT_EQ((*rows)[1].shape.batch, 16u);
+  EXPECT_EQ((*rows)[1].impl, Impl::MmaSync);
+  EXPECT_EQ((*rows)[2].shape.causal, 1u);
+  EXPECT_EQ((*rows)[2].shape.kv_heads, 32u);  // = heads
+  EXPECT_EQ((*rows)[3].shape.causal, 0u);     // 0 is valid
+  EXPECT_EQ((*rows)[3].shape.kv_heads, 8u);
+  EXPECT_EQ((*rows)[3].impl, Impl::Default);
+  EXPECT_EQ((*rows)[4].shape.kv_heads, 8u);
+  EXPECT_EQ((*rows)[10].shape.bytes, 1073741824u);
+  EXPECT_EQ((*rows)[11].shape.bytes, 8589934592u);  // 8 GiB: above 2^32, allowed for bytes
+  EXPECT_EQ((*rows)[11].impl, Impl::Nvls);
+  EXPECT_EQ((*rows)[14].model, "llama2_7b");
+  EXPECT_EQ((*rows)[14].shape.input_len, 2048u);
+  EXPECT_EQ((*rows)[16].shape.tp, 8u);
+  EXPECT_EQ((*rows)[17].kernel, Kernel::Network);
+  EXPECT_EQ((*rows)[17].model, "resnet50");
+}
+
+TEST(PublishedRows, NewColumnsRoundTripThroughTheWriter) {
+  Measurement m;
+  m.kernel = Kernel::AttentionFwd;
+  m.dtype = DType::Bf16;
+  m.shape = Shape{.batch = 2, .heads = 16, .seq = 1024, .head_dim = 64};
+  m.shape.kv_heads = 16;
+  m.impl = Impl::Fa2;
+  m.median_us = 123.5;
+  m.checked = false;
+  m.software = "FlashAttention-2 v2.5.8, PyTorch 2.2";
+  m.source = "FIXTURE: not a publication";
+  m.derivation = "t = 4*b*h*s^2*d / (TFLOP/s from Fig. 4)";
+  Measurement llm;
+  llm.kernel = Kernel::LlmDecode;
+  llm.dtype = DType::Fp16;
+  llm.shape.batch = 4;
+  llm.shape.input_len = 512;
+  llm.shape.output_len = 256;
+  llm.shape.tp = 2;
+  llm.model = "mixtral_8x7b";
+  llm.checked = false;
+  std::ostringstream out;
+  write_measurement_header(out);
+  write_measurement_row(out, m);
+  write_measurement_row(out, llm);
+  // Forward, not causal: 4 * 2 * 16 * 1024^2 * 64 = 8589934592 operations.
+  EXPECT_NE(out.str().find("attention_fwd,bf16,batch=2 heads=16 seq=1024 head_dim=64 causal=0 "
+                           "kv_heads=16,fa2,,,,,2,16,1024,64,"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("llm_decode,fp16,batch=4 input_len=512 output_len=256 tp=2,,"
+                           "mixtral_8x7b,,,,4,"),
+            std::string::npos)
+      << out.str();
+  Diagnostics diags;
+  const auto rows = read_measurements(out.str(), "round_trip.csv", diags);
+  ASSERT_TRUE(rows) << diags.format_all();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].shape, m.shape);
+  EXPECT_EQ((*rows)[0].impl, Impl::Fa2);
+  EXPECT_EQ((*rows)[0].software, m.software);
+  EXPECT_EQ((*rows)[0].derivation, m.derivation);
+  EXPECT_EQ((*rows)[1].shape, llm.shape);
+  EXPECT_EQ((*rows)[1].model, llm.model);
+}
+
+TEST(PublishedRows, CodaBenchRowsLeaveTheNewCellsEmpty) {
+  std::ostringstream out;
+  write_measurement_row(out, fixture_int8_row());
+  // kernel, dtype, shape, then empty impl and model; software (after date) empty too.
+  EXPECT_EQ(out.str().rfind("gemm_int8,int8,m=64 n=128 k=256,,,64,", 0), 0u) << out.str();
+  EXPECT_NE(out.str().find(",2000-01-01T00:00:00Z,,fixture: not a measurement,,"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(PublishedRows, UnknownImplSuggestsTheClosestAndListsTheKernels) {
+  // The impl cell starts after "gemm,fp16,m=64 n=64 k=64," (25 characters).
+  EXPECT_EQ(only_error("gemm,fp16,m=64 n=64 k=64,wgma,,10,,,FIXTURE,,\n"),
+            "published.csv:2:26: error: row 2, column 'impl': \"wgma\" is not an implementation "
+            "class of gemm (did you mean 'wgmma'?); expected one of: wgmma, mma_sync, or nothing "
+            "(the arch's default)");
+  // A class of another kernel is no class of this one.
+  EXPECT_EQ(only_error("attention_fwd,fp16,batch=1 heads=1 seq=64 head_dim=64 causal=0,ring,,10,"
+                       ",,FIXTURE,,\n"),
+            "published.csv:2:64: error: row 2, column 'impl': \"ring\" is not an implementation "
+            "class of attention_fwd; expected one of: fa2, fa3, unfused, or nothing (the arch's "
+            "default)");
+}
+
+TEST(PublishedRows, ImplOnAKernelThatTakesNone) {
+  EXPECT_EQ(only_error("softmax,fp16,rows=64 cols=64,fa2,,10,,,FIXTURE,,\n"),
+            "published.csv:2:30: error: row 2, column 'impl': softmax takes no implementation "
+            "class; leave the cell empty; only gemm, attention_fwd, attention_bwd and the "
+            "collectives name one");
+}
+
+TEST(PublishedRows, ModelMissingOrWhereNoneBelongs) {
+  EXPECT_EQ(only_error("llm_prefill,fp16,batch=1 input_len=128 tp=1,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:46: error: row 2, column 'model': llm_prefill needs a model; name a "
+            "coda LLM preset (configs/workloads/llm/) such as llama2_7b");
+  EXPECT_EQ(only_error("gemm,fp16,m=64 n=64 k=64,,llama2_7b,10,,,FIXTURE,,\n"),
+            "published.csv:2:27: error: row 2, column 'model': gemm takes no model; leave the "
+            "cell empty; only llm_* and network rows name a model");
+  EXPECT_EQ(only_error("network,int8,batch=1,,res net,10,,,FIXTURE,,\n"),
+            "published.csv:2:23: error: row 2, column 'model': \"res net\" is not a plain name; "
+            "letters, digits, '_', '-' and '.' only: a CNN-zoo name such as resnet50");
+  // Without a model column the row is located at its start.
+  Diagnostics diags;
+  EXPECT_FALSE(read_measurements("kernel,dtype,shape,median_us,source\n"
+                                 "network,int8,batch=1,10,FIXTURE\n",
+                                 "no_model.csv", diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(format(diags.all()[0]),
+            "no_model.csv:2:1: error: row 2, column 'model': network needs a model; name a "
+            "CNN-zoo name such as resnet50");
+}
+
+TEST(PublishedRows, ShapeRulesOfTheNewKernels) {
+  const std::string attention = "attention_fwd,fp16,";
+  // The shape cell starts at column 20, after "attention_fwd,fp16,".
+  EXPECT_EQ(only_error(attention +
+                       "batch=1 heads=8 seq=64 head_dim=64 causal=2,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:20: error: row 2, column 'shape': 'causal' = 2 is neither 0 nor 1; "
+            "causal=1 for a causal mask, causal=0 for none");
+  EXPECT_EQ(only_error(attention +
+                       "batch=1 heads=8 seq=64 head_dim=64 causal=0 kv_heads=3,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:20: error: row 2, column 'shape': 'kv_heads' = 3 does not divide "
+            "'heads' = 8; each KV head serves heads / kv_heads query heads: kv_heads = heads for "
+            "multi-head attention, 1 for multi-query");
+  EXPECT_EQ(only_error(attention + "batch=1 heads=8 seq=64 head_dim=64,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:20: error: row 2, column 'shape': 'causal' is missing; attention_fwd "
+            "takes: batch=N heads=N seq=N head_dim=N causal=N [kv_heads=N]");
+  EXPECT_EQ(only_error("all_reduce,fp16,bytes=1024 ranks=1,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:17: error: row 2, column 'shape': 'ranks' = 1: a collective needs "
+            "at least 2; ranks is the number of GPUs taking part, e.g. 8");
+  EXPECT_EQ(only_error("gemm,int4,m=64 n=64 k=64,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:6: error: row 2, column 'dtype': cannot read \"int4\"; expected one "
+            "of fp32, tf32, fp16, bf16, fp8_e4m3, int8");
+  EXPECT_EQ(only_error("softmax,fp8_e4m3,rows=64 cols=64,,,10,,,FIXTURE,,\n"),
+            "published.csv:2:9: error: row 2, column 'dtype': softmax does not run fp8_e4m3; "
+            "expected one of: fp32, fp16, bf16");
 }
 
 }  // namespace
