@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -161,20 +162,40 @@ std::optional<Corpus> read_corpus(const YamlReader& root, const fs::path& folder
   if (root.has("sources")) {
     const YamlReader sources = root.at("sources");
     if (sources.expect_sequence(diags)) {
-      std::vector<std::pair<std::string, SourceLocation>> ids;  // id -> where first given
+      // One entry per file; a source (an id) may have one entry per device file, all on the
+      // same side of the split. Judged on the text, even when an entry has other errors.
+      std::vector<std::pair<std::string, std::size_t>> files;                 // file -> line
+      std::vector<std::tuple<std::string, std::string, std::size_t>> splits;  // id, split, line
+      const auto text = [](const YamlReader& item, std::string_view key) {
+        return item.is_map() && item.has(key) && item.at(key).is_scalar()
+                   ? std::optional<std::string>(item.at(key).node().Scalar())
+                   : std::nullopt;
+      };
       for (const YamlReader& item : sources.items()) {
-        // Duplicate ids are judged on the text, even when the entry has other errors.
-        if (item.is_map() && item.has("id") && item.at("id").is_scalar()) {
-          const std::string id = item.at("id").node().Scalar();
-          const auto first = std::find_if(ids.begin(), ids.end(),
-                                          [&](const auto& seen) { return seen.first == id; });
-          if (first != ids.end())
-            diags.error(item.at("id").location(), item.at("id").path(),
-                        fmt::format("id '{}' is used twice (first at line {})", id,
-                                    first->second.line),
-                        "every source has its own id");
+        if (const auto file = text(item, "file")) {
+          const auto first = std::find_if(files.begin(), files.end(),
+                                          [&](const auto& seen) { return seen.first == *file; });
+          if (first != files.end())
+            diags.error(item.at("file").location(), item.at("file").path(),
+                        fmt::format("'{}' is listed twice (first at line {})", *file,
+                                    first->second),
+                        "each file is one entry");
           else
-            ids.emplace_back(id, item.at("id").location());
+            files.emplace_back(*file, item.at("file").location().line);
+        }
+        const auto id = text(item, "id");
+        const auto split = text(item, "split");
+        if (id && split && (*split == "calibration" || *split == "validation")) {
+          const auto first = std::find_if(splits.begin(), splits.end(), [&](const auto& seen) {
+            return std::get<0>(seen) == *id;
+          });
+          if (first != splits.end() && std::get<1>(*first) != *split)
+            diags.error(item.at("split").location(), item.at("split").path(),
+                        fmt::format("source '{}' is in {} here but in {} at line {}", *id, *split,
+                                    std::get<1>(*first), std::get<2>(*first)),
+                        "all the rows of a source go to one side of the split (SPLIT.md)");
+          else if (first == splits.end())
+            splits.emplace_back(*id, *split, item.at("split").location().line);
         }
         if (auto e = read_entry(item, folder, top, diags)) corpus.entries.push_back(std::move(*e));
       }

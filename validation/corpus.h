@@ -6,14 +6,15 @@
 //
 //   schema_version: 1
 //   sources:
-//     - id: fa3_h100                            # unique
+//     - id: fa3_paper                           # the source; one entry per device file
 //       file: gpu/fa3_h100.csv                  # relative to the manifest's folder
 //       arch: configs/arch/nvidia_h100_sxm.yaml # relative to the repository top (below)
 //       split: validation                       # calibration | validation
 //       classes: [attention]                    # gemm attention row copy collective llm network
 //       citation: "Shah et al., FlashAttention-3 (2024), Fig. 5"
 //
-// `file` must exist and read as a measurement CSV (load_measurements: its own diagnostics are
+// A file is listed once; the entries of one source (id) must all have the same split, since a
+// source's rows go to one side. `file` must exist and read as a measurement CSV (load_measurements: its own diagnostics are
 // located in the CSV). `arch` is resolved against the repository top: the nearest folder that
 // holds a `configs/` folder, looking from the manifest's folder upwards (the folder itself
 // first); it must exist (it is read as an arch where the arch reader is at hand: `coda

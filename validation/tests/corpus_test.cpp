@@ -108,10 +108,28 @@ TEST_F(CorpusTest, BadSplitAndClassListTheValidOnes) {
             "attention, row, copy, collective, llm, network\n");
 }
 
-TEST_F(CorpusTest, DuplicateIdNamesTheFirst) {
+TEST_F(CorpusTest, AFileListedTwiceNamesTheFirst) {
   EXPECT_EQ(errors(std::string("schema_version: 1\nsources:\n") + kEntry + kEntry),
-            "TOP/validation/published/corpus.yaml:9:9: error: sources[1].id: id 'lab_h100' is "
-            "used twice (first at line 3); every source has its own id\n");
+            "TOP/validation/published/corpus.yaml:10:11: error: sources[1].file: 'gpu/a.csv' is "
+            "listed twice (first at line 4); each file is one entry\n");
+}
+
+TEST_F(CorpusTest, ASourceIsOnOneSideOfTheSplit) {
+  // The same source (id) on two devices: fine on one side, an error across the two.
+  const std::string second_device =
+      "  - {id: lab_h100, file: gpu/b.csv, arch: configs/arch/h100.yaml, split: calibration,\n"
+      "     classes: [gemm], citation: x}\n";
+  std::ofstream(folder() / "gpu/b.csv") << "kernel,dtype,shape,median_us,source\n";
+  Diagnostics diags;
+  EXPECT_TRUE(load_corpus(
+      manifest(std::string("schema_version: 1\nsources:\n") + kEntry + second_device), diags))
+      << diags.format_all();
+  std::string other_side = second_device;
+  other_side.replace(other_side.find("calibration"), 11, "validation");
+  EXPECT_EQ(errors(std::string("schema_version: 1\nsources:\n") + kEntry + other_side),
+            "TOP/validation/published/corpus.yaml:9:74: error: sources[1].split: source "
+            "'lab_h100' is in validation here but in calibration at line 6; all the rows of a "
+            "source go to one side of the split (SPLIT.md)\n");
 }
 
 TEST_F(CorpusTest, MissingFilesAreLocated) {
