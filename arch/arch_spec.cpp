@@ -692,6 +692,38 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
       }
     }
   }
+  if (node.has("in_model_fixed_cost")) {
+    Seconds time;
+    if (read_kernel_time(node.at("in_model_fixed_cost"), time, "a kernel's fixed cost",
+                         "the ramp-up, tail and gap of a kernel launched behind another", diags))
+      out.in_model_fixed_cost = time;
+  }
+  if (node.has("tile_overhead")) {
+    const YamlReader table = node.at("tile_overhead");
+    if (table.expect_map(diags)) {
+      for (const std::string& name : table.keys()) {
+        const YamlReader value = table.at(name);
+        KernelKind kind = KernelKind::Gemm;
+        if (!enum_key(value, name, EnumTable<KernelKind>(kKernelKinds), kind, "kernel kind", diags))
+          continue;
+        if (kind != KernelKind::Gemm && kind != KernelKind::Attention) {
+          diags.error(value.location(), value.path(),
+                      fmt::format("{} kernels have no thread-block main loop", name),
+                      "tile_overhead is for gemm and attention");
+          continue;
+        }
+        double steps = 0;
+        if (!value.read(steps, diags)) continue;
+        if (steps < 0 || steps > kMaxTileOverheadSteps)
+          diags.error(value.location(), value.path(),
+                      fmt::format("{} is not a block's prologue and epilogue in main-loop steps",
+                                  steps),
+                      fmt::format("give 0 to {}, e.g. 1.5", kMaxTileOverheadSteps));
+        else
+          out.tile_overhead[kind] = steps;
+      }
+    }
+  }
   if (node.has("compute_fraction"))
     read_fractions(node.at("compute_fraction"), precisions_of(spec, false), "compute unit",
                    "units", out.compute_fraction, diags);
@@ -746,6 +778,8 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
     if (read_fraction(node.at(key), value, what, diags)) into = value;
   };
   fraction("attention_backward", "the forward's matrix rate", out.attention_backward);
+  fraction("attention_overlap", "the shorter of the matrix and softmax work",
+           out.attention_overlap);
   fraction("dram_fraction", "the DRAM bandwidth", out.dram_fraction);
   fraction("link_fraction", "the interconnect bandwidth", out.link_fraction);
   if (out.link_fraction && !spec.interconnect)
@@ -889,6 +923,13 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
     for (const auto& [kind, time] : c.fixed_cost)
       out += fmt::format("{}{}: {}\n", pad2, to_string(kind), us(time));
   }
+  if (c.in_model_fixed_cost)
+    out += fmt::format("{}in_model_fixed_cost: {}\n", pad, us(*c.in_model_fixed_cost));
+  if (!c.tile_overhead.empty()) {
+    out += pad + "tile_overhead:\n";
+    for (const auto& [kind, steps] : c.tile_overhead)
+      out += fmt::format("{}{}: {}\n", pad2, to_string(kind), steps);
+  }
   if (c.sustained_clock)
     out += fmt::format("{}sustained_clock: {} MHz\n", pad, c.sustained_clock->value / 1e6);
   if (!c.tensor_issue.empty()) {
@@ -908,6 +949,8 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
   if (c.attention_backward)
     out += fmt::format("{}attention_backward: {}\n", pad, *c.attention_backward);
+  if (c.attention_overlap)
+    out += fmt::format("{}attention_overlap: {}\n", pad, *c.attention_overlap);
   if (c.dram_fraction) out += fmt::format("{}dram_fraction: {}\n", pad, *c.dram_fraction);
   if (c.link_fraction) out += fmt::format("{}link_fraction: {}\n", pad, *c.link_fraction);
   if (!c.source.empty()) {

@@ -202,8 +202,18 @@ struct CalibrationSpec {
   // The fixed cost of every kernel on a GPU (launch, ramp-up and tail) whose kind has none in
   // `fixed_cost`. Default: 4 us on archs with tensor cores (sim/analytical/gpu_model.h), else 0.
   std::optional<Seconds> launch_overhead;
-  // Per kind of kernel; replaces launch_overhead for that kind. On any arch.
+  // Per kind of kernel; replaces launch_overhead for that kind. On any arch. This is a kernel
+  // timed on its own (a microbenchmark), its launch exposed.
   std::map<KernelKind, Seconds> fixed_cost;
+  // A kernel's fixed cost inside a whole model (a run: kernels launched back to back, ahead of
+  // the GPU, or from a CUDA graph), where its launch hides under the previous kernel and the
+  // ramp-up, tail and inter-kernel gap remain; every kind. Default: fixed_cost.
+  std::optional<Seconds> in_model_fixed_cost;
+  // GEMM and attention kernels on tensor cores: the work of a thread block's prologue and
+  // epilogue (pipeline fill, the output tile's write-back, attention's final normalisation), in
+  // main-loop steps of the block (a GEMM's tile_k slice of K, an attention block's key block):
+  // a block of n steps costs n + tile_overhead. Default 0.
+  std::map<KernelKind, double> tile_overhead;
   // The share of a unit's peak rate at a precision that kernels reach, in (0, 1]: the matrix
   // unit's MACs and the vector unit's element operations at that precision are scaled by it.
   // Default 1.
@@ -223,6 +233,9 @@ struct CalibrationSpec {
   // The share of the forward's matrix rate a fused attention backward's five GEMMs reach, in
   // (0, 1] (they run smaller tiles and accumulate dQ across blocks). Default 1.
   std::optional<double> attention_backward;
+  // fa3: the share of the shorter of the matrix and softmax work hidden under the longer one by
+  // the ping-pong schedule, in (0, 1]. Default 1 (fully hidden). fa2 hides none.
+  std::optional<double> attention_overlap;
   // The share of dram.bandwidth that kernels reach, in (0, 1]. Default 1.
   std::optional<double> dram_fraction;
   // The share of interconnect.bandwidth collectives reach, in (0, 1]. Default 1.
@@ -233,6 +246,7 @@ struct CalibrationSpec {
 
 // The knobs' limits, shared by the reader and the fit.
 inline constexpr double kMaxLaunchOverheadSeconds = 1e-3;  // 1 ms: beyond any kernel launch
+inline constexpr double kMaxTileOverheadSteps = 64;        // a block's prologue + epilogue
 
 // A GPU kernel's fixed cost when the arch states none. Measured empty-kernel launches: 2.2 us back
 // to back and 6.6 us with a synchronize after each on P100 (CSCS's ReFrame kernel_latency check,

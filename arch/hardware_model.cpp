@@ -173,9 +173,20 @@ double HardwareModel::achievable_link_bytes_per_second() const {
 
 double HardwareModel::kernel_fixed_seconds(KernelKind kind) const {
   const CalibrationSpec& c = spec_.calibration;
+  return c.in_model_fixed_cost ? c.in_model_fixed_cost->value : standalone_fixed_seconds(kind);
+}
+
+double HardwareModel::standalone_fixed_seconds(KernelKind kind) const {
+  const CalibrationSpec& c = spec_.calibration;
   if (const auto it = c.fixed_cost.find(kind); it != c.fixed_cost.end()) return it->second.value;
   if (c.launch_overhead) return c.launch_overhead->value;
   return has_tensor_cores() ? kDefaultGpuLaunchSeconds : 0.0;
+}
+
+double HardwareModel::tile_overhead_steps(KernelKind kind) const {
+  const auto& steps = spec_.calibration.tile_overhead;
+  const auto it = steps.find(kind);
+  return it != steps.end() ? it->second : 0.0;
 }
 
 TensorPath HardwareModel::gemm_path() const {
@@ -194,6 +205,10 @@ AttentionImpl HardwareModel::attention_impl() const {
 
 double HardwareModel::attention_backward_share() const {
   return spec_.calibration.attention_backward.value_or(1.0);
+}
+
+double HardwareModel::attention_overlap() const {
+  return spec_.calibration.attention_overlap.value_or(1.0);
 }
 
 std::optional<double> HardwareModel::ridge_point(DataType precision,

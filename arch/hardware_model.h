@@ -98,15 +98,23 @@ class HardwareModel {
   // One chip's per-direction interconnect bandwidth collectives reach: x link_fraction; 0 when
   // the arch has no interconnect.
   double achievable_link_bytes_per_second() const;
-  // The fixed cost (launch, ramp-up, tail) of one kernel of `kind`: calibration.fixed_cost, else
-  // calibration.launch_overhead, else kDefaultGpuLaunchSeconds on tensor cores and 0 otherwise.
+  // The fixed cost (launch, ramp-up, tail) of one kernel of `kind` inside a run of a whole model:
+  // calibration.in_model_fixed_cost, else standalone_fixed_seconds. Every engine prices this one.
   double kernel_fixed_seconds(KernelKind kind) const;
+  // The same for a kernel timed on its own: calibration.fixed_cost, else launch_overhead, else
+  // kDefaultGpuLaunchSeconds on tensor cores and 0 otherwise.
+  double standalone_fixed_seconds(KernelKind kind) const;
+  // A thread block's prologue and epilogue in main-loop steps (calibration.tile_overhead;
+  // default 0): GEMM and attention kernels on tensor cores.
+  double tile_overhead_steps(KernelKind kind) const;
   // The instruction path of library GEMMs and the fused-attention implementation: the
   // calibration's choice, else wgmma / fa3 when the tensor cores have wgmma, else mma_sync / fa2.
   TensorPath gemm_path() const;
   AttentionImpl attention_impl() const;
   // The share of the forward's matrix rate a fused attention backward reaches (default 1).
   double attention_backward_share() const;
+  // fa3's share of the shorter of matrix and softmax work hidden under the longer (default 1).
+  double attention_overlap() const;
 
   // ---- energy and area (arch/energy.h): stated figures, else derived ----
   const EnergyTable& energy() const { return energy_; }

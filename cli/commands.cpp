@@ -42,6 +42,7 @@ struct RunArgs {
   bool skip_unsupported = false;
   std::string precision;
   std::string fusion = "none";
+  std::string attention;  // empty: the arch's choice
   std::string mapper = "fixed";
   SearchArgs search;
   bool search_options_given = false;  // a search option without --mapper search
@@ -132,6 +133,8 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     }
     // CLI11 has checked the name already.
     files.fusion = mapper::parse_fusion_mode(args.fusion).value_or(mapper::FusionMode::None);
+    if (!args.attention.empty())  // CLI11 has checked the name
+      files.attention = args.attention == "fa3" ? arch::AttentionImpl::Fa3 : arch::AttentionImpl::Fa2;
     if (!read_precision(args.precision, files.precision, err)) return 2;
     if (args.mapper == "search") {
       files.search = read_search(args.search, err);
@@ -264,6 +267,12 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "docs/fusion.md")
       ->check(CLI::IsMember({"none", "epilogue", "all"}))
       ->capture_default_str();
+  run->add_option("--attention", run_args.attention,
+                  "The fused-attention implementation on GPUs: fa2 (FlashAttention-2's kind: "
+                  "mma.sync, softmax between the GEMMs) or fa3 (FlashAttention-3's: wgmma, softmax "
+                  "overlapped; needs Hopper's wgmma); default: the arch's (calibration.attention, "
+                  "else fa3 where the tensor cores have wgmma); docs/cost_models.md")
+      ->check(CLI::IsMember({"fa2", "fa3"}));
   run->add_option("--mapper", run_args.mapper,
                   "How contractions are mapped: fixed (the closed forms: a systolic array's "
                   "dataflow, the GPU model's thread-block tiles) or search (a loop-nest mapping "

@@ -17,6 +17,10 @@ namespace coda::cli {
 
 struct ValidateArgs {
   std::string measurements;
+  std::string corpus;  // a published-corpus manifest instead of --measurements and --arch
+  bool fit = false;    // with --corpus: fit on the calibration split
+  std::string models;  // where llm_* rows find their model; empty: configs/workloads/llm of the
+                       // repository the input lives in
   std::string arch;
   std::string out_dir;
   std::string calibrate_on;  // empty: no fitting

@@ -173,6 +173,8 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
     rejected.push_back({{"kind", r.kind}, {"ops", r.ops}, {"reason", r.reason}});
   j["fusion"] = {{"mode", run.fusion_mode}, {"groups", groups}, {"rejected", rejected}};
   j["mapper"] = run.mapper;
+  if (!run.gemm_path.empty())
+    j["kernels"] = {{"gemm_path", run.gemm_path}, {"attention", run.attention_impl}};
   const MemoryFootprint& m = run.memory;
   j["memory"] = {{"status", m.status},
                  {"needed_bytes", m.needed.value},
@@ -217,6 +219,12 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
   for (const auto& s : j.at("skipped"))
     run.skipped.push_back({s.at("name").get<std::string>(), s.at("reason").get<std::string>()});
   run.fusion_mode = "none";
+  run.gemm_path.clear();
+  run.attention_impl.clear();
+  if (const auto k = j.find("kernels"); k != j.end()) {  // absent on archs without tensor cores
+    run.gemm_path = k->at("gemm_path").get<std::string>();
+    run.attention_impl = k->at("attention").get<std::string>();
+  }
   run.fusion.clear();
   run.fusion_rejected.clear();
   if (const auto f = j.find("fusion"); f != j.end()) {  // absent in results written before it

@@ -149,6 +149,10 @@ struct RunResult {
   std::vector<SkippedOp> skipped;
   Cost total;  // the sum over ops
   std::string fusion_mode = "none";  // how ops were fused: none, epilogue, all
+  // GPUs: the instruction path of library GEMMs and the fused-attention implementation the run
+  // priced ("wgmma", "fa3"); empty on archs without tensor cores.
+  std::string gemm_path;
+  std::string attention_impl;
   std::vector<FusedGroup> fusion;    // the groups fused, in execution order
   std::vector<RejectedGroup> fusion_rejected;
   // How contractions were mapped: "fixed" (the closed forms' rule) or "search: STRATEGY,

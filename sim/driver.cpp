@@ -1,5 +1,6 @@
 #include "sim/driver.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,10 @@ results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& sc
   for (const mapper::UnsupportedOp& op : schedule.unsupported)
     run.skipped.push_back({op.name, op.reason});
   run.fusion_mode = std::string(mapper::to_string(schedule.fusion.mode));
+  if (hw.has_tensor_cores()) {
+    run.gemm_path = std::string(arch::to_string(hw.gemm_path()));
+    run.attention_impl = std::string(arch::to_string(hw.attention_impl()));
+  }
   for (const mapper::FusionGroup& group : schedule.fusion.groups) {
     results::FusedGroup fused{std::string(mapper::to_string(group.kind)), {},
                               group.dram_bytes_saved};
@@ -77,7 +82,22 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   const auto graph = workload::load_workload(files.workload, diags);
   if (!arch || !graph) return std::nullopt;
 
-  const arch::HardwareModel hw(arch->spec);
+  arch::ArchSpec spec = arch->spec;
+  if (files.attention) {
+    const arch::ComputeUnitSpec* tc = arch::find_unit(spec, arch::UnitKind::TensorCore);
+    const bool wgmma = tc != nullptr && tc->tensor_core &&
+                       std::find(tc->tensor_core->paths.begin(), tc->tensor_core->paths.end(),
+                                 arch::TensorPath::Wgmma) != tc->tensor_core->paths.end();
+    if (tc == nullptr || (*files.attention == arch::AttentionImpl::Fa3 && !wgmma)) {
+      diags.error({files.arch.string(), 0, 0}, "--attention",
+                  tc == nullptr ? "the arch has no tensor cores: its attention is not a GPU kernel"
+                                : "fa3 needs the wgmma path, which this arch's tensor cores lack",
+                  "leave --attention out, or use fa2");
+      return std::nullopt;
+    }
+    spec.calibration.attention = *files.attention;
+  }
+  const arch::HardwareModel hw(spec);
   const mapper::Schedule schedule = mapper::schedule_graph(
       *graph, hw, mapper::ScheduleOptions{files.precision, files.fusion, files.search});
   if (!schedule.unsupported.empty() && !files.skip_unsupported) {

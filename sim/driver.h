@@ -39,6 +39,8 @@ struct RunFiles {
   const EngineRegistry* engines = nullptr;
   // The engine's timeline (RunOptions::trace); empty: none.
   std::filesystem::path trace;
+  // The fused-attention implementation, over the arch's choice (calibration.attention).
+  std::optional<arch::AttentionImpl> attention;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an

@@ -24,8 +24,9 @@ namespace {
 namespace an = sim::analytical;
 using workload::Function;
 
-constexpr std::array kClasses{CaseClass::Gemm, CaseClass::Memory, CaseClass::Attention,
-                              CaseClass::Fusion, CaseClass::Launch};
+constexpr std::array kClasses{CaseClass::Gemm,   CaseClass::Memory,     CaseClass::Attention,
+                              CaseClass::Fusion, CaseClass::Launch,     CaseClass::Collective,
+                              CaseClass::Llm,    CaseClass::Network};
 
 DataType to_data_type(DType d) {
   switch (d) {
@@ -85,6 +86,12 @@ std::optional<arch::ArchSpec> cuda_core_view(const arch::ArchSpec& spec) {
   view.calibration.tensor_issue.clear();
   view.calibration.sustained_clock.reset();
   return view;
+}
+
+// The arch as a kernel timed on its own sees it: without the in-model fixed cost.
+arch::ArchSpec standalone_view(arch::ArchSpec spec) {
+  spec.calibration.in_model_fixed_cost.reset();
+  return spec;
 }
 
 PredictedBound from_results(results::Bound b) {
@@ -292,47 +299,9 @@ CaseGraph build_graph(const Measurement& m) {
 
 std::optional<Prediction> predict_graph(const Measurement& m, const arch::HardwareModel& hw,
                                         std::string& why) {
-  CaseGraph c = build_graph(m);
-  const mapper::Schedule schedule =
-      mapper::schedule_graph(c.graph, hw, {.precision = std::nullopt, .fusion = c.fusion,
-                                           .search = std::nullopt});
-  if (!schedule.unsupported.empty()) {
-    why = fmt::format("op '{}': {}", schedule.unsupported.front().name,
-                      schedule.unsupported.front().reason);
-    return std::nullopt;
-  }
-  const results::RunResult run = an::AnalyticalEngine{}.run(schedule, hw, {});
-  if (!run.skipped.empty()) {
-    why = fmt::format("op '{}': {}", run.skipped.front().name, run.skipped.front().reason);
-    return std::nullopt;
-  }
-  Prediction p;
-  const double clock = hw.clock().value;
-  double longest = -1;
-  for (const results::OpResult& op : run.ops) {
-    PredictedPart part{
-        .name = op.name,
-        .unit = op.unit,
-        .seconds = static_cast<double>(op.cost.cycles.value) / clock,
-        .compute_seconds = static_cast<double>(op.cost.compute_cycles.value) / clock,
-        .dram_bytes = static_cast<double>(op.cost.dram_reads.value + op.cost.dram_writes.value),
-        .bound = from_results(op.bound),
-        .mapping = op.mapping};
-    p.seconds += part.seconds;
-    if (part.seconds > longest) {
-      longest = part.seconds;
-      p.bound = part.bound;
-    }
-    p.parts.push_back(std::move(part));
-  }
-  std::string fusion;
-  if (c.fusion != mapper::FusionMode::None)
-    fusion = run.fusion.empty() ? fmt::format("; fusion {} planned no group, so unfused",
-                                              mapper::to_string(c.fusion))
-                                : fmt::format("; fusion {}: {} group", mapper::to_string(c.fusion),
-                                              run.fusion.front().kind);
-  p.model = fmt::format("coda schedule + analytical engine: {}{}{}", c.what, fusion,
-                        on_cuda_cores(m) ? "; on the CUDA cores (fp32 FMA rate)" : "");
+  const CaseGraph c = build_graph(m);
+  auto p = price_graph(c.graph, c.fusion, c.what, hw, false, why);
+  if (p && on_cuda_cores(m)) p->model += "; on the CUDA cores (fp32 FMA rate)";
   return p;
 }
 
@@ -405,23 +374,37 @@ std::vector<double> ranks(std::span<const double> v) {
 
 // The knobs as the fit moves them: fixed costs in seconds, and 1 / fraction for the others, in
 // which a bound time is linear.
-enum class KnobKind : std::uint8_t { FixedCost, Issue, Compute, Dram, Link, AttentionBackward };
+enum class KnobKind : std::uint8_t {
+  FixedCost, InModelFixedCost, TileOverhead, Issue, Compute, Dram, Link, AttentionBackward,
+  AttentionOverlap
+};
 struct Knob {
   KnobKind kind = KnobKind::FixedCost;
-  arch::KernelKind kernel = arch::KernelKind::Gemm;  // FixedCost
+  double upper = 0;  // InModelFixedCost: its upper limit (set by the fit), in seconds
+  arch::KernelKind kernel = arch::KernelKind::Gemm;  // FixedCost, TileOverhead
   arch::TensorPath path = arch::TensorPath::MmaSync;  // Issue
   DataType precision = DataType::Fp32;                // Issue, Compute
+  // Issue: the other precisions the unit runs at the same peak (fp16 and bf16, ...), which share
+  // one datapath and so one knob.
+  std::vector<DataType> same_rate;
 };
 
 std::string knob_name(const Knob& k) {
   switch (k.kind) {
     case KnobKind::FixedCost: return fmt::format("fixed_cost.{}", arch::to_string(k.kernel));
-    case KnobKind::Issue:
-      return fmt::format("tensor_issue.{}.{}", arch::to_string(k.path), to_string(k.precision));
+    case KnobKind::InModelFixedCost: return "in_model_fixed_cost";
+    case KnobKind::TileOverhead:
+      return fmt::format("tile_overhead.{}", arch::to_string(k.kernel));
+    case KnobKind::Issue: {
+      std::string precisions(to_string(k.precision));
+      for (const DataType p : k.same_rate) precisions += "+" + std::string(to_string(p));
+      return fmt::format("tensor_issue.{}.{}", arch::to_string(k.path), precisions);
+    }
     case KnobKind::Compute: return fmt::format("compute_fraction.{}", to_string(k.precision));
     case KnobKind::Dram: return "dram_fraction";
     case KnobKind::Link: return "link_fraction";
     case KnobKind::AttentionBackward: return "attention_backward";
+    case KnobKind::AttentionOverlap: return "attention_overlap";
   }
   return "?";
 }
@@ -436,7 +419,16 @@ double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Kno
     case KnobKind::FixedCost: {
       arch::ArchSpec with = spec;
       with.calibration = c;
-      return arch::HardwareModel(with).kernel_fixed_seconds(k.kernel);
+      return arch::HardwareModel(with).standalone_fixed_seconds(k.kernel);
+    }
+    case KnobKind::InModelFixedCost: {
+      arch::ArchSpec with = spec;
+      with.calibration = c;
+      return arch::HardwareModel(with).kernel_fixed_seconds(arch::KernelKind::Vector);
+    }
+    case KnobKind::TileOverhead: {
+      const auto it = c.tile_overhead.find(k.kernel);
+      return it != c.tile_overhead.end() ? it->second : 0.0;
     }
     case KnobKind::Issue: {
       const auto it = c.tensor_issue.find(k.path);
@@ -446,6 +438,7 @@ double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Kno
     case KnobKind::Dram: return 1.0 / c.dram_fraction.value_or(1.0);
     case KnobKind::Link: return 1.0 / c.link_fraction.value_or(1.0);
     case KnobKind::AttentionBackward: return 1.0 / c.attention_backward.value_or(1.0);
+    case KnobKind::AttentionOverlap: return 1.0 / c.attention_overlap.value_or(1.0);
   }
   return 0;
 }
@@ -453,17 +446,27 @@ double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Kno
 void set(arch::CalibrationSpec& c, const Knob& k, double v) {
   switch (k.kind) {
     case KnobKind::FixedCost: c.fixed_cost[k.kernel] = Seconds{v}; break;
-    case KnobKind::Issue: c.tensor_issue[k.path][k.precision] = 1.0 / v; break;
+    case KnobKind::InModelFixedCost: c.in_model_fixed_cost = Seconds{v}; break;
+    case KnobKind::TileOverhead: c.tile_overhead[k.kernel] = v; break;
+    case KnobKind::Issue:
+      c.tensor_issue[k.path][k.precision] = 1.0 / v;
+      for (const DataType p : k.same_rate) c.tensor_issue[k.path][p] = 1.0 / v;
+      break;
     case KnobKind::Compute: c.compute_fraction[k.precision] = 1.0 / v; break;
     case KnobKind::Dram: c.dram_fraction = 1.0 / v; break;
     case KnobKind::Link: c.link_fraction = 1.0 / v; break;
     case KnobKind::AttentionBackward: c.attention_backward = 1.0 / v; break;
+    case KnobKind::AttentionOverlap: c.attention_overlap = 1.0 / v; break;
   }
 }
 
-// Valid range of a knob in fit units: a fixed cost [0, 1 ms]; 1 / fraction in [1, 1000].
+// Valid range of a knob in fit units: a fixed cost [0, 1 ms], the in-model fixed cost [0, the
+// least standalone fixed cost] (a kernel whose launch hides under the previous one cannot cost
+// more than one timed alone); a tile overhead [0, 64] steps; 1 / fraction in [1, 1000].
 std::pair<double, double> limits(const Knob& k) {
   if (k.kind == KnobKind::FixedCost) return {0.0, arch::kMaxLaunchOverheadSeconds};
+  if (k.kind == KnobKind::InModelFixedCost) return {0.0, k.upper};
+  if (k.kind == KnobKind::TileOverhead) return {0.0, arch::kMaxTileOverheadSteps};
   return {1.0, 1000.0};
 }
 
@@ -478,11 +481,28 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
         arch::KernelKind::Copy, arch::KernelKind::Collective})
     out.push_back({.kind = KnobKind::FixedCost, .kernel = kind});
   const arch::ComputeUnitSpec* tc = arch::find_unit(spec, arch::UnitKind::TensorCore);
+  if (tc != nullptr)
+    for (const arch::KernelKind kind : {arch::KernelKind::Gemm, arch::KernelKind::Attention})
+      out.push_back({.kind = KnobKind::TileOverhead, .kernel = kind});
   for (const arch::ComputeUnitSpec& unit : spec.compute) {
     if (tc != nullptr && unit.kind == arch::UnitKind::TensorCore && unit.tensor_core) {
+      // Precisions at one peak rate share a knob (their datasheet rates say they share a
+      // datapath: fp16 and bf16; fp8 and int8 on Hopper).
+      std::vector<std::vector<DataType>> groups;
+      std::vector<double> group_rates;
+      for (const auto& [precision, rate] : unit.rates) {
+        const auto same = std::find(group_rates.begin(), group_rates.end(), rate);
+        if (same == group_rates.end()) {
+          group_rates.push_back(rate);
+          groups.push_back({precision});
+        } else {
+          groups[static_cast<std::size_t>(same - group_rates.begin())].push_back(precision);
+        }
+      }
       for (const arch::TensorPath path : unit.tensor_core->paths)
-        for (const auto& [precision, rate] : unit.rates)
-          out.push_back({.kind = KnobKind::Issue, .path = path, .precision = precision});
+        for (const std::vector<DataType>& group : groups)
+          out.push_back({.kind = KnobKind::Issue, .path = path, .precision = group.front(),
+                         .same_rate = {group.begin() + 1, group.end()}});
     } else if (tc == nullptr) {
       for (const auto& [precision, rate] : unit.rates) {
         const bool listed = std::any_of(out.begin(), out.end(), [&](const Knob& k) {
@@ -494,31 +514,46 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
   }
   out.push_back({.kind = KnobKind::Dram});
   if (spec.interconnect) out.push_back({.kind = KnobKind::Link});
-  if (tc != nullptr) out.push_back({.kind = KnobKind::AttentionBackward});
+  if (tc != nullptr) {
+    out.push_back({.kind = KnobKind::AttentionBackward});
+    out.push_back({.kind = KnobKind::AttentionOverlap});
+  }
+  out.push_back({.kind = KnobKind::InModelFixedCost});
   return out;
 }
 
-// Predicted seconds of each row on `spec` with calibration `c`; NaN where it cannot be priced.
-std::vector<double> predict_all(std::span<const Measurement* const> rows,
-                                const arch::ArchSpec& spec, const arch::CalibrationSpec& c) {
-  arch::ArchSpec with = spec;
-  with.calibration = c;
-  const Predictor predictor(with);
+// One calibration per arch of the fit; a knob is set on all of them (they share it).
+using Calibrations = std::vector<arch::CalibrationSpec>;
+
+void set_all(Calibrations& c, const Knob& k, double v) {
+  for (arch::CalibrationSpec& one : c) set(one, k, v);
+}
+
+// Predicted seconds of each row on its arch with calibrations `c`; NaN where it cannot be
+// priced.
+std::vector<double> predict_all(std::span<const FitRow> rows, std::span<const arch::ArchSpec> specs,
+                                const Calibrations& c, const PublishedPricing& pricing) {
+  std::vector<std::optional<Predictor>> predictors(specs.size());
   std::vector<double> out;
   out.reserve(rows.size());
-  for (const Measurement* m : rows) {
+  for (const FitRow& row : rows) {
+    std::optional<Predictor>& predictor = predictors.at(row.spec);
+    if (!predictor) {
+      arch::ArchSpec with = specs[row.spec];
+      with.calibration = c[row.spec];
+      predictor.emplace(with, pricing);
+    }
     std::string why;
-    const auto p = predictor.predict(*m, why);
+    const auto p = predictor->predict(*row.measurement, why);
     out.push_back(p ? p->seconds : kNoValue);
   }
   return out;
 }
 
-double squared_relative_error(std::span<const double> predicted,
-                              std::span<const Measurement* const> rows) {
+double squared_relative_error(std::span<const double> predicted, std::span<const FitRow> rows) {
   double sum = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const double e = relative_error(predicted[i], rows[i]->median_us * 1e-6);
+    const double e = relative_error(predicted[i], rows[i].measurement->median_us * 1e-6);
     sum += e * e;
   }
   return sum;
@@ -529,46 +564,79 @@ struct Fit {
   std::vector<double> before;
   std::vector<double> after;
   std::vector<bool> at_limit;
-  arch::CalibrationSpec fitted;
+  Calibrations fitted;
   std::size_t iterations = 0;
 };
 
 // Damped, projected Gauss-Newton on the relative errors of `rows`, over the knobs whose
-// finite-difference column is not zero (those the rows' predictions depend on).
-Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& spec) {
-  const std::vector<Knob> candidates = candidate_knobs(spec);
+// finite-difference column is not zero (those the rows' predictions depend on). The knobs are
+// those of specs[0] (candidate_knobs); every spec shares them.
+Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> specs,
+              const PublishedPricing& pricing, const FitOptions& options,
+              std::vector<std::string>& notes) {
+  CODA_CHECK(!specs.empty());
+  std::vector<Knob> candidates = candidate_knobs(specs[0]);
+  const arch::HardwareModel first(specs[0]);
+  for (Knob& k : candidates)
+    if (k.kind == KnobKind::InModelFixedCost) {
+      k.upper = arch::kMaxLaunchOverheadSeconds;
+      for (const arch::KernelKind kind : {arch::KernelKind::Gemm, arch::KernelKind::Attention,
+                                          arch::KernelKind::Vector, arch::KernelKind::Copy})
+        k.upper = std::min(k.upper, first.standalone_fixed_seconds(kind));
+    }
+  std::erase_if(candidates, [&](const Knob& k) {
+    const bool in_model = k.kind == KnobKind::InModelFixedCost;
+    return (options.scope == FitScope::Kernels && in_model) ||
+           (options.scope == FitScope::WholeModels && !in_model);
+  });
   const std::size_t n = rows.size();
   const auto residuals = [&](const std::vector<double>& predicted) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(n));
     for (std::size_t i = 0; i < n; ++i)
-      r(static_cast<Eigen::Index>(i)) = relative_error(predicted[i], rows[i]->median_us * 1e-6);
+      r(static_cast<Eigen::Index>(i)) =
+          relative_error(predicted[i], rows[i].measurement->median_us * 1e-6);
     return r;
   };
   const auto step_of = [](const Knob& k, double v) {
-    return k.kind == KnobKind::FixedCost ? std::max(0.05 * v, 1e-7) : 0.01 * v;
+    if (k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost)
+      return std::max(0.05 * v, 1e-7);
+    if (k.kind == KnobKind::TileOverhead) return std::max(0.05 * v, 0.05);
+    return 0.01 * v;
   };
 
-  arch::CalibrationSpec current = spec.calibration;
+  Calibrations current;
+  for (const arch::ArchSpec& spec : specs) current.push_back(spec.calibration);
   // Which knobs matter: a column of the Jacobian at the start that is not zero.
   Fit fit;
-  const std::vector<double> base = predict_all(rows, spec, current);
+  const std::vector<double> base = predict_all(rows, specs, current, pricing);
   for (const Knob& k : candidates) {
-    arch::CalibrationSpec moved = current;
-    const double v = get(spec, current, k);
-    set(moved, k, v + step_of(k, v));
-    const std::vector<double> p = predict_all(rows, spec, moved);
-    bool matters = false;
+    Calibrations moved = current;
+    const double v = get(specs[0], current[0], k);
+    set_all(moved, k, v + step_of(k, v));
+    const std::vector<double> p = predict_all(rows, specs, moved, pricing);
+    std::size_t depend = 0;
     for (std::size_t i = 0; i < n; ++i)
-      matters = matters || std::abs(p[i] - base[i]) > 1e-12 * std::max(1e-9, std::abs(base[i]));
-    if (matters) {
-      fit.knobs.push_back(k);
-      fit.before.push_back(v);
+      if (std::abs(p[i] - base[i]) > 1e-12 * std::max(1e-9, std::abs(base[i]))) ++depend;
+    if (depend == 0) continue;
+    if (depend < options.min_rows_per_knob) {
+      notes.push_back(fmt::format("{} was not fitted: {} row{} depend on it, fewer than {}",
+                                  knob_name(k), depend, depend == 1 ? "" : "s",
+                                  options.min_rows_per_knob));
+      continue;
     }
+    fit.knobs.push_back(k);
+    fit.before.push_back(v);
   }
   const std::size_t kn = fit.knobs.size();
   fit.at_limit.assign(kn, false);
   std::vector<double> theta = fit.before;
-  std::vector<double> predicted = base;
+  // Every arch starts from the shared values of the knobs that are fitted, within their range.
+  for (std::size_t j = 0; j < kn; ++j) {
+    const auto [lo, hi] = limits(fit.knobs[j]);
+    theta[j] = std::clamp(theta[j], lo, hi);
+    set_all(current, fit.knobs[j], theta[j]);
+  }
+  std::vector<double> predicted = predict_all(rows, specs, current, pricing);
   double cost = squared_relative_error(predicted, rows);
   constexpr std::size_t kMaxIterations = 50;
   for (std::size_t it = 0; it < kMaxIterations && kn > 0; ++it) {
@@ -576,10 +644,10 @@ Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& sp
     const Eigen::VectorXd r = residuals(predicted);
     Eigen::MatrixXd jacobian(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(kn));
     for (std::size_t j = 0; j < kn; ++j) {
-      arch::CalibrationSpec moved = current;
+      Calibrations moved = current;
       const double h = step_of(fit.knobs[j], theta[j]);
-      set(moved, fit.knobs[j], theta[j] + h);
-      const Eigen::VectorXd rj = residuals(predict_all(rows, spec, moved));
+      set_all(moved, fit.knobs[j], theta[j] + h);
+      const Eigen::VectorXd rj = residuals(predict_all(rows, specs, moved, pricing));
       jacobian.col(static_cast<Eigen::Index>(j)) = (rj - r) / h;
     }
     const Eigen::VectorXd delta = jacobian.colPivHouseholderQr().solve(-r);
@@ -587,13 +655,13 @@ Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& sp
     bool improved = false;
     for (double scale = 1.0; scale > 1e-6 && !improved; scale /= 2) {
       std::vector<double> trial = theta;
-      arch::CalibrationSpec c = current;
+      Calibrations c = current;
       for (std::size_t j = 0; j < kn; ++j) {
         const auto [lo, hi] = limits(fit.knobs[j]);
         trial[j] = std::clamp(theta[j] + scale * delta(static_cast<Eigen::Index>(j)), lo, hi);
-        set(c, fit.knobs[j], trial[j]);
+        set_all(c, fit.knobs[j], trial[j]);
       }
-      const std::vector<double> p = predict_all(rows, spec, c);
+      const std::vector<double> p = predict_all(rows, specs, c, pricing);
       const double trial_cost = squared_relative_error(p, rows);
       if (trial_cost <= cost) {
         improved = trial_cost < cost * (1.0 - 1e-12);
@@ -622,7 +690,12 @@ Fit fit_knobs(std::span<const Measurement* const> rows, const arch::ArchSpec& sp
 }
 
 // Fit units back to the YAML's: seconds stay, 1 / fraction becomes the fraction.
-double yaml_value(const Knob& k, double v) { return k.kind == KnobKind::FixedCost ? v : 1.0 / v; }
+bool in_seconds(const Knob& k) {
+  return k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost;
+}
+double yaml_value(const Knob& k, double v) {
+  return in_seconds(k) || k.kind == KnobKind::TileOverhead ? v : 1.0 / v;
+}
 
 ErrorStats stats_of(const std::vector<ComparedRow>& rows, const std::vector<std::size_t>& which,
                     bool calibrated) {
@@ -650,6 +723,104 @@ ErrorStats stats_of(const std::vector<ComparedRow>& rows, const std::vector<std:
 
 }  // namespace
 
+FitResult fit_calibration(std::span<const FitRow> rows, std::span<const arch::ArchSpec> specs,
+                          const PublishedPricing& pricing, const FitOptions& options) {
+  FitResult out;
+  const Fit fit = fit_knobs(rows, specs, pricing, options, out.notes);
+  out.fitted = fit.fitted;
+  out.iterations = fit.iterations;
+  for (std::size_t j = 0; j < fit.knobs.size(); ++j) {
+    const bool seconds = in_seconds(fit.knobs[j]);
+    out.knobs.push_back({knob_name(fit.knobs[j]), yaml_value(fit.knobs[j], fit.before[j]),
+                         yaml_value(fit.knobs[j], fit.after[j]), fit.at_limit[j], seconds});
+    if (fit.at_limit[j])
+      out.notes.push_back(fmt::format(
+          "{} was held at the end of its range ({}): the rows ask for a value the model cannot "
+          "take, so the error there is not only this knob's",
+          knob_name(fit.knobs[j]),
+          fit.knobs[j].kind == KnobKind::InModelFixedCost
+              ? fmt::format("0 to the least standalone fixed cost, {:.4g} us",
+                            fit.knobs[j].upper * 1e6)
+          : seconds                                      ? std::string("0 to 1 ms")
+          : fit.knobs[j].kind == KnobKind::TileOverhead ? std::string("0 to 64 steps")
+                                                         : std::string("fraction 0.001 to 1")));
+  }
+  if (fit.knobs.empty())
+    out.notes.emplace_back("no knob changes the rows' predictions; nothing was fitted");
+  else if (rows.size() < fit.knobs.size())
+    out.notes.push_back(fmt::format("{} rows for {} knobs: the fit is underdetermined",
+                                    rows.size(), fit.knobs.size()));
+  return out;
+}
+
+std::optional<Prediction> price_graph(const workload::Graph& graph, mapper::FusionMode fusion,
+                                      const std::string& what, const arch::HardwareModel& hw,
+                                      bool by_unit, std::string& why) {
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(graph, hw, {.precision = std::nullopt, .fusion = fusion,
+                                         .search = std::nullopt});
+  return price_schedule(schedule, fusion, what, hw, by_unit, why);
+}
+
+std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
+                                         mapper::FusionMode fusion, const std::string& what,
+                                         const arch::HardwareModel& hw, bool by_unit,
+                                         std::string& why) {
+  if (!schedule.unsupported.empty()) {
+    why = fmt::format("op '{}': {}", schedule.unsupported.front().name,
+                      schedule.unsupported.front().reason);
+    return std::nullopt;
+  }
+  const results::RunResult run = an::AnalyticalEngine{}.run(schedule, hw, {});
+  if (!run.skipped.empty()) {
+    why = fmt::format("op '{}': {}", run.skipped.front().name, run.skipped.front().reason);
+    return std::nullopt;
+  }
+  Prediction p;
+  const double clock = hw.clock().value;
+  for (const results::OpResult& op : run.ops) {
+    PredictedPart part{
+        .name = op.name,
+        .unit = op.unit,
+        .seconds = static_cast<double>(op.cost.cycles.value) / clock,
+        .compute_seconds = static_cast<double>(op.cost.compute_cycles.value) / clock,
+        .dram_bytes = static_cast<double>(op.cost.dram_reads.value + op.cost.dram_writes.value),
+        .bound = from_results(op.bound),
+        .mapping = op.mapping};
+    p.seconds += part.seconds;
+    auto same = std::find_if(p.parts.begin(), p.parts.end(),
+                             [&](const PredictedPart& q) { return q.unit == part.unit; });
+    if (!by_unit || same == p.parts.end()) {
+      if (by_unit) {
+        part.name = part.unit;
+        part.mapping.clear();
+      }
+      p.parts.push_back(std::move(part));
+    } else {
+      same->seconds += part.seconds;
+      same->compute_seconds += part.compute_seconds;
+      same->dram_bytes += part.dram_bytes;
+    }
+  }
+  double longest = -1;
+  for (const PredictedPart& part : p.parts)
+    if (part.seconds > longest) {
+      longest = part.seconds;
+      p.bound = part.bound;
+    }
+  std::string fused;
+  if (fusion != mapper::FusionMode::None)
+    fused = run.fusion.empty() ? fmt::format("; fusion {} planned no group, so unfused",
+                                             mapper::to_string(fusion))
+           : run.fusion.size() == 1
+               ? fmt::format("; fusion {}: {} group", mapper::to_string(fusion),
+                             run.fusion.front().kind)
+               : fmt::format("; fusion {}: {} groups", mapper::to_string(fusion),
+                             run.fusion.size());
+  p.model = fmt::format("coda schedule + analytical engine: {}{}", what, fused);
+  return p;
+}
+
 std::string_view to_string(CaseClass c) {
   switch (c) {
     case CaseClass::Gemm: return "gemm";
@@ -657,6 +828,9 @@ std::string_view to_string(CaseClass c) {
     case CaseClass::Attention: return "attention";
     case CaseClass::Fusion: return "fusion";
     case CaseClass::Launch: return "launch";
+    case CaseClass::Collective: return "collective";
+    case CaseClass::Llm: return "llm";
+    case CaseClass::Network: return "network";
   }
   return "?";
 }
@@ -668,6 +842,9 @@ std::string_view describe(CaseClass c) {
     case CaseClass::Attention: return "attention (prefill and decode)";
     case CaseClass::Fusion: return "fused vs unfused pairs (bias+GELU, attention, softmax)";
     case CaseClass::Launch: return "kernel launch";
+    case CaseClass::Collective: return "collectives among the chips of a node";
+    case CaseClass::Llm: return "whole-model LLM inference (first token, per token, generation)";
+    case CaseClass::Network: return "whole-network CNN inference";
   }
   return "?";
 }
@@ -707,13 +884,13 @@ std::vector<CaseClass> classes_of(Kernel kernel) {
     case Kernel::Gelu:
     case Kernel::Silu:
     case Kernel::Copy: return {CaseClass::Memory};
-    case Kernel::AllReduce:  // no class yet: collectives, LLM serving and networks get their own
+    case Kernel::AllReduce:
     case Kernel::AllGather:
-    case Kernel::ReduceScatter:
+    case Kernel::ReduceScatter: return {CaseClass::Collective};
     case Kernel::LlmPrefill:
     case Kernel::LlmDecode:
-    case Kernel::LlmGenerate:
-    case Kernel::Network: return {};
+    case Kernel::LlmGenerate: return {CaseClass::Llm};
+    case Kernel::Network: return {CaseClass::Network};
   }
   return {};
 }
@@ -727,17 +904,22 @@ std::string_view to_string(PredictedBound bound) {
   return "?";
 }
 
-Predictor::Predictor(const arch::ArchSpec& spec) : hw_(spec) {
-  if (auto view = cuda_core_view(spec)) cuda_cores_.emplace(std::move(*view));
+bool Predictor::whole_model(Kernel kernel) {
+  return kernel == Kernel::LlmPrefill || kernel == Kernel::LlmDecode ||
+         kernel == Kernel::LlmGenerate || kernel == Kernel::Network;
+}
+
+Predictor::Predictor(const arch::ArchSpec& spec, PublishedPricing pricing)
+    : hw_(spec), standalone_(standalone_view(spec)), pricing_(std::move(pricing)) {
+  if (auto view = cuda_core_view(standalone_view(spec))) cuda_cores_.emplace(std::move(*view));
 }
 
 std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& why) const {
-  if (info(m.kernel).published_only) {
-    why = fmt::format("not priced yet: {}", info(m.kernel).name);
-    return std::nullopt;
-  }
-  if (m.kernel == Kernel::LaunchOverhead) return predict_launch(hw_, why);
-  if (m.kernel == Kernel::L2Bandwidth) return predict_l2(m, hw_, why);
+  if (info(m.kernel).published_only)
+    return predict_published(m, whole_model(m.kernel) ? hw_ : standalone_,
+                             cuda_cores_ ? &*cuda_cores_ : nullptr, pricing_, why);
+  if (m.kernel == Kernel::LaunchOverhead) return predict_launch(standalone_, why);
+  if (m.kernel == Kernel::L2Bandwidth) return predict_l2(m, standalone_, why);
   const bool cuda = on_cuda_cores(m);
   if (cuda && !cuda_cores_) {
     why = fmt::format("{} computes in fp32 on the CUDA cores, and '{}' has no tensor-core and "
@@ -745,7 +927,7 @@ std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& 
                       info(m.kernel).name, hw_.name());
     return std::nullopt;
   }
-  const arch::HardwareModel& hw = cuda ? *cuda_cores_ : hw_;
+  const arch::HardwareModel& hw = cuda ? *cuda_cores_ : standalone_;
   if (const auto fixed = fixed_tile(m.kernel)) return predict_fixed_tile(m, *fixed, hw, why);
   return predict_graph(m, hw, why);
 }
@@ -772,15 +954,22 @@ ErrorStats error_stats(std::span<const double> predicted_s, std::span<const doub
   s.count = predicted_s.size();
   if (s.count == 0) return s;
   double sum = 0;
+  std::vector<double> absolute;
+  absolute.reserve(s.count);
   for (std::size_t i = 0; i < s.count; ++i) {
     const double e = relative_error(predicted_s[i], measured_s[i]);
     sum += std::abs(e);
+    absolute.push_back(std::abs(e));
     if (std::isnan(s.worst_error) || std::abs(e) > std::abs(s.worst_error)) {
       s.worst_error = e;
       s.worst = i;
     }
   }
   s.mape = sum / static_cast<double>(s.count);
+  // The median: the middle value, or the mean of the two middle ones.
+  std::sort(absolute.begin(), absolute.end());
+  const std::size_t mid = s.count / 2;
+  s.median = s.count % 2 == 1 ? absolute[mid] : (absolute[mid - 1] + absolute[mid]) / 2;
   s.spearman = spearman(predicted_s, measured_s);
   return s;
 }
@@ -814,8 +1003,9 @@ std::optional<std::vector<std::string>> parse_subset(std::string_view text, std:
 
 std::optional<ValidationReport> compare(std::span<const Measurement> measurements,
                                         const arch::ArchSpec& spec,
-                                        const std::vector<std::string>& subset, std::string& why) {
-  const Predictor predictor(spec);
+                                        const std::vector<std::string>& subset, std::string& why,
+                                        const PublishedPricing& pricing) {
+  const Predictor predictor(spec, pricing);
   ValidationReport report;
   report.arch_name = spec.name;
   const auto selected = [&](const Measurement& m, const std::vector<CaseClass>& classes) {
@@ -858,30 +1048,19 @@ std::optional<ValidationReport> compare(std::span<const Measurement> measurement
                         names);
       return std::nullopt;
     }
-    const Fit fit = fit_knobs(fit_rows, spec);
+    std::vector<FitRow> rows;
+    for (const Measurement* m : fit_rows) rows.push_back({m, 0});
+    const std::vector<arch::ArchSpec> specs{spec};
+    FitResult fit = fit_calibration(rows, specs, pricing);
     CalibrationResult cal;
     cal.subset = subset;
-    cal.fitted = fit.fitted;
+    cal.fitted = fit.fitted.front();
     cal.iterations = fit.iterations;
-    for (std::size_t j = 0; j < fit.knobs.size(); ++j) {
-      cal.knobs.push_back({knob_name(fit.knobs[j]), yaml_value(fit.knobs[j], fit.before[j]),
-                           yaml_value(fit.knobs[j], fit.after[j]), fit.at_limit[j],
-                           fit.knobs[j].kind == KnobKind::FixedCost});
-      if (fit.at_limit[j])
-        cal.notes.push_back(fmt::format(
-            "{} was held at the end of its range ({}): the subset asks for a value the model "
-            "cannot take, so the error there is not only this knob's",
-            knob_name(fit.knobs[j]),
-            fit.knobs[j].kind == KnobKind::FixedCost ? "0 to 1 ms" : "fraction 0.001 to 1"));
-    }
-    if (fit.knobs.empty())
-      cal.notes.emplace_back("no knob changes the subset's predictions; nothing was fitted");
-    else if (fit_rows.size() < fit.knobs.size())
-      cal.notes.push_back(fmt::format("{} rows for {} knobs: the fit is underdetermined",
-                                      fit_rows.size(), fit.knobs.size()));
+    cal.knobs = std::move(fit.knobs);
+    cal.notes = std::move(fit.notes);
     arch::ArchSpec calibrated = spec;
-    calibrated.calibration = fit.fitted;
-    const Predictor after(calibrated);
+    calibrated.calibration = cal.fitted;
+    const Predictor after(calibrated, pricing);
     for (ComparedRow& r : report.rows) {
       if (!r.prediction) continue;
       std::string reason;

@@ -21,7 +21,11 @@
 
 #include "arch/arch_spec.h"
 #include "arch/hardware_model.h"
+#include "mapper/fusion.h"
+#include "mapper/schedule.h"
+#include "workloads/graph.h"
 #include "validation/measurement.h"
+#include "validation/published_pricing.h"
 
 namespace coda::validation {
 
@@ -35,6 +39,9 @@ enum class CaseClass : std::uint8_t {
   Attention,  // prefill and decode attention
   Fusion,     // the fused/unfused pairs: bias+GELU, attention, softmax naive/online
   Launch,     // the empty-kernel launch probe
+  Collective, // all-reduce, all-gather, reduce-scatter among the chips of a node
+  Llm,        // whole-model LLM inference: first-token latency, per-token latency, generation
+  Network,    // whole-network CNN inference
 };
 std::string_view to_string(CaseClass c);   // "gemm", "memory", "attention", "fusion", "launch"
 std::string_view describe(CaseClass c);    // one line for the report
@@ -63,6 +70,20 @@ struct Prediction {
   std::vector<PredictedPart> parts;
 };
 
+// A graph through coda's schedule (with `fusion`) and the analytical engine: the prediction is
+// the sum of its ops, each a part (by_unit: one part per unit, the ops' times summed), `what`
+// says how the case was mapped. nullopt with `why` when an op cannot run or be priced.
+std::optional<Prediction> price_graph(const workload::Graph& graph, mapper::FusionMode fusion,
+                                      const std::string& what, const arch::HardwareModel& hw,
+                                      bool by_unit, std::string& why);
+
+// The same for a schedule made on an arch that differs from `hw` at most in its calibration
+// (the schedule depends on the hardware's units and capacities, not on its rates).
+std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
+                                         mapper::FusionMode fusion, const std::string& what,
+                                         const arch::HardwareModel& hw, bool by_unit,
+                                         std::string& why);
+
 // Prices measured cases on one arch. Built once per arch (the hardware model and its CUDA-core
 // view are made in the constructor); predict() is pure and thread-safe.
 //
@@ -73,17 +94,23 @@ struct Prediction {
 // at its fp32 rate, with calibration.compute_fraction[fp32].
 class Predictor {
  public:
-  explicit Predictor(const arch::ArchSpec& spec);
+  explicit Predictor(const arch::ArchSpec& spec, PublishedPricing pricing = {});
 
   // nullopt with `why` set when coda cannot price the case on this arch (an L2 probe when the
   // arch states no L2 bandwidth, a precision no unit runs, ...).
   std::optional<Prediction> predict(const Measurement& m, std::string& why) const;
 
   const arch::HardwareModel& hardware() const { return hw_; }
+  // Whether a kernel is a whole model (llm_*, network): priced with the arch's in-model fixed
+  // costs, where every other row is a kernel timed on its own (HardwareModel's
+  // standalone_fixed_seconds).
+  static bool whole_model(Kernel kernel);
 
  private:
-  arch::HardwareModel hw_;
+  arch::HardwareModel hw_;          // as given: whole models
+  arch::HardwareModel standalone_;  // in_model_fixed_cost cleared: kernels timed on their own
   std::optional<arch::HardwareModel> cuda_cores_;  // nullopt: no vector unit with fp32
+  PublishedPricing pricing_;
 };
 
 // Error of a prediction against a measurement: (predicted - measured) / measured.
@@ -99,6 +126,7 @@ struct ErrorStats {
   double spearman = kNoValue;  // of predicted vs measured times
   std::size_t worst = 0;       // index (into the given series) of the largest |error|
   double worst_error = kNoValue;  // its signed relative error
+  double median = kNoValue;       // median of |relative error|
 };
 ErrorStats error_stats(std::span<const double> predicted_s, std::span<const double> measured_s);
 
@@ -132,6 +160,39 @@ struct FittedKnob {
   bool seconds = false;   // a time (a fixed cost); else a fraction
 };
 
+// A row to fit on: a measurement and which of the fit's archs it is priced on.
+struct FitRow {
+  const Measurement* measurement = nullptr;
+  std::size_t spec = 0;  // index into the specs given to fit_calibration
+};
+
+struct FitResult {
+  std::vector<FittedKnob> knobs;                 // those the rows' predictions depend on
+  std::vector<arch::CalibrationSpec> fitted;     // per spec: its calibration with the knobs set
+  std::size_t iterations = 0;                    // Gauss-Newton steps
+  std::vector<std::string> notes;                // knobs held at a limit, too few rows, ...
+};
+
+// Fits the calibration knobs of specs[0] (fixed costs per kernel kind; tensor-core issue per
+// instruction path and precision, or compute fractions without tensor cores; the DRAM and link
+// fractions; the attention backward's share) to `rows` by least squares on their relative errors:
+// damped, projected Gauss-Newton with finite-difference derivatives over the fixed costs and
+// 1 / fraction (in which a bound time is linear), each held within its valid range (fixed costs
+// 0 to 1 ms, fractions 0.001 to 1). Every spec shares the knobs (archs with one SM design, e.g.
+// H100 and H200); each keeps its other calibration. Only knobs the rows depend on are fitted.
+// Which knobs a fit may move: all; the kernels' (every knob but in_model_fixed_cost: fitted on
+// kernels timed on their own); or the whole models' (in_model_fixed_cost alone, the kernels'
+// knobs held: fitted on whole-model rows).
+enum class FitScope : std::uint8_t { All, Kernels, WholeModels };
+struct FitOptions {
+  FitScope scope = FitScope::All;
+  // A knob is fitted only when at least this many rows depend on it; the others keep their
+  // value and are listed in the notes.
+  std::size_t min_rows_per_knob = 1;
+};
+FitResult fit_calibration(std::span<const FitRow> rows, std::span<const arch::ArchSpec> specs,
+                          const PublishedPricing& pricing = {}, const FitOptions& options = {});
+
 struct CalibrationResult {
   std::vector<std::string> subset;   // the classes and kernel names asked for
   std::vector<FittedKnob> knobs;     // those the subset's predictions depend on
@@ -161,6 +222,7 @@ std::optional<std::vector<std::string>> parse_subset(std::string_view text, std:
 // nullopt with `why` when the subset selects no compared row.
 std::optional<ValidationReport> compare(std::span<const Measurement> measurements,
                                         const arch::ArchSpec& spec,
-                                        const std::vector<std::string>& subset, std::string& why);
+                                        const std::vector<std::string>& subset, std::string& why,
+                                        const PublishedPricing& pricing = {});
 
 }  // namespace coda::validation

@@ -107,7 +107,9 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
 
   // Compute: the busiest SM of a wave of w blocks holds r = min(fit, ceil(w / sms)) of them and
   // shares its rate over them; r blocks of `warps` warps reach min(1, r x warps / 4) of it.
-  const double block_macs = static_cast<double>(tm * tn * ceil_div(shape.k, tk) * tk);
+  const double block_macs =
+      static_cast<double>(tm * tn * tk) *
+      (static_cast<double>(ceil_div(shape.k, tk)) + params.tile_overhead_steps);
   auto wave_compute_s = [&](std::uint64_t w) {
     const std::uint64_t r = std::min(fit, ceil_div(w, params.sms));
     const double reach = std::min(1.0, static_cast<double>(r * tile.warps) / kSubPartitionsPerSm);

@@ -17,7 +17,8 @@
 //
 // Waves. A wave is sms x blocks_per_sm blocks; waves = ceil(blocks / wave). Wave efficiency =
 // blocks / (waves x wave). Compute: a block does tm x tn x ceil(k / tk) x tk MACs (padding
-// counts). An SM shares macs_per_cycle_per_sm over its resident blocks, and a wave lasts as long
+// counts), and its prologue and epilogue cost tile_overhead_steps more K steps of tile_k. An SM
+// shares macs_per_cycle_per_sm over its resident blocks, and a wave lasts as long
 // as its busiest SM: r = min(blocks_per_sm, ceil(W / sms)) blocks for a wave of W blocks, so
 // r x block MACs / macs_per_cycle_per_sm cycles (a full wave: r = blocks_per_sm). A block
 // reaches at most warps / kSubPartitionsPerSm of the SM's rate (one warp per tensor-core
@@ -60,6 +61,9 @@ struct GpuParams {
   // The kernel's fixed cost (launch, ramp-up, tail): arch::kDefaultGpuLaunchSeconds unless the
   // arch's calibration states one (unit_costs.h gpu_params fills it from HardwareModel).
   double launch_overhead_s = arch::kDefaultGpuLaunchSeconds;
+  // A block's prologue and epilogue (pipeline fill, C's write-back) in K steps of tile_k: a
+  // block of ceil(k / tile_k) steps computes for ceil(k / tile_k) + tile_overhead_steps.
+  double tile_overhead_steps = 0.0;
 };
 
 struct GemmShape {

@@ -383,6 +383,7 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
   }
   params.dram_bytes_per_second = dram_rate(hw);
   params.launch_overhead_s = hw.kernel_fixed_seconds(arch::KernelKind::Gemm);
+  params.tile_overhead_steps = hw.tile_overhead_steps(arch::KernelKind::Gemm);
   return params;
 }
 
@@ -482,7 +483,12 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     const double splits = blocks >= cores ? 1.0 : std::min(std::ceil(cores / blocks), key_blocks);
     const double grid = blocks * splits;
     out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
-    out.matrix_seconds = pairs * padding * macs_per_pair /
+    // A block walks its (kept) keys in key blocks: the mean over blocks is the kept pairs per
+    // query / block, split over the splits; its prologue and epilogue cost tile_overhead more.
+    const double queries = static_cast<double>(shape.batch * shape.heads * shape.q_len);
+    const double steps = std::max(pairs / queries / block / splits, 1.0);
+    const double overhead = (steps + hw.tile_overhead_steps(arch::KernelKind::Attention)) / steps;
+    out.matrix_seconds = pairs * padding * macs_per_pair * overhead /
                          (rate * cores * clock * out.wave_efficiency);
   }
   // The online softmax on the vector unit, in fp32 where it can (FlashAttention keeps S and the
@@ -499,10 +505,14 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   out.vector_seconds = std::max(v.arithmetic_seconds, v.special_seconds);
   out.vector_ops = pairs * (kOnlineSoftmaxOps + rescale + kOnlineSoftmaxSpecialOps);
   // fa2 runs a block's softmax between its two GEMMs on the same warps; fa3 (and a systolic
-  // array beside its vector unit) overlaps them.
-  const bool overlap = systolic_matrix_seconds.has_value() || impl == arch::AttentionImpl::Fa3;
-  out.compute_seconds = overlap ? std::max(out.matrix_seconds, out.vector_seconds)
-                                : out.matrix_seconds + out.vector_seconds;
+  // array beside its vector unit) overlaps them: max(matrix, softmax), and on fa3 the part of
+  // the shorter that attention_overlap leaves unhidden.
+  // fa3 hides attention_overlap of the shorter under the longer.
+  const double hidden = systolic_matrix_seconds ? 1.0
+                        : impl == arch::AttentionImpl::Fa3 ? hw.attention_overlap()
+                                                           : 0.0;
+  out.compute_seconds = std::max(out.matrix_seconds, out.vector_seconds) +
+                        (1.0 - hidden) * std::min(out.matrix_seconds, out.vector_seconds);
   const double rate = dram_rate(hw);
   out.dram_seconds = rate > 0 ? (shape.reads + shape.writes) / rate : 0.0;
   out.fixed_seconds = own_kernel ? hw.kernel_fixed_seconds(arch::KernelKind::Attention) : 0.0;

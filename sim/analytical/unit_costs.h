@@ -72,11 +72,14 @@ PricedCollective price_collective(CollectiveKind kind, std::uint64_t bytes, std:
 //            rate through the implementation's path (fa2: mma_sync, fa3: wgmma; backward x
 //            attention_backward), with a kv head's queries padded to the MMA's m (16 or 64) and
 //            the grid's wave efficiency (blocks of `block` queries; a grid under one wave splits
-//            the keys). A systolic array: its compute cycles for the two GEMMs (x 2.5 backward).
+//            the keys), and a block's prologue and epilogue (calibration.tile_overhead.attention
+//            key-block steps on top of the mean kept key blocks per block). A systolic array: its
+//            compute cycles for the two GEMMs (x 2.5 backward).
 //   vector   the online softmax over the kept pairs in fp32: 5 ops + 1 exp (+ d / block rescale
 //            ops forward) per pair, at the achievable vector and special-function rates.
 //   overlap  fa2: matrix + vector (a block's softmax runs between its GEMMs on the same warps);
-//            fa3 and systolic arrays: max(matrix, vector) (ping-pong warpgroups / separate units).
+//            fa3: max(matrix, vector) + (1 - attention_overlap) x min(matrix, vector) (ping-pong
+//            warpgroups hide that share of the shorter); systolic arrays: max (separate units).
 //   time     fixed cost (attention kernel, when own_kernel) + max(compute, DRAM bytes / the
 //            achievable DRAM bandwidth).
 struct AttentionShape {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# coda against the published corpus (validation/published/: real measurements from papers,
+# vendor pages and benchmark repositories, split into a calibration and a validation set by
+# source before anything was fitted; SPLIT.md). Prints MAPE, median |error|, Spearman and the
+# worst row per split, class, source, arch and kernel, with the presets as committed (their
+# calibration: sections hold values fitted on the calibration split alone), and writes every
+# row's prediction to results/accuracy/corpus.json.
+#
+#   bench/accuracy.sh          # the presets as committed: the validation error as it comes out
+#   bench/accuracy.sh --fit    # also refit each family of archs on the calibration split and
+#                              # report both splits with the refitted knobs (calibration_*.yaml)
+#
+# A benchmark, not a test: it asserts nothing. validation/tests/corpus_accuracy_test.cpp holds
+# a loose regression bound.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${BUILD_DIR:-build}"
+out="${OUT:-results/accuracy}"
+cmake --build "$build" --target coda >/dev/null
+mkdir -p "$out"
+"$build/coda" validate --corpus validation/published/corpus.yaml --out "$out" "$@"

@@ -1,0 +1,445 @@
+#include "validation/published_pricing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "sim/analytical/collective_model.h"
+#include "sim/analytical/gpu_model.h"
+#include "sim/analytical/unit_costs.h"
+#include "validation/compare.h"
+#include "workloads/builders.h"
+#include "workloads/cnn/cnn_zoo.h"
+#include "workloads/llm/llm_builder.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::validation {
+namespace {
+
+namespace an = sim::analytical;
+using workload::Function;
+
+DataType data_type(DType d) {
+  switch (d) {
+    case DType::Fp32: return DataType::Fp32;
+    case DType::Fp16: return DataType::Fp16;
+    case DType::Bf16: return DataType::Bf16;
+    case DType::Int8: return DataType::Int8;
+    case DType::Tf32: return DataType::Tf32;
+    case DType::Fp8E4M3: return DataType::Fp8E4M3;
+  }
+  return DataType::Fp32;
+}
+
+std::uint32_t bytes_of(DataType t) { return static_cast<std::uint32_t>((bit_width(t) + 7) / 8); }
+
+PredictedBound bound_of(results::Bound b) {
+  switch (b) {
+    case results::Bound::Compute: return PredictedBound::Compute;
+    case results::Bound::Memory: return PredictedBound::Memory;
+    case results::Bound::Latency: return PredictedBound::Launch;
+  }
+  return PredictedBound::Compute;
+}
+
+Prediction single(std::string name, std::string unit, double seconds, double compute_seconds,
+                  double dram_bytes, PredictedBound bound, std::string model,
+                  std::vector<std::pair<std::string, std::uint64_t>> mapping = {}) {
+  Prediction p;
+  p.seconds = seconds;
+  p.bound = bound;
+  p.model = std::move(model);
+  p.parts.push_back({.name = std::move(name), .unit = std::move(unit), .seconds = seconds,
+                     .compute_seconds = compute_seconds, .dram_bytes = dram_bytes,
+                     .bound = bound, .mapping = std::move(mapping)});
+  return p;
+}
+
+bool has_path(const arch::HardwareModel& hw, arch::TensorPath path) {
+  const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+  if (unit == nullptr || !unit->tensor_core) return false;
+  const auto& paths = unit->tensor_core->paths;
+  return std::find(paths.begin(), paths.end(), path) != paths.end();
+}
+
+// ---- gemm ------------------------------------------------------------------------------------
+
+std::optional<Prediction> gemm(const Measurement& m, const arch::HardwareModel& hw,
+                               const arch::HardwareModel* cuda_cores, std::string& why) {
+  const Shape& s = m.shape;
+  const DataType type = data_type(m.dtype);
+  const bool fp32 = m.dtype == DType::Fp32;
+  const arch::HardwareModel* on = fp32 ? cuda_cores : &hw;
+  if (on == nullptr || !on->has_tensor_cores()) {
+    why = fmt::format("'{}' has no tensor cores{}", hw.name(),
+                      fp32 ? " and CUDA cores to run an fp32 GEMM on" : "");
+    return std::nullopt;
+  }
+  const DataType runs = fp32 ? DataType::Fp32 : type;
+  if (!on->matrix_unit()->rates.contains(runs)) {
+    why = fmt::format("the tensor cores of '{}' do not run {}", hw.name(), to_string(runs));
+    return std::nullopt;
+  }
+  arch::TensorPath path = on->gemm_path();
+  if (m.impl == Impl::Wgmma) path = arch::TensorPath::Wgmma;
+  if (m.impl == Impl::MmaSync) path = arch::TensorPath::MmaSync;
+  if (fp32) path = arch::TensorPath::MmaSync;  // the CUDA-core view has one path
+  if (!has_path(*on, path)) {
+    why = fmt::format("the tensor cores of '{}' have no {} path", hw.name(), arch::to_string(path));
+    return std::nullopt;
+  }
+  // C in the input type, but fp8 GEMMs write bf16 (cuBLASLt, DeepGEMM) and int8 ones int32.
+  const std::uint32_t in = bytes_of(type);
+  const std::uint32_t out = m.dtype == DType::Fp8E4M3 ? 2 : m.dtype == DType::Int8 ? 4 : in;
+  const an::GemmShape shape{s.batch, s.m, s.n, s.k, in, out};
+  const an::GpuTileChoice choice = an::choose_gpu_tile(shape, an::gpu_params(runs, *on, path));
+  if (!choice.cost.feasible) {
+    why = fmt::format("no thread-block tile fits an SM of '{}' (limited by {})", hw.name(),
+                      an::to_string(choice.cost.limit));
+    return std::nullopt;
+  }
+  const an::GpuKernelCost& c = choice.cost;
+  const an::BlockTile& t = choice.tile;
+  const PredictedBound bound = c.bound == an::GpuBound::Compute  ? PredictedBound::Compute
+                               : c.bound == an::GpuBound::Launch ? PredictedBound::Launch
+                                                                 : PredictedBound::Memory;
+  return single("gemm", "tensor_core", c.seconds, c.compute_seconds, c.dram_bytes, bound,
+                fmt::format("GPU GEMM model, best of its tile list ({}x{}x{}, {} warps, {} "
+                            "stages), {} path{}",
+                            t.tile_m, t.tile_n, t.tile_k, t.warps, t.stages,
+                            arch::to_string(path),
+                            fp32 ? ", on the CUDA cores (fp32 FMA rate)" : ""),
+                {{"tile_m", t.tile_m}, {"tile_n", t.tile_n}, {"tile_k", t.tile_k},
+                 {"warps", t.warps}, {"stages", t.stages}, {"blocks", c.blocks},
+                 {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}});
+}
+
+// ---- attention -------------------------------------------------------------------------------
+
+std::optional<Prediction> unfused_attention(const Measurement& m, const arch::HardwareModel& hw,
+                                            std::string& why) {
+  const Shape& s = m.shape;
+  if (m.kernel == Kernel::AttentionBwd) {
+    why = "an unfused attention backward is not modelled (only FlashAttention's fused backward)";
+    return std::nullopt;
+  }
+  workload::Graph g{"attention", "", {}, {}, {}};
+  g.add(workload::make_attention("attention",
+                                 {.batch = s.batch, .heads = s.heads, .kv_heads = s.kv_heads,
+                                  .q_len = s.seq, .kv_len = s.seq, .head_dim = s.head_dim,
+                                  .causal = s.causal != 0},
+                                 data_type(m.dtype)));
+  return price_graph(g, mapper::FusionMode::None,
+                     "coda's attention as three kernels (Q K^T, softmax, P V), S and P through "
+                     "DRAM",
+                     hw, false, why);
+}
+
+std::optional<Prediction> fused_attention(const Measurement& m, const arch::HardwareModel& hw,
+                                          std::string& why) {
+  const Shape& s = m.shape;
+  const DataType type = data_type(m.dtype);
+  if (!hw.has_tensor_cores() || hw.vector_unit() == nullptr) {
+    why = fmt::format("'{}' has no tensor cores and vector unit to run FlashAttention on",
+                      hw.name());
+    return std::nullopt;
+  }
+  arch::AttentionImpl impl = hw.attention_impl();
+  if (m.impl == Impl::Fa2) impl = arch::AttentionImpl::Fa2;
+  if (m.impl == Impl::Fa3) impl = arch::AttentionImpl::Fa3;
+  if (impl == arch::AttentionImpl::Fa3 && !has_path(hw, arch::TensorPath::Wgmma)) {
+    why = fmt::format("FlashAttention-3's kind needs wgmma, which the tensor cores of '{}' lack",
+                      hw.name());
+    return std::nullopt;
+  }
+  const bool decode = m.kernel == Kernel::AttentionDecode;
+  const bool backward = m.kernel == Kernel::AttentionBwd;
+  const std::uint64_t q = decode ? 1 : s.seq;
+  const std::uint64_t kv = s.seq;
+  // Kept pairs, as workload::mac_count counts them: q kv, or q kv - q (q - 1) / 2 with the
+  // causal mask (q = kv here).
+  const std::uint64_t per_head = s.causal != 0 ? q * kv - q * (q - 1) / 2 : q * kv;
+  const double e = bytes_of(type);
+  const double bh = static_cast<double>(s.batch * s.heads);
+  const double bkv = static_cast<double>(s.batch * s.kv_heads);
+  const double d = static_cast<double>(s.head_dim);
+  const double q_bytes = bh * static_cast<double>(q) * d * e;    // Q, O, dO, dQ
+  const double kv_bytes = bkv * static_cast<double>(kv) * d * e;  // K, V, dK, dV
+  // DRAM: forward reads Q, K, V and writes O; backward reads Q, K, V, O, dO (and the row
+  // statistics, b h q fp32) and writes dQ, dK, dV.
+  const double stats = backward ? bh * static_cast<double>(q) * 4.0 : 0.0;
+  const an::AttentionShape shape{
+      .batch = s.batch, .heads = s.heads, .kv_heads = s.kv_heads, .q_len = q, .kv_len = kv,
+      .head_dim = s.head_dim, .pairs = s.batch * s.heads * per_head, .block = 128,
+      .precision = type, .softmax_precision = DataType::Fp32,
+      .reads = backward ? 3 * q_bytes + 2 * kv_bytes + stats : q_bytes + 2 * kv_bytes,
+      .writes = backward ? q_bytes + 2 * kv_bytes : q_bytes,
+      .backward = backward};
+  const an::FusedAttentionCost c = an::fused_attention_cost(shape, impl, hw, true, std::nullopt, why);
+  if (!why.empty()) return std::nullopt;
+  return single(std::string(info(m.kernel).name), "attention", c.seconds, c.compute_seconds,
+                shape.reads + shape.writes, bound_of(c.bound),
+                fmt::format("fused attention, {} class{}: matrix {:.4g} us, softmax {:.4g} us, "
+                            "DRAM {:.4g} us, fixed {:.4g} us",
+                            arch::to_string(impl), backward ? ", backward" : "",
+                            c.matrix_seconds * 1e6, c.vector_seconds * 1e6,
+                            c.dram_seconds * 1e6, c.fixed_seconds * 1e6));
+}
+
+// ---- row kernels and copies --------------------------------------------------------------------
+
+std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& hw,
+                                     std::string& why) {
+  const Shape& s = m.shape;
+  const DataType type = data_type(m.dtype);
+  workload::Graph g{std::string(info(m.kernel).name), "", {}, {}, {}};
+  std::string what;
+  switch (m.kernel) {
+    case Kernel::Softmax:
+    case Kernel::PublishedLayerNorm:
+    case Kernel::PublishedRmsNorm: {
+      const Function f = m.kernel == Kernel::Softmax            ? Function::Softmax
+                         : m.kernel == Kernel::PublishedLayerNorm ? Function::LayerNorm
+                                                                  : Function::RmsNorm;
+      g.add(workload::make_normalization(std::string(workload::to_string(f)), f,
+                                         {s.rows, s.cols}, {1}, type));
+      what = fmt::format("coda's {} op over the last axis", workload::to_string(f));
+      break;
+    }
+    case Kernel::Gelu:
+    case Kernel::Silu: {
+      const Function f = m.kernel == Kernel::Gelu ? Function::Gelu : Function::Silu;
+      g.add(workload::make_elementwise(std::string(workload::to_string(f)), f, {s.elements}, type));
+      what = fmt::format("coda's {} op", workload::to_string(f));
+      break;
+    }
+    case Kernel::Copy:
+      g.add(workload::make_data_movement("copy", Function::Copy, {{s.bytes}}, {{s.bytes}},
+                                         DataType::Int8));
+      what = "one copy through DRAM";
+      break;
+    default: CODA_CHECK(false);
+  }
+  return price_graph(g, mapper::FusionMode::None, what, hw, false, why);
+}
+
+// ---- collectives -------------------------------------------------------------------------------
+
+std::optional<Prediction> collective(const Measurement& m, const arch::HardwareModel& hw,
+                                     std::string& why) {
+  const Shape& s = m.shape;
+  const auto& ic = hw.spec().interconnect;
+  if (!ic) {
+    why = fmt::format("'{}' has no chip-to-chip links (interconnect:)", hw.name());
+    return std::nullopt;
+  }
+  if (s.ranks > ic->chips) {
+    why = fmt::format("{} ranks, but the interconnect of '{}' joins {} chips", s.ranks,
+                      hw.name(), ic->chips);
+    return std::nullopt;
+  }
+  if (m.impl == Impl::Nvls) {
+    why = "NVLink SHARP (in-switch reduction, NCCL's NVLS) is not modelled";
+    return std::nullopt;
+  }
+  const an::CollectiveKind kind = m.kernel == Kernel::AllGather       ? an::CollectiveKind::AllGather
+                                  : m.kernel == Kernel::ReduceScatter ? an::CollectiveKind::ReduceScatter
+                                                                      : an::CollectiveKind::AllReduce;
+  std::optional<an::CollectiveAlgorithm> algorithm;
+  if (m.impl == Impl::Ring) algorithm = an::CollectiveAlgorithm::Ring;
+  if (m.impl == Impl::Tree) algorithm = an::CollectiveAlgorithm::Tree;
+  const an::PricedCollective c =
+      an::price_collective(kind, s.bytes, static_cast<std::uint32_t>(s.ranks), algorithm, hw);
+  const double fixed = hw.kernel_fixed_seconds(arch::KernelKind::Collective);
+  const double seconds = fixed + c.cost.seconds;
+  const double bandwidth_s = c.cost.bytes_sent_per_rank / hw.achievable_link_bytes_per_second();
+  const PredictedBound bound = fixed >= c.cost.seconds         ? PredictedBound::Launch
+                               : bandwidth_s >= c.cost.seconds / 2 ? PredictedBound::Memory
+                                                                  : PredictedBound::Launch;
+  return single(std::string(info(m.kernel).name), "collective", seconds, 0,
+                0, bound,
+                fmt::format("alpha-beta {} over {} ranks ({} steps) + the collective kernel's "
+                            "fixed cost {:.4g} us",
+                            an::to_string(c.algorithm), s.ranks, c.cost.steps, fixed * 1e6),
+                {{"ranks", s.ranks}, {"steps", c.cost.steps}});
+}
+
+// ---- whole models ------------------------------------------------------------------------------
+
+// A graph's schedule (cached by `key` when the pricing has a cache), priced on `hw`.
+template <class Build>
+std::optional<Prediction> price_cached(const std::string& key, Build build,
+                                       mapper::FusionMode fusion, const std::string& what,
+                                       const arch::HardwareModel& hw,
+                                       const PublishedPricing& pricing, std::string& why) {
+  const auto make = [&]() -> std::optional<mapper::Schedule> {
+    const std::optional<workload::Graph> graph = build();
+    if (!graph) return std::nullopt;
+    return mapper::schedule_graph(*graph, hw, {.precision = std::nullopt, .fusion = fusion,
+                                               .search = std::nullopt});
+  };
+  std::shared_ptr<const mapper::Schedule> schedule;
+  if (pricing.cache != nullptr) {
+    schedule = pricing.cache->get(fmt::format("{}|{}", hw.name(), key), make);
+  } else if (auto made = make()) {
+    schedule = std::make_shared<const mapper::Schedule>(std::move(*made));
+  }
+  if (!schedule) {
+    if (why.empty()) why = "the workload could not be built";
+    return std::nullopt;
+  }
+  return price_schedule(*schedule, fusion, what, hw, true, why);
+}
+
+std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
+                                   workload::llm::PhaseKind phase, std::uint64_t batch,
+                                   std::uint64_t seq, std::uint64_t tp,
+                                   const arch::HardwareModel& hw, const PublishedPricing& pricing,
+                                   std::string& why) {
+  const workload::llm::LlmPhase step{.kind = phase, .batch = batch, .seq_len = seq};
+  const auto build = [&]() -> std::optional<workload::Graph> {
+    Diagnostics diags;
+    auto graph = workload::llm::try_build_llm(config, step, {.tp = tp}, diags);
+    if (!graph)
+      why = diags.all().empty() ? std::string("the LLM builder refused the step")
+                                : diags.all().front().message;
+    return graph;
+  };
+  const std::string what = fmt::format("{} {} of {}, batch {}, {} tokens, TP {}", config.name,
+                                       workload::llm::to_string(phase), to_string(config.dtype),
+                                       batch, seq, tp);
+  return price_cached(what, build, mapper::FusionMode::Epilogue, what, hw, pricing, why);
+}
+
+// Adds `times` x q's parts and seconds to p (the parts matched by unit).
+void add_scaled(Prediction& p, const Prediction& q, double times) {
+  p.seconds += times * q.seconds;
+  for (const PredictedPart& part : q.parts) {
+    auto same = std::find_if(p.parts.begin(), p.parts.end(),
+                             [&](const PredictedPart& x) { return x.unit == part.unit; });
+    if (same == p.parts.end()) {
+      p.parts.push_back(part);
+      same = p.parts.end() - 1;
+      same->seconds = same->compute_seconds = same->dram_bytes = 0;
+    }
+    same->seconds += times * part.seconds;
+    same->compute_seconds += times * part.compute_seconds;
+    same->dram_bytes += times * part.dram_bytes;
+  }
+}
+
+std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& hw,
+                              const PublishedPricing& pricing, std::string& why) {
+  const Shape& s = m.shape;
+  Diagnostics diags;
+  const std::filesystem::path file = pricing.llm_dir / (m.model + ".yaml");
+  auto config = workload::llm::load_llm_config(file, diags);
+  if (!config) {
+    why = fmt::format("model '{}': {}", m.model,
+                      diags.all().empty() ? std::string("cannot be read")
+                                          : format(diags.all().front()));
+    return std::nullopt;
+  }
+  config->dtype = data_type(m.dtype);
+  using workload::llm::PhaseKind;
+  const auto prefill = [&] {
+    return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, hw, pricing, why);
+  };
+  // The mean decode step over contexts input_len .. input_len + output_len - 1: the mean of the
+  // first and the last (a step is affine in the context).
+  const auto mean_decode = [&]() -> std::optional<Prediction> {
+    const auto first =
+        llm_step(*config, PhaseKind::Decode, s.batch, s.input_len, s.tp, hw, pricing, why);
+    if (!first) return std::nullopt;
+    const auto last = llm_step(*config, PhaseKind::Decode, s.batch,
+                               s.input_len + s.output_len - 1, s.tp, hw, pricing, why);
+    if (!last) return std::nullopt;
+    Prediction mean;
+    add_scaled(mean, *first, 0.5);
+    add_scaled(mean, *last, 0.5);
+    mean.model = first->model;
+    return mean;
+  };
+  std::optional<Prediction> out;
+  if (m.kernel == Kernel::LlmPrefill) {
+    out = prefill();
+  } else if (m.kernel == Kernel::LlmDecode) {
+    out = mean_decode();
+    if (out) out->model = fmt::format("mean decode step over contexts {} .. {}: {}", s.input_len,
+                                      s.input_len + s.output_len - 1, out->model);
+  } else {
+    const auto p = prefill();
+    if (!p) return std::nullopt;
+    Prediction total;
+    add_scaled(total, *p, 1.0);
+    if (s.output_len > 1) {
+      const auto d = mean_decode();
+      if (!d) return std::nullopt;
+      add_scaled(total, *d, static_cast<double>(s.output_len - 1));
+    }
+    total.model = fmt::format("prefill + {} decode steps (mean of the first and last): {}",
+                              s.output_len - 1, p->model);
+    out = std::move(total);
+  }
+  if (!out) return std::nullopt;
+  double longest = -1;
+  for (const PredictedPart& part : out->parts)
+    if (part.seconds > longest) {
+      longest = part.seconds;
+      out->bound = part.bound;
+    }
+  return out;
+}
+
+std::optional<Prediction> network(const Measurement& m, const arch::HardwareModel& hw,
+                                  const PublishedPricing& pricing, std::string& why) {
+  const auto build = [&]() -> std::optional<workload::Graph> {
+    Diagnostics diags;
+    auto graph = workload::cnn::build_cnn(
+        m.model, {.batch = m.shape.batch, .dtype = data_type(m.dtype)}, diags);
+    if (!graph)
+      why = fmt::format("network '{}': {}", m.model,
+                        diags.all().empty() ? std::string("cannot be built")
+                                            : diags.all().front().message);
+    return graph;
+  };
+  const std::string what =
+      fmt::format("{} at batch {}, {}", m.model, m.shape.batch, dtype_name(m.dtype));
+  return price_cached(what, build, mapper::FusionMode::Epilogue, what, hw, pricing, why);
+}
+
+}  // namespace
+
+std::optional<Prediction> predict_published(const Measurement& m, const arch::HardwareModel& hw,
+                                            const arch::HardwareModel* cuda_cores,
+                                            const PublishedPricing& pricing, std::string& why) {
+  CODA_CHECK(info(m.kernel).published_only);
+  switch (m.kernel) {
+    case Kernel::Gemm: return gemm(m, hw, cuda_cores, why);
+    case Kernel::AttentionFwd:
+    case Kernel::AttentionBwd:
+      if (m.impl == Impl::Unfused) return unfused_attention(m, hw, why);
+      return fused_attention(m, hw, why);
+    case Kernel::AttentionDecode: return fused_attention(m, hw, why);
+    case Kernel::Softmax:
+    case Kernel::PublishedLayerNorm:
+    case Kernel::PublishedRmsNorm:
+    case Kernel::Gelu:
+    case Kernel::Silu:
+    case Kernel::Copy: return row_kernel(m, hw, why);
+    case Kernel::AllReduce:
+    case Kernel::AllGather:
+    case Kernel::ReduceScatter: return collective(m, hw, why);
+    case Kernel::LlmPrefill:
+    case Kernel::LlmDecode:
+    case Kernel::LlmGenerate: return llm(m, hw, pricing, why);
+    case Kernel::Network: return network(m, hw, pricing, why);
+    default: break;
+  }
+  why = fmt::format("{} is not a published-only kernel", info(m.kernel).name);
+  return std::nullopt;
+}
+
+}  // namespace coda::validation

@@ -1,0 +1,222 @@
+// The published-only kernels priced with coda's models (validation/published_pricing.h), each
+// new term of the kernel rates checked against a value derived by hand. The arch is the H200
+// preset with its calibration pinned (fixtures/h200_pinned.yaml: 132 SMs at 1.83 GHz, 2048
+// 16-bit tensor MACs per SM per cycle, 128 fp32 and 16 special-function ops per SM per cycle,
+// DRAM 4.8 TB/s, links 450 GB/s with no latency, every efficiency 1, every fixed cost 4 us but a
+// copy's 0), with the parameters each test states on top.
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_spec.h"
+#include "sim/analytical/gpu_model.h"
+#include "sim/analytical/unit_costs.h"
+#include "validation/compare.h"
+#include "workloads/llm/llm_builder.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::validation {
+namespace {
+
+constexpr double kClock = 1.83e9;
+constexpr double kSms = 132;
+constexpr double kCycle = 1.0 / kClock;
+
+arch::ArchSpec pinned() {
+  Diagnostics diags;
+  const auto arch = arch::load_arch("validation/tests/fixtures/h200_pinned.yaml", diags);
+  EXPECT_TRUE(arch) << diags.format_all();
+  return arch ? arch->spec : arch::ArchSpec{};
+}
+
+Measurement row(Kernel kernel, DType dtype, Shape shape, Impl impl = Impl::Default,
+                std::string model = {}) {
+  Measurement m;
+  m.kernel = kernel;
+  m.dtype = dtype;
+  m.shape = shape;
+  m.impl = impl;
+  m.model = std::move(model);
+  m.median_us = 1;
+  m.checked = false;
+  m.source = "FIXTURE: not a publication";
+  return m;
+}
+
+double seconds(const Predictor& p, const Measurement& m) {
+  std::string why;
+  const auto prediction = p.predict(m, why);
+  EXPECT_TRUE(prediction) << why;
+  return prediction ? prediction->seconds : 0.0;
+}
+
+TEST(PublishedPricing, AGeluCostsItsFixedCostPlusItsBytesAtTheStreamingRate) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.fixed_cost[arch::KernelKind::Vector] = Seconds{3e-6};
+  spec.calibration.dram_fraction = 0.9;
+  const Predictor p(spec);
+  // 1024 bf16 elements: 2048 B read + 2048 B written at 0.9 x 4.8 TB/s = 0.948 ns = 1.74 cycles,
+  // rounded up to 2 (the arithmetic, 1024 x 12 ops over 256 x 132 per cycle, is under a cycle);
+  // plus the vector kernel's fixed cost, 3 us = 5490 cycles: 5492 cycles.
+  const double t = seconds(p, row(Kernel::Gelu, DType::Bf16, {.elements = 1024}));
+  EXPECT_NEAR(t, 5492 * kCycle, 1e-15);
+}
+
+TEST(PublishedPricing, AGemmRunsAtItsPathsIssueEfficiencyAndTheSustainedClock) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.tensor_issue[arch::TensorPath::Wgmma][DataType::Bf16] = 0.8;
+  spec.calibration.sustained_clock = Hertz{1.6e9};
+  const Predictor p(spec);
+  const double t = seconds(p, row(Kernel::Gemm, DType::Bf16,
+                                  {.m = 4096, .n = 4096, .k = 4096, .batch = 1}, Impl::Wgmma));
+  // The tensor rate: 2048 x 0.8 x 1.6 / 1.83 = 1432.35 MACs per SM per cycle of 1.83 GHz. The
+  // GEMM model with these numbers filled in by hand (4 us fixed cost, the pinned DRAM, the L2
+  // with no stated bandwidth) is the prediction.
+  sim::analytical::GpuParams params;
+  params.sms = 132;
+  params.clock_hz = kClock;
+  params.macs_per_cycle_per_sm = 2048.0 * 0.8 * 1.6 / 1.83;
+  params.smem_bytes_per_sm = 228 * 1024;
+  params.registers_per_sm = 65536;
+  params.max_blocks_per_sm = 32;
+  params.max_warps_per_sm = 64;
+  params.l2_bytes = 50 * 1024 * 1024;
+  params.dram_bytes_per_second = 4.8e12;
+  params.launch_overhead_s = 4e-6;
+  const auto expected = sim::analytical::choose_gpu_tile({1, 4096, 4096, 4096, 2, 2}, params);
+  EXPECT_NEAR(t, expected.cost.seconds, 1e-12);
+  // And it is the useful work at that rate, 4096^3 / (132 x 1432.35 x 1.83e9) = 198.6 us, plus
+  // the launch, within what the tile grid's wave quantization adds (under 10% here).
+  const double floor = 4096.0 * 4096 * 4096 / (kSms * params.macs_per_cycle_per_sm * kClock);
+  EXPECT_GE(t, 4e-6 + floor);
+  EXPECT_LE(t, 4e-6 + floor / 0.9);
+}
+
+// FlashAttention forward, b 2, h 16, s 8192, d 128, bf16, not causal. By hand:
+//   pairs = 2 x 16 x 8192^2 = 2^31; MACs = pairs x 2 x 128 (Q K^T and P V)
+//   blocks of 128 queries: 2 x 16 x 64 = 2048 over 132 SMs in 16 waves: efficiency 2048 / 2112
+//   softmax: pairs x (5 + 128 / 128) fp32 ops on 128 x 132 lanes, and pairs exps on 16 x 132
+//   special-function units: the exps take longer, 2^31 / (16 x 132 x 1.83e9) = 555.6 us
+//   DRAM: Q, K, V, O = 4 x 2 x 16 x 8192 x 128 x 2 B = 2^28 B / 4.8 TB/s = 55.9 us, not binding
+constexpr double kPairs = 2147483648.0;
+constexpr double kWaveEfficiency = 2048.0 / 2112.0;
+constexpr double kSoftmax = kPairs / (16 * kSms * kClock);
+
+TEST(PublishedPricing, FlashAttention3OverlapsItsSoftmaxWithItsGemms) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.tensor_issue[arch::TensorPath::Wgmma][DataType::Bf16] = 0.75;
+  const Predictor p(spec);
+  const Shape shape{.batch = 2, .heads = 16, .seq = 8192, .head_dim = 128, .kv_heads = 16};
+  // fa3: wgmma at 2048 x 0.75 MACs per SM per cycle; the softmax hides under the GEMMs
+  // (attention_overlap pinned at 1): 4 us + max(matrix, softmax).
+  const double matrix = kPairs * 256 / (2048 * 0.75 * kSms * kClock * kWaveEfficiency);
+  EXPECT_NEAR(seconds(p, row(Kernel::AttentionFwd, DType::Bf16, shape, Impl::Fa3)),
+              4e-6 + std::max(matrix, kSoftmax), 2 * kCycle);
+  // Half the softmax unhidden: + 0.5 x min(matrix, softmax).
+  spec.calibration.attention_overlap = 0.5;
+  const Predictor half(spec);
+  EXPECT_NEAR(seconds(half, row(Kernel::AttentionFwd, DType::Bf16, shape, Impl::Fa3)),
+              4e-6 + std::max(matrix, kSoftmax) + 0.5 * std::min(matrix, kSoftmax), 2 * kCycle);
+}
+
+TEST(PublishedPricing, FlashAttention2AddsItsSoftmaxToItsGemms) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.tensor_issue[arch::TensorPath::MmaSync][DataType::Bf16] = 0.5;
+  const Predictor p(spec);
+  const Shape shape{.batch = 2, .heads = 16, .seq = 8192, .head_dim = 128, .kv_heads = 16};
+  // fa2: mma.sync at 2048 x 0.5; the softmax runs between the GEMMs: 4 us + matrix + softmax.
+  const double matrix = kPairs * 256 / (2048 * 0.5 * kSms * kClock * kWaveEfficiency);
+  EXPECT_NEAR(seconds(p, row(Kernel::AttentionFwd, DType::Bf16, shape, Impl::Fa2)),
+              4e-6 + matrix + kSoftmax, 2 * kCycle);
+  // Its backward: 5 d MACs per pair at attention_backward (0.5) of the rate, the same softmax
+  // work (recomputing P and dS, without the rescale: 5 ops + 1 exp per pair).
+  spec.calibration.attention_backward = 0.5;
+  const Predictor backward(spec);
+  const double bwd_matrix = kPairs * 640 / (2048 * 0.5 * 0.5 * kSms * kClock * kWaveEfficiency);
+  EXPECT_NEAR(seconds(backward, row(Kernel::AttentionBwd, DType::Bf16, shape, Impl::Fa2)),
+              4e-6 + bwd_matrix + kSoftmax, 2 * kCycle);
+}
+
+TEST(PublishedPricing, AnAllReduceRunsAtTheLinksAchievableBandwidth) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.link_fraction = 0.8;
+  const Predictor p(spec);
+  // 1 GiB over 8 ranks at 0.8 x 450 GB/s, no latency: ring 2 x 7/8 x 2^30 / 360e9 = 5.219 ms
+  // (the tree's 2 x 3 x 2^30 / 360e9 is slower); plus the collective's fixed cost, 4 us.
+  const double t = seconds(p, row(Kernel::AllReduce, DType::Bf16,
+                                  {.bytes = std::uint64_t{1} << 30, .ranks = 8}));
+  EXPECT_NEAR(t, 4e-6 + 2.0 * 7 / 8 * 1073741824.0 / 360e9, 1e-12);
+}
+
+TEST(PublishedPricing, WholeModelRowsComposeTheirSteps) {
+  const Predictor p(pinned(), {.llm_dir = "configs/workloads/llm"});
+  const Shape shape{.batch = 1, .input_len = 128, .output_len = 3, .tp = 1};
+  const double prefill = seconds(p, row(Kernel::LlmPrefill, DType::Bf16,
+                                        {.batch = 1, .input_len = 128, .tp = 1}, Impl::Default,
+                                        "llama2_7b"));
+  const double decode = seconds(p, row(Kernel::LlmDecode, DType::Bf16, shape, Impl::Default,
+                                       "llama2_7b"));
+  const double generate = seconds(p, row(Kernel::LlmGenerate, DType::Bf16, shape, Impl::Default,
+                                         "llama2_7b"));
+  // Generation is the prefill (the first token) and output_len - 1 = 2 decode steps at the mean
+  // step time.
+  EXPECT_NEAR(generate, prefill + 2 * decode, 1e-12);
+  // The mean step over contexts 128 .. 130 is the mean of the first and the last: between them.
+  const double first = seconds(p, row(Kernel::LlmDecode, DType::Bf16,
+                                      {.batch = 1, .input_len = 128, .output_len = 1, .tp = 1},
+                                      Impl::Default, "llama2_7b"));
+  const double last = seconds(p, row(Kernel::LlmDecode, DType::Bf16,
+                                     {.batch = 1, .input_len = 130, .output_len = 1, .tp = 1},
+                                     Impl::Default, "llama2_7b"));
+  EXPECT_NEAR(decode, (first + last) / 2, 1e-12);
+  // A prefill step is the LLM graph through the schedule and the engine: the same as pricing the
+  // builder's graph.
+  Diagnostics diags;
+  const auto config = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", diags);
+  ASSERT_TRUE(config) << diags.format_all();
+  const auto graph = workload::llm::try_build_llm(
+      *config, {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128}, {},
+      diags);
+  ASSERT_TRUE(graph) << diags.format_all();
+  std::string why;
+  const auto direct = price_graph(*graph, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
+  ASSERT_TRUE(direct) << why;
+  EXPECT_NEAR(prefill, direct->seconds, 1e-12);
+}
+
+TEST(PublishedPricing, RowsCodaCannotPriceSayWhy) {
+  const Predictor h200(pinned(), {.llm_dir = "configs/workloads/llm"});
+  std::string why;
+  EXPECT_FALSE(h200.predict(row(Kernel::AllReduce, DType::Bf16, {.bytes = 1024, .ranks = 8},
+                                Impl::Nvls),
+                            why));
+  EXPECT_EQ(why, "NVLink SHARP (in-switch reduction, NCCL's NVLS) is not modelled");
+  why.clear();
+  EXPECT_FALSE(h200.predict(row(Kernel::AllReduce, DType::Bf16, {.bytes = 1024, .ranks = 16}),
+                            why));
+  EXPECT_EQ(why, "16 ranks, but the interconnect of 'nvidia-h200-sxm' joins 8 chips");
+  why.clear();
+  EXPECT_FALSE(h200.predict(row(Kernel::LlmPrefill, DType::Bf16,
+                                {.batch = 1, .input_len = 8, .tp = 1}, Impl::Default, "llama9"),
+                            why));
+  EXPECT_NE(why.find("model 'llama9'"), std::string::npos) << why;
+  Diagnostics diags;
+  const auto a100 = arch::load_arch("configs/arch/nvidia_a100_sxm_80gb.yaml", diags);
+  ASSERT_TRUE(a100) << diags.format_all();
+  why.clear();
+  EXPECT_FALSE(Predictor(a100->spec).predict(
+      row(Kernel::AttentionFwd, DType::Fp16,
+          {.batch = 1, .heads = 8, .seq = 128, .head_dim = 64, .kv_heads = 8}, Impl::Fa3),
+      why));
+  EXPECT_EQ(why, "FlashAttention-3's kind needs wgmma, which the tensor cores of "
+                 "'nvidia-a100-sxm-80gb' lack");
+  // The classes the report groups them in.
+  EXPECT_EQ(classes_of(Kernel::Gemm), std::vector{CaseClass::Gemm});
+  EXPECT_EQ(classes_of(Kernel::AttentionDecode), std::vector{CaseClass::Attention});
+  EXPECT_EQ(classes_of(Kernel::Copy), std::vector{CaseClass::Memory});
+  EXPECT_EQ(classes_of(Kernel::AllReduce), std::vector{CaseClass::Collective});
+  EXPECT_EQ(classes_of(Kernel::LlmGenerate), std::vector{CaseClass::Llm});
+  EXPECT_EQ(classes_of(Kernel::Network), std::vector{CaseClass::Network});
+}
+
+}  // namespace
+}  // namespace coda::validation
