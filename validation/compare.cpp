@@ -28,18 +28,6 @@ constexpr std::array kClasses{CaseClass::Gemm,   CaseClass::Memory,     CaseClas
                               CaseClass::Fusion, CaseClass::Launch,     CaseClass::Collective,
                               CaseClass::Llm,    CaseClass::Network};
 
-DataType to_data_type(DType d) {
-  switch (d) {
-    case DType::Fp32: return DataType::Fp32;
-    case DType::Fp16: return DataType::Fp16;
-    case DType::Bf16: return DataType::Bf16;
-    case DType::Int8: return DataType::Int8;
-    case DType::Tf32: return DataType::Tf32;
-    case DType::Fp8E4M3: return DataType::Fp8E4M3;
-  }
-  return DataType::Fp32;
-}
-
 // Kernels whose arithmetic runs on the CUDA cores in fp32 (see Predictor).
 bool on_cuda_cores(const Measurement& m) {
   switch (m.kernel) {
@@ -151,7 +139,7 @@ an::GemmShape gemm_shape(const Measurement& m) {
 
 std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTile& fixed,
                                              const arch::HardwareModel& hw, std::string& why) {
-  const DataType precision = to_data_type(m.dtype);
+  const DataType precision = data_type_of(m.dtype);
   const arch::ComputeUnitSpec* unit = hw.matrix_unit();
   if (!unit || unit->kind != arch::UnitKind::TensorCore || !unit->rates.contains(precision)) {
     why = fmt::format("'{}' has no tensor-core unit running {}", hw.name(), dtype_name(m.dtype));
@@ -210,7 +198,7 @@ CaseGraph build_graph(const Measurement& m) {
   using workload::ElementwiseOperand;
   using workload::TensorRole;
   const Shape& s = m.shape;
-  const DataType type = to_data_type(m.dtype);
+  const DataType type = data_type_of(m.dtype);
   CaseGraph out;
   out.graph.name = std::string(info(m.kernel).name);
   workload::Graph& g = out.graph;
@@ -819,6 +807,18 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
                              run.fusion.size());
   p.model = fmt::format("coda schedule + analytical engine: {}{}", what, fused);
   return p;
+}
+
+DataType data_type_of(DType d) {
+  switch (d) {
+    case DType::Fp32: return DataType::Fp32;
+    case DType::Fp16: return DataType::Fp16;
+    case DType::Bf16: return DataType::Bf16;
+    case DType::Int8: return DataType::Int8;
+    case DType::Tf32: return DataType::Tf32;
+    case DType::Fp8E4M3: return DataType::Fp8E4M3;
+  }
+  return DataType::Fp32;
 }
 
 std::string_view to_string(CaseClass c) {

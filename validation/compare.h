@@ -31,6 +31,9 @@ namespace coda::validation {
 
 inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
+// A measurement's input type as coda's precision.
+DataType data_type_of(DType dtype);
+
 // The classes the report groups cases into; a kernel may be in two (bias_gelu_fused is memory-
 // bound and one half of a fused/unfused pair).
 enum class CaseClass : std::uint8_t {

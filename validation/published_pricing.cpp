@@ -21,18 +21,6 @@ namespace {
 namespace an = sim::analytical;
 using workload::Function;
 
-DataType data_type(DType d) {
-  switch (d) {
-    case DType::Fp32: return DataType::Fp32;
-    case DType::Fp16: return DataType::Fp16;
-    case DType::Bf16: return DataType::Bf16;
-    case DType::Int8: return DataType::Int8;
-    case DType::Tf32: return DataType::Tf32;
-    case DType::Fp8E4M3: return DataType::Fp8E4M3;
-  }
-  return DataType::Fp32;
-}
-
 std::uint32_t bytes_of(DataType t) { return static_cast<std::uint32_t>((bit_width(t) + 7) / 8); }
 
 PredictedBound bound_of(results::Bound b) {
@@ -69,7 +57,7 @@ bool has_path(const arch::HardwareModel& hw, arch::TensorPath path) {
 std::optional<Prediction> gemm(const Measurement& m, const arch::HardwareModel& hw,
                                const arch::HardwareModel* cuda_cores, std::string& why) {
   const Shape& s = m.shape;
-  const DataType type = data_type(m.dtype);
+  const DataType type = data_type_of(m.dtype);
   const bool fp32 = m.dtype == DType::Fp32;
   const arch::HardwareModel* on = fp32 ? cuda_cores : &hw;
   if (on == nullptr || !on->has_tensor_cores()) {
@@ -130,7 +118,7 @@ std::optional<Prediction> unfused_attention(const Measurement& m, const arch::Ha
                                  {.batch = s.batch, .heads = s.heads, .kv_heads = s.kv_heads,
                                   .q_len = s.seq, .kv_len = s.seq, .head_dim = s.head_dim,
                                   .causal = s.causal != 0},
-                                 data_type(m.dtype)));
+                                 data_type_of(m.dtype)));
   return price_graph(g, mapper::FusionMode::None,
                      "coda's attention as three kernels (Q K^T, softmax, P V), S and P through "
                      "DRAM",
@@ -140,7 +128,7 @@ std::optional<Prediction> unfused_attention(const Measurement& m, const arch::Ha
 std::optional<Prediction> fused_attention(const Measurement& m, const arch::HardwareModel& hw,
                                           std::string& why) {
   const Shape& s = m.shape;
-  const DataType type = data_type(m.dtype);
+  const DataType type = data_type_of(m.dtype);
   if (!hw.has_tensor_cores() || hw.vector_unit() == nullptr) {
     why = fmt::format("'{}' has no tensor cores and vector unit to run FlashAttention on",
                       hw.name());
@@ -193,7 +181,7 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
 std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& hw,
                                      std::string& why) {
   const Shape& s = m.shape;
-  const DataType type = data_type(m.dtype);
+  const DataType type = data_type_of(m.dtype);
   workload::Graph g{std::string(info(m.kernel).name), "", {}, {}, {}};
   std::string what;
   switch (m.kernel) {
@@ -342,7 +330,7 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& h
                                           : format(diags.all().front()));
     return std::nullopt;
   }
-  config->dtype = data_type(m.dtype);
+  config->dtype = data_type_of(m.dtype);
   using workload::llm::PhaseKind;
   const auto prefill = [&] {
     return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, hw, pricing, why);
@@ -398,7 +386,7 @@ std::optional<Prediction> network(const Measurement& m, const arch::HardwareMode
   const auto build = [&]() -> std::optional<workload::Graph> {
     Diagnostics diags;
     auto graph = workload::cnn::build_cnn(
-        m.model, {.batch = m.shape.batch, .dtype = data_type(m.dtype)}, diags);
+        m.model, {.batch = m.shape.batch, .dtype = data_type_of(m.dtype)}, diags);
     if (!graph)
       why = fmt::format("network '{}': {}", m.model,
                         diags.all().empty() ? std::string("cannot be built")
