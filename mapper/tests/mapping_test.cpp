@@ -51,6 +51,12 @@ TEST(Hierarchy, TensorCoreLanesAndStatedEnergies) {
   EXPECT_DOUBLE_EQ(h.levels[1].energy_pj_per_byte, 1.0);
   EXPECT_DOUBLE_EQ(h.levels[2].energy_pj_per_byte, 10.0);
   EXPECT_DOUBLE_EQ(h.levels[2].read_bytes_per_cycle, 1000.0);  // 1e12 B/s / 1e9 Hz
+  // The lanes share fragments (multicast below smem); every SM fetches its own lines from the
+  // L2, which deals a grid larger than the 4 SMs out in waves.
+  EXPECT_TRUE(h.levels[0].multicast);
+  EXPECT_FALSE(h.levels[1].multicast);
+  EXPECT_TRUE(h.levels[1].waves);
+  EXPECT_FALSE(h.levels[0].waves);
 
   const Hierarchy int8 = make_hierarchy(hw, DataType::Int8);
   EXPECT_NE(int8.unsupported.find("does not support int8"), std::string::npos);
