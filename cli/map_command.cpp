@@ -16,10 +16,12 @@ namespace coda::cli {
 namespace {
 
 std::string cost_line(const mapper::MappingCost& c, double clock_hz) {
+  // A GPU's grid larger than its SMs runs in waves: its PEs are counted over all of them.
+  const std::string waves = c.rounds > 1 ? fmt::format(" over {:.0f} waves", c.rounds) : "";
   return fmt::format("{:.0f} cycles ({:.4g} us), {:.4g} uJ, EDP {:.4g} pJ*cycles, utilization "
-                     "{:.1f}%, {} PEs used",
+                     "{:.1f}%, {} PEs used{}",
                      c.cycles, c.cycles / clock_hz * 1e6, c.energy_pj * 1e-6, c.edp,
-                     100.0 * c.utilization, c.used_pes);
+                     100.0 * c.utilization, c.used_pes, waves);
 }
 
 void print_outcome(const mapper::SearchOutcome& o, const workload::Op& op,

@@ -1,6 +1,7 @@
 #include "mapper/loop_nest_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace coda::mapper {
 namespace {
@@ -58,7 +59,7 @@ MappingStatus check(const LoopNestProblem& p, const Mapping& m, const Hierarchy&
       spread *= static_cast<double>(level.spatial[k]);
       product[k] *= static_cast<double>(level.temporal[k]) * static_cast<double>(level.spatial[k]);
     }
-    if (spread > static_cast<double>(h.levels[i].fan_out))
+    if (spread > static_cast<double>(h.levels[i].fan_out) && !h.levels[i].waves)
       return fail(Infeasible::SpatialFanout, i, 0, spread,
                   static_cast<double>(h.levels[i].fan_out));
   }
@@ -224,6 +225,20 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
   cost.macs = p.points;
   cost.padded_macs = iterations * used_pes;
   cost.used_pes = static_cast<std::uint64_t>(used_pes);
+  // A level that deals its spread out in waves (a GPU's grid over its SMs) runs ceil(spread /
+  // fan-out) rounds of it: every instance below it is then a virtual one (a thread block), and
+  // each physical instance works through `rounds` of them one after another. The level's own
+  // temporal loops run inside each virtual instance; the loops above it, around the rounds.
+  double rounds = 1;
+  std::size_t waved = n;  // levels below this one are counted per virtual instance
+  for (std::size_t i = 0; i < n; ++i) {
+    const double fan_out = static_cast<double>(h.levels[i].fan_out);
+    if (h.levels[i].waves && spread[i] > fan_out) {
+      rounds = std::ceil(spread[i] / fan_out);
+      waved = i;
+    }
+  }
+  cost.rounds = rounds;
 
   std::array<double, kMaxTensors> pe_loads{};  // loads of each tensor's level-0 tile
   for (std::size_t t = 0; t < p.tensor_count; ++t) {
@@ -252,7 +267,14 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
         from_relevant *= f;
       }
       if (i == 0) break;
-      fills[i - 1] = found ? from_relevant * above[i] : fills[i];
+      // Below a level that runs in waves, a virtual instance's tiles do not outlast the loops
+      // above that level: between two of their iterations the physical instance has run the
+      // other rounds. Its own loops run inside each virtual instance (a block loops over its
+      // K), so they still keep a tile in place.
+      if (i == waved)
+        fills[i - 1] = from_relevant * above[i];
+      else
+        fills[i - 1] = found ? from_relevant * above[i] : fills[i];
       visits[i - 1] = visits[i] * relevant;
     }
     pe_loads[t] = fills[0];
@@ -267,11 +289,16 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
     std::size_t child = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (!keeps(h, m.levels[i], i, tensor, t)) continue;
+      // share: children that need the same tile (they differ only along dims that do not index
+      // it); multicast: those of them one read (or one summed write) serves.
       double share = 1;
+      double multicast = 1;
       for (std::size_t j = parent_from; j <= i; ++j)
         for (std::size_t d = 0; d < dims; ++d)
-          if (((static_cast<unsigned>(mask) >> d) & 1U) == 0)
+          if (((static_cast<unsigned>(mask) >> d) & 1U) == 0) {
             share *= static_cast<double>(m.levels[j].spatial[d]);
+            if (h.levels[j].multicast) multicast *= static_cast<double>(m.levels[j].spatial[d]);
+          }
       double moved = 0;
       double first = 0;
       if (from_pes) {
@@ -285,14 +312,18 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
       TensorTraffic& up = cost.levels[i].tensors[t];
       if (tensor.role != workload::TensorRole::Output) {
         if (!from_pes) cost.levels[child].tensors[t].write_bytes += moved;
-        up.read_bytes += moved / share;
+        up.read_bytes += moved / multicast;
       } else {
-        const double read_back = std::max(moved - first, 0.0) / share;
+        // Every write that is not a tile's first arrival at p adds to partial sums p holds: p
+        // reads them back (and, for a revisit of the child's tile, the child reloads them). The
+        // first arrivals are the distinct tiles, first / share; without a multicast network the
+        // children sharing a tile each write their own partial sums.
+        const double read_back = std::max(moved / multicast - first / share, 0.0);
         if (!from_pes) {
           cost.levels[child].tensors[t].read_bytes += moved;
-          cost.levels[child].tensors[t].write_bytes += read_back;
+          cost.levels[child].tensors[t].write_bytes += std::max(moved - first, 0.0) / share;
         }
-        up.write_bytes += moved / share;
+        up.write_bytes += moved / multicast;
         up.read_bytes += read_back;
       }
       from_pes = false;
@@ -301,7 +332,7 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
     }
   }
 
-  cost.compute_cycles = iterations / h.compute.macs_per_pe_per_cycle;
+  cost.compute_cycles = iterations * rounds / h.compute.macs_per_pe_per_cycle;
   if (h.compute.array_rows > 0 && h.compute.array_cols > 0) {
     // Systolic pipeline: every pass (one iteration of the loops above the PEs) fills and drains
     // the array, R + C - 2 cycles of operand skew, plus R to preload a stationary operand
@@ -334,11 +365,13 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
     }
     level.tile_bytes = tiles.used_bytes[i];
     level.used_instances = static_cast<std::uint64_t>(used[i]);
+    // Below a level that runs in waves each physical instance serves `rounds` virtual ones.
+    const double busy = i < waved ? used[i] / rounds : used[i];
     const double read_cycles = storage.read_bytes_per_cycle > 0
-                                   ? level.read_bytes / (storage.read_bytes_per_cycle * used[i])
+                                   ? level.read_bytes / (storage.read_bytes_per_cycle * busy)
                                    : 0.0;
     const double write_cycles = storage.write_bytes_per_cycle > 0
-                                    ? level.write_bytes / (storage.write_bytes_per_cycle * used[i])
+                                    ? level.write_bytes / (storage.write_bytes_per_cycle * busy)
                                     : 0.0;
     level.cycles = storage.shared_port ? read_cycles + write_cycles
                                        : std::max(read_cycles, write_cycles);
@@ -351,7 +384,7 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
   }
   cost.edp = cost.energy_pj * cost.cycles;
   const double pes = static_cast<double>(h.compute.pes);
-  cost.spatial_utilization = used_pes / pes;
+  cost.spatial_utilization = used_pes / (rounds * pes);
   cost.utilization =
       cost.cycles > 0 ? p.points / (cost.cycles * pes * h.compute.macs_per_pe_per_cycle) : 0.0;
   return cost;

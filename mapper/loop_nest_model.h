@@ -19,14 +19,24 @@
 //   traffic   per kept tensor, from each level c to the next level p above that keeps it:
 //             moved = fills(c) x tile(c) x used instances of c; p reads moved / share, where
 //             share = product of the spatial factors at levels c+1..p over dims that do not index
-//             the tensor (multicast of inputs and weights, spatial reduction of outputs). Outputs
-//             flow up: c reads moved (its drains) and p writes moved / share; every fill that is
-//             not a tile's first visit is a read-back of partial sums (p reads, c writes, both
-//             / share). The PE array moves one element per MAC.
+//             the tensor (multicast of inputs and weights, spatial reduction of outputs), counted
+//             only at levels that multicast (StorageLevel::multicast; a GPU's levels do not:
+//             every SM and warp fetches its own copy). Outputs flow up: c reads moved (its
+//             drains) and p writes moved / multicast; every write that is not a tile's first
+//             arrival adds to partial sums p reads back (moved / multicast - first visits /
+//             share), and a revisited child tile reloads its partial sums ((moved - first
+//             visits) / share). The PE array moves one element per MAC.
 //   capacity  per level: the sum of the full tiles of the tensors it keeps, x2 if double-
 //             buffered, must fit its capacity per instance.
-//   time      compute cycles = temporal iterations / MACs per PE per cycle (a partial tile takes a
-//             full tile's time), plus, on a systolic array, the pipeline's fill and drain once per
+//   waves     a level whose children are dealt work by a scheduler (StorageLevel::waves: a GPU's
+//             L2 over its SMs) may spread more than its fan-out: its children then run
+//             rounds = ceil(spread / fan-out) virtual instances (thread blocks) one after
+//             another. Compute time is x rounds; a level below it has used instances / rounds
+//             physical ones busy for its bandwidth; the level's own temporal loops run inside
+//             each virtual instance, but no tile below it stays put across a loop above it (the
+//             other rounds ran in between), so those loops all count in its fills.
+//   time      compute cycles = temporal iterations x rounds / MACs per PE per cycle (a partial
+//             tile takes a full tile's time), plus, on a systolic array, the pipeline's fill and drain once per
 //             pass. A pass lasts while the PEs' stationary tile stays: passes = the fewest loads
 //             of any tensor's level-0 tile (its fills). Each pays R + C - 2 when that tensor is
 //             the output (output stationary), else 2R + C - 2 (the stationary weight or input
@@ -111,13 +121,14 @@ struct MappingCost {
   double macs = 0;                           // actual MACs (points of the iteration space)
   double padded_macs = 0;                    // temporal iterations x used PEs
   double compute_cycles = 0;
+  double rounds = 1;                         // waves a scheduled level runs its spread in
   double cycles = 0;                         // max of compute and every level's cycles
   std::uint8_t bottleneck = kComputeBound;   // level index, or kComputeBound
   double mac_energy_pj = 0;
   double energy_pj = 0;                      // MACs + every level
   double edp = 0;                            // energy_pj x cycles (pJ x cycles)
-  std::uint64_t used_pes = 0;                // product of every spatial factor
-  double spatial_utilization = 0;            // used PEs / PEs
+  std::uint64_t used_pes = 0;                // product of every spatial factor (over rounds)
+  double spatial_utilization = 0;            // used PEs / (rounds x PEs)
   double utilization = 0;                    // MACs / (cycles x PEs x MACs per PE per cycle)
   bool ok() const { return status.ok(); }
 };

@@ -79,6 +79,7 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
     }
   }
 
+  const bool tensor_core = unit != nullptr && unit->kind == arch::UnitKind::TensorCore;
   if (systolic) {
     h.levels.push_back({.name = "pe",
                         .capacity_bytes = 2 * word_bytes + std::max<std::uint64_t>(word_bytes, 4),
@@ -87,7 +88,10 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
                         .holds = arch::bits(arch::Holds::All),
                         .double_buffered = false});
   }
+  std::size_t grid_level = 0;  // tensor cores: the level whose spatial loops are the grid
   for (const arch::MemoryLevelSpec& level : spec.memory) {
+    if (tensor_core && grid_level == 0 && level.scope == arch::Scope::Chip && !h.levels.empty())
+      grid_level = h.levels.size();
     const double read = per_cycle_or_unlimited(level.read_bandwidth, spec.clock);
     const double write =
         level.write_bandwidth ? per_cycle_or_unlimited(level.write_bandwidth, spec.clock) : read;
@@ -109,6 +113,14 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
                       .shared_port = true,
                       .energy_pj_per_byte = energy_pj_per_byte(hw.energy(), "dram"),
                       .holds = arch::bits(arch::Holds::All)});
+
+  if (tensor_core && h.levels.size() > 1) {
+    // The lanes read A and B fragments from the innermost level (registers), and nothing above
+    // it broadcasts to several SMs or warps; a grid larger than the SMs runs in waves.
+    h.levels.front().holds = arch::bits(arch::Holds::All);
+    for (std::size_t i = 1; i < h.levels.size(); ++i) h.levels[i].multicast = false;
+    h.levels[grid_level == 0 ? h.levels.size() - 1 : grid_level].waves = true;
+  }
 
   for (std::size_t i = 0; i < h.levels.size(); ++i) {
     const std::uint64_t below = i == 0 ? h.compute.pes : h.levels[i - 1].instances;

@@ -32,6 +32,13 @@
 //   tensor core  no PE storage: the innermost memory level of the core (registers on a GPU) fans
 //                out to the SM's MAC lanes, one lane per dense MAC per cycle at the precision
 //                (an H100 SM at fp16: 2048 lanes). Across the chip that is SMs x MACs per SM.
+//                The lanes read their operands from that level (mma.sync takes A and B fragments
+//                in registers, loaded by ldmatrix), so it keeps every role whatever its `holds`:
+//                fragments are tiles reused across a warp tile and refilled every k step, beside
+//                the accumulators. No level above it multicasts (every SM fetches its own lines
+//                from the L2, every warp its own fragments from shared memory), and the first
+//                chip-wide level above the per-SM ones deals its spatial loops out in waves (the
+//                block scheduler: a grid may be larger than the SMs).
 //   vector       not modelled: a vector unit runs no contraction (make_hierarchy sets
 //                `unsupported` when the matrix unit is missing).
 // Every memory level of the spec follows in spec order, one hierarchy level each, then DRAM.
@@ -75,6 +82,16 @@ struct StorageLevel {
   double energy_pj_per_byte = 0;       // per byte read or written
   std::uint8_t holds = 7;              // arch::Holds bits: 1 inputs, 2 weights, 4 outputs
   bool double_buffered = false;        // tiles take twice their size (fill overlaps compute)
+  // One read of this level serves every child instance that needs the same data, and children
+  // that differ only along reduction dims are summed on the way (a systolic array's operand
+  // and partial-sum network, an MMA sharing its fragments across its lanes). False: every
+  // child instance fetches its own copy and writes its own partial sums (a GPU's SMs reading
+  // the L2, its warps reading shared memory).
+  bool multicast = true;
+  // Spatial factors may exceed the fan-out: the children then work through the spread in
+  // ceil(spread / fan-out) rounds, as a GPU's thread-block scheduler deals a grid larger than
+  // the SMs out in waves.
+  bool waves = false;
   friend bool operator==(const StorageLevel&, const StorageLevel&) = default;
 };
 

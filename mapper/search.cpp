@@ -915,9 +915,10 @@ std::uint64_t hierarchy_signature(const Hierarchy& h) {
                                  hex(h.compute.macs_per_pe_per_cycle),
                                  hex(h.compute.mac_energy_pj), h.unsupported);
   for (const StorageLevel& l : h.levels)
-    text += fmt::format("|{},{},{},{},{},{},{},{},{},{}", l.name, l.capacity_bytes, l.instances,
-                        l.fan_out, hex(l.read_bytes_per_cycle), hex(l.write_bytes_per_cycle),
-                        l.shared_port, hex(l.energy_pj_per_byte), l.holds, l.double_buffered);
+    text += fmt::format("|{},{},{},{},{},{},{},{},{},{},{},{}", l.name, l.capacity_bytes,
+                        l.instances, l.fan_out, hex(l.read_bytes_per_cycle),
+                        hex(l.write_bytes_per_cycle), l.shared_port, hex(l.energy_pj_per_byte),
+                        l.holds, l.double_buffered, l.multicast, l.waves);
   return fnv1a64(text);
 }
 

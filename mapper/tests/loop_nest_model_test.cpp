@@ -173,6 +173,89 @@ TEST(LoopNestModel, SpatialFanOutMulticastsAndReduces) {
   EXPECT_DOUBLE_EQ(r.levels[kBuffer].tensors[kA].read_bytes, 64);
 }
 
+// Register files of 1 PE each under one shared level that fans out to them, then DRAM: a GPU's
+// shape in miniature. `multicast` and `waves` set the shared level's network and scheduler.
+constexpr std::size_t kRegs = 0;
+constexpr std::size_t kShared = 1;
+Hierarchy register_files(std::uint64_t files, std::uint64_t fan_out, bool multicast, bool waves) {
+  Hierarchy h;
+  h.compute = {.unit = "mac", .pes = files, .macs_per_pe_per_cycle = 1};
+  h.levels = {{.name = "regs", .instances = files, .fan_out = 1, .read_bytes_per_cycle = 1,
+               .write_bytes_per_cycle = 1},
+              {.name = "shared", .instances = 1, .fan_out = fan_out, .multicast = multicast,
+               .waves = waves},
+              {.name = "dram", .instances = 1, .fan_out = 1, .shared_port = true}};
+  return h;
+}
+
+TEST(LoopNestModel, WithoutMulticastEveryChildFetchesItsOwnCopy) {
+  // n spread over the 4 register files, each holding m 4 x k 4 of A (16 B) and one column of C.
+  // A does not depend on n, so the 4 files hold the same tile: 4 x 16 = 64 B moved. A multicast
+  // network reads it once (16 B); without one (a GPU's warps loading their own fragments) the
+  // shared level reads all 64 B.
+  Mapping m = make_mapping(3, 3);
+  m.levels[kShared].spatial = {1, 4, 1};
+  m.levels[kRegs].temporal = {4, 1, 4};
+  const MappingCost with = evaluate(gemm444().space, m, register_files(4, 4, true, false));
+  const MappingCost without = evaluate(gemm444().space, m, register_files(4, 4, false, false));
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_DOUBLE_EQ(with.levels[kShared].tensors[kA].read_bytes, 16);
+  EXPECT_DOUBLE_EQ(without.levels[kShared].tensors[kA].read_bytes, 64);
+  EXPECT_DOUBLE_EQ(without.levels[kRegs].tensors[kA].write_bytes, 64);
+  // C: each file owns 4 outputs, written up once (16 B), never read back; the shared level
+  // drains them to DRAM (16 B read).
+  EXPECT_DOUBLE_EQ(without.levels[kShared].tensors[kC].write_bytes, 16);
+  EXPECT_DOUBLE_EQ(without.levels[kShared].tensors[kC].read_bytes, 0 + 16);  // + drain to DRAM
+
+  // k spread instead (split-K): the 4 files compute partial sums of the same 16 outputs (16 B
+  // each, 64 B moved). A reduction network sums them on the way (16 B written); without one,
+  // every file writes its own (64 B) and all but the first arrival of each output add to what
+  // the shared level holds: 64 - 64 / 4 = 48 B read back.
+  m.levels[kShared].spatial = {1, 1, 4};
+  m.levels[kRegs].temporal = {4, 4, 1};
+  const MappingCost reduced = evaluate(gemm444().space, m, register_files(4, 4, true, false));
+  const MappingCost summed = evaluate(gemm444().space, m, register_files(4, 4, false, false));
+  ASSERT_TRUE(reduced.ok() && summed.ok());
+  EXPECT_DOUBLE_EQ(reduced.levels[kShared].tensors[kC].write_bytes, 16);
+  EXPECT_DOUBLE_EQ(reduced.levels[kShared].tensors[kC].read_bytes, 0 + 16);
+  EXPECT_DOUBLE_EQ(summed.levels[kShared].tensors[kC].write_bytes, 64);
+  EXPECT_DOUBLE_EQ(summed.levels[kShared].tensors[kC].read_bytes, 48 + 16);
+}
+
+TEST(LoopNestModel, WavesRunAGridLargerThanTheFanOutInRounds) {
+  // Two register files (1 PE each) under a shared level that deals 4 blocks (m spread 4) out in
+  // waves: 2 rounds. Each block: n 4 x k 2 in its registers; DRAM loops k 2 around the grid.
+  Mapping m = make_mapping(3, 3);
+  m.levels[kShared].spatial = {4, 1, 1};
+  m.levels[kRegs].temporal = {1, 4, 2};
+  m.levels[2].temporal = {1, 1, 2};
+  EXPECT_EQ(evaluate(gemm444().space, m, register_files(2, 2, false, false)).status.reason,
+            Infeasible::SpatialFanout);  // no scheduler: 4 blocks on 2 files do not fit
+  const MappingCost c = evaluate(gemm444().space, m, register_files(2, 2, false, true));
+  ASSERT_TRUE(c.ok()) << describe(c.status, register_files(2, 2, false, true), gemm444().space);
+  // Compute: 16 iterations per block x 2 rounds = 32 cycles = 64 MACs / 2 PEs, all PEs busy.
+  EXPECT_DOUBLE_EQ(c.rounds, 2);
+  EXPECT_DOUBLE_EQ(c.compute_cycles, 32);
+  EXPECT_EQ(c.used_pes, 4u);
+  EXPECT_DOUBLE_EQ(c.spatial_utilization, 1);
+  // C: a block's 4 outputs (4 B) cannot stay in its registers across the DRAM loop over k (the
+  // other round's block ran in between): drained twice per block, 2 x 4 x 4 blocks = 32 B written
+  // to the shared level, of which the second visits (16 B) add to partial sums read back. With
+  // 4 files and no waves the tile stays while k turns at DRAM: 16 B, nothing read back.
+  EXPECT_DOUBLE_EQ(c.levels[kShared].tensors[kC].write_bytes, 32);
+  EXPECT_DOUBLE_EQ(c.levels[kShared].tensors[kC].read_bytes, 16 + 16);  // + drain to DRAM
+  const MappingCost all = evaluate(gemm444().space, m, register_files(4, 4, false, false));
+  ASSERT_TRUE(all.ok());
+  EXPECT_DOUBLE_EQ(all.levels[kShared].tensors[kC].write_bytes, 16);
+  EXPECT_DOUBLE_EQ(all.levels[kShared].tensors[kC].read_bytes, 0 + 16);
+  // Register reads (1 B/cycle per file): A 64 and B 64 (one per MAC), C 48 read back by the
+  // lanes (every MAC but the first of each output's 4 visits: 64 - 16) and 32 drained: 208 B.
+  // The 4 blocks' files are 2 physical ones, each serving 2 rounds: 208 / 2 = 104 cycles.
+  EXPECT_DOUBLE_EQ(c.levels[kRegs].read_bytes, 208);
+  EXPECT_DOUBLE_EQ(c.levels[kRegs].cycles, 104);
+  EXPECT_EQ(c.bottleneck, kRegs);
+}
+
 TEST(LoopNestModel, BypassedTensorStreamsFromTheLevelAbove) {
   // tile_224 m-then-n with B bypassing the buffer: every MAC reads its B element from DRAM
   // (64 B), and the buffer holds only A (8 B) and C (4 B).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "arch/arch_spec.h"
 #include "testing/test_hardware.h"
 #include "workloads/builders.h"
 
@@ -51,9 +52,43 @@ TEST(Hierarchy, TensorCoreLanesAndStatedEnergies) {
   EXPECT_DOUBLE_EQ(h.levels[1].energy_pj_per_byte, 1.0);
   EXPECT_DOUBLE_EQ(h.levels[2].energy_pj_per_byte, 10.0);
   EXPECT_DOUBLE_EQ(h.levels[2].read_bytes_per_cycle, 1000.0);  // 1e12 B/s / 1e9 Hz
+  // The lanes share fragments (multicast below smem); every SM fetches its own lines from the
+  // L2, which deals a grid larger than the 4 SMs out in waves.
+  EXPECT_TRUE(h.levels[0].multicast);
+  EXPECT_FALSE(h.levels[1].multicast);
+  EXPECT_TRUE(h.levels[1].waves);
+  EXPECT_FALSE(h.levels[0].waves);
 
   const Hierarchy int8 = make_hierarchy(hw, DataType::Int8);
   EXPECT_NE(int8.unsupported.find("does not support int8"), std::string::npos);
+}
+
+TEST(Hierarchy, H100RegisterFilesKeepOperandFragments) {
+  // configs/arch/nvidia_h100_sxm.yaml: 132 SMs of 2048 fp16 lanes, 4 register files of 64 KiB
+  // per SM (one per sub-partition), 228 KiB of shared memory per SM, a 50 MiB L2, HBM3.
+  Diagnostics diags;
+  const auto loaded = arch::load_arch("configs/arch/nvidia_h100_sxm.yaml", diags);
+  ASSERT_TRUE(loaded) << diags.format_all();
+  const Hierarchy h = make_hierarchy(arch::HardwareModel(loaded->spec), DataType::Fp16);
+  ASSERT_EQ(h.levels.size(), 4u);
+  EXPECT_EQ(h.compute.pes, 132u * 2048);
+  EXPECT_EQ(h.levels[0].name, "registers");
+  EXPECT_EQ(h.levels[0].instances, 132u * 4);
+  EXPECT_EQ(h.levels[0].capacity_bytes, 64u * 1024);
+  EXPECT_EQ(h.levels[0].fan_out, 512u);  // a sub-partition's tensor core
+  // The spec says the registers hold outputs (what kernels keep across K); the lanes read A
+  // and B from them too, so the hierarchy keeps every role there.
+  EXPECT_EQ(h.levels[0].holds, arch::bits(arch::Holds::All));
+  EXPECT_TRUE(h.levels[0].multicast);
+  EXPECT_EQ(h.levels[1].name, "smem");
+  EXPECT_EQ(h.levels[1].fan_out, 4u);  // the SM's 4 register files, each loading its own copy
+  EXPECT_FALSE(h.levels[1].multicast);
+  EXPECT_FALSE(h.levels[1].waves);
+  EXPECT_EQ(h.levels[2].name, "l2");
+  EXPECT_EQ(h.levels[2].fan_out, 132u);
+  EXPECT_FALSE(h.levels[2].multicast);
+  EXPECT_TRUE(h.levels[2].waves);      // the block scheduler
+  EXPECT_EQ(h.levels[3].name, "dram");
 }
 
 TEST(Hierarchy, TwoCoreNpuFansOutOverCoresAndArrays) {
