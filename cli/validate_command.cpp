@@ -49,11 +49,13 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--out", args.out_dir,
                   "Folder to write validation.json, validation.csv, validation.md (and "
-                  "calibration.yaml when calibrating) into");
+                  "calibration.yaml when calibrating) into; with --corpus, corpus.json (and "
+                  "calibration_<arch>.yaml with --fit)");
   cmd->add_option("--calibrate-on", args.calibrate_on,
-                  "Fit the calibration knobs (launch overhead, compute and DRAM fractions) on "
-                  "these classes (gemm, memory, attention, fusion, launch) or kernel names, "
-                  "comma-separated; the rest is held out");
+                  "Fit the calibration knobs (fixed costs, tile overheads, tensor issue per "
+                  "path, DRAM and link fractions, ...; docs/validation.md) on these classes "
+                  "(gemm, memory, attention, fusion, launch, collective, llm, network) or kernel "
+                  "names, comma-separated; the rest is held out");
   return cmd;
 }
 

@@ -492,7 +492,8 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
           out.push_back({.kind = KnobKind::Issue, .path = path, .precision = group.front(),
                          .same_rate = {group.begin() + 1, group.end()}});
     } else if (tc == nullptr) {
-      for (const auto& [precision, rate] : unit.rates) {
+      for (const auto& entry : unit.rates) {
+        const DataType precision = entry.first;
         const bool listed = std::any_of(out.begin(), out.end(), [&](const Knob& k) {
           return k.kind == KnobKind::Compute && k.precision == precision;
         });
@@ -1049,6 +1050,7 @@ std::optional<ValidationReport> compare(std::span<const Measurement> measurement
       return std::nullopt;
     }
     std::vector<FitRow> rows;
+    rows.reserve(fit_rows.size());
     for (const Measurement* m : fit_rows) rows.push_back({m, 0});
     const std::vector<arch::ArchSpec> specs{spec};
     FitResult fit = fit_calibration(rows, specs, pricing);

@@ -99,7 +99,7 @@ TEST(Cli, CheckConfigKnowsCaseListsAndMeasurementTables) {
 // TOP (the nearest folder above it with configs/). The rows are made up, not published.
 TEST(Cli, CheckConfigReadsACorpusManifestAndEveryFileItNames) {
   const testing::TempDir tmp;
-  const auto top = tmp.path();
+  const auto& top = tmp.path();
   const auto folder = top / "validation/published";
   std::filesystem::create_directories(top / "configs/arch");
   std::filesystem::create_directories(folder / "gpu");

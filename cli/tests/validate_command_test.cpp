@@ -80,6 +80,36 @@ TEST(ValidateCommand, CalibrateOnWritesAnArchThatExtendsTheGivenOne) {
   EXPECT_NE(again.out.find("0.0%  launch"), std::string::npos) << again.out;
 }
 
+TEST(ValidateCommand, CorpusReportsBothSplitsAndFitsOnTheCalibrationSplit) {
+  const fs::path dir = scratch("corpus");
+  const char* corpus = "validation/published/corpus.yaml";
+  const auto r = coda({"validate", "--corpus", corpus, "--out", dir.c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nvalidation split\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\ncalibration split\n"), std::string::npos);
+  EXPECT_NE(r.out.find(" by source\n"), std::string::npos);
+  // NVLink SHARP rows are listed with their reason, not dropped.
+  EXPECT_NE(r.out.find("NVLS) is not modelled"), std::string::npos);
+  const std::string json = read_text(dir / "corpus.json");
+  EXPECT_NE(json.find("\"split\": \"validation\""), std::string::npos);
+  EXPECT_NE(json.find("\"predicted_us\""), std::string::npos);
+  // --fit refits on the calibration split and writes one calibration per family of archs.
+  const fs::path fitted = scratch("corpus_fit");
+  const auto f = coda({"validate", "--corpus", corpus, "--fit", "--out", fitted.c_str()});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_NE(f.out.find("fitted on the calibration split, family nvidia-h100-sxm + nvidia-h200-sxm"),
+            std::string::npos) << f.out;
+  const std::string yaml = read_text(fitted / "calibration_nvidia-h100-sxm.yaml");
+  EXPECT_NE(yaml.find("\ncalibration:\n  fixed_cost:\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  source: \"fitted by coda validate --corpus --fit on the calibration split"),
+            std::string::npos) << yaml;
+  // --corpus takes neither --arch nor --calibrate-on.
+  EXPECT_EQ(coda({"validate", "--corpus", corpus, "--arch", kArch}).code, 2);
+  const auto both = coda({"validate", "--corpus", corpus, "--calibrate-on", "gemm"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("with --corpus use --fit"), std::string::npos) << both.err;
+}
+
 TEST(ValidateCommand, BadUsageExitsTwo) {
   EXPECT_EQ(coda({"validate", "--arch", kArch}).code, 2);  // --measurements is required
   EXPECT_EQ(coda({"validate", "--measurements", kFixture, "--arch", kArch, "--bogus"}).code, 2);

@@ -75,11 +75,11 @@ TEST(PublishedPricing, AGemmRunsAtItsPathsIssueEfficiencyAndTheSustainedClock) {
   params.sms = 132;
   params.clock_hz = kClock;
   params.macs_per_cycle_per_sm = 2048.0 * 0.8 * 1.6 / 1.83;
-  params.smem_bytes_per_sm = 228 * 1024;
+  params.smem_bytes_per_sm = std::uint64_t{228} * 1024;
   params.registers_per_sm = 65536;
   params.max_blocks_per_sm = 32;
   params.max_warps_per_sm = 64;
-  params.l2_bytes = 50 * 1024 * 1024;
+  params.l2_bytes = std::uint64_t{50} * 1024 * 1024;
   params.dram_bytes_per_second = 4.8e12;
   params.launch_overhead_s = 4e-6;
   const auto expected = sim::analytical::choose_gpu_tile({1, 4096, 4096, 4096, 2, 2}, params);
