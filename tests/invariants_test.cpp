@@ -11,8 +11,8 @@
 // Fixed mapper:
 //   DRAM traffic >= the compulsory traffic: each operand matrix moves at least once, so for an op
 //   seen as `batch` GEMMs [M' x K'] x [K' x N'] (batch = conv groups, heads):
-//     ifmap reads >= M' K' batch words, filter reads >= K' N' batch words,
-//     ofmap writes >= M' N' batch words
+//     ifmap reads >= M' K' batch elements, filter reads >= K' N' batch elements,
+//     ofmap writes >= M' N' batch elements, each at the operand's element size
 //   SRAM (L2) traffic >= DRAM traffic (everything from DRAM passes through it)
 //   per-op cost totals equal the sum of the operands' traffic
 //   the DRAM roofline: cycles >= DRAM bytes / DRAM bytes per cycle (check_fixed_roofline)
@@ -74,28 +74,6 @@ std::optional<DataType> run_precision(const arch::HardwareModel& hw) {
 // Peak MACs per cycle of the chip's matrix units at `precision` (2 operations per MAC).
 double peak_macs_per_cycle(const arch::HardwareModel& hw, DataType precision) {
   return hw.peak_ops_per_second(precision) / 2.0 / hw.clock().value;
-}
-
-// Systolic ops: per-operand traffic, compulsory traffic and SRAM >= DRAM.
-void check_systolic_op(const results::OpResult& op, const workload::GemmView& g,
-                       std::uint64_t word) {
-  const std::uint64_t compulsory_ifmap = g.m * g.k * g.batch * word;
-  const std::uint64_t compulsory_filter = g.k * g.n * g.batch * word;
-  const std::uint64_t compulsory_ofmap = g.m * g.n * g.batch * word;
-  const auto* ifmap_dram = find_traffic(op, "ifmap", "dram");
-  const auto* filter_dram = find_traffic(op, "filter", "dram");
-  const auto* ofmap_dram = find_traffic(op, "ofmap", "dram");
-  ASSERT_TRUE(ifmap_dram && filter_dram && ofmap_dram);
-  EXPECT_GE(ifmap_dram->reads.value, compulsory_ifmap);
-  EXPECT_GE(filter_dram->reads.value, compulsory_filter);
-  EXPECT_GE(ofmap_dram->writes.value, compulsory_ofmap);
-  for (const char* tensor : {"ifmap", "filter", "ofmap"}) {
-    const auto* sram = find_traffic(op, tensor, "sram");
-    const auto* dram = find_traffic(op, tensor, "dram");
-    ASSERT_TRUE(sram && dram) << tensor;
-    EXPECT_GE(sram->reads, dram->reads) << tensor;
-    EXPECT_GE(sram->writes, dram->writes) << tensor;
-  }
 }
 
 // Tensor-core ops: A and B are read from DRAM and C written at least once.
@@ -180,6 +158,43 @@ double touched_bytes(const workload::Op& op, workload::TensorRole role,
     bytes += elements * bit_width(retyped ? retype : access.dtype) / 8.0;
   }
   return bytes;
+}
+
+// Systolic ops: per-operand traffic, compulsory traffic and SRAM >= DRAM. Each operand matrix
+// moves at least once, at the element size the traffic model prices it at
+// (sim/analytical/systolic_traffic.h): schema 1's word, else the tensor's own type (re-typed by
+// the run's precision).
+void check_systolic_op(const results::OpResult& op, const workload::Op& graph_op,
+                       std::optional<DataType> precision, const arch::HardwareModel& hw) {
+  const workload::GemmView g = workload::gemm_view(graph_op);
+  const auto bytes = [&](workload::TensorRole role, std::uint64_t words) {
+    DataType type = precision.value_or(mapper::op_precision(graph_op));
+    if (!precision || *precision == mapper::op_precision(graph_op))
+      for (const workload::TensorAccess& access : graph_op.space.accesses)
+        if (access.role == role) {
+          type = access.dtype;
+          break;
+        }
+    const std::uint64_t bits = hw.word_bytes() ? *hw.word_bytes() * 8 : bit_width(type);
+    return (words * bits + 7) / 8;
+  };
+  const std::uint64_t compulsory_ifmap = bytes(workload::TensorRole::Input, g.m * g.k * g.batch);
+  const std::uint64_t compulsory_filter = bytes(workload::TensorRole::Weight, g.k * g.n * g.batch);
+  const std::uint64_t compulsory_ofmap = bytes(workload::TensorRole::Output, g.m * g.n * g.batch);
+  const auto* ifmap_dram = find_traffic(op, "ifmap", "dram");
+  const auto* filter_dram = find_traffic(op, "filter", "dram");
+  const auto* ofmap_dram = find_traffic(op, "ofmap", "dram");
+  ASSERT_TRUE(ifmap_dram && filter_dram && ofmap_dram);
+  EXPECT_GE(ifmap_dram->reads.value, compulsory_ifmap);
+  EXPECT_GE(filter_dram->reads.value, compulsory_filter);
+  EXPECT_GE(ofmap_dram->writes.value, compulsory_ofmap);
+  for (const char* tensor : {"ifmap", "filter", "ofmap"}) {
+    const auto* sram = find_traffic(op, tensor, "sram");
+    const auto* dram = find_traffic(op, tensor, "dram");
+    ASSERT_TRUE(sram && dram) << tensor;
+    EXPECT_GE(sram->reads, dram->reads) << tensor;
+    EXPECT_GE(sram->writes, dram->writes) << tensor;
+  }
 }
 
 double joules_per_byte(const arch::HardwareModel& hw, std::string_view level) {
@@ -361,7 +376,7 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
       ++totals.searched;
       check_searched_op(op, graph_op, precision, hw);
     } else if (op.unit == "systolic") {
-      check_systolic_op(op, g, hw.word_bytes());
+      check_systolic_op(op, graph_op, precision, hw);
       check_fixed_roofline(op, hw);
       Bytes sram_reads, sram_writes, dram_reads, dram_writes;
       for (const auto& t : op.traffic) {
