@@ -82,7 +82,8 @@ class HardwareModel {
   // The bytes of one array's buffer for an operand: the innermost core-level memory holding
   // the operand's role, shared evenly among the roles it holds and among the core's arrays; 0
   // when no level holds the role. working_bytes is the part one fold's tile may use: half when
-  // that level is double-buffered.
+  // that level is double-buffered. For outputs this level is the accumulator: partial sums of
+  // successive row folds add up there (docs/systolic_model.md, "The accumulator level").
   std::uint64_t sram_bytes(Operand operand) const;
   std::uint64_t working_bytes(Operand operand) const;
   // The memory level buffering `operand`, as above; null when no core-level memory holds its

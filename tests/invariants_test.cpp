@@ -9,10 +9,10 @@
 //   compute utilization and mapping (or wave) efficiency in (0, 1]; energy above zero
 //   run totals equal the sum over ops (cycles, compute and stall cycles, MACs, traffic, energy)
 // Fixed mapper:
-//   DRAM traffic >= the compulsory traffic: each operand matrix moves at least once, so for an op
-//   seen as `batch` GEMMs [M' x K'] x [K' x N'] (batch = conv groups, heads):
-//     ifmap reads >= M' K' batch elements, filter reads >= K' N' batch elements,
-//     ofmap writes >= M' N' batch elements, each at the operand's element size
+//   DRAM traffic >= the compulsory traffic: each operand moves at least once, so ifmap and
+//   filter reads and ofmap writes >= the bytes of the elements the op touches in each tensor
+//   (a convolution's feature map, not its im2col-unrolled matrix), at the element size the
+//   model prices each operand at
 //   SRAM (L2) traffic >= DRAM traffic (everything from DRAM passes through it)
 //   per-op cost totals equal the sum of the operands' traffic
 //   the DRAM roofline: cycles >= DRAM bytes / DRAM bytes per cycle (check_fixed_roofline)
@@ -137,8 +137,10 @@ std::uint64_t touched_on_rank(const workload::IndexExpr& index, std::uint64_t sh
 // that differs from the op's (mapper/schedule.cpp re-types the op then). When the ranks of a
 // tensor are indexed by disjoint sets of dims (as in every bundled workload: checked), the
 // touched elements are the cartesian product of each rank's touched values.
+// `word`: schema 1 prices every element at its word size instead.
 double touched_bytes(const workload::Op& op, workload::TensorRole role,
-                     std::optional<DataType> precision) {
+                     std::optional<DataType> precision,
+                     std::optional<std::uint64_t> word = std::nullopt) {
   const bool retyped = precision.has_value() && *precision != mapper::op_precision(op);
   const DataType retype = precision.value_or(DataType::Int8);
   double bytes = 0;
@@ -155,39 +157,33 @@ double touched_bytes(const workload::Op& op, workload::TensorRole role,
       elements *=
           static_cast<double>(touched_on_rank(access.indices[r], access.shape[r], op.space));
     }
-    bytes += elements * bit_width(retyped ? retype : access.dtype) / 8.0;
+    bytes += elements * (word ? static_cast<double>(*word)
+                              : bit_width(retyped ? retype : access.dtype) / 8.0);
   }
   return bytes;
 }
 
-// Systolic ops: per-operand traffic, compulsory traffic and SRAM >= DRAM. Each operand matrix
-// moves at least once, at the element size the traffic model prices it at
-// (sim/analytical/systolic_traffic.h): schema 1's word, else the tensor's own type (re-typed by
-// the run's precision).
+// Systolic ops: per-operand traffic, compulsory traffic and SRAM >= DRAM. Each operand's DRAM
+// traffic is at least the bytes of the elements the op touches, each once, at the element size
+// the traffic model prices it at (sim/analytical/systolic_traffic.h): schema 1's word, else the
+// tensor's own type (re-typed by the run's precision). A fold fetches at least the elements its
+// tile touches (both its words and its bounding box hold them), the tiles cover every touched
+// element, and the finished outputs are written at least once.
 void check_systolic_op(const results::OpResult& op, const workload::Op& graph_op,
                        std::optional<DataType> precision, const arch::HardwareModel& hw) {
-  const workload::GemmView g = workload::gemm_view(graph_op);
-  const auto bytes = [&](workload::TensorRole role, std::uint64_t words) {
-    DataType type = precision.value_or(mapper::op_precision(graph_op));
-    if (!precision || *precision == mapper::op_precision(graph_op))
-      for (const workload::TensorAccess& access : graph_op.space.accesses)
-        if (access.role == role) {
-          type = access.dtype;
-          break;
-        }
-    const std::uint64_t bits = hw.word_bytes() ? *hw.word_bytes() * 8 : bit_width(type);
-    return (words * bits + 7) / 8;
+  const auto compulsory = [&](workload::TensorRole role) {
+    return touched_bytes(graph_op, role, precision, hw.word_bytes());
   };
-  const std::uint64_t compulsory_ifmap = bytes(workload::TensorRole::Input, g.m * g.k * g.batch);
-  const std::uint64_t compulsory_filter = bytes(workload::TensorRole::Weight, g.k * g.n * g.batch);
-  const std::uint64_t compulsory_ofmap = bytes(workload::TensorRole::Output, g.m * g.n * g.batch);
   const auto* ifmap_dram = find_traffic(op, "ifmap", "dram");
   const auto* filter_dram = find_traffic(op, "filter", "dram");
   const auto* ofmap_dram = find_traffic(op, "ofmap", "dram");
   ASSERT_TRUE(ifmap_dram && filter_dram && ofmap_dram);
-  EXPECT_GE(ifmap_dram->reads.value, compulsory_ifmap);
-  EXPECT_GE(filter_dram->reads.value, compulsory_filter);
-  EXPECT_GE(ofmap_dram->writes.value, compulsory_ofmap);
+  EXPECT_GE(static_cast<double>(ifmap_dram->reads.value),
+            std::floor(compulsory(workload::TensorRole::Input)));
+  EXPECT_GE(static_cast<double>(filter_dram->reads.value),
+            std::floor(compulsory(workload::TensorRole::Weight)));
+  EXPECT_GE(static_cast<double>(ofmap_dram->writes.value),
+            std::floor(compulsory(workload::TensorRole::Output)));
   for (const char* tensor : {"ifmap", "filter", "ofmap"}) {
     const auto* sram = find_traffic(op, tensor, "sram");
     const auto* dram = find_traffic(op, tensor, "dram");

@@ -102,6 +102,8 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
     }
   }
 
+  if (!traffic.note.empty()) out.notes.push_back(traffic.note);
+
   const double pes = static_cast<double>(hw.processing_elements());
   out.mapping_efficiency = static_cast<double>(m.sr * m.sc) /
                            static_cast<double>(m.row_folds * rows * m.col_folds * cols);

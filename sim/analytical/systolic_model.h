@@ -10,7 +10,9 @@
 //
 // Traffic (systolic_traffic.h, each operand at its own element size). SRAM: every element of a
 // fold's tiles crosses the array edge once per fold: the stationary operand Sr x Sc, each
-// streamed operand (its spatial extent) x T. DRAM: what each fold fetches and writes back.
+// streamed operand (its spatial extent) x T. DRAM: what each fold fetches (a convolution's
+// feature-map window with its halo, not the unrolled matrix) and writes back (finished outputs;
+// partial sums only when the accumulator level cannot hold them).
 //
 // Stalls (finite bandwidth, double-buffered). Fold i+1's inputs are prefetched and fold i-1's
 // outputs drained while fold i computes, sharing one DRAM channel of B bytes per cycle:
