@@ -59,8 +59,7 @@ class Footprints {
       axis_of_dim_[d] = axis;
       axis_dims_[axis].push_back(d);
     }
-    for (std::size_t a = 0; a < space.accesses.size(); ++a) {
-      const workload::TensorAccess& access = space.accesses[a];
+    for (const workload::TensorAccess& access : space.accesses) {
       std::array<bool, kAxes> uses{};
       for (const workload::IndexExpr& index : access.indices)
         for (const workload::IndexTerm& term : index.terms)
