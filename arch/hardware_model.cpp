@@ -64,18 +64,18 @@ HardwareModel::HardwareModel(ArchSpec spec) : spec_(std::move(spec)) {
   if (matrix && matrix->kind == UnitKind::Systolic && matrix->array) {
     array_ = *matrix->array;
     arrays_ = std::uint64_t{matrix->count} * cores;
-    if (spec_.word_size) {
-      word_bytes_ = spec_.word_size->value;
-    } else if (!matrix->rates.empty()) {
-      word_bytes_ = (bit_width(matrix->rates.begin()->first) + 7) / 8;
-    }
-    CODA_CHECK(word_bytes_ > 0);
+    CODA_CHECK(!spec_.word_size || spec_.word_size->value > 0);
     for (std::size_t i = 0; i < 3; ++i) {
       const MemoryLevelSpec* level = innermost_core_level(spec_, kOperandRoles[i]);
       if (level == nullptr) continue;
       const std::uint64_t share = static_cast<std::uint64_t>(popcount(level->holds)) *
                                   matrix->count;
-      operand_words_[i] = level->capacity.value * level->instances / share / word_bytes_;
+      std::uint64_t bytes = level->capacity.value * level->instances / share;
+      // Schema 1 sizes its SRAMs in whole words.
+      if (spec_.word_size) bytes -= bytes % spec_.word_size->value;
+      operand_bytes_[i] = bytes;
+      operand_level_[i] = static_cast<std::size_t>(level - spec_.memory.data());
+      operand_double_buffered_[i] = level->double_buffered;
       if (i == 0) double_buffered_ = level->double_buffered;
     }
   }
@@ -218,13 +218,27 @@ std::optional<double> HardwareModel::ridge_point(DataType precision,
   return peak / *level.read_bytes_per_second;
 }
 
-std::uint64_t HardwareModel::sram_words(Operand operand) const {
-  return operand_words_[static_cast<std::size_t>(operand)];
+std::optional<std::uint64_t> HardwareModel::word_bytes() const {
+  if (!spec_.word_size) return std::nullopt;
+  return spec_.word_size->value;
 }
 
-std::uint64_t HardwareModel::working_words(Operand operand) const {
-  const std::uint64_t words = sram_words(operand);
-  return double_buffered() ? words / 2 : words;
+std::uint64_t HardwareModel::sram_bytes(Operand operand) const {
+  return operand_bytes_[static_cast<std::size_t>(operand)];
+}
+
+std::uint64_t HardwareModel::working_bytes(Operand operand) const {
+  const auto i = static_cast<std::size_t>(operand);
+  const std::uint64_t bytes = operand_bytes_[i];
+  if (!operand_double_buffered_[i]) return bytes;
+  // Half, in whole words on schema 1 (as SCALE-Sim splits its SRAMs).
+  const std::uint64_t word = spec_.word_size ? spec_.word_size->value : 1;
+  return bytes / word / 2 * word;
+}
+
+const MemoryLevelSpec* HardwareModel::operand_level(Operand operand) const {
+  const std::size_t index = operand_level_[static_cast<std::size_t>(operand)];
+  return index == kNoLevel ? nullptr : &spec_.memory[index];
 }
 
 }  // namespace coda::arch

@@ -15,6 +15,14 @@ namespace coda::arch {
 
 enum class Operand : std::uint8_t { Ifmap, Filter, Ofmap };
 
+// Bits of one partial sum in a systolic array's accumulators: int8 and int4 products add up in
+// int32 and 16-bit and 8-bit float products in fp32, so a partial sum is 32 bits wide unless the
+// op's output is wider. Sources: Jouppi et al., ISCA 2017, section 2 ("4 MiB of 32-bit
+// Accumulators" below the TPU's matrix unit); Gemmini's GemminiConfigs.defaultConfig (accType
+// SInt(32) for inputType SInt(8)). The loop-nest model's PE accumulator (mapper/mapping.h) has
+// the same width.
+inline constexpr std::uint32_t kAccumulatorBits = 32;
+
 // One memory level as the roofline and the summary see it; DRAM is the last, named "dram".
 struct LevelSummary {
   std::string name;
@@ -67,13 +75,20 @@ class HardwareModel {
   std::uint64_t arrays() const { return arrays_; }
   // PEs of every array on the chip.
   std::uint64_t processing_elements() const { return rows() * cols() * arrays_; }
-  // Bytes per element: the schema-1 word size, else the array's first precision rounded up.
-  std::uint64_t word_bytes() const { return word_bytes_; }
-  // The words of one array's buffer for an operand: the innermost core-level memory holding
-  // the operand's role, shared evenly among the roles it holds and among the core's arrays.
-  // working_words is the part one fold's tile may use: half when double-buffered.
-  std::uint64_t sram_words(Operand operand) const;
-  std::uint64_t working_words(Operand operand) const;
+  // Schema 1 counts words: every operand of every op is `word_size` bytes (SCALE-Sim's word).
+  // nullopt on schema 2, where each operand is priced at its own element type (the op's
+  // tensors say which; docs/systolic_model.md, "Operand element sizes").
+  std::optional<std::uint64_t> word_bytes() const;
+  // The bytes of one array's buffer for an operand: the innermost core-level memory holding
+  // the operand's role, shared evenly among the roles it holds and among the core's arrays; 0
+  // when no level holds the role. working_bytes is the part one fold's tile may use: half when
+  // that level is double-buffered. For outputs this level is the accumulator: partial sums of
+  // successive row folds add up there (docs/systolic_model.md, "The accumulator level").
+  std::uint64_t sram_bytes(Operand operand) const;
+  std::uint64_t working_bytes(Operand operand) const;
+  // The memory level buffering `operand`, as above; null when no core-level memory holds its
+  // role (for outputs: the arch has no accumulator level).
+  const MemoryLevelSpec* operand_level(Operand operand) const;
   bool double_buffered() const { return double_buffered_; }
   // Chip DRAM bandwidth in bytes per cycle of this clock; nullopt when unlimited.
   std::optional<double> dram_bytes_per_cycle() const { return dram_bytes_per_cycle_; }
@@ -132,8 +147,10 @@ class HardwareModel {
   std::size_t vector_ = kNoUnit;
   SystolicArraySpec array_;
   std::uint64_t arrays_ = 0;
-  std::uint64_t word_bytes_ = 1;
-  std::uint64_t operand_words_[3] = {0, 0, 0};
+  static constexpr std::size_t kNoLevel = static_cast<std::size_t>(-1);
+  std::uint64_t operand_bytes_[3] = {0, 0, 0};
+  std::size_t operand_level_[3] = {kNoLevel, kNoLevel, kNoLevel};  // into spec_.memory
+  bool operand_double_buffered_[3] = {true, true, true};
   bool double_buffered_ = true;
   std::optional<double> dram_bytes_per_cycle_;
   std::vector<LevelSummary> levels_;

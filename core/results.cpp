@@ -116,6 +116,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
        {"traffic", traffic}};
   if (!op.loop_nest.empty()) j["loop_nest"] = op.loop_nest;
   if (op.stalls) j["stalls"] = stalls_json(*op.stalls);
+  if (!op.notes.empty()) j["notes"] = op.notes;
 }
 
 void from_json(const nlohmann::ordered_json& j, OpResult& op) {
@@ -139,6 +140,7 @@ void from_json(const nlohmann::ordered_json& j, OpResult& op) {
   op.loop_nest = j.value("loop_nest", std::string());
   op.stalls.reset();
   if (const auto s = j.find("stalls"); s != j.end()) op.stalls = stalls_from(*s);
+  op.notes = j.value("notes", std::vector<std::string>());
 }
 
 void to_json(nlohmann::ordered_json& j, const RunResult& run) {
@@ -197,6 +199,7 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
     j["activity"] = activity;
   }
   if (!run.engine_notes.empty()) j["engine_notes"] = run.engine_notes;
+  if (!run.notes.empty()) j["notes"] = run.notes;
 }
 
 void from_json(const nlohmann::ordered_json& j, RunResult& run) {
@@ -259,6 +262,7 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
                               Cycles{level.at("busy_cycles").get<std::uint64_t>()},
                               level.at("utilization").get<double>()});
   run.engine_notes = j.value("engine_notes", std::vector<std::string>());
+  run.notes = j.value("notes", std::vector<std::string>());
 }
 
 }  // namespace coda::results

@@ -80,6 +80,9 @@ struct OpResult {
   // empty for the closed forms' fixed rule.
   std::string loop_nest;
   std::optional<StallBreakdown> stalls;  // tile-level engines only
+  // What the model assumed for this op where the hardware left a choice open (a systolic
+  // array without an accumulator level: partial sums go to DRAM), one sentence each.
+  std::vector<std::string> notes;
   friend bool operator==(const OpResult&, const OpResult&) = default;
 };
 
@@ -164,6 +167,8 @@ struct RunResult {
   std::optional<StallBreakdown> stalls;
   std::vector<LevelActivity> activity;
   std::vector<std::string> engine_notes;
+  // The distinct notes of the ops, in the order they first appear.
+  std::vector<std::string> notes;
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };
 

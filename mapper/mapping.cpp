@@ -82,7 +82,8 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
   const bool tensor_core = unit != nullptr && unit->kind == arch::UnitKind::TensorCore;
   if (systolic) {
     h.levels.push_back({.name = "pe",
-                        .capacity_bytes = 2 * word_bytes + std::max<std::uint64_t>(word_bytes, 4),
+                        .capacity_bytes = 2 * word_bytes + std::max<std::uint64_t>(
+                                                         word_bytes, arch::kAccumulatorBits / 8),
                         .instances = std::max<std::uint64_t>(h.compute.pes, 1),
                         .fan_out = 1,
                         .holds = arch::bits(arch::Holds::All),

@@ -69,7 +69,9 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
       }
       if (!supports(*unit)) return std::nullopt;
       if (unit->kind == arch::UnitKind::Systolic) {
-        scheduled.mapping = map_onto_array(op, hw);
+        // A run-wide precision re-types the op's tensors when it differs from the op's own.
+        scheduled.mapping = map_onto_array(
+            op, hw, precision != op_precision(op) ? std::optional{precision} : std::nullopt);
       } else {
         scheduled.placement = Placement::TensorCore;
         scheduled.work = TensorCoreWork{workload::gemm_view(op), element_bytes(precision),

@@ -20,11 +20,15 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 
 }  // namespace
 
-SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw) {
+SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw,
+                               std::optional<DataType> precision) {
   CODA_CHECK(op.kind == workload::OpKind::Contraction);
   SystolicMapping m;
   m.dataflow = hw.dataflow();
   m.gemm = workload::gemm_view(op);
+  m.space = op.space;
+  if (precision)
+    for (workload::TensorAccess& access : m.space.accesses) access.dtype = *precision;
   m.arrays = split_over_arrays(m.gemm, hw.arrays());
   switch (m.dataflow) {
     case arch::Dataflow::OutputStationary:

@@ -12,6 +12,7 @@
 // with the column fold as the outer loop (SCALE-Sim's order); conv groups run one after another.
 
 #include <cstdint>
+#include <optional>
 
 #include "arch/hardware_model.h"
 #include "workloads/op.h"
@@ -33,11 +34,18 @@ struct SystolicMapping {
   std::uint64_t row_folds = 0;
   std::uint64_t col_folds = 0;
   std::uint64_t arrays = 1;  // arrays running a slice each, in parallel
+  // The op's iteration space and tensors, each access with its element type (re-typed to the
+  // run's precision when it overrides the op's): what the traffic model prices each operand at
+  // and where a fold's tile sits in the tensors it reads (sim/analytical/systolic_traffic.h).
+  // The GEMM dims flatten the op's dims in the op's order, the first outermost.
+  workload::Einsum space;
   friend bool operator==(const SystolicMapping&, const SystolicMapping&) = default;
 };
 
-// Precondition: op.kind == Contraction.
-SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw);
+// Precondition: op.kind == Contraction. `precision`, when given, re-types every tensor of the
+// op (a run-wide --precision).
+SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw,
+                               std::optional<DataType> precision = std::nullopt);
 
 // The systolic mapping of one array when an op is split over `arrays` arrays (the chip's cores
 // and each core's instances): the larger of M and N is cut into `arrays` slices of

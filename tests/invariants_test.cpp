@@ -9,10 +9,10 @@
 //   compute utilization and mapping (or wave) efficiency in (0, 1]; energy above zero
 //   run totals equal the sum over ops (cycles, compute and stall cycles, MACs, traffic, energy)
 // Fixed mapper:
-//   DRAM traffic >= the compulsory traffic: each operand matrix moves at least once, so for an op
-//   seen as `batch` GEMMs [M' x K'] x [K' x N'] (batch = conv groups, heads):
-//     ifmap reads >= M' K' batch words, filter reads >= K' N' batch words,
-//     ofmap writes >= M' N' batch words
+//   DRAM traffic >= the compulsory traffic: each operand moves at least once, so ifmap and
+//   filter reads and ofmap writes >= the bytes of the elements the op touches in each tensor
+//   (a convolution's feature map, not its im2col-unrolled matrix), at the element size the
+//   model prices each operand at
 //   SRAM (L2) traffic >= DRAM traffic (everything from DRAM passes through it)
 //   per-op cost totals equal the sum of the operands' traffic
 //   the DRAM roofline: cycles >= DRAM bytes / DRAM bytes per cycle (check_fixed_roofline)
@@ -76,28 +76,6 @@ double peak_macs_per_cycle(const arch::HardwareModel& hw, DataType precision) {
   return hw.peak_ops_per_second(precision) / 2.0 / hw.clock().value;
 }
 
-// Systolic ops: per-operand traffic, compulsory traffic and SRAM >= DRAM.
-void check_systolic_op(const results::OpResult& op, const workload::GemmView& g,
-                       std::uint64_t word) {
-  const std::uint64_t compulsory_ifmap = g.m * g.k * g.batch * word;
-  const std::uint64_t compulsory_filter = g.k * g.n * g.batch * word;
-  const std::uint64_t compulsory_ofmap = g.m * g.n * g.batch * word;
-  const auto* ifmap_dram = find_traffic(op, "ifmap", "dram");
-  const auto* filter_dram = find_traffic(op, "filter", "dram");
-  const auto* ofmap_dram = find_traffic(op, "ofmap", "dram");
-  ASSERT_TRUE(ifmap_dram && filter_dram && ofmap_dram);
-  EXPECT_GE(ifmap_dram->reads.value, compulsory_ifmap);
-  EXPECT_GE(filter_dram->reads.value, compulsory_filter);
-  EXPECT_GE(ofmap_dram->writes.value, compulsory_ofmap);
-  for (const char* tensor : {"ifmap", "filter", "ofmap"}) {
-    const auto* sram = find_traffic(op, tensor, "sram");
-    const auto* dram = find_traffic(op, tensor, "dram");
-    ASSERT_TRUE(sram && dram) << tensor;
-    EXPECT_GE(sram->reads, dram->reads) << tensor;
-    EXPECT_GE(sram->writes, dram->writes) << tensor;
-  }
-}
-
 // Tensor-core ops: A and B are read from DRAM and C written at least once.
 void check_tensor_core_op(const results::OpResult& op, const workload::GemmView& g,
                           std::uint64_t bytes) {
@@ -159,8 +137,10 @@ std::uint64_t touched_on_rank(const workload::IndexExpr& index, std::uint64_t sh
 // that differs from the op's (mapper/schedule.cpp re-types the op then). When the ranks of a
 // tensor are indexed by disjoint sets of dims (as in every bundled workload: checked), the
 // touched elements are the cartesian product of each rank's touched values.
+// `word`: schema 1 prices every element at its word size instead.
 double touched_bytes(const workload::Op& op, workload::TensorRole role,
-                     std::optional<DataType> precision) {
+                     std::optional<DataType> precision,
+                     std::optional<std::uint64_t> word = std::nullopt) {
   const bool retyped = precision.has_value() && *precision != mapper::op_precision(op);
   const DataType retype = precision.value_or(DataType::Int8);
   double bytes = 0;
@@ -177,9 +157,40 @@ double touched_bytes(const workload::Op& op, workload::TensorRole role,
       elements *=
           static_cast<double>(touched_on_rank(access.indices[r], access.shape[r], op.space));
     }
-    bytes += elements * bit_width(retyped ? retype : access.dtype) / 8.0;
+    bytes += elements * (word ? static_cast<double>(*word)
+                              : bit_width(retyped ? retype : access.dtype) / 8.0);
   }
   return bytes;
+}
+
+// Systolic ops: per-operand traffic, compulsory traffic and SRAM >= DRAM. Each operand's DRAM
+// traffic is at least the bytes of the elements the op touches, each once, at the element size
+// the traffic model prices it at (sim/analytical/systolic_traffic.h): schema 1's word, else the
+// tensor's own type (re-typed by the run's precision). A fold fetches at least the elements its
+// tile touches (both its words and its bounding box hold them), the tiles cover every touched
+// element, and the finished outputs are written at least once.
+void check_systolic_op(const results::OpResult& op, const workload::Op& graph_op,
+                       std::optional<DataType> precision, const arch::HardwareModel& hw) {
+  const auto compulsory = [&](workload::TensorRole role) {
+    return touched_bytes(graph_op, role, precision, hw.word_bytes());
+  };
+  const auto* ifmap_dram = find_traffic(op, "ifmap", "dram");
+  const auto* filter_dram = find_traffic(op, "filter", "dram");
+  const auto* ofmap_dram = find_traffic(op, "ofmap", "dram");
+  ASSERT_TRUE(ifmap_dram && filter_dram && ofmap_dram);
+  EXPECT_GE(static_cast<double>(ifmap_dram->reads.value),
+            std::floor(compulsory(workload::TensorRole::Input)));
+  EXPECT_GE(static_cast<double>(filter_dram->reads.value),
+            std::floor(compulsory(workload::TensorRole::Weight)));
+  EXPECT_GE(static_cast<double>(ofmap_dram->writes.value),
+            std::floor(compulsory(workload::TensorRole::Output)));
+  for (const char* tensor : {"ifmap", "filter", "ofmap"}) {
+    const auto* sram = find_traffic(op, tensor, "sram");
+    const auto* dram = find_traffic(op, tensor, "dram");
+    ASSERT_TRUE(sram && dram) << tensor;
+    EXPECT_GE(sram->reads, dram->reads) << tensor;
+    EXPECT_GE(sram->writes, dram->writes) << tensor;
+  }
 }
 
 double joules_per_byte(const arch::HardwareModel& hw, std::string_view level) {
@@ -361,7 +372,7 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
       ++totals.searched;
       check_searched_op(op, graph_op, precision, hw);
     } else if (op.unit == "systolic") {
-      check_systolic_op(op, g, hw.word_bytes());
+      check_systolic_op(op, graph_op, precision, hw);
       check_fixed_roofline(op, hw);
       Bytes sram_reads, sram_writes, dram_reads, dram_writes;
       for (const auto& t : op.traffic) {

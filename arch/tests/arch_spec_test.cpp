@@ -47,8 +47,9 @@ TEST(ArchSpec, ReadsAValidSpecAndDerivesTheModel) {
   EXPECT_EQ(hw.rows(), 16u);
   EXPECT_EQ(hw.dataflow(), Dataflow::WeightStationary);
   EXPECT_EQ(hw.processing_elements(), 128u);
-  EXPECT_EQ(hw.sram_words(Operand::Ifmap), 4096u);
-  EXPECT_EQ(hw.working_words(Operand::Ifmap), 2048u);  // double-buffered by default: half
+  EXPECT_EQ(hw.word_bytes(), 1u);  // schema 1 counts words; 1 B by default
+  EXPECT_EQ(hw.sram_bytes(Operand::Ifmap), 4096u);
+  EXPECT_EQ(hw.working_bytes(Operand::Ifmap), 2048u);  // double-buffered by default: half
   // 32 GB/s at 1 GHz = 32 bytes per cycle
   ASSERT_TRUE(hw.dram_bytes_per_cycle());
   EXPECT_DOUBLE_EQ(*hw.dram_bytes_per_cycle(), 32.0);
@@ -63,7 +64,9 @@ TEST(ArchSpec, UnlimitedBandwidthAndWordSize) {
   ASSERT_TRUE(spec) << diags.format_all();
   const HardwareModel hw(*spec);
   EXPECT_FALSE(hw.dram_bytes_per_cycle());
-  EXPECT_EQ(hw.sram_words(Operand::Filter), 1024u);  // 2 KiB of 2-byte words
+  EXPECT_EQ(hw.word_bytes(), 2u);
+  EXPECT_EQ(hw.sram_bytes(Operand::Filter), 2048u);     // 2 KiB: 1024 words of 2 bytes
+  EXPECT_EQ(hw.working_bytes(Operand::Filter), 1024u);  // half: 512 whole words
 }
 
 TEST(ArchSpec, UnknownKeyWithDidYouMean) {

@@ -112,13 +112,19 @@ TEST(HardwareModel, NpuSystolicViewSplitsSharedBuffers) {
   EXPECT_EQ(hw.cols(), 8u);
   EXPECT_EQ(hw.arrays(), 4u);               // 2 cores x 2 arrays
   EXPECT_EQ(hw.processing_elements(), 512u);  // 16 x 8 x 4
-  EXPECT_EQ(hw.word_bytes(), 1u);           // int8, the first precision listed in enum order
+  // Schema 2 has no one word size: each operand is priced at its own element type.
+  EXPECT_FALSE(hw.word_bytes());
   // The scratchpad holds two roles and serves two arrays: 256 KiB / 2 / 2 = 64 KiB each.
-  EXPECT_EQ(hw.sram_words(Operand::Ifmap), 65536u);
-  EXPECT_EQ(hw.sram_words(Operand::Filter), 65536u);
-  EXPECT_EQ(hw.working_words(Operand::Filter), 32768u);  // double-buffered by default
-  // The accumulator: 64 KiB / 1 role / 2 arrays.
-  EXPECT_EQ(hw.sram_words(Operand::Ofmap), 32768u);
+  EXPECT_EQ(hw.sram_bytes(Operand::Ifmap), 65536u);
+  EXPECT_EQ(hw.sram_bytes(Operand::Filter), 65536u);
+  EXPECT_EQ(hw.working_bytes(Operand::Filter), 32768u);  // double-buffered by default
+  ASSERT_NE(hw.operand_level(Operand::Filter), nullptr);
+  EXPECT_EQ(hw.operand_level(Operand::Filter)->name, "spad");
+  // The accumulator: 64 KiB / 1 role / 2 arrays, all of it working (not double-buffered).
+  EXPECT_EQ(hw.sram_bytes(Operand::Ofmap), 32768u);
+  EXPECT_EQ(hw.working_bytes(Operand::Ofmap), 32768u);
+  ASSERT_NE(hw.operand_level(Operand::Ofmap), nullptr);
+  EXPECT_EQ(hw.operand_level(Operand::Ofmap)->name, "acc");
   // int8: 16 x 8 PEs x 1 MAC x 4 arrays x 2 x 5e8 = 5.12e11; int4 packs two: 1.024e12.
   EXPECT_DOUBLE_EQ(hw.peak_ops_per_second(DataType::Int8), 5.12e11);
   EXPECT_DOUBLE_EQ(hw.peak_ops_per_second(DataType::Int4), 1.024e12);

@@ -215,6 +215,13 @@ TEST(Presets, Rk3588Npu) {
   // Rockchip's brief datasheet rounds the 6.14e12 down to "6 TOPS".
   expect_near_published(hw->peak_ops_per_second(DataType::Int8), 6e12, 0.025, "int8 vs 6 TOPS");
   EXPECT_EQ(hw->arrays(), 3u);
+  // The 384 KiB buffer per core holds inputs and weights: 192 KiB each, in bytes (whatever the
+  // element type: the preset also lists tf32, which no longer sets a word size for int8).
+  EXPECT_EQ(hw->sram_bytes(Operand::Ifmap), 384u * 1024 / 2);
+  EXPECT_EQ(hw->sram_bytes(Operand::Filter), 384u * 1024 / 2);
+  // No level holds outputs: the preset has no accumulator level.
+  EXPECT_EQ(hw->operand_level(Operand::Ofmap), nullptr);
+  EXPECT_EQ(hw->sram_bytes(Operand::Ofmap), 0u);
 }
 
 TEST(Presets, CoralEdgeTpu) {
@@ -236,7 +243,7 @@ TEST(Presets, Eyeriss) {
   expect_near_published(hw->peak_ops_per_second(DataType::Fp16), 2.0 * 168 * 200e6, 1e-9,
                         "16-bit MACs");
   EXPECT_EQ(hw->processing_elements(), 168u);
-  EXPECT_EQ(hw->sram_words(Operand::Ifmap), 108u * 1024 / 3 / 2);  // GLB shared by 3 roles, 2-B words
+  EXPECT_EQ(hw->sram_bytes(Operand::Ifmap), 108u * 1024 / 3);  // GLB shared by 3 roles
 }
 
 TEST(Presets, GemminiDefault) {
@@ -244,8 +251,9 @@ TEST(Presets, GemminiDefault) {
   ASSERT_TRUE(hw);
   // Genc et al., DAC 2021 / GemminiConfigs.defaultConfig: 16x16 int8 PEs at the 1 GHz nominal clock.
   expect_near_published(hw->peak_ops_per_second(DataType::Int8), 2.0 * 256 * 1e9, 1e-9, "int8");
-  EXPECT_EQ(hw->sram_words(Operand::Ifmap), 256u * 1024 / 2);  // scratchpad: inputs and weights
-  EXPECT_EQ(hw->sram_words(Operand::Ofmap), 64u * 1024);       // accumulator, 1-byte words
+  EXPECT_EQ(hw->sram_bytes(Operand::Ifmap), 256u * 1024 / 2);  // scratchpad: inputs and weights
+  EXPECT_EQ(hw->sram_bytes(Operand::Ofmap), 64u * 1024);       // the accumulator
+  EXPECT_EQ(hw->operand_level(Operand::Ofmap)->name, "accumulator");
   expect_near_published(dram(*hw), 16e9, 1e-9, "128-bit system bus at 1 GHz");
 }
 

@@ -66,6 +66,9 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
       run.ops.push_back(std::move(*result));
     }
     run.total = run.total + run.ops.back().cost;
+    for (const std::string& note : run.ops.back().notes)
+      if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
+        run.notes.push_back(note);
   }
   return run;
 }

@@ -8,13 +8,11 @@
 // takes as long as a full one. These are SCALE-Sim v2's stall-free cycles; SCALE-Sim prints a
 // 0-based cycle index, one less than the count reported here.
 //
-// SRAM traffic. Every element of a fold's tiles crosses the array edge once per fold: the
-// stationary operand Sr x Sc, each streamed operand (its spatial extent) x T.
-//
-// DRAM traffic. Folds run column fold outer, row fold inner. An input tile is fetched when the
-// fold needs a different tile than the previous fold, or every fold when it is larger than the
-// working half of its SRAM; if the operand's whole matrix fits the working half, each tile is
-// fetched only the first time. Each fold's outputs are written back to DRAM.
+// Traffic (systolic_traffic.h, each operand at its own element size). SRAM: every element of a
+// fold's tiles crosses the array edge once per fold: the stationary operand Sr x Sc, each
+// streamed operand (its spatial extent) x T. DRAM: what each fold fetches (a convolution's
+// feature-map window with its halo, not the unrolled matrix) and writes back (finished outputs;
+// partial sums only when the accumulator level cannot hold them).
 //
 // Stalls (finite bandwidth, double-buffered). Fold i+1's inputs are prefetched and fold i-1's
 // outputs drained while fold i computes, sharing one DRAM channel of B bytes per cycle:

@@ -1,0 +1,82 @@
+#pragma once
+// The bytes a systolic array's folds move, per operand: between the array and its buffers
+// ("sram") and between the buffers and DRAM. docs/systolic_model.md ("Traffic") derives every
+// rule; it is separate from the cycle model (systolic_model.h), whose stall-free cycles it does
+// not touch. In short, for one group on one array, folds in the cycle model's order (column
+// fold outer, row fold inner):
+//
+// Element sizes. Schema 1 counts words: every operand, partial sums too, is word_size bytes
+// (SCALE-Sim's word). Schema 2 prices each operand at its own tensor's element type (the op's
+// accesses, re-typed by a run-wide --precision); a partial sum is
+// max(output bits, arch::kAccumulatorBits) wide.
+//
+// The footprint of a tile. A fold's tile of an operand is a box of the GEMM view: a range of
+// the dim on the array's rows, a range of the dim on its columns, all of the streamed dim. The
+// GEMM dims flatten the op's dims in the op's order, so a range of one is a range of a
+// mixed-radix index, whose bounding box per op dim is exact outside the first dim where its
+// ends differ. In the operand's tensor the tile touches at most its own elements (words) and at
+// most the bounding box of its index ranges clipped to the tensor; coda counts the smaller. A
+// GEMM operand's tile is its words; a convolution's ifmap tile is the feature-map window it
+// reads, halo included, not the im2col-unrolled matrix (the buffer holds the feature map and
+// unrolls it into the array; SRAM traffic still counts the unrolled stream the array is fed).
+//
+// Input fetches from DRAM. If an operand's whole footprint (one group of one array's slice)
+// fits the working part of its buffer, each element is fetched once, by the first fold whose
+// tile touches it: fold i fetches U(i) - max(U(j), j < i), where U(i) is the footprint of the
+// union of the tiles of folds 0..i. Otherwise a fold fetches its tile's footprint, unless the
+// previous fold used the same tile and it fits the working part (a column-indexed tile while
+// the row fold advances; a row-indexed tile when there is a single row fold).
+//
+// Outputs. When the dim on the rows indexes the outputs (output stationary) a fold's outputs
+// are finished and written once. Otherwise (weight and input stationary: K' on the rows) the
+// row folds of one column fold add partial sums to the same output tile. The accumulator level
+// is the core-level memory holding outputs (HardwareModel::operand_level; schema 1: the ofmap
+// SRAM): when the working part of its share holds the column fold's tile of partial sums, they
+// add up there and only the last row fold writes the finished outputs to DRAM. Otherwise, or
+// when the arch has no accumulator level, every row fold writes its tile to DRAM, partial sums
+// at their width and the last fold's finished outputs at the output's (reading partial sums
+// back is not counted, as in SCALE-Sim), and `note` says why.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/hardware_model.h"
+#include "mapper/systolic_mapping.h"
+
+namespace coda::sim::analytical {
+
+// DRAM bytes of one fold.
+struct FoldBytes {
+  std::uint64_t ifmap = 0;   // fetched before the fold
+  std::uint64_t filter = 0;  // fetched before the fold
+  std::uint64_t ofmap = 0;   // written after it
+  std::uint64_t in() const { return ifmap + filter; }
+};
+
+enum class PartialSums : std::uint8_t {
+  None,         // every fold's outputs are finished (output stationary, or a single row fold)
+  Accumulated,  // they add up in the accumulator level; DRAM sees the finished outputs once
+  ToDram,       // every row fold's tile goes to DRAM (no accumulator level, or it is too small)
+};
+
+struct SystolicTraffic {
+  std::vector<FoldBytes> folds;  // one group on one array, column fold outer, row fold inner
+  // One group on one array, by operand (ifmap, filter, ofmap): SRAM bytes the array reads
+  // (inputs) or writes (outputs), and DRAM bytes (the sum over `folds`).
+  std::array<std::uint64_t, 3> sram{};
+  std::array<std::uint64_t, 3> dram{};
+  // Element bits of the ifmap, filter and ofmap, and of a partial sum.
+  std::array<std::uint32_t, 3> element_bits{};
+  std::uint32_t partial_sum_bits = 0;
+  PartialSums partial_sums = PartialSums::None;
+  std::string note;  // why partial sums go to DRAM when they do; empty otherwise
+};
+
+// Precondition: `mapping` comes from mapper::map_onto_array on `hw` (its einsum is set).
+// Pure; O(folds of one group) arithmetic.
+SystolicTraffic systolic_traffic(const mapper::SystolicMapping& mapping,
+                                 const arch::HardwareModel& hw);
+
+}  // namespace coda::sim::analytical

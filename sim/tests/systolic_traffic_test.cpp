@@ -1,0 +1,220 @@
+// Hand-derived checks of the systolic traffic model (sim/analytical/systolic_traffic.h,
+// docs/systolic_model.md "Traffic"): each operand at its own element size, feature-map fetches
+// with halos instead of the im2col-unrolled matrix, and the accumulator level. Notation as in
+// systolic_model_test.cpp: an R x C array, Sr / Sc / T, folds column fold outer.
+#include "sim/analytical/systolic_traffic.h"
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_spec.h"
+#include "sim/analytical/systolic_model.h"
+#include "testing/test_hardware.h"
+#include "workloads/builders.h"
+
+namespace coda::sim::analytical {
+namespace {
+
+results::OpResult run_op(const workload::Op& op, const arch::HardwareModel& hw) {
+  mapper::ScheduledOp scheduled{op.name, workload::mac_count(op), mapper::map_onto_array(op, hw)};
+  scheduled.precision = DataType::Int8;
+  return evaluate_systolic(scheduled, hw);
+}
+
+Bytes traffic(const results::OpResult& r, std::string_view tensor, std::string_view level) {
+  for (const auto& t : r.traffic)
+    if (t.tensor == tensor && t.level == level) return t.reads.value ? t.reads : t.writes;
+  ADD_FAILURE() << "no traffic entry " << tensor << "/" << level;
+  return {};
+}
+
+// One 16 x 8 int8 weight-stationary array; `memory` is the arch's memory: section.
+arch::HardwareModel ws_array(const std::string& memory,
+                             std::string_view dataflow = "weight_stationary") {
+  return testing::parse_arch("schema_version: 2\nname: t\nclock: 1 GHz\ncompute:\n"
+                             "  - {name: mxu, kind: systolic, array: {rows: 16, cols: 8, "
+                             "dataflow: " +
+                             std::string(dataflow) +
+                             "}, macs_per_pe: {int8: 1}}\nmemory:\n" + memory +
+                             "dram: {bandwidth: unlimited}\n");
+}
+
+// ---- 1. Every operand at its own element size ----
+
+TEST(SystolicTraffic, Rk3588Int8GemvReadsExactlyItsWeightBytes) {
+  // configs/arch/rk3588_npu.yaml lists tf32 among its precisions; its int8 tensors were priced at
+  // tf32's 4 bytes (the first precision of the rate map). A GEMV M = 1, N = 3072, K = 768, int8.
+  Diagnostics diags;
+  const auto loaded = arch::load_arch(std::filesystem::path("configs/arch/rk3588_npu.yaml"), diags);
+  ASSERT_TRUE(loaded) << diags.format_all();
+  const arch::HardwareModel hw(loaded->spec);
+  const workload::Op gemv = workload::make_gemm("gemv", 1, 3072, 768);
+  const results::OpResult r = run_op(gemv, hw);
+  // 3 cores, one 32 x 32 array each: N (the larger of M and N) is cut into 3 slices of 1024.
+  // Weight stationary: Sr = K' = 768 (24 row folds), Sc = N' = 1024 (32 col folds), T = 1.
+  // Filter: each fold's 32 x 32 int8 tile is 1024 B; a slice's 768 x 1024 = 786432 B do not fit
+  // the working half of the filter's share of the buffer (384 KiB / 2 roles / 2 = 98304 B), so
+  // every fold fetches its tile once: 768 folds x 1024 B = 786432 B per array, 3 arrays:
+  // 2359296 B = 768 x 3072 x 1 B, exactly the weights (before: 4 x that, 9437184 B).
+  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{768ULL * 3072});
+  // The input vector, 768 B, fits whole: each array reads it once, 3 x 768.
+  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{3ULL * 768});
+  // No level holds outputs: each of the 24 row folds writes its 32 x 1 tile, 23 as 32-bit
+  // partial sums (128 B) and the last as int8 outputs (32 B): 23 x 128 + 32 = 2976 B per column
+  // fold, x 32 column folds x 3 arrays = 285696 B.
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{(23ULL * 128 + 32) * 32 * 3});
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("no memory level holding outputs"), std::string::npos) << r.notes[0];
+  // The stall-free cycles are the cycle model's, unchanged: 24 x 32 folds x (1 + 64 + 32 - 2).
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{24ULL * 32 * 95});
+}
+
+TEST(SystolicTraffic, OutputsAtTheOpsOwnTypeAndPartialSumsAt32Bits) {
+  // GEMM M = 64, N = 16, K = 48, int8 inputs, on the 16 x 8 WS array: Sr = K = 48 (3 row folds),
+  // Sc = N = 16 (2 col folds), T = M = 64. The spad (16 KiB for inputs and weights: 8 KiB each,
+  // 4 KiB working) holds A (64 x 48 = 3072 B) and B (48 x 16 = 768 B) whole: each read once.
+  // A column fold's outputs are 8 x 64 = 512, as 32-bit partial sums 2048 B.
+  workload::Op gemm = workload::make_gemm("g", 64, 16, 48);
+  const std::string spad = "  - {name: spad, capacity: 16 KiB, holds: [inputs, weights]}\n";
+  // An accumulator of 8 KiB (4 KiB working, double-buffered) holds the 2048 B: partial sums add
+  // up on chip and only the finished outputs go to DRAM, once: 64 x 16 x 1 B = 1024 B (before:
+  // every row fold's tile, 3 x 1024 B).
+  const auto with_acc = ws_array(spad + "  - {name: acc, capacity: 8 KiB, holds: [outputs]}\n");
+  const results::OpResult acc = run_op(gemm, with_acc);
+  EXPECT_EQ(traffic(acc, "ifmap", "dram"), Bytes{3072});
+  EXPECT_EQ(traffic(acc, "filter", "dram"), Bytes{768});
+  EXPECT_EQ(traffic(acc, "ofmap", "dram"), Bytes{1024});
+  EXPECT_TRUE(acc.notes.empty());
+  // SRAM: the array writes 2 row folds of partial sums (2 x 512 x 4 B) and the finished outputs
+  // (512 x 1 B) per column fold: 2 x (4096 + 512) = 9216 B.
+  EXPECT_EQ(traffic(acc, "ofmap", "sram"), Bytes{9216});
+  // The op writes int32 (int8 products, int32 accumulation, no requantization): 4 B outputs.
+  gemm.space.accesses[2].dtype = DataType::Int32;
+  EXPECT_EQ(traffic(run_op(gemm, with_acc), "ofmap", "dram"), Bytes{64ULL * 16 * 4});
+  gemm.space.accesses[2].dtype = DataType::Int8;
+  // int4 weights are half a byte each: 48 x 16 / 2 = 384 B.
+  gemm.space.accesses[1].dtype = DataType::Int4;
+  EXPECT_EQ(traffic(run_op(gemm, with_acc), "filter", "dram"), Bytes{384});
+  gemm.space.accesses[1].dtype = DataType::Int8;
+  // An accumulator of 2 KiB (1 KiB working) cannot hold 2048 B of partial sums: every row fold
+  // writes its tile, 2 x 2048 + 512 = 4608 B per column fold, 9216 B; the note says why.
+  const results::OpResult small =
+      run_op(gemm, ws_array(spad + "  - {name: acc, capacity: 2 KiB, holds: [outputs]}\n"));
+  EXPECT_EQ(traffic(small, "ofmap", "dram"), Bytes{9216});
+  ASSERT_EQ(small.notes.size(), 1u);
+  EXPECT_NE(small.notes[0].find("1024 B working part of 'acc'"), std::string::npos)
+      << small.notes[0];
+  // No level holding outputs: the same 9216 B, as partial sums went before (then at the word).
+  const results::OpResult none = run_op(gemm, ws_array(spad));
+  EXPECT_EQ(traffic(none, "ofmap", "dram"), Bytes{9216});
+  ASSERT_EQ(none.notes.size(), 1u);
+  EXPECT_NE(none.notes[0].find("no memory level holding outputs"), std::string::npos);
+  // The cycles do not depend on the traffic: 6 folds x (64 + 32 + 8 - 2 = 102) = 612.
+  EXPECT_EQ(acc.cost.compute_cycles, Cycles{612});
+  EXPECT_EQ(none.cost.compute_cycles, Cycles{612});
+}
+
+// ---- 2. Feature maps, not unrolled matrices ----
+
+// A 3 x 3 conv, pad 1, stride 1: input 1 x 4 x 8 x 8 int8 (256 B), 8 filters (288 B), output
+// 1 x 8 x 8 x 8. GEMM view: M' = 64 pixels, N' = 8 filters, K' = 4 x 3 x 3 = 36 (c, r, s in
+// that order, s fastest). Its im2col-unrolled ifmap is 64 x 36 = 2304 B, 9 x the feature map.
+workload::Op conv3x3() {
+  return workload::make_conv2d("conv", {.in_h = 8, .in_w = 8, .in_channels = 4, .filter_h = 3,
+                                        .filter_w = 3, .out_channels = 8, .pad_h = 1, .pad_w = 1},
+                               8, 8);
+}
+
+TEST(SystolicTraffic, WeightStationaryConvFetchesTheFeatureMapNotItsUnrolling) {
+  // WS on 16 x 8: Sr = K' = 36 -> row folds of K' [0, 16), [16, 32), [32, 36); Sc = N' = 8, one
+  // column fold; T = M' = 64. A row fold's ifmap tile is its K' range over all 64 pixels:
+  //   [0, 16)  = channel 0 (9 taps) and channel 1 taps 0-6: channels 0-1, every tap row and
+  //              column, so input rows p + r - 1 over p 0-7, r 0-2 clip to 0-7: 2 x 8 x 8 = 128 B
+  //   [16, 32) = channel 1 taps 7-8, channel 2, channel 3 taps 0-4: channels 1-3, 3 x 64 = 192 B
+  //   [32, 36) = channel 3 taps 5-8 (r 1-2, s 0-2): rows p + r - 1 over r 1-2 clip to 0-7: 64 B
+  // (each fewer than its unrolled 16 x 64, 16 x 64, 4 x 64 words).
+  const workload::Op conv = conv3x3();
+  const std::string acc = "  - {name: acc, capacity: 4 KiB, holds: [outputs]}\n";
+  // A 1 KiB spad: 512 B per operand, 256 B working. The whole feature map (256 B) fits: each
+  // element is fetched once, by the first fold that needs it: 128 B (channels 0-1), then the
+  // prefix K' [0, 32) reaches channels 0-3 (256 B): 128 B more, then nothing. 256 B in all.
+  const auto fits =
+      ws_array("  - {name: spad, capacity: 1 KiB, holds: [inputs, weights]}\n" + acc);
+  const results::OpResult once = run_op(conv, fits);
+  EXPECT_EQ(traffic(once, "ifmap", "dram"), Bytes{256});
+  const SystolicTraffic folds = systolic_traffic(mapper::map_onto_array(conv, fits), fits);
+  ASSERT_EQ(folds.folds.size(), 3u);
+  EXPECT_EQ(folds.folds[0].ifmap, 128u);
+  EXPECT_EQ(folds.folds[1].ifmap, 128u);
+  EXPECT_EQ(folds.folds[2].ifmap, 0u);
+  // The filter (8 x 4 x 3 x 3 = 288 B) does not fit the 256 B whole; its tiles (16 x 8, 16 x 8
+  // and 4 x 8 filter elements, each a contiguous run of the filter) are each fetched once:
+  // 128 + 128 + 32 = 288 B, the filter's bytes.
+  EXPECT_EQ(traffic(once, "filter", "dram"), Bytes{288});
+  // A 512 B spad: 128 B working, less than the feature map: every row fold fetches its tile's
+  // window, 128 + 192 + 64 = 384 B (channels 1 and 3 twice), against 2304 B unrolled.
+  const results::OpResult tiles =
+      run_op(conv, ws_array("  - {name: spad, capacity: 512 B, holds: [inputs, weights]}\n" + acc));
+  EXPECT_EQ(traffic(tiles, "ifmap", "dram"), Bytes{384});
+  EXPECT_EQ(traffic(tiles, "filter", "dram"), Bytes{288});
+  // The array is still fed the unrolled stream from the spad: 36 x 64 = 2304 B of SRAM reads.
+  EXPECT_EQ(traffic(tiles, "ifmap", "sram"), Bytes{2304});
+  // Outputs: 3 row folds of 8 x 64 partial sums (2048 B at 32 bits) fit the accumulator's 2 KiB
+  // working half: the 64 x 8 int8 outputs go to DRAM once, 512 B.
+  EXPECT_EQ(traffic(tiles, "ofmap", "dram"), Bytes{512});
+  // 3 folds x (64 + 2 x 16 + 8 - 2 = 102) = 306 cycles, as before.
+  EXPECT_EQ(tiles.cost.compute_cycles, Cycles{306});
+}
+
+TEST(SystolicTraffic, OutputStationaryConvFetchesEachPixelTileWithItsHalo) {
+  // OS on 16 x 8: Sr = M' = 64 pixels -> 4 row folds of 16 pixels = 2 output rows each; Sc = N'
+  // = 8, one column fold; T = K' = 36. A row fold's tile reads all 4 channels over the input
+  // rows p + r - 1 of its output rows p, r 0-2 (a halo of one row on each side, clipped at the
+  // edges), and all 8 columns:
+  //   p 0-1: rows 0-2 (3), p 2-3: rows 1-4 (4), p 4-5: rows 3-6 (4), p 6-7: rows 5-7 (3).
+  const workload::Op conv = conv3x3();
+  const std::string acc = "  - {name: acc, capacity: 4 KiB, holds: [outputs]}\n";
+  // 512 B spad (128 B working, less than the 256 B map): every row fold fetches its window,
+  // halo included: 4 channels x 8 columns x (3 + 4 + 4 + 3) rows = 448 B.
+  const results::OpResult halos = run_op(
+      conv, ws_array("  - {name: spad, capacity: 512 B, holds: [inputs, weights]}\n" + acc,
+                     "output_stationary"));
+  EXPECT_EQ(traffic(halos, "ifmap", "dram"), Bytes{448});
+  // 1 KiB spad (256 B working): the map fits, each row is fetched once, the first time a halo
+  // reaches it: rows 0-2, then 3-4, then 5-6, then 7: 4 x 8 x (3 + 2 + 2 + 1) = 256 B.
+  const auto fits = ws_array("  - {name: spad, capacity: 1 KiB, holds: [inputs, weights]}\n" + acc,
+                             "output_stationary");
+  EXPECT_EQ(traffic(run_op(conv, fits), "ifmap", "dram"), Bytes{256});
+  const SystolicTraffic folds = systolic_traffic(mapper::map_onto_array(conv, fits), fits);
+  ASSERT_EQ(folds.folds.size(), 4u);
+  EXPECT_EQ(folds.folds[0].ifmap, 96u);
+  EXPECT_EQ(folds.folds[1].ifmap, 64u);
+  EXPECT_EQ(folds.folds[2].ifmap, 64u);
+  EXPECT_EQ(folds.folds[3].ifmap, 32u);
+  // Output stationary finishes its outputs in the PEs: each fold writes its 16 x 8 int8 outputs
+  // once, 512 B in all, and no partial sums move.
+  EXPECT_EQ(traffic(halos, "ofmap", "dram"), Bytes{512});
+  EXPECT_EQ(folds.partial_sums, PartialSums::None);
+  EXPECT_TRUE(halos.notes.empty());
+}
+
+TEST(SystolicTraffic, SchemaOneCountsWords) {
+  // Schema 1 keeps SCALE-Sim's word: every operand and partial sum is word_size bytes. The WS
+  // GEMM of OutputsAtTheOpsOwnTypeAndPartialSumsAt32Bits (M 64, N 16, K 48) on a 16 x 8 WS
+  // array with 2-byte words and 64 KiB SRAMs: A and B fit and are read once (3072 and 768
+  // words); the ofmap SRAM is the accumulator, its 32 KiB working half holds a column fold's
+  // 8 x 64 partial sums (1024 B), so the 1024 outputs go to DRAM once: 2048 B.
+  const auto hw = testing::make_array(
+      {.rows = 16, .cols = 8, .dataflow = arch::Dataflow::WeightStationary, .word_size = Bytes{2}});
+  const results::OpResult r = run_op(workload::make_gemm("g", 64, 16, 48), hw);
+  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{2 * 3072});
+  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{2 * 768});
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{2 * 1024});
+  // SRAM counts are SCALE-Sim's words x 2: ofmap 3 row folds x 1024 words.
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{2 * 3 * 1024});
+}
+
+}  // namespace
+}  // namespace coda::sim::analytical
