@@ -200,6 +200,58 @@ TEST(Presets, JetsonAgxOrinDla) {
   EXPECT_GT(hw->peak_ops_per_second(DataType::Fp16), 0.0);  // supported; its rate is an estimate
   EXPECT_EQ(hw->arrays(), 2u);
   expect_near_published(dram(*hw), 204.8e9, 0.001, "LPDDR5 (shared)");
+  // The SDP: NVDLA's spec files size it at MACs / 128 element results per cycle (nv_full: 2048
+  // MACs, 16), applied to 8192 MACs: 64 per DLA x 2 DLAs x 1.6 GHz = 204.8e9 (an estimate).
+  EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Int8), 64.0 * 2 * 1.6e9);
+  EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Fp16), 64.0 * 2 * 1.6e9);
+  // TensorRT docs: "On Orin, each DLA core has 1 MiB of dedicated SRAM", behind the CBUF.
+  const auto& memory = hw->spec().memory;
+  ASSERT_EQ(memory.size(), 2u);
+  EXPECT_EQ(memory[1].name, "sram");
+  EXPECT_EQ(memory[1].capacity.value, 1024u * 1024);
+  // Neither level is stated to hold a layer's outputs: no accumulator level is invented.
+  EXPECT_EQ(hw->operand_level(Operand::Ofmap), nullptr);
+}
+
+// The nvpmodel modes (nvpmodel_p3701_0000.conf): 2 DLAs x 8192 INT8 MAC x 2 x the DLA core cap.
+TEST(Presets, JetsonAgxOrinDlaPowerModes) {
+  struct Mode {
+    std::string_view file;
+    double clock_hz;
+    double dram_bytes_per_second;
+    double readme_sparse_tops;  // NVIDIA Deep-Learning-Accelerator-SW README, "2x DLA" row
+  };
+  const Mode modes[] = {
+      {"jetson_agx_orin_dla_50w.yaml", 1369.6e6, 204.8e9, 92e12},
+      {"jetson_agx_orin_dla_30w.yaml", 1369.6e6, 204.8e9, 90e12},
+      {"jetson_agx_orin_dla_15w.yaml", 614.4e6, 204.8e9 * 2133.0 / 3200.0, 40e12},  // EMC 2133 MHz
+  };
+  for (const Mode& mode : modes) {
+    SCOPED_TRACE(mode.file);
+    const auto hw = model_of(mode.file);
+    ASSERT_TRUE(hw);
+    EXPECT_EQ(hw->cores(), 2u);
+    EXPECT_DOUBLE_EQ(hw->clock().value, mode.clock_hz);
+    const double int8 = hw->peak_ops_per_second(DataType::Int8);
+    EXPECT_NEAR(int8, 2.0 * 8192 * 2 * mode.clock_hz, 1e3);  // 44.9e12 at 50/30 W, 20.1e12 at 15 W
+    // The README's dense figure (sparse / 2) within 2.5%: 46 vs 44.9, 45 vs 44.9, 20 vs 20.1.
+    expect_near_published(int8, mode.readme_sparse_tops / 2.0, 0.025, "int8 vs README");
+    expect_near_published(dram(*hw), mode.dram_bytes_per_second, 0.001, "LPDDR5");
+    EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Int8), 64.0 * 2 * mode.clock_hz);
+    EXPECT_FALSE(hw->spec().power.budget);  // the module's budget is shared with the GPU: none stated
+  }
+}
+
+TEST(Presets, JetsonAgxOrinGpuMaxq) {
+  const auto hw = model_of("jetson_agx_orin_gpu_maxq.yaml");
+  ASSERT_TRUE(hw);
+  // MLPerf Inference v2.1, NVIDIA's Orin_MaxQ config: GPU cap 930.75 MHz, EMC cap 3199 MHz, all
+  // 16 SMs: 16 x 2048 x 2 x 930.75e6 = 61.0e12 dense INT8.
+  EXPECT_EQ(hw->cores(), 16u);
+  EXPECT_DOUBLE_EQ(hw->clock().value, 930.75e6);
+  EXPECT_NEAR(hw->peak_ops_per_second(DataType::Int8), 16.0 * 2048 * 2 * 930.75e6, 1e3);
+  // 256-bit LPDDR5 at 2 x 3199 MT/s: 32 B x 6.398e9 = 204.7 GB/s.
+  expect_near_published(dram(*hw), 32.0 * 2 * 3199e6, 0.001, "LPDDR5 at EMC 3199 MHz");
 }
 
 TEST(Presets, Rk3588Npu) {
@@ -222,6 +274,22 @@ TEST(Presets, Rk3588Npu) {
   // No level holds outputs: the preset has no accumulator level.
   EXPECT_EQ(hw->operand_level(Operand::Ofmap), nullptr);
   EXPECT_EQ(hw->sram_bytes(Operand::Ofmap), 0u);
+  // The DPU, sized by NVDLA's rule (SDP = MACs / 128; an estimate): 1024 / 128 = 8 element results
+  // per cycle per core, x 3 cores x 1 GHz.
+  EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Int8), 8.0 * 3 * 1e9);
+}
+
+TEST(Presets, Rk3588NpuOneCore) {
+  const auto hw = model_of("rk3588_npu_1core.yaml");
+  ASSERT_TRUE(hw);
+  // One of the TRM's three cores: 1024 int8 MAC x 2 x 1 GHz = 2.048e12; 512 fp16 -> 1.024e12.
+  EXPECT_DOUBLE_EQ(hw->peak_ops_per_second(DataType::Int8), 1024.0 * 2 * 1e9);
+  EXPECT_DOUBLE_EQ(hw->peak_ops_per_second(DataType::Fp16), 512.0 * 2 * 1e9);
+  EXPECT_EQ(hw->arrays(), 1u);
+  EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Int8), 8.0 * 1e9);
+  // The core keeps its 384 KiB buffer, and the chip's whole LPDDR4X (8 B x 4266 MT/s) is its own.
+  EXPECT_EQ(hw->sram_bytes(Operand::Ifmap), 384u * 1024 / 2);
+  expect_near_published(dram(*hw), 8.0 * 4266e6, 0.001, "LPDDR4X-4266, 64 bits");
 }
 
 TEST(Presets, CoralEdgeTpu) {
@@ -232,6 +300,21 @@ TEST(Presets, CoralEdgeTpu) {
   EXPECT_EQ(hw->peak_ops_per_second(DataType::Fp16), 0.0);  // int8 only
   ASSERT_TRUE(hw->spec().power.budget);
   EXPECT_DOUBLE_EQ(hw->spec().power.budget->value, 2.0);  // 0.5 W per TOPS x 4 TOPS
+  // Post-processing at the array's output rate (an estimate): 64 int8 results x 480 MHz.
+  EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Int8), 64.0 * 480e6);
+  EXPECT_EQ(hw->peak_vector_ops_per_second(DataType::Fp32), 0.0);  // int8 only
+  expect_near_published(dram(*hw), 500e6, 1e-9, "PCIe Gen2 x1 after 8b/10b");
+}
+
+TEST(Presets, CoralEdgeTpuUsb) {
+  const auto hw = model_of("coral_edge_tpu_usb.yaml");
+  ASSERT_TRUE(hw);
+  // The same Edge TPU: 64 x 64 x 2 x 480 MHz = 3.93e12, the datasheet's 4 TOPS within 2%.
+  expect_near_published(hw->peak_ops_per_second(DataType::Int8), 4e12, 0.02, "int8");
+  // USB 3.0: 5 Gb/s with 8b/10b = 500 MB/s, 400 MB/s after flow control, framing and protocol.
+  expect_near_published(dram(*hw), 400e6, 1e-9, "USB 3.0 payload");
+  ASSERT_TRUE(hw->spec().power.budget);
+  EXPECT_DOUBLE_EQ(hw->spec().power.budget->value, 2.0);  // inherited
 }
 
 // ---- academic ----
@@ -274,7 +357,7 @@ TEST(Presets, EveryArchPresetLoadsWithoutDiagnostics) {
     }
     ++count;
   }
-  EXPECT_GE(count, 20u);  // 5 schema-1 presets and 15 schema-2 presets
+  EXPECT_GE(count, 26u);  // 5 schema-1 presets and 21 schema-2 presets
 }
 
 }  // namespace
