@@ -10,6 +10,10 @@
 #   bench/accuracy.sh --fit    # also refit each family of archs on the calibration split and
 #                              # report both splits with the refitted knobs (calibration_*.yaml)
 #
+# Then the same for the edge corpus (validation/published/edge/corpus_edge.yaml: vendor model-zoo
+# and MLPerf whole-network latencies on edge NPUs and the Jetson Orin GPU; its own split,
+# edge/SPLIT.md), per device (by arch), into results/accuracy/edge/.
+#
 # A benchmark, not a test: it asserts nothing. validation/tests/corpus_accuracy_test.cpp holds
 # a loose regression bound.
 set -euo pipefail
@@ -18,4 +22,9 @@ build="${BUILD_DIR:-build}"
 out="${OUT:-results/accuracy}"
 cmake --build "$build" --target coda >/dev/null
 mkdir -p "$out"
+echo "== GPU kernels and LLMs (validation/published/corpus.yaml)"
 "$build/coda" validate --corpus validation/published/corpus.yaml --out "$out" "$@"
+echo
+echo "== edge devices (validation/published/edge/corpus_edge.yaml)"
+mkdir -p "$out/edge"
+"$build/coda" validate --corpus validation/published/edge/corpus_edge.yaml --out "$out/edge" "$@"

@@ -799,13 +799,15 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
     }
   std::string fused;
   if (fusion != mapper::FusionMode::None)
-    fused = run.fusion.empty() ? fmt::format("; fusion {} planned no group, so unfused",
-                                             mapper::to_string(fusion))
-           : run.fusion.size() == 1
-               ? fmt::format("; fusion {}: {} group", mapper::to_string(fusion),
-                             run.fusion.front().kind)
-               : fmt::format("; fusion {}: {} groups", mapper::to_string(fusion),
-                             run.fusion.size());
+    // The plan is the schedule's: the engine's run does not carry it (sim/driver.cpp copies it
+    // into run.json's record).
+    fused = schedule.fusion.groups.empty()
+                ? fmt::format("; fusion {} planned no group, so unfused", mapper::to_string(fusion))
+            : schedule.fusion.groups.size() == 1
+                ? fmt::format("; fusion {}: {} group", mapper::to_string(fusion),
+                              mapper::to_string(schedule.fusion.groups.front().kind))
+                : fmt::format("; fusion {}: {} groups", mapper::to_string(fusion),
+                              schedule.fusion.groups.size());
   p.model = fmt::format("coda schedule + analytical engine: {}{}", what, fused);
   return p;
 }

@@ -111,7 +111,8 @@ std::optional<VectorFunction> vector_function(Function f) {
     case Function::Tanh: return VectorFunction::Tanh;
     case Function::Exp: return VectorFunction::Exp;
     case Function::Softmax: return VectorFunction::Softmax;
-    case Function::LayerNorm: case Function::BatchNorm: return VectorFunction::LayerNorm;
+    case Function::LayerNorm: return VectorFunction::LayerNorm;
+    case Function::BatchNorm: return VectorFunction::ScaleShift;  // inference (builders.h)
     case Function::RmsNorm: return VectorFunction::RmsNorm;
     case Function::Quantize: return VectorFunction::Quantize;
     case Function::Dequantize: return VectorFunction::Dequantize;

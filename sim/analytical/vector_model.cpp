@@ -29,6 +29,7 @@ std::string_view to_string(VectorFunction function) {
     case VectorFunction::Softmax: return "softmax";
     case VectorFunction::LayerNorm: return "layer_norm";
     case VectorFunction::RmsNorm: return "rms_norm";
+    case VectorFunction::ScaleShift: return "scale_shift";
     case VectorFunction::Quantize: return "quantize";
     case VectorFunction::Dequantize: return "dequantize";
   }
@@ -96,6 +97,11 @@ VectorOpCounts vector_function_counts(VectorFunction function) {
       // Statistics pass: sum += x, x*x, sumsq += x*x = 3 (mean and variance per row, then one
       // rsqrt per row). Normalize pass: (x - mean), * rstd, * gamma, + beta = 4. 7 ops, 2 passes.
       return {.ops_per_element = 7, .special_ops_per_element = 0, .passes = 2};
+    case VectorFunction::ScaleShift:
+      // Inference batch norm: the running mean and variance are folded into a per-channel scale
+      // and shift when the model is loaded, so y = x * scale[c] + shift[c]: one FMA per element
+      // (an FMA is one op), one pass, the per-channel vectors negligible next to x.
+      return {.ops_per_element = 1, .special_ops_per_element = 0};
     case VectorFunction::RmsNorm:
       // Statistics pass: x*x, sumsq += = 2. Normalize pass: * rstd, * gamma = 2. 4 ops, 2 passes.
       return {.ops_per_element = 4, .special_ops_per_element = 0, .passes = 2};

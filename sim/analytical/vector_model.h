@@ -73,6 +73,7 @@ enum class VectorFunction : std::uint8_t {
   Softmax,     // over the last dim
   LayerNorm,
   RmsNorm,
+  ScaleShift,  // inference batch norm: x * scale[c] + shift[c], the statistics precomputed
   Quantize,    // float -> int with scale and zero point
   Dequantize,  // int -> float
 };

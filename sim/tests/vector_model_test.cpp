@@ -50,6 +50,9 @@ TEST(VectorModel, FunctionCountsAreTheStatedOnes) {
   EXPECT_EQ(counts(VectorFunction::LayerNorm).ops_per_element, 7.0);
   EXPECT_EQ(counts(VectorFunction::LayerNorm).passes, 2u);
   // RMS norm: square, sum | *rstd, *gamma.
+  // Inference batch norm, y = x * scale[c] + shift[c]: one FMA, one pass over x.
+  EXPECT_EQ(counts(VectorFunction::ScaleShift).ops_per_element, 1.0);
+  EXPECT_EQ(counts(VectorFunction::ScaleShift).passes, 1u);
   EXPECT_EQ(counts(VectorFunction::RmsNorm).ops_per_element, 4.0);
   EXPECT_EQ(counts(VectorFunction::RmsNorm).passes, 2u);
   EXPECT_EQ(counts(VectorFunction::Quantize).ops_per_element, 5.0);  // scale, round, +zp, clamp x2
