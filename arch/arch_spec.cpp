@@ -354,6 +354,7 @@ void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags
                     "leave the key out for a quarter of the fp32 rate");
       else if (!node.has("special_ops_per_cycle") && unit.rates.contains(DataType::Fp32))
         unit.special_ops_per_cycle = unit.rates.at(DataType::Fp32) / 4.0;
+      node.optional("pipelined_epilogue", unit.pipelined_epilogue, diags);
       break;
   }
   node.reject_unknown_keys(diags);

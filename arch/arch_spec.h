@@ -94,6 +94,10 @@ struct ComputeUnitSpec {
   std::optional<SystolicArraySpec> array;       // kind == Systolic
   std::optional<TensorCoreSpec> tensor_core;    // kind == TensorCore
   double special_ops_per_cycle = 0;             // Vector: exp, rsqrt, ... per cycle (SFU)
+  // Vector: takes the matrix unit's outputs as they stream out (NVDLA's fused mode: the
+  // accumulator feeds the SDP through FIFOs), so a fused epilogue runs under the contraction
+  // instead of after it (YAML `pipelined_epilogue`, default false).
+  bool pipelined_epilogue = false;
   friend bool operator==(const ComputeUnitSpec&, const ComputeUnitSpec&) = default;
 };
 

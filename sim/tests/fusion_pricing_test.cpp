@@ -2,6 +2,10 @@
 // intermediates leave the DRAM traffic, attention runs as FlashAttention or as its decomposed
 // parts. Every expected value is derived in a comment.
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -178,6 +182,44 @@ TEST(FusionPricing, DepthFirstLayersKeepTheirIntermediateOnChip) {
   EXPECT_EQ(none.ops[0].cost.dram_writes, Bytes{8192});
   EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{0});
   EXPECT_EQ(dram(none.total) - dram(fused.total), 2u * 8192);
+}
+
+TEST(FusionPricing, PipelinedEpilogueRunsUnderItsContraction) {
+  // kEdgeNpu, and the same with its vector unit fed by the array's outputs as they stream out.
+  std::string text(kEdgeNpu);
+  const std::string simd = "ops_per_cycle: {int8: 64, fp32: 16}";
+  text.replace(text.find(simd), simd.size(), simd + ", pipelined_epilogue: true");
+  const auto serial_hw = parse_arch(kEdgeNpu);
+  const auto piped_hw = parse_arch(text);
+  // fc: C[64][32] = A[64][16] x B[16][32], then + bias[32], then relu; int8, one epilogue group.
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_gemm("fc", 64, 32, 16, DataType::Int8));
+  g.add(workload::make_elementwise("fc.bias", Function::Add, {64, 32}, DataType::Int8,
+                                   {{TensorRole::Weight, {1}}}),
+        {TensorId{2}});
+  g.add(workload::make_elementwise("fc.relu", Function::Relu, {64, 32}, DataType::Int8),
+        {TensorId{4}});
+  const results::RunResult serial = run(g, serial_hw, FusionMode::Epilogue);
+  const results::RunResult piped = run(g, piped_hw, FusionMode::Epilogue);
+  ASSERT_EQ(serial.ops.size(), 3u);
+  ASSERT_EQ(piped.ops.size(), 3u);
+  // The contraction is priced as before.
+  const std::uint64_t c = serial.ops[0].cost.cycles.value;
+  EXPECT_EQ(piped.ops[0].cost.cycles.value, c);
+  // Serial: bias = 2048 elements x 1 op / 64 per cycle = 32 cycles (its only DRAM bytes, the
+  // 32 B bias vector, take 4 cycles at 8 B/cycle); relu computes for 32 cycles but writes
+  // 2048 B at 8 GB/s = 8 B/cycle: 256 cycles.
+  EXPECT_EQ(serial.ops[1].cost.cycles.value, 32u);
+  EXPECT_EQ(serial.ops[2].cost.cycles.value, 256u);
+  // The GEMM takes longer than the bias (2 column folds of at least 64 streamed rows each), so
+  // the bias hides completely and relu hides under what is left: c - 32 cycles.
+  ASSERT_GT(c, 32u);
+  EXPECT_EQ(piped.ops[1].cost.cycles.value, 0u);
+  EXPECT_EQ(piped.ops[2].cost.cycles.value, 256 - std::min<std::uint64_t>(256, c - 32));
+  // The group takes max(contraction, the followers' sum) = max(c, 288); bytes do not change.
+  EXPECT_EQ(piped.total.cycles.value, std::max<std::uint64_t>(c, 288));
+  EXPECT_EQ(serial.total.cycles.value, c + 288);
+  EXPECT_EQ(dram(piped.total), dram(serial.total));
 }
 
 }  // namespace
