@@ -394,7 +394,39 @@ void read_level(const YamlReader& node, MemoryLevelSpec& level, Diagnostics& dia
   read_count(node, "ports", level.ports, diags, "2");
   if (node.has("holds")) read_holds(node.at("holds"), level.holds, diags);
   node.optional("double_buffered", level.double_buffered, diags);
+  node.optional("caches_weights", level.caches_weights, diags);
   node.reject_unknown_keys(diags);
+}
+
+// A level that caches weights must hold them, and the matrix unit must be a systolic array: the
+// weight cache is planned against the arrays' buffers (mapper/residency.h); a GPU's is not
+// modelled.
+void check_weight_caches(const ArchSpec& spec, const std::vector<YamlReader>& nodes,
+                         Diagnostics& diags) {
+  const ComputeUnitSpec* matrix = nullptr;
+  for (const ComputeUnitSpec& unit : spec.compute)
+    if (unit.kind == UnitKind::Systolic || unit.kind == UnitKind::TensorCore) {
+      matrix = &unit;
+      break;
+    }
+  for (std::size_t i = 0; i < spec.memory.size() && i < nodes.size(); ++i) {
+    const MemoryLevelSpec& level = spec.memory[i];
+    if (!level.caches_weights) continue;
+    const YamlReader at = nodes[i].at("caches_weights");
+    if ((level.holds & bits(Holds::Weights)) == 0)
+      diags.error(at.location(), at.path(),
+                  fmt::format("'{}' holds {} but not weights, so it cannot cache them", level.name,
+                              holds_to_string(level.holds)),
+                  "add weights to its holds, or leave caches_weights out");
+    else if (matrix == nullptr || matrix->kind != UnitKind::Systolic)
+      diags.error(at.location(), at.path(),
+                  matrix == nullptr
+                      ? std::string("this arch has no matrix unit whose weights could be cached")
+                      : fmt::format("the matrix unit '{}' is tensor cores; coda plans cached "
+                                    "weights against a systolic array's buffers only",
+                                    matrix->name),
+                  "leave caches_weights out");
+  }
 }
 
 void read_dram(const YamlReader& node, DramSpec& dram, Diagnostics& diags) {
@@ -825,6 +857,7 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
       const auto nodes = memory.items();
       for (const YamlReader& node : nodes) read_level(node, spec.memory.emplace_back(), diags);
       check_unique_names(spec.memory, nodes, "memory level", diags);
+      check_weight_caches(spec, nodes, diags);
     }
   }
 

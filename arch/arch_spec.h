@@ -123,6 +123,10 @@ struct MemoryLevelSpec {
   // Half of the level holds the tile being computed on while the other half is filled or
   // drained, so loads overlap compute.
   bool double_buffered = true;
+  // Steady-state repeated inference: the weights that fit in this level stay there across runs
+  // and cost no DRAM traffic (the Edge TPU's "parameter data caching"); the rest stream every run.
+  // mapper/residency.h assigns them; docs/arch.md and docs/fusion.md ("Residency") state the rule.
+  bool caches_weights = false;
   friend bool operator==(const MemoryLevelSpec&, const MemoryLevelSpec&) = default;
 };
 

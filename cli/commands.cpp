@@ -55,7 +55,7 @@ std::string fusion_lines(const results::RunResult& run) {
     text = fmt::format("fusion {}: no ops fused (no group met the rules of docs/fusion.md)\n",
                        run.fusion_mode);
   for (const std::string_view kind :
-       {"epilogue", "conv_bn_relu", "elementwise_chain", "attention", "depth_first"}) {
+       {"epilogue", "conv_bn_relu", "elementwise_chain", "attention"}) {
     std::size_t groups = 0, ops = 0;
     Bytes saved;
     for (const results::FusedGroup& group : run.fusion) {
@@ -75,6 +75,40 @@ std::string fusion_lines(const results::RunResult& run) {
                         run.fusion_mode, run.fusion_rejected.size(),
                         run.fusion_rejected.size() == 1 ? "" : "s",
                         run.fusion_rejected.front().reason);
+  return text;
+}
+
+// What stayed on chip across ops: kept activations and cached weights.
+std::string residency_lines(const results::Residency& r) {
+  std::string text;
+  if (r.activations) {
+    Bytes kept, saved;
+    for (const results::ResidentTensor& t : r.kept) {
+      kept += t.bytes;
+      saved += t.dram_bytes_saved;
+    }
+    text += fmt::format("residency: {} activation{} kept on chip between ops ({} over their "
+                        "lifetimes, in an on-chip pool of {}), {} less DRAM traffic (planned); {} "
+                        "went through DRAM{}\n",
+                        r.kept.size(), r.kept.size() == 1 ? "" : "s", to_string(kept),
+                        to_string(r.on_chip), to_string(saved), r.rejected.size(),
+                        r.rejected.empty()
+                            ? std::string()
+                            : fmt::format(" (reasons in run.json), e.g. {}", r.rejected.front().reason));
+  }
+  if (r.weights) {
+    const results::CachedWeights& w = *r.weights;
+    text += fmt::format("weight cache: {} of weights ({} tensors) cached on chip across runs, {} "
+                        "({} tensors) streamed from DRAM every run{}\n",
+                        to_string(w.cached), w.tensors_cached, to_string(w.streamed),
+                        w.tensors_streamed,
+                        w.first_streamed.empty()
+                            ? std::string()
+                            : fmt::format(", from '{}' on (a budget of {}: {} of caching "
+                                          "levels, {} kept for the ops' own buffers)",
+                                          w.first_streamed, to_string(w.budget),
+                                          to_string(w.capacity), to_string(w.reserve)));
+  }
   return text;
 }
 
@@ -183,6 +217,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                            : std::string());
     if (run->stalls) out << stall_lines(*run);
     if (run->fusion_mode != "none") out << fusion_lines(*run);
+    if (run->residency) out << residency_lines(*run->residency);
     if (run->mapper != "fixed") out << mapper_line(*run);
     out << memory_line(run->memory);
     if (!run->skipped.empty())
@@ -263,8 +298,8 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "Which ops run fused, so the tensors between them stay on chip: none (every op "
                   "on its own), epilogue (a contraction with its elementwise followers, conv + "
                   "batch norm + relu, attention as FlashAttention) or all (also elementwise "
-                  "chains, and depth-first layer pairs on NPUs without tensor cores); "
-                  "docs/fusion.md")
+                  "chains, and on systolic NPUs every activation that fits stays on chip from "
+                  "its producer to its last reader); docs/fusion.md")
       ->check(CLI::IsMember({"none", "epilogue", "all"}))
       ->capture_default_str();
   run->add_option("--attention", run_args.attention,

@@ -174,6 +174,37 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
   for (const auto& r : run.fusion_rejected)
     rejected.push_back({{"kind", r.kind}, {"ops", r.ops}, {"reason", r.reason}});
   j["fusion"] = {{"mode", run.fusion_mode}, {"groups", groups}, {"rejected", rejected}};
+  if (run.residency) {
+    const Residency& r = *run.residency;
+    nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+    for (const ResidentTensor& t : r.kept)
+      kept.push_back({{"tensor", t.tensor},
+                      {"bytes", t.bytes.value},
+                      {"producer", t.producer},
+                      {"last_reader", t.last_reader},
+                      {"dram_bytes_saved", t.dram_bytes_saved.value}});
+    nlohmann::ordered_json not_kept = nlohmann::ordered_json::array();
+    for (const NonResidentTensor& t : r.rejected)
+      not_kept.push_back({{"tensor", t.tensor}, {"bytes", t.bytes.value}, {"reason", t.reason}});
+    nlohmann::ordered_json residency = {{"activations", r.activations},
+                                        {"on_chip_bytes", r.on_chip.value},
+                                        {"kept", kept},
+                                        {"rejected", not_kept}};
+    if (r.weights) {
+      const CachedWeights& w = *r.weights;
+      residency["weight_cache"] = {{"levels", w.levels},
+                                   {"capacity_bytes", w.capacity.value},
+                                   {"reserve_bytes", w.reserve.value},
+                                   {"budget_bytes", w.budget.value},
+                                   {"cached_bytes", w.cached.value},
+                                   {"streamed_bytes", w.streamed.value},
+                                   {"tensors_cached", w.tensors_cached},
+                                   {"tensors_streamed", w.tensors_streamed},
+                                   {"first_streamed", w.first_streamed},
+                                   {"dram_bytes_saved", w.dram_bytes_saved.value}};
+    }
+    j["residency"] = residency;
+  }
   j["mapper"] = run.mapper;
   if (!run.gemm_path.empty())
     j["kernels"] = {{"gemm_path", run.gemm_path}, {"attention", run.attention_impl}};
@@ -240,6 +271,35 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
       run.fusion_rejected.push_back({r.at("kind").get<std::string>(),
                                      r.at("ops").get<std::vector<std::string>>(),
                                      r.at("reason").get<std::string>()});
+  }
+  run.residency.reset();
+  if (const auto r = j.find("residency"); r != j.end()) {  // absent where none was planned
+    const auto bytes = [](const nlohmann::ordered_json& o, const char* key) {
+      return Bytes{o.at(key).get<std::uint64_t>()};
+    };
+    Residency residency;
+    residency.activations = r->at("activations").get<bool>();
+    residency.on_chip = bytes(*r, "on_chip_bytes");
+    for (const auto& t : r->at("kept"))
+      residency.kept.push_back({t.at("tensor").get<std::string>(), bytes(t, "bytes"),
+                                t.at("producer").get<std::string>(),
+                                t.at("last_reader").get<std::string>(),
+                                bytes(t, "dram_bytes_saved")});
+    for (const auto& t : r->at("rejected"))
+      residency.rejected.push_back({t.at("tensor").get<std::string>(), bytes(t, "bytes"),
+                                    t.at("reason").get<std::string>()});
+    if (const auto w = r->find("weight_cache"); w != r->end())
+      residency.weights = CachedWeights{w->at("levels").get<std::vector<std::string>>(),
+                                        bytes(*w, "capacity_bytes"),
+                                        bytes(*w, "reserve_bytes"),
+                                        bytes(*w, "budget_bytes"),
+                                        bytes(*w, "cached_bytes"),
+                                        bytes(*w, "streamed_bytes"),
+                                        w->at("tensors_cached").get<std::uint64_t>(),
+                                        w->at("tensors_streamed").get<std::uint64_t>(),
+                                        w->at("first_streamed").get<std::string>(),
+                                        bytes(*w, "dram_bytes_saved")};
+    run.residency = std::move(residency);
   }
   run.mapper = j.value("mapper", std::string("fixed"));  // absent in results written before it
   run.memory = {};

@@ -125,6 +125,49 @@ struct RejectedGroup {
   friend bool operator==(const RejectedGroup&, const RejectedGroup&) = default;
 };
 
+// An activation the residency plan kept on chip from its producer to its last reader
+// (mapper/residency.h, docs/fusion.md "Residency").
+struct ResidentTensor {
+  std::string tensor;
+  Bytes bytes;
+  std::string producer;
+  std::string last_reader;
+  Bytes dram_bytes_saved;  // planned: the producer's write and every reader's read
+  friend bool operator==(const ResidentTensor&, const ResidentTensor&) = default;
+};
+
+// An activation that goes through DRAM, and why.
+struct NonResidentTensor {
+  std::string tensor;
+  Bytes bytes;
+  std::string reason;
+  friend bool operator==(const NonResidentTensor&, const NonResidentTensor&) = default;
+};
+
+// The weights cached on chip across runs (an arch level with caches_weights).
+struct CachedWeights {
+  std::vector<std::string> levels;
+  Bytes capacity;   // the caching levels, chip-wide
+  Bytes reserve;    // left for the ops' own buffers
+  Bytes budget;     // min(capacity, on-chip pool - reserve): what weights may fill
+  Bytes cached;
+  Bytes streamed;   // weights that stream from DRAM every run
+  std::uint64_t tensors_cached = 0;
+  std::uint64_t tensors_streamed = 0;
+  std::string first_streamed;  // the first weight that did not fit; empty when all did
+  Bytes dram_bytes_saved;
+  friend bool operator==(const CachedWeights&, const CachedWeights&) = default;
+};
+
+struct Residency {
+  bool activations = false;  // whether activation residency was planned (--fusion all)
+  Bytes on_chip;             // the pool: on-chip bytes holding inputs or caching weights
+  std::vector<ResidentTensor> kept;
+  std::vector<NonResidentTensor> rejected;
+  std::optional<CachedWeights> weights;
+  friend bool operator==(const Residency&, const Residency&) = default;
+};
+
 // Where the run's tensors live in DRAM (mapper/memory_plan.h): the peak footprint, its parts,
 // and whether it fits the hardware's DRAM.
 struct MemoryFootprint {
@@ -158,6 +201,9 @@ struct RunResult {
   std::string attention_impl;
   std::vector<FusedGroup> fusion;    // the groups fused, in execution order
   std::vector<RejectedGroup> fusion_rejected;
+  // Tensors held on chip across ops; absent where no residency was planned (no systolic matrix
+  // unit, or neither --fusion all nor a level that caches weights).
+  std::optional<Residency> residency;
   // How contractions were mapped: "fixed" (the closed forms' rule) or "search: STRATEGY,
   // OBJECTIVE" (mapper/search.h).
   std::string mapper = "fixed";

@@ -61,10 +61,7 @@ class Planner {
     systolic_ = hw.matrix_unit() && hw.matrix_unit()->kind == arch::UnitKind::Systolic;
     for (const arch::MemoryLevelSpec& level : hw.spec().memory) {
       const std::uint64_t bytes = level.capacity.value * level.instances;
-      const std::uint64_t chip_bytes =
-          level.capacity.value * arch::instances_on_chip(level, hw.cores());
       if (level.scope == arch::Scope::Core) core_capacity_ += bytes;
-      if ((level.holds & arch::bits(arch::Holds::Inputs)) != 0) input_capacity_ += chip_bytes;
     }
     if (core_capacity_ == 0)
       for (const arch::MemoryLevelSpec& level : hw.spec().memory)
@@ -221,42 +218,10 @@ class Planner {
     return j;
   }
 
-  // A contraction with its epilogue and, in All mode on hardware without tensor cores, the next
-  // contraction depth-first. Returns the index after the ops it grouped.
+  // A contraction with its epilogue. Returns the index after the ops it grouped.
   std::size_t plan_contraction(std::size_t i, FusionPlan& plan) const {
     FusionGroup group{.kind = FusionKind::Epilogue, .ops = {i}};
-    std::size_t end = extend(group, plan, false);
-    const std::size_t n = graph_.ops.size();
-    if (mode_ == FusionMode::All && systolic_ && end < n &&
-        graph_.ops[end].kind == OpKind::Contraction && is_bound(graph_.ops[end])) {
-      if (const auto t = chain_tensor(end - 1, end)) {
-        std::vector<std::size_t> candidate = group.ops;
-        candidate.push_back(end);
-        std::optional<std::string> why = not_intermediate(*t, end - 1, end);
-        if (!why && bytes(*t).value > input_capacity_)
-          why = fmt::format("'{}' ({}) exceeds the {} of on-chip memory holding inputs on '{}'",
-                            tensor(*t).name, to_string(bytes(*t)),
-                            to_string(Bytes{input_capacity_}), hw_.name());
-        if (why) {
-          reject(FusionKind::DepthFirst, std::move(candidate), std::move(*why), plan);
-        } else {
-          FusionGroup second{.kind = FusionKind::Epilogue, .ops = {end}};
-          const std::size_t second_end = extend(second, plan, false);
-          FusionGroup merged{.kind = FusionKind::DepthFirst, .ops = group.ops};
-          merged.ops.insert(merged.ops.end(), second.ops.begin(), second.ops.end());
-          merged.intermediates = group.intermediates;
-          merged.intermediates.push_back(*t);
-          merged.intermediates.insert(merged.intermediates.end(), second.intermediates.begin(),
-                                      second.intermediates.end());
-          merged.intermediate_bytes = group.intermediate_bytes + bytes(*t) +
-                                      second.intermediate_bytes;
-          merged.on_chip_bytes = bytes(*t);
-          merged.on_chip_capacity = Bytes{input_capacity_};
-          add(std::move(merged), plan);
-          return second_end;
-        }
-      }
-    }
+    const std::size_t end = extend(group, plan, false);
     if (group.ops.size() >= 2) add(std::move(group), plan);
     return end;
   }
@@ -316,8 +281,7 @@ class Planner {
   std::vector<std::vector<Touch>> touches_;  // by tensor id
   std::set<std::uint32_t> results_;
   bool systolic_ = false;
-  std::uint64_t core_capacity_ = 0;   // one core's on-chip bytes
-  std::uint64_t input_capacity_ = 0;  // the chip's on-chip bytes that hold inputs
+  std::uint64_t core_capacity_ = 0;  // one core's on-chip bytes
 };
 
 }  // namespace
@@ -343,7 +307,6 @@ std::string_view to_string(FusionKind kind) {
     case FusionKind::ConvBnRelu: return "conv_bn_relu";
     case FusionKind::ElementwiseChain: return "elementwise_chain";
     case FusionKind::Attention: return "attention";
-    case FusionKind::DepthFirst: return "depth_first";
   }
   return "?";
 }

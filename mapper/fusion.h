@@ -14,9 +14,10 @@
 //                      against the decomposed form: Q K^T, softmax, P V)
 //   elementwise_chain  consecutive elementwise and normalization ops, each reading the previous
 //                      op's output (All only)
-//   depth_first        two consecutive contractions (each with its epilogue) whose intermediate
-//                      fits in the chip's on-chip memory, on hardware without tensor cores (edge
-//                      NPUs; All only)
+//
+// Activations kept on chip between layers that are not one kernel (any number of ops apart, any
+// number of readers) are the residency plan's (mapper/residency.h), which All mode adds on
+// hardware whose matrix unit is a systolic array.
 //
 // A tensor is kept on chip (an intermediate) only when it is an activation that its producer
 // writes and its consumer, the next op, reads, and that no other op touches and the graph does
@@ -35,9 +36,7 @@
 // norm or softmax, which reduce over the last axis, consumes it). It is compared with one core's
 // on-chip memory (the core-level levels, every instance; a chip-level one shared out over the
 // cores when the core has none). FlashAttention holds a Br x Bc fp32 score tile and Br + 2 Bc
-// rows of Q, K and V: the largest block of 128, 64, 32, 16 that fits one core is taken. Depth-first
-// fusion holds the whole intermediate, compared with the chip's on-chip memory that holds inputs
-// (every instance of every core: how the consumer is split over cores is not modelled).
+// rows of Q, K and V: the largest block of 128, 64, 32, 16 that fits one core is taken.
 
 #include <cstddef>
 #include <cstdint>
@@ -55,7 +54,7 @@ namespace coda::mapper {
 enum class FusionMode : std::uint8_t {
   None,      // every op on its own: every tensor goes through DRAM
   Epilogue,  // epilogue, conv_bn_relu and attention groups (what GPU libraries do)
-  All,       // also elementwise_chain and depth_first
+  All,       // also elementwise_chain, and activation residency (mapper/residency.h)
 };
 std::string_view to_string(FusionMode mode);  // "none", "epilogue", "all"
 std::optional<FusionMode> parse_fusion_mode(std::string_view text);
@@ -65,9 +64,8 @@ enum class FusionKind : std::uint8_t {
   ConvBnRelu,
   ElementwiseChain,
   Attention,
-  DepthFirst,
 };
-// "epilogue", "conv_bn_relu", "elementwise_chain", "attention", "depth_first"
+// "epilogue", "conv_bn_relu", "elementwise_chain", "attention"
 std::string_view to_string(FusionKind kind);
 
 struct FusionGroup {

@@ -1,6 +1,7 @@
 #include "mapper/schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <utility>
@@ -216,6 +217,17 @@ void keep_on_chip(const workload::Op& op, const std::set<std::uint32_t>& on_chip
         access_bytes(op, a);
   }
   if (reads.value == 0 && writes.value == 0) return;
+  // A role is on chip when every access of it is.
+  std::array<int, 3> accesses{}, held{};
+  for (std::size_t a = 0; a < op.tensors.size(); ++a) {
+    const auto r = static_cast<std::size_t>(op.space.accesses[a].role);
+    ++accesses.at(r);
+    if (on_chip.contains(op.tensors[a].value)) ++held.at(r);
+  }
+  const auto all_held = [&](workload::TensorRole role) {
+    const auto r = static_cast<std::size_t>(role);
+    return accesses.at(r) > 0 && held.at(r) == accesses.at(r);
+  };
   if (auto* vector = std::get_if<VectorWork>(&scheduled.work)) {
     vector->reads = minus(vector->reads, reads);
     vector->writes = minus(vector->writes, writes);
@@ -226,6 +238,9 @@ void keep_on_chip(const workload::Op& op, const std::set<std::uint32_t>& on_chip
              scheduled.placement == Placement::TensorCore) {
     scheduled.dram_reads_saved = reads;
     scheduled.dram_writes_saved = writes;
+    scheduled.on_chip = {all_held(workload::TensorRole::Input),
+                         all_held(workload::TensorRole::Weight),
+                         all_held(workload::TensorRole::Output)};
   }
 }
 
@@ -341,11 +356,28 @@ Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel&
     return false;
   });
   std::vector<std::optional<std::size_t>> group_of(n);
-  std::set<std::uint32_t> on_chip;  // tensor ids of fused intermediates
+  std::set<std::uint32_t> on_chip;  // tensor ids of fused intermediates, kept and cached tensors
   for (std::size_t g = 0; g < plan.groups.size(); ++g) {
     for (const std::size_t i : plan.groups[g].ops) group_of[i] = g;
     for (const workload::TensorId t : plan.groups[g].intermediates) on_chip.insert(t.value);
   }
+
+  // Residency: which ops run, and which price tensors held on chip (systolic contractions,
+  // vector and transfer ops take them off their DRAM traffic; attention and collectives do not).
+  std::vector<OpTraits> traits(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    traits[i].runs = placed[i].has_value();
+    traits[i].prices_on_chip =
+        placed[i] && (placed[i]->placement == Placement::Systolic ||
+                      placed[i]->placement == Placement::TensorCore ||
+                      placed[i]->placement == Placement::Vector ||
+                      placed[i]->placement == Placement::Transfer);
+  }
+  schedule.residency =
+      plan_residency(graph, hw, plan, traits, options.fusion == FusionMode::All);
+  for (const KeptTensor& kept : schedule.residency.kept) on_chip.insert(kept.tensor.value);
+  if (schedule.residency.weights)
+    for (const workload::TensorId t : schedule.residency.weights->tensors) on_chip.insert(t.value);
 
   schedule.ops.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {

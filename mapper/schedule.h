@@ -18,12 +18,16 @@
 // (unless ScheduleOptions::precision overrides every op's precision); a vector unit that lacks it
 // computes in fp32 when it can. Schema-1 arrays count words, not precisions, and run everything.
 //
-// Fusion (mapper/fusion.h, docs/fusion.md). schedule_graph plans fusion with
-// ScheduleOptions::fusion and applies the plan: a fused intermediate's bytes are taken off the
-// DRAM reads and writes of the vector and transfer work that touches it (so the engine prices
-// the lighter op), recorded in dram_reads_saved / dram_writes_saved for a contraction (the engine
-// takes them off the contraction's priced traffic and energy; its time is not recomputed), and an
-// attention op in an attention group is priced fused.
+// Fusion and residency (mapper/fusion.h, mapper/residency.h, docs/fusion.md). schedule_graph
+// plans fusion with ScheduleOptions::fusion, then, on a systolic matrix unit, the residency plan
+// (activations kept on chip under FusionMode::All; weights cached where a level caches them),
+// and applies both: the bytes of a tensor held on chip are taken off the DRAM reads and writes
+// of the vector and transfer work that touches it (so the engine prices the lighter op, time
+// included); for a contraction its role is marked in `on_chip` (the systolic model then neither
+// fetches nor writes it and times the folds without it) and its bytes are recorded in
+// dram_reads_saved / dram_writes_saved (tensor cores and loop-nest mappings take them off the
+// priced traffic and energy; their time is not recomputed); an attention op in an attention
+// group is priced fused.
 //
 // Mapping search (ScheduleOptions::search, docs/mapping.md): every contraction placed on the
 // matrix unit also gets a loop-nest mapping (LoopNestPlan), repeated shapes searched once through
@@ -42,6 +46,7 @@
 #include "mapper/fusion.h"
 #include "mapper/loop_nest_model.h"
 #include "mapper/memory_plan.h"
+#include "mapper/residency.h"
 #include "mapper/search.h"
 #include "mapper/systolic_mapping.h"
 #include "mapper/tile_program.h"
@@ -113,6 +118,15 @@ struct LoopNestPlan {
 
 struct ScheduledOp;
 
+// A contraction's operands, by role, that stay on chip for the whole op (a kept activation, a
+// cached weight, a fused intermediate): every access of the role is such a tensor.
+struct OnChipOperands {
+  bool input = false;
+  bool weight = false;
+  bool output = false;
+  friend bool operator==(const OnChipOperands&, const OnChipOperands&) = default;
+};
+
 // An attention op (make_attention's form). `parts` are decompose-attention's three ops placed by
 // the same rules as any op: Q K^T (batch = b x kv heads, m = query heads per kv head x q, n = kv,
 // k = d) and P V (n = d, k = kv) on the matrix unit, the softmax over S on the vector unit; the
@@ -147,6 +161,7 @@ struct ScheduledOp {
   // engine takes off its priced traffic (vector and transfer work is reduced in `work` itself).
   Bytes dram_reads_saved;
   Bytes dram_writes_saved;
+  OnChipOperands on_chip;  // contractions: the same by role, for the systolic model
   std::optional<std::size_t> fusion_group;  // index into Schedule::fusion.groups
   // Whether the op launches a kernel of its own: false for an op that runs inside an earlier op's
   // kernel of its fusion group (an epilogue, a later link of a chain), which pays no fixed cost.
@@ -170,6 +185,7 @@ struct Schedule {
   std::vector<ScheduledOp> ops;
   std::vector<UnsupportedOp> unsupported;
   FusionPlan fusion;  // group op indices refer to the graph's ops
+  ResidencyPlan residency;  // likewise
   // Where the run's tensors live (mapper/memory_plan.h) and whether they fit the hardware.
   MemoryPlan memory;
   FitReport fit;

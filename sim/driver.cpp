@@ -65,6 +65,25 @@ results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& sc
     for (const std::size_t i : rejected.ops) entry.ops.push_back(graph.ops[i].name);
     run.fusion_rejected.push_back(std::move(entry));
   }
+  const mapper::ResidencyPlan& plan = schedule.residency;
+  if (plan.activations || plan.weights) {
+    const auto tensor = [&](workload::TensorId t) { return graph.tensor(t).name; };
+    results::Residency residency{plan.activations, plan.pool, {}, {}, {}};
+    for (const mapper::KeptTensor& kept : plan.kept)
+      residency.kept.push_back({tensor(kept.tensor), kept.bytes, graph.ops[kept.producer].name,
+                                graph.ops[kept.last_reader].name, kept.dram_bytes_saved});
+    for (const mapper::RejectedTensor& rejected : plan.rejected)
+      residency.rejected.push_back({tensor(rejected.tensor), rejected.bytes, rejected.reason});
+    if (const auto& w = plan.weights) {
+      residency.weights = results::CachedWeights{
+          w->levels,         w->capacity,       w->reserve,          w->budget,
+          w->cached,         w->streamed,       w->tensors.size(),
+          w->streamed_tensors.size(),
+          w->streamed_tensors.empty() ? std::string() : tensor(w->streamed_tensors.front()),
+          w->dram_bytes_saved};
+    }
+    run.residency = std::move(residency);
+  }
   if (search)
     run.mapper = fmt::format("search: {}, {}", mapper::to_string(search->settings.strategy),
                              mapper::to_string(search->goal.objective));

@@ -12,7 +12,7 @@
 //   DRAM traffic >= the compulsory traffic: each operand moves at least once, so ifmap and
 //   filter reads and ofmap writes >= the bytes of the elements the op touches in each tensor
 //   (a convolution's feature map, not its im2col-unrolled matrix), at the element size the
-//   model prices each operand at
+//   model prices each operand at; an operand held on chip (a cached weight) moves none
 //   SRAM (L2) traffic >= DRAM traffic (everything from DRAM passes through it)
 //   per-op cost totals equal the sum of the operands' traffic
 //   the DRAM roofline: cycles >= DRAM bytes / DRAM bytes per cycle (check_fixed_roofline)
@@ -169,21 +169,30 @@ double touched_bytes(const workload::Op& op, workload::TensorRole role,
 // tensor's own type (re-typed by the run's precision). A fold fetches at least the elements its
 // tile touches (both its words and its bounding box hold them), the tiles cover every touched
 // element, and the finished outputs are written at least once.
+// An operand the schedule holds on chip (`on_chip`: a weight an arch level caches across runs,
+// mapper/residency.h) is in the buffer already: the closed form moves none of it from DRAM.
 void check_systolic_op(const results::OpResult& op, const workload::Op& graph_op,
-                       std::optional<DataType> precision, const arch::HardwareModel& hw) {
-  const auto compulsory = [&](workload::TensorRole role) {
-    return touched_bytes(graph_op, role, precision, hw.word_bytes());
+                       std::optional<DataType> precision, const arch::HardwareModel& hw,
+                       const mapper::OnChipOperands& on_chip) {
+  const auto compulsory = [&](workload::TensorRole role, bool held) {
+    return held ? 0.0 : touched_bytes(graph_op, role, precision, hw.word_bytes());
   };
   const auto* ifmap_dram = find_traffic(op, "ifmap", "dram");
   const auto* filter_dram = find_traffic(op, "filter", "dram");
   const auto* ofmap_dram = find_traffic(op, "ofmap", "dram");
   ASSERT_TRUE(ifmap_dram && filter_dram && ofmap_dram);
   EXPECT_GE(static_cast<double>(ifmap_dram->reads.value),
-            std::floor(compulsory(workload::TensorRole::Input)));
+            std::floor(compulsory(workload::TensorRole::Input, on_chip.input)));
   EXPECT_GE(static_cast<double>(filter_dram->reads.value),
-            std::floor(compulsory(workload::TensorRole::Weight)));
+            std::floor(compulsory(workload::TensorRole::Weight, on_chip.weight)));
   EXPECT_GE(static_cast<double>(ofmap_dram->writes.value),
-            std::floor(compulsory(workload::TensorRole::Output)));
+            std::floor(compulsory(workload::TensorRole::Output, on_chip.output)));
+  if (on_chip.input) {
+    EXPECT_EQ(ifmap_dram->reads, Bytes{});
+  }
+  if (on_chip.weight) {
+    EXPECT_EQ(filter_dram->reads, Bytes{});
+  }
   for (const char* tensor : {"ifmap", "filter", "ofmap"}) {
     const auto* sram = find_traffic(op, tensor, "sram");
     const auto* dram = find_traffic(op, tensor, "dram");
@@ -209,7 +218,8 @@ struct LevelTraffic {
 };
 
 void check_searched_op(const results::OpResult& op, const workload::Op& graph_op,
-                       std::optional<DataType> run_precision, const arch::HardwareModel& hw) {
+                       std::optional<DataType> run_precision, const arch::HardwareModel& hw,
+                       const mapper::OnChipOperands& on_chip) {
   const DataType precision = run_precision.value_or(mapper::op_precision(graph_op));
   const results::Cost& c = op.cost;
   const double clock = hw.clock().value;
@@ -275,7 +285,9 @@ void check_searched_op(const results::OpResult& op, const workload::Op& graph_op
   // share removes only copies of the same tile sent to children that differ along dims that do
   // not index the tensor (multicast, spatial reduction). So every element the op touches is read
   // (inputs, weights) or written (outputs) at least once. A strided 1x1 conv touches only every
-  // stride-th input row and column: hence the touched elements, not the whole tensor.
+  // stride-th input row and column: hence the touched elements, not the whole tensor. A role
+  // the schedule holds on chip (a cached weight) has its bytes taken off (remove_fused_traffic),
+  // so it has no lower bound.
   const auto dram_of = [&](std::string_view tensor, bool reads) {
     double bytes = 0;
     for (const auto& t : op.traffic)
@@ -284,9 +296,12 @@ void check_searched_op(const results::OpResult& op, const workload::Op& graph_op
     return bytes;
   };
   using workload::TensorRole;
-  const double inputs = touched_bytes(graph_op, TensorRole::Input, run_precision);
-  const double weights = touched_bytes(graph_op, TensorRole::Weight, run_precision);
-  const double outputs = touched_bytes(graph_op, TensorRole::Output, run_precision);
+  const auto touched = [&](TensorRole role, bool held) {
+    return held ? 0.0 : touched_bytes(graph_op, role, run_precision);
+  };
+  const double inputs = touched(TensorRole::Input, on_chip.input);
+  const double weights = touched(TensorRole::Weight, on_chip.weight);
+  const double outputs = touched(TensorRole::Output, on_chip.output);
   EXPECT_GE(dram_of("inputs", true), inputs * (1 - 1e-12));
   EXPECT_GE(dram_of("weights", true), weights * (1 - 1e-12));
   EXPECT_GE(dram_of("outputs", false), outputs * (1 - 1e-12));
@@ -343,6 +358,10 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
       ASSERT_GE(levels[i].instances, levels[i + 1].instances) << levels[i + 1].name;
   }
 
+  // What the run holds on chip, by op (the same schedule run_files made: cached weights).
+  const mapper::Schedule schedule = mapper::schedule_graph(*graph, hw, {.precision = precision});
+  ASSERT_EQ(schedule.ops.size(), run->ops.size());
+
   Totals totals;
   for (std::size_t i = 0; i < run->ops.size(); ++i) {
     const results::OpResult& op = run->ops[i];
@@ -370,9 +389,9 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
 
     if (!op.loop_nest.empty()) {
       ++totals.searched;
-      check_searched_op(op, graph_op, precision, hw);
+      check_searched_op(op, graph_op, precision, hw, schedule.ops[i].on_chip);
     } else if (op.unit == "systolic") {
-      check_systolic_op(op, graph_op, precision, hw);
+      check_systolic_op(op, graph_op, precision, hw, schedule.ops[i].on_chip);
       check_fixed_roofline(op, hw);
       Bytes sram_reads, sram_writes, dram_reads, dram_writes;
       for (const auto& t : op.traffic) {

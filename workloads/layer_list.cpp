@@ -201,6 +201,26 @@ std::optional<Op> read_layer(const YamlReader& layer, std::string& name, Diagnos
   return op;
 }
 
+// Appends `op`, binding its input to the previous layer's output when they have the same shape
+// and element type (the layer reads what its predecessor wrote), else to a fresh tensor. A layer
+// whose input differs (after a pooling layer the list leaves out, or a shortcut's downsample
+// conv) starts from a tensor of its own, which is a graph input.
+void add_linked(Graph& graph, Op op) {
+  std::vector<TensorId> bound;
+  if (!graph.ops.empty() && !op.space.accesses.empty() &&
+      op.space.accesses.front().role == TensorRole::Input) {
+    const Op& previous = graph.ops.back();
+    for (std::size_t a = 0; a < previous.space.accesses.size(); ++a) {
+      const TensorAccess& out = previous.space.accesses[a];
+      if (out.role != TensorRole::Output || a >= previous.tensors.size()) continue;
+      const TensorAccess& in = op.space.accesses.front();
+      if (out.shape == in.shape && out.dtype == in.dtype) bound.push_back(previous.tensors[a]);
+      break;
+    }
+  }
+  graph.add(std::move(op), std::move(bound));
+}
+
 }  // namespace
 
 std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags) {
@@ -233,7 +253,7 @@ std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags)
                                     it->second.line),
                         "layer names must be unique");
         }
-        if (op) graph.add(std::move(*op));
+        if (op) add_linked(graph, std::move(*op));
       }
     }
   } else {

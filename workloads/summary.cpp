@@ -1,6 +1,7 @@
 #include "workloads/summary.h"
 
 #include <array>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,19 @@ WorkloadSummary summarize(const Graph& graph) {
   s.parameter_bytes = total_bytes(graph, TensorKind::Weight);
   s.activation_bytes = total_bytes(graph, TensorKind::Activation);
   s.kv_cache_bytes = total_bytes(graph, TensorKind::KvCache);
+  std::vector<bool> written(graph.tensors.size(), false);
+  for (const Op& op : graph.ops) {
+    if (op.tensors.size() != op.space.accesses.size()) continue;  // unbound
+    for (std::size_t a = 0; a < op.tensors.size(); ++a) {
+      const std::uint32_t t = op.tensors[a].value;
+      if (t >= written.size()) continue;
+      if (op.space.accesses[a].role == TensorRole::Output) continue;
+      if (written[t]) ++s.links;
+    }
+    for (std::size_t a = 0; a < op.tensors.size(); ++a)
+      if (op.space.accesses[a].role == TensorRole::Output && op.tensors[a].value < written.size())
+        written[op.tensors[a].value] = true;
+  }
   std::array<OpKindSummary, kOpKinds> kinds{};
   for (const Op& op : graph.ops) {
     OpKindSummary& k = kinds[static_cast<std::size_t>(op.kind)];
@@ -60,6 +74,8 @@ std::string format_summary(const WorkloadSummary& s) {
   std::string out = fmt::format("workload '{}'{}\n", s.name,
                                 s.source.empty() ? "" : fmt::format(" ({})", s.source));
   out += fmt::format("  ops                  {}\n", s.ops);
+  out += fmt::format("  dataflow links       {} (operands read from an earlier op's output)\n",
+                     s.links);
   out += fmt::format("  parameters           {} ({})\n", si(s.parameters),
                      to_string(s.parameter_bytes));
   out += fmt::format("  activations          {}\n", to_string(s.activation_bytes));
@@ -89,6 +105,7 @@ void to_json(nlohmann::ordered_json& j, const WorkloadSummary& s) {
        {"source", s.source},
        {"ops", s.ops},
        {"tensors", s.tensors},
+       {"links", s.links},
        {"parameters", s.parameters},
        {"parameter_bytes", s.parameter_bytes.value},
        {"activation_bytes", s.activation_bytes.value},

@@ -28,6 +28,9 @@ struct WorkloadSummary {
   std::string source;
   std::uint64_t ops = 0;
   std::uint64_t tensors = 0;
+  // Dataflow links: operands (inputs and weights) bound to a tensor an earlier op writes, i.e.
+  // the edges along which one op passes data to another. 0 for unbound ops (a SCALE-Sim CSV).
+  std::uint64_t links = 0;
   std::uint64_t parameters = 0;  // elements of Weight tensors
   Bytes parameter_bytes;
   Bytes activation_bytes;        // storage of every Activation tensor

@@ -173,6 +173,32 @@ TEST(ArchSchema2, ALevelHoldingNoRoleIsAnError) {
                 "mean 'outputs'?); expected one of: inputs, weights, outputs"});
 }
 
+TEST(ArchSchema2, CachesWeightsIsABooleanOnALevelHoldingWeights) {
+  Diagnostics diags;
+  const auto spec = parse(replaced(kNpu, "holds: [inputs, weights]}",
+                                   "holds: [inputs, weights], caches_weights: true}"),
+                          diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_TRUE(spec->memory[0].caches_weights);
+  EXPECT_FALSE(spec->memory[1].caches_weights);  // default
+  EXPECT_EQ(errors_of(replaced(kNpu, "holds: [inputs, weights]}",
+                               "holds: [inputs, weights], caches_weights: yes}")),
+            std::vector<std::string>{"a.yaml:12:79: error: memory[0].caches_weights: \"yes\" is "
+                                     "not a boolean; write true or false"});
+  EXPECT_EQ(errors_of(replaced(kNpu, "double_buffered: false}",
+                               "double_buffered: false, caches_weights: true}")),
+            std::vector<std::string>{
+                "a.yaml:13:93: error: memory[1].caches_weights: 'acc' holds outputs but not "
+                "weights, so it cannot cache them; add weights to its holds, or leave "
+                "caches_weights out"});
+  EXPECT_EQ(errors_of(replaced(kGpu, "read_bandwidth: 64 B/cycle}",
+                               "read_bandwidth: 64 B/cycle, caches_weights: true}")),
+            std::vector<std::string>{
+                "a.yaml:13:81: error: memory[0].caches_weights: the matrix unit 'tc' is tensor "
+                "cores; coda plans cached weights against a systolic array's buffers only; "
+                "leave caches_weights out"});
+}
+
 TEST(ArchSchema2, KindSpecificKeysAndMissingRates) {
   // A systolic unit needs its array and its per-PE rates; keys of another kind are unknown.
   const auto errors = errors_of(replaced(

@@ -40,14 +40,26 @@ TEST(Results, RunResultRoundTripsThroughJson) {
   run.fusion_mode = "epilogue";
   run.fusion = {{"epilogue", {"fc", "fc.bias", "fc.relu"}, Bytes{4096}}};
   run.fusion_rejected = {{"epilogue", {"fc2", "fc2.relu"}, "'fc2.C' is also read by 'add'"}};
+  run.residency = Residency{
+      true,
+      Bytes{393216},
+      {{"l1.C", Bytes{2048}, "l1", "l2", Bytes{4096}}},
+      {{"l2.C", Bytes{2048}, "'l2.C' (2 KiB) does not fit"}},
+      CachedWeights{{"sram"}, Bytes{8}, Bytes{2}, Bytes{6}, Bytes{4}, Bytes{5}, 1, 2, "l3.B",
+                    Bytes{4}}};
 
   const nlohmann::ordered_json j = run;
+  EXPECT_EQ(j.at("residency").at("weight_cache").at("budget_bytes"), 6);
   EXPECT_EQ(j.at("provenance").at("inputs").at(0).at("hash"), "0000000000abcdef");
   // 4096 MACs / (1024 PEs * 90 compute cycles)
   EXPECT_DOUBLE_EQ(j.at("compute_utilization").get<double>(), 4096.0 / (1024.0 * 90.0));
   const RunResult back = nlohmann::ordered_json::parse(j.dump()).get<RunResult>();
   EXPECT_EQ(back, run);
   EXPECT_EQ(back.ops[0].mapping[0].first, "Sr");
+  // Results written before residency existed have none.
+  nlohmann::ordered_json old = j;
+  old.erase("residency");
+  EXPECT_FALSE(old.get<RunResult>().residency.has_value());
 }
 
 }  // namespace

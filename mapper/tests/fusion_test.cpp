@@ -16,7 +16,6 @@ namespace {
 using testing::kMiniGpu;
 using testing::kMiniNpu;
 using testing::gemm_bias_relu;
-using testing::kEdgeNpu;
 using testing::parse_arch;
 using workload::Function;
 using workload::TensorId;
@@ -27,7 +26,6 @@ TEST(Fusion, ModesParseAndPrint) {
     EXPECT_EQ(parse_fusion_mode(to_string(mode)), mode);
   EXPECT_EQ(parse_fusion_mode("fused"), std::nullopt);
   EXPECT_EQ(to_string(FusionKind::ConvBnRelu), "conv_bn_relu");
-  EXPECT_EQ(to_string(FusionKind::DepthFirst), "depth_first");
 }
 
 TEST(Fusion, NoneFusesNothingAndLeavesTheScheduleAsItWas) {
@@ -189,50 +187,6 @@ TEST(Fusion, AttentionRunsAsFlashAttention) {
   EXPECT_TRUE(npu.groups.empty());
   ASSERT_EQ(npu.rejected.size(), 1u);
   EXPECT_EQ(npu.rejected[0].reason, "'mini-npu' has no vector unit for the softmax");
-}
-
-// l1: C1[M][256] = A[M][16] x B1[16][256]; l2: C2[M][64] = C1 x B2[256][64]; int8.
-// Tensors: 0 A, 1 B1, 2 C1, 3 B2, 4 C2.
-workload::Graph two_layers(std::uint64_t m) {
-  workload::Graph g{"g", "", {}, {}, {}};
-  g.add(workload::make_gemm("l1", m, 256, 16, DataType::Int8));
-  g.add(workload::make_gemm("l2", m, 64, 256, DataType::Int8), {TensorId{2}});
-  return g;
-}
-
-TEST(Fusion, DepthFirstNeedsTheIntermediateOnChip) {
-  const auto npu = parse_arch(kEdgeNpu);
-  // M = 64: C1 is 64 x 256 x 1 B = 16384 B, within the 64 KiB scratchpad holding inputs.
-  const FusionPlan fits = plan_fusion(two_layers(64), npu, FusionMode::All);
-  ASSERT_EQ(fits.groups.size(), 1u);
-  EXPECT_EQ(fits.groups[0].kind, FusionKind::DepthFirst);
-  EXPECT_EQ(fits.groups[0].ops, (std::vector<std::size_t>{0, 1}));
-  EXPECT_EQ(fits.groups[0].intermediates, (std::vector<TensorId>{TensorId{2}}));
-  EXPECT_EQ(fits.groups[0].dram_bytes_saved, Bytes{2ULL * 16384});
-  EXPECT_EQ(fits.groups[0].on_chip_bytes, Bytes{16384});
-  EXPECT_EQ(fits.groups[0].on_chip_capacity, Bytes{64ULL * 1024});
-  // Applied: l1's write of C1 and l2's read of it are recorded for the engine.
-  const Schedule s = schedule_graph(two_layers(64), npu, {.fusion = FusionMode::All});
-  EXPECT_EQ(s.ops[0].dram_writes_saved, Bytes{16384});
-  EXPECT_EQ(s.ops[1].dram_reads_saved, Bytes{16384});
-
-  // M = 512: C1 is 512 x 256 = 131072 B = 128 KiB, twice the scratchpad.
-  const FusionPlan too_big = plan_fusion(two_layers(512), npu, FusionMode::All);
-  EXPECT_TRUE(too_big.groups.empty());
-  ASSERT_EQ(too_big.rejected.size(), 1u);
-  EXPECT_EQ(too_big.rejected[0].kind, FusionKind::DepthFirst);
-  EXPECT_EQ(too_big.rejected[0].reason,
-            "'l1.C' (128 KiB) exceeds the 64 KiB of on-chip memory holding inputs on 'edge-npu'");
-
-  // Only in All mode, and only without tensor cores.
-  EXPECT_TRUE(plan_fusion(two_layers(64), npu, FusionMode::Epilogue).groups.empty());
-  const auto gpu = parse_arch(kMiniGpu);
-  workload::Graph fp16{"g", "", {}, {}, {}};
-  fp16.add(workload::make_gemm("l1", 64, 256, 16, DataType::Fp16));
-  fp16.add(workload::make_gemm("l2", 64, 64, 256, DataType::Fp16), {TensorId{2}});
-  const FusionPlan on_gpu = plan_fusion(fp16, gpu, FusionMode::All);
-  EXPECT_TRUE(on_gpu.groups.empty());
-  EXPECT_TRUE(on_gpu.rejected.empty());
 }
 
 TEST(Fusion, ElementwiseChainsOnlyInAllMode) {

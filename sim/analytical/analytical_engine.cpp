@@ -61,7 +61,7 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
   const auto systolic = [&](const mapper::ScheduledOp& op) {
     for (const Walked& w : walked) {
       if (w.op->mapping == op.mapping && w.op->precision == op.precision &&
-          w.op->macs == op.macs) {
+          w.op->macs == op.macs && w.op->on_chip == op.on_chip) {
         results::OpResult copy = w.result;
         copy.name = op.name;
         return copy;
@@ -80,9 +80,9 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
     if (op.loop_nest) {
       run.ops.push_back(evaluate_loop_nest(op, hw));
     } else if (op.placement == mapper::Placement::Systolic) {
+      // Operands held on chip are priced inside the fold walk (op.on_chip), time included.
       run.ops.push_back(systolic(op));
       add_fixed_cost(run.ops.back(), op_fixed_seconds(op, hw), hw);
-      remove_fused_traffic(run.ops.back(), op);
       add_energy(run.ops.back(), op, 0.0, hw);
     } else {
       std::string why;

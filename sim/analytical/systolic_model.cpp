@@ -48,7 +48,8 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   out.cost.compute_cycles = Cycles{groups * folds_per_group * per_fold};
 
   // What each fold moves (systolic_traffic.h): the same for every group.
-  const SystolicTraffic traffic = systolic_traffic(m, hw);
+  const SystolicTraffic traffic =
+      systolic_traffic(m, hw, {op.on_chip.input, op.on_chip.weight, op.on_chip.output});
   const auto fold_io = [&](std::uint64_t index) {  // index over all groups' folds
     return traffic.folds[index % folds_per_group];
   };

@@ -12,7 +12,9 @@
 // fold's tiles crosses the array edge once per fold: the stationary operand Sr x Sc, each
 // streamed operand (its spatial extent) x T. DRAM: what each fold fetches (a convolution's
 // feature-map window with its halo, not the unrolled matrix) and writes back (finished outputs;
-// partial sums only when the accumulator level cannot hold them).
+// partial sums only when the accumulator level cannot hold them). Operands the schedule holds on
+// chip for the whole op (ScheduledOp::on_chip: kept activations, cached weights, fused
+// intermediates) move no DRAM bytes, so the folds below are timed without them.
 //
 // Stalls (finite bandwidth, double-buffered). Fold i+1's inputs are prefetched and fold i-1's
 // outputs drained while fold i computes, sharing one DRAM channel of B bytes per cycle:

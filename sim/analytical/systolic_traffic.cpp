@@ -224,7 +224,8 @@ OperandShape shape_of(std::size_t operand, const SystolicMapping& m) {
 
 }  // namespace
 
-SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareModel& hw) {
+SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareModel& hw,
+                                 std::array<bool, 3> on_chip) {
   CODA_CHECK(!m.space.accesses.empty());
   const std::uint64_t rows = hw.rows(), cols = hw.cols();
   const std::uint64_t folds = m.row_folds * m.col_folds;
@@ -328,7 +329,9 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
       const bool rows_only = s.uses_rows && !s.uses_cols;
       const bool cols_only = s.uses_cols && !s.uses_rows;
       std::uint64_t fetched = 0;
-      if (fits_whole[k]) {
+      if (on_chip[k]) {
+        // Already in the buffer: no fold fetches it.
+      } else if (fits_whole[k]) {
         // U(i): the union of the tiles of folds 0..i, as the operand sees it.
         std::uint64_t union_bits = 0;
         if (rows_only) {
@@ -367,7 +370,7 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
     const bool held = accumulator != nullptr &&
                       ceil_bytes(out_words * out.partial_sum_bits) <= acc_working;
     if (partial && !held) out.partial_sums = PartialSums::ToDram;
-    fold.ofmap = finished || !held ? ceil_bytes(bits) : 0;
+    fold.ofmap = (finished && !on_chip[2]) || (!finished && !held) ? ceil_bytes(bits) : 0;
     out.dram[2] += fold.ofmap;
   }
 

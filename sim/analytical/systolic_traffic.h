@@ -36,6 +36,12 @@
 // when the arch has no accumulator level, every row fold writes its tile to DRAM, partial sums
 // at their width and the last fold's finished outputs at the output's (reading partial sums
 // back is not counted, as in SCALE-Sim), and `note` says why.
+//
+// Operands held on chip for the whole op (`on_chip`: an activation the residency plan keeps, a
+// cached weight, a fused intermediate; mapper/residency.h) are already in the buffers: an input
+// held on chip is fetched by no fold, and an output held on chip has its finished outputs
+// written to the buffer, not DRAM (partial sums that overflow the accumulator still go to DRAM).
+// SRAM traffic is the same either way: the array reads and writes them through the buffers.
 
 #include <array>
 #include <cstdint>
@@ -75,8 +81,10 @@ struct SystolicTraffic {
 };
 
 // Precondition: `mapping` comes from mapper::map_onto_array on `hw` (its einsum is set).
+// `on_chip`: by operand (ifmap, filter, ofmap), whether it is held on chip (see above).
 // Pure; O(folds of one group) arithmetic.
 SystolicTraffic systolic_traffic(const mapper::SystolicMapping& mapping,
-                                 const arch::HardwareModel& hw);
+                                 const arch::HardwareModel& hw,
+                                 std::array<bool, 3> on_chip = {});
 
 }  // namespace coda::sim::analytical

@@ -536,10 +536,18 @@ void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& 
     from.value -= taken;
     left -= taken;
   };
-  // Reads come off the streamed operand's entry first (ifmap, or tensor cores' inputs).
-  for (const bool operand_first : {true, false})
+  // Reads come off the entries of the roles held on chip first (a cached weight off the
+  // weights'), then off the streamed operand's (ifmap, or tensor cores' inputs), then any.
+  const auto held = [&](const results::TensorTraffic& t) {
+    return (op.on_chip.input && (t.tensor == "ifmap" || t.tensor == "inputs")) ||
+           (op.on_chip.weight && (t.tensor == "filter" || t.tensor == "weights"));
+  };
+  const auto streamed = [](const results::TensorTraffic& t) {
+    return t.tensor == "ifmap" || t.tensor == "inputs";
+  };
+  for (const int pass : {0, 1, 2})
     for (results::TensorTraffic& t : result.traffic)
-      if (t.level == "dram" && (!operand_first || t.tensor == "ifmap" || t.tensor == "inputs"))
+      if (t.level == "dram" && (pass == 2 || (pass == 0 ? held(t) : streamed(t))))
         take(t.reads, reads);
   for (results::TensorTraffic& t : result.traffic)
     if (t.level == "dram") take(t.writes, writes);

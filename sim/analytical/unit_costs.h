@@ -120,9 +120,11 @@ std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
 // the DRAM traffic (remove_fused_traffic) and energy adds static power over the op's time.
 results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
 
-// Takes a contraction's fused intermediates (op.dram_reads_saved, op.dram_writes_saved) off its
-// priced DRAM traffic, at most what was priced; reads come off the streamed operand (ifmap,
-// inputs) first. The op's time is not recomputed. Call before add_energy.
+// Takes a contraction's on-chip operands (op.dram_reads_saved, op.dram_writes_saved: fused
+// intermediates, kept activations, cached weights) off its priced DRAM traffic, at most what was
+// priced; reads come off the streamed operand (ifmap, inputs) first. The op's time is not
+// recomputed. For tensor cores and loop-nest mappings; the systolic closed form prices
+// op.on_chip inside its fold walk instead. Call before add_energy.
 void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& op);
 
 // Adds the op's energy to result.cost.energy (see the header comment). `vector_ops` counts the

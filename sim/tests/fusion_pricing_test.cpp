@@ -168,20 +168,98 @@ TEST(FusionPricing, FlashAttention2TimeIsMatrixPlusSoftmaxPlusOneLaunch) {
   EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{12273});
 }
 
-TEST(FusionPricing, DepthFirstLayersKeepTheirIntermediateOnChip) {
+TEST(ResidencyPricing, TwoLayersKeepTheirIntermediateOnChip) {
   const auto hw = parse_arch(kEdgeNpu);
   // l1: C1[32][256] = A[32][16] x B1[16][256]; l2: C2[32][64] = C1 x B2[256][64]; int8.
   workload::Graph g{"g", "", {}, {}, {}};
   g.add(workload::make_gemm("l1", 32, 256, 16, DataType::Int8));
   g.add(workload::make_gemm("l2", 32, 64, 256, DataType::Int8), {TensorId{2}});
   const results::RunResult none = run(g, hw, FusionMode::None);
-  const results::RunResult fused = run(g, hw, FusionMode::All);
+  const results::RunResult all = run(g, hw, FusionMode::All);
   // C1 is 32 x 256 x 1 B = 8192 B. Unfused the systolic model writes it once (l1's 16 column
   // folds each write their 32 x 16 outputs) and reads it once (it fits the working half of l2's
-  // input buffer, so each tile is fetched once). Fused, both go: 2 x 8192 B.
+  // input buffer, so each tile is fetched once). Kept on chip, both go: 2 x 8192 B.
   EXPECT_EQ(none.ops[0].cost.dram_writes, Bytes{8192});
-  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{0});
-  EXPECT_EQ(dram(none.total) - dram(fused.total), 2u * 8192);
+  EXPECT_EQ(all.ops[0].cost.dram_writes, Bytes{0});
+  EXPECT_EQ(dram(none.total) - dram(all.total), 2u * 8192);
+}
+
+// One 8x8 int8 weight-stationary array, a 4 KiB scratchpad for inputs and weights and an
+// accumulator for outputs; DRAM at 1 B per cycle (1 GB/s at 1 GHz), so each layer below is
+// memory-bound. mapper/tests/residency_test.cpp derives the plans.
+constexpr std::string_view kResNpu = R"(schema_version: 2
+name: res-npu
+clock: 1 GHz
+compute:
+  - name: mxu
+    kind: systolic
+    array: {rows: 8, cols: 8, dataflow: weight_stationary}
+    macs_per_pe: {int8: 1}
+memory:
+  - {name: spad, capacity: 4 KiB, holds: [inputs, weights]}
+  - {name: acc, capacity: 4 KiB, holds: [outputs]}
+dram: {bandwidth: 1 GB/s}
+)";
+
+TEST(ResidencyPricing, AKeptActivationTakesItsBytesOffTheLayersTime) {
+  const auto hw = parse_arch(kResNpu);
+  // l1: C1[256][8] = A[256][1] x B1[1][8]; l2: C2 = C1 x B2[8][8]; l3: C3 = C2 x B3[8][8].
+  // The plan keeps C1 (2048 B) and rejects C2 (it does not fit beside C1).
+  workload::Graph g{"chain", "", {}, {}, {}};
+  g.add(workload::make_gemm("l1", 256, 8, 1, DataType::Int8));
+  g.add(workload::make_gemm("l2", 256, 8, 8, DataType::Int8), {TensorId{2}});
+  g.add(workload::make_gemm("l3", 256, 8, 8, DataType::Int8), {TensorId{4}});
+  const results::RunResult none = run(g, hw, FusionMode::None);
+  const results::RunResult all = run(g, hw, FusionMode::All);
+  // Weight stationary: K' on the 8 rows, N' = 8 on the 8 columns, T = M' = 256: one fold of
+  // T + 2R + C - 2 = 256 + 16 + 8 - 2 = 278 cycles per layer. Double-buffered on 1 B/cycle:
+  // cycles = in_0 + max(278, 0) + out_0 (the first fetch and the last drain are exposed).
+  // l1 fetches A (256 B, once) and B1 (8 B) and writes C1 (2048 B): 264 + 278 + 2048 = 2590;
+  // with C1 kept it writes nothing: 264 + 278 = 542.
+  EXPECT_EQ(none.ops[0].cost.cycles, Cycles{2590});
+  EXPECT_EQ(all.ops[0].cost.cycles, Cycles{542});
+  // l2 fetches C1 (2048 B) and B2 (64 B) and writes C2 (2048 B): 2112 + 278 + 2048 = 4438;
+  // with C1 kept it fetches B2 only: 64 + 278 + 2048 = 2390.
+  EXPECT_EQ(none.ops[1].cost.cycles, Cycles{4438});
+  EXPECT_EQ(all.ops[1].cost.cycles, Cycles{2390});
+  EXPECT_EQ(all.ops[1].cost.dram_reads, Bytes{64});
+  // l3 is unchanged: C2 goes through DRAM.
+  EXPECT_EQ(all.ops[2].cost.cycles, none.ops[2].cost.cycles);
+  // In all: 2 x 2048 B and 2 x 2048 cycles less; the compute cycles do not move.
+  EXPECT_EQ(dram(none.total) - dram(all.total), 2u * 2048);
+  EXPECT_EQ(none.total.cycles.value - all.total.cycles.value, 2u * 2048);
+  EXPECT_EQ(all.total.compute_cycles, none.total.compute_cycles);
+}
+
+TEST(ResidencyPricing, ACachedWeightIsNotFetched) {
+  // As kResNpu with a 256 B scratchpad that caches weights: four GEMMs C[8][8] = A[8][8] x
+  // W[8][8] in a chain cache W1 and W2 (mapper/tests/residency_test.cpp) and stream W3, W4.
+  const auto hw = parse_arch(R"(schema_version: 2
+name: cache-npu
+clock: 1 GHz
+compute:
+  - name: mxu
+    kind: systolic
+    array: {rows: 8, cols: 8, dataflow: weight_stationary}
+    macs_per_pe: {int8: 1}
+memory:
+  - {name: spad, capacity: 256 B, holds: [inputs, weights], caches_weights: true}
+  - {name: acc, capacity: 256 B, holds: [outputs]}
+dram: {bandwidth: 1 GB/s}
+)");
+  workload::Graph g{"four", "", {}, {}, {}};
+  g.add(workload::make_gemm("l1", 8, 8, 8, DataType::Int8));
+  for (std::uint32_t i = 2; i <= 4; ++i)
+    g.add(workload::make_gemm(fmt::format("l{}", i), 8, 8, 8, DataType::Int8),
+          {TensorId{2 * i - 2}});
+  const results::RunResult r = run(g, hw, FusionMode::None);
+  // One fold of T + 2R + C - 2 = 8 + 16 + 8 - 2 = 30 cycles. l3 and l4 fetch A (64 B) and W
+  // (64 B) and write C (64 B): 128 + 30 + 64 = 222. l1 and l2 find W cached: 64 + 30 + 64 = 158.
+  EXPECT_EQ(r.ops[0].cost.cycles, Cycles{158});
+  EXPECT_EQ(r.ops[1].cost.cycles, Cycles{158});
+  EXPECT_EQ(r.ops[2].cost.cycles, Cycles{222});
+  EXPECT_EQ(r.ops[0].cost.dram_reads, Bytes{64});
+  EXPECT_EQ(r.ops[3].cost.dram_reads, Bytes{128});
 }
 
 TEST(FusionPricing, PipelinedEpilogueRunsUnderItsContraction) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "workloads/importers.h"
+#include "workloads/summary.h"
 #include "testing/temp_dir.h"
 
 namespace coda::workload {
@@ -50,6 +51,47 @@ TEST(LayerList, ReadsConvGemmAndBatchedGemm) {
   EXPECT_EQ(mac_count(g->ops[0]), 2u * 48u * 3u * 6u);
   EXPECT_EQ(gemm_view(g->ops[1]), (GemmView{.batch = 1, .m = 1, .n = 10, .k = 96}));
   EXPECT_EQ(gemm_view(g->ops[2]), (GemmView{.batch = 3, .m = 4, .n = 4, .k = 8}));
+}
+
+TEST(LayerList, EachLayerReadsItsPredecessorsOutputWhenTheShapesMatch) {
+  Diagnostics diags;
+  const auto g = read(kHead +
+                          // c1: [1][4][8][8] -> [1][8][8][8]; c2 reads [1][8][8][8]: linked.
+                          "  - {name: c1, conv2d: {input: 8, channels: 4, filters: 8, kernel: 3,"
+                          " padding: 1}}\n"
+                          "  - {name: c2, conv2d: {input: 8, channels: 8, filters: 8, kernel: 3,"
+                          " padding: 1}}\n"
+                          // c3 reads [1][8][16][16] (a pooling layer the list leaves out would
+                          // make it so): a graph input of its own.
+                          "  - {name: c3, conv2d: {input: 16, channels: 8, filters: 8, kernel: 1}}\n"
+                          // fc: A[2][64] * B[64][32] -> C[2][32]; fc2 reads A[2][32]: linked.
+                          "  - {name: fc, gemm: {m: 2, n: 32, k: 64}}\n"
+                          "  - {name: fc2, gemm: {m: 2, n: 10, k: 32}}\n",
+                      diags);
+  ASSERT_TRUE(g) << diags.format_all();
+  ASSERT_EQ(g->ops.size(), 5u);
+  // Tensors in order: c1 ifmap 0, filter 1, ofmap 2; c2 filter 3, ofmap 4 (its ifmap is 2);
+  // c3 ifmap 5, filter 6, ofmap 7; fc A 8, B 9, C 10; fc2 B 11, C 12 (its A is 10).
+  EXPECT_EQ(g->ops[1].tensors, (std::vector<TensorId>{{2}, {3}, {4}}));
+  EXPECT_EQ(g->ops[2].tensors, (std::vector<TensorId>{{5}, {6}, {7}}));
+  EXPECT_EQ(g->ops[4].tensors, (std::vector<TensorId>{{10}, {11}, {12}}));
+  EXPECT_EQ(g->tensors.size(), 13u);
+  EXPECT_TRUE(verify(*g).empty());
+  EXPECT_EQ(summarize(*g).links, 2u);
+}
+
+TEST(LayerList, BundledResnet18Has15Links) {
+  // configs/workloads/resnet18.yaml, shape by shape: layer1.0.conv1 reads 56x56x64 after conv1's
+  // 112x112x64 (the max pool is left out): no link; the three later layer1 convs link (3);
+  // layer2.0.conv1 reads layer1.1.conv2's 56x56x64 (4) and conv2 its 28x28x128 (5); the
+  // downsample reads 56x56x64 after 28x28x128: no link; layer2.1.conv1 and conv2 link (7);
+  // layer3 and layer4 repeat layer2's pattern (4 links each: 15); fc's [1][512] after
+  // 7x7x512: no link.
+  Diagnostics diags;
+  const auto g = load_workload(std::filesystem::path("configs/workloads/resnet18.yaml"), diags);
+  ASSERT_TRUE(g) << diags.format_all();
+  EXPECT_EQ(summarize(*g).links, 15u);
+  EXPECT_TRUE(verify(*g).empty());
 }
 
 TEST(LayerList, UnknownKeyHasDidYouMean) {
