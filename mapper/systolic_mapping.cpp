@@ -1,6 +1,9 @@
 #include "mapper/systolic_mapping.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 #include "core/check.h"
 
@@ -19,6 +22,59 @@ std::uint64_t extent(const workload::GemmView& g, GemmDim dim) {
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+double pe_rate(const arch::HardwareModel& hw, DataType precision) {
+  const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+  if (unit == nullptr || hw.spec().schema_version == 1) return 1.0;
+  const auto rate = unit->rates.find(precision);
+  return rate == unit->rates.end() || rate->second <= 0 ? 1.0 : rate->second;
+}
+
+std::uint64_t fold_cycles(const SystolicMapping& m, const arch::HardwareModel& hw, double rate) {
+  const std::uint64_t r = hw.rows(), c = hw.cols();
+  const auto stream = static_cast<std::uint64_t>(std::ceil(static_cast<double>(m.t) / rate));
+  return m.dataflow == arch::Dataflow::OutputStationary ? stream + r + c - 2
+                                                        : stream + 2 * r + c - 2;
+}
+
+bool groups_can_pack(const workload::Einsum& space) {
+  using workload::TensorRole;
+  bool any = false;
+  for (std::size_t d = 0; d < space.dims.size(); ++d) {
+    const bool out = workload::dim_indexes_role(space, d, TensorRole::Output);
+    const bool in = workload::dim_indexes_role(space, d, TensorRole::Input);
+    const bool weight = workload::dim_indexes_role(space, d, TensorRole::Weight);
+    const bool batch = out && in == weight;  // gemm_view's batch: all three, or the output alone
+    if (!batch || space.dims[d].extent == 1) continue;
+    if (!in) return false;  // indexes the output alone: its groups share their operands
+    any = true;
+  }
+  return any;
+}
+
+SystolicMapping with_packing(SystolicMapping m, const arch::HardwareModel& hw,
+                             std::uint64_t packed) {
+  CODA_CHECK(packed >= 1 && packed <= m.gemm.batch);
+  const auto packed_extent = [&](GemmDim dim) {
+    return extent(m.gemm, dim) * (dim == GemmDim::M ? 1 : packed);
+  };
+  m.packed = packed;
+  m.sr = packed_extent(m.row_dim);
+  m.sc = packed_extent(m.col_dim);
+  m.t = packed_extent(m.time_dim);
+  m.row_folds = ceil_div(m.sr, hw.rows());
+  m.col_folds = ceil_div(m.sc, hw.cols());
+  return m;
+}
+
+std::vector<std::uint64_t> packing_candidates(const SystolicMapping& m,
+                                              const arch::HardwareModel& hw) {
+  std::vector<std::uint64_t> out{1};
+  if (m.gemm.batch <= 1 || !groups_can_pack(m.space)) return out;
+  const std::uint64_t cap = std::min<std::uint64_t>(m.gemm.batch, std::max(hw.rows(), hw.cols()));
+  for (std::uint64_t p = 2; p <= cap; ++p) out.push_back(p);
+  return out;
+}
 
 SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw,
                                std::optional<DataType> precision) {
@@ -41,13 +97,8 @@ SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel
       m.row_dim = GemmDim::K, m.col_dim = GemmDim::M, m.time_dim = GemmDim::N;
       break;
   }
-  m.sr = extent(m.gemm, m.row_dim);
-  m.sc = extent(m.gemm, m.col_dim);
-  m.t = extent(m.gemm, m.time_dim);
-  CODA_CHECK(m.sr > 0 && m.sc > 0 && m.t > 0 && m.gemm.batch > 0);
-  m.row_folds = ceil_div(m.sr, hw.rows());
-  m.col_folds = ceil_div(m.sc, hw.cols());
-  return m;
+  CODA_CHECK(m.gemm.m > 0 && m.gemm.n > 0 && m.gemm.k > 0 && m.gemm.batch > 0);
+  return with_packing(std::move(m), hw, 1);
 }
 
 std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays) {

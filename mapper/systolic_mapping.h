@@ -9,10 +9,23 @@
 //   input stationary   Sr = K', Sc = M', T = N'
 //
 // The work folds over an R x C array in ceil(Sr/R) x ceil(Sc/C) folds, run one after another
-// with the column fold as the outer loop (SCALE-Sim's order); conv groups run one after another.
+// with the column fold as the outer loop (SCALE-Sim's order).
+//
+// Groups (conv groups, a batched GEMM's batch: GemmView::batch) are independent GEMMs. A group
+// whose GEMM fills little of the array (a depthwise conv's: K' = 9, N' = 1) can be packed with
+// others: `packed` groups side by side as one block-diagonal GEMM, K' = packed x K'g and
+// N' = packed x N'g (M' is shared), the filter zero outside the groups' diagonal blocks, so
+// every row of the array is fed its own input and every column sums only its own group's rows
+// (docs/systolic_model.md, "Grouped and depthwise convolutions"). This is the dense conv with a
+// block-diagonal filter that NVDLA's compiler (nvdla/sw, ConvCoreNode::squashWeightGroups) and
+// XLA (ConvolutionGroupConverter) emit for a grouped conv, done per pack of groups rather than
+// for all of them at once. The packs run one after another, the last with the groups left over;
+// packed = 1 is one group at a time, the rule map_onto_array applies. The closed form prices
+// every packing packing_candidates offers and keeps the fastest (sim/analytical/systolic_model.h).
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "arch/hardware_model.h"
 #include "workloads/op.h"
@@ -24,10 +37,12 @@ enum class GemmDim : std::uint8_t { M, N, K };
 
 struct SystolicMapping {
   arch::Dataflow dataflow = arch::Dataflow::OutputStationary;
-  workload::GemmView gemm;  // batch = groups run one after another
+  workload::GemmView gemm;  // one group's GEMM; batch = the groups (of this array's slice)
+  std::uint64_t packed = 1;  // groups side by side in one block-diagonal GEMM
   GemmDim row_dim = GemmDim::M;
   GemmDim col_dim = GemmDim::N;
   GemmDim time_dim = GemmDim::K;
+  // Extents of the packed GEMM: N' and K' are packed x one group's.
   std::uint64_t sr = 0;  // extent mapped onto the rows
   std::uint64_t sc = 0;  // extent mapped onto the columns
   std::uint64_t t = 0;   // extent streamed through time
@@ -39,8 +54,37 @@ struct SystolicMapping {
   // and where a fold's tile sits in the tensors it reads (sim/analytical/systolic_traffic.h).
   // The GEMM dims flatten the op's dims in the op's order, the first outermost.
   workload::Einsum space;
+  // Packs of groups, run one after another; the last holds the groups left over.
+  std::uint64_t passes() const { return (gemm.batch + packed - 1) / packed; }
+  std::uint64_t last_pack() const { return gemm.batch - (passes() - 1) * packed; }
   friend bool operator==(const SystolicMapping&, const SystolicMapping&) = default;
 };
+
+// MACs one PE does per cycle at `precision` (an int8 array that packs two per PE: 2); 1 for
+// schema-1 arrays and precisions the unit states no rate for.
+double pe_rate(const arch::HardwareModel& hw, DataType precision);
+
+// Stall-free cycles of one fold of `mapping` on `hw`: the stream of T steps takes ceil(T / rate)
+// cycles at `rate` MACs per PE per cycle, plus the fill and drain: T + R + C - 2 (output
+// stationary) or T + 2R + C - 2 (weight and input stationary: the stationary tile loads first).
+std::uint64_t fold_cycles(const SystolicMapping& mapping, const arch::HardwareModel& hw,
+                          double rate = 1.0);
+
+// Whether an op's groups may be packed: every dim of GemmView::batch indexes the input, the
+// weight and the output (a conv's groups, a batched GEMM's batch), so each group has its own
+// operands and a block-diagonal GEMM computes them all.
+bool groups_can_pack(const workload::Einsum& space);
+
+// `mapping` with `packed` groups side by side (1 <= packed <= gemm.batch): its Sr, Sc, T and folds
+// those of the packed GEMM.
+SystolicMapping with_packing(SystolicMapping mapping, const arch::HardwareModel& hw,
+                             std::uint64_t packed);
+
+// The packings worth pricing, ascending: every P from 1 to min(groups, the larger of the array's
+// rows and columns); a pack of more groups than that folds over the array in both directions,
+// multiplying folds and zeros. {1} when !groups_can_pack.
+std::vector<std::uint64_t> packing_candidates(const SystolicMapping& mapping,
+                                              const arch::HardwareModel& hw);
 
 // Precondition: op.kind == Contraction. `precision`, when given, re-types every tensor of the
 // op (a run-wide --precision).

@@ -109,8 +109,12 @@ std::string format_layer_table(const results::RunResult& run) {
                                 "compute_cyc", "stall_cyc", "total_cyc", "util%", "map%",
                                 "sram_rd", "sram_wr", "dram_rd", "dram_wr", "bound");
   for (const auto& op : run.ops) {
+    // Folds of every pack of groups (ceil(groups / packed) of them, one after another; a last
+    // pack of fewer groups may fold fewer times).
+    const std::uint64_t groups = std::max<std::uint64_t>(1, mapping_value(op, "groups"));
+    const std::uint64_t packed = std::max<std::uint64_t>(1, mapping_value(op, "packed"));
     const std::uint64_t folds = mapping_value(op, "row_folds") * mapping_value(op, "col_folds") *
-                                std::max<std::uint64_t>(1, mapping_value(op, "groups"));
+                                ((groups + packed - 1) / packed);
     out += fmt::format(
         "{:<{}}  {:>7} {:>6} {:>7} {:>6}  {:>12} {:>11} {:>12}  {:>6.2f} {:>6.2f}  {:>8} {:>8} "
         "{:>8} {:>8}  {}\n",

@@ -54,6 +54,48 @@ TEST(SystolicMapping, ConvBecomesAGemmOfPixelsFiltersAndWindow) {
   EXPECT_EQ(os.gemm.batch, 1u);
 }
 
+TEST(SystolicMapping, GroupsPackSideBySideInABlockDiagonalGemm) {
+  // A 3x3 depthwise conv, 32 channels, 56x56 out: 32 groups of M' = 3136, N'g = 1, K'g = 9.
+  const workload::Op dw = workload::make_conv2d(
+      "dw", {.in_h = 56, .in_w = 56, .in_channels = 32, .filter_h = 3, .filter_w = 3,
+             .out_channels = 32, .pad_h = 1, .pad_w = 1, .groups = 32},
+      56, 56);
+  EXPECT_TRUE(groups_can_pack(dw.space));
+  const auto hw = make_array({.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary});
+  // The fixed rule runs one group at a time: Sr = K'g = 9, Sc = N'g = 1, 32 packs of 1.
+  const SystolicMapping one = map_onto_array(dw, hw);
+  EXPECT_EQ(one.packed, 1u);
+  EXPECT_EQ(one.sr, 9u);
+  EXPECT_EQ(one.sc, 1u);
+  EXPECT_EQ(one.passes(), 32u);
+  // 7 side by side: K' = 63 rows (2 row folds), N' = 7 columns, M' = 3136 shared; 5 packs, the
+  // last with 32 - 4 x 7 = 4 groups.
+  const SystolicMapping seven = with_packing(one, hw, 7);
+  EXPECT_EQ(seven.sr, 63u);
+  EXPECT_EQ(seven.sc, 7u);
+  EXPECT_EQ(seven.t, 3136u);
+  EXPECT_EQ(seven.row_folds, 2u);
+  EXPECT_EQ(seven.col_folds, 1u);
+  EXPECT_EQ(seven.passes(), 5u);
+  EXPECT_EQ(seven.last_pack(), 4u);
+  // Candidates: 1 .. min(32 groups, 32 rows or columns).
+  const std::vector<std::uint64_t> candidates = packing_candidates(one, hw);
+  ASSERT_EQ(candidates.size(), 32u);
+  EXPECT_EQ(candidates.front(), 1u);
+  EXPECT_EQ(candidates.back(), 32u);
+  // On an 8x16 array, at most 16 of them.
+  EXPECT_EQ(packing_candidates(map_onto_array(dw, make_array({.rows = 8, .cols = 16})),
+                               make_array({.rows = 8, .cols = 16}))
+                .size(),
+            16u);
+  // Ungrouped ops have nothing to pack.
+  const workload::Op gemm = workload::make_gemm("g", 64, 64, 64);
+  EXPECT_FALSE(groups_can_pack(gemm.space));
+  EXPECT_EQ(packing_candidates(map_onto_array(gemm, hw), hw), std::vector<std::uint64_t>{1});
+  // A batched GEMM's batch indexes A, B and C: its batches pack like groups.
+  EXPECT_TRUE(groups_can_pack(workload::make_batched_gemm("b", 4, 8, 8, 8).space));
+}
+
 TEST(SystolicMapping, ScheduleKeepsGraphOrderAndMacs) {
   workload::Graph g{"two", "", {}, {}};
   g.add(workload::make_gemm("a", 2, 3, 4));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "core/check.h"
 #include "sim/analytical/systolic_traffic.h"
@@ -16,42 +18,46 @@ constexpr std::array<const char*, 3> kOperandNames{"ifmap", "filter", "ofmap"};
 
 }  // namespace
 
-double pe_rate(const arch::HardwareModel& hw, DataType precision) {
-  const arch::ComputeUnitSpec* unit = hw.matrix_unit();
-  if (unit == nullptr || hw.spec().schema_version == 1) return 1.0;
-  const auto rate = unit->rates.find(precision);
-  return rate == unit->rates.end() || rate->second <= 0 ? 1.0 : rate->second;
-}
-
-std::uint64_t fold_cycles(const SystolicMapping& m, const arch::HardwareModel& hw, double rate) {
-  const std::uint64_t r = hw.rows(), c = hw.cols();
-  const auto stream = static_cast<std::uint64_t>(std::ceil(static_cast<double>(m.t) / rate));
-  return m.dataflow == arch::Dataflow::OutputStationary ? stream + r + c - 2
-                                                        : stream + 2 * r + c - 2;
-}
-
-results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw) {
+results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
+                                              const arch::HardwareModel& hw) {
   const SystolicMapping& m = op.mapping;
   const std::uint64_t rows = hw.rows(), cols = hw.cols();
-  const std::uint64_t folds_per_group = m.row_folds * m.col_folds;
   const std::uint64_t groups = m.gemm.batch;
+  const std::uint64_t passes = m.passes();  // packs of groups, one after another
   const double rate = pe_rate(hw, op.precision);
-  const std::uint64_t per_fold = fold_cycles(m, hw, rate);
+
+  // The full packs, and the last with the groups left over (its own shape when it packs fewer).
+  const SystolicMapping last_m =
+      m.last_pack() == m.packed ? m : mapper::with_packing(m, hw, m.last_pack());
+  const std::uint64_t full_folds = m.row_folds * m.col_folds;
+  const std::uint64_t last_folds = last_m.row_folds * last_m.col_folds;
+  const std::uint64_t full_fold_cycles = fold_cycles(m, hw, rate);
+  const std::uint64_t last_fold_cycles = fold_cycles(last_m, hw, rate);
 
   results::OpResult out;
   out.name = op.name;
   out.unit = "systolic";
   out.mapping = {{"Sr", m.sr},          {"Sc", m.sc},          {"T", m.t},
-                 {"row_folds", m.row_folds}, {"col_folds", m.col_folds}, {"groups", groups}};
+                 {"row_folds", m.row_folds}, {"col_folds", m.col_folds}, {"groups", groups},
+                 {"packed", m.packed}};
   if (m.arrays > 1) out.mapping.emplace_back("arrays", m.arrays);
   out.cost.macs = op.macs;
-  out.cost.compute_cycles = Cycles{groups * folds_per_group * per_fold};
+  const std::uint64_t folds = (passes - 1) * full_folds + last_folds;
+  out.cost.compute_cycles =
+      Cycles{(passes - 1) * full_folds * full_fold_cycles + last_folds * last_fold_cycles};
 
-  // What each fold moves (systolic_traffic.h): the same for every group.
-  const SystolicTraffic traffic =
-      systolic_traffic(m, hw, {op.on_chip.input, op.on_chip.weight, op.on_chip.output});
-  const auto fold_io = [&](std::uint64_t index) {  // index over all groups' folds
-    return traffic.folds[index % folds_per_group];
+  // What each fold moves (systolic_traffic.h): the same for every full pack.
+  const std::array<bool, 3> on_chip{op.on_chip.input, op.on_chip.weight, op.on_chip.output};
+  const SystolicTraffic traffic = systolic_traffic(m, hw, on_chip);
+  const SystolicTraffic last_traffic =
+      last_m.packed == m.packed ? traffic : systolic_traffic(last_m, hw, on_chip);
+  const std::uint64_t in_full_packs = (passes - 1) * full_folds;
+  const auto fold_io = [&](std::uint64_t index) {  // index over all packs' folds
+    return index < in_full_packs ? traffic.folds[index % full_folds]
+                                 : last_traffic.folds[index - in_full_packs];
+  };
+  const auto compute_of = [&](std::uint64_t index) {
+    return static_cast<double>(index < in_full_packs ? full_fold_cycles : last_fold_cycles);
   };
 
   // Time the folds on one DRAM channel of `bw` bytes per cycle (see the header). Unlimited
@@ -60,8 +66,6 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   std::optional<double> bw = hw.achievable_dram_bytes_per_cycle();
   if (bw) *bw /= static_cast<double>(m.arrays);
   const double b = bw.value_or(1.0);
-  const double compute_per_fold = static_cast<double>(per_fold);
-  const std::uint64_t folds = groups * folds_per_group;
   FoldBytes current = fold_io(0);
   double time = hw.double_buffered() ? static_cast<double>(current.in()) / b : 0.0;
   double previous_out = 0.0;
@@ -70,9 +74,9 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
     const auto in = static_cast<double>(current.in());
     const auto out_bytes = static_cast<double>(current.ofmap);
     if (hw.double_buffered())
-      time += std::max(compute_per_fold, (static_cast<double>(next.in()) + previous_out) / b);
+      time += std::max(compute_of(i), (static_cast<double>(next.in()) + previous_out) / b);
     else
-      time += (in + out_bytes) / b + compute_per_fold;
+      time += (in + out_bytes) / b + compute_of(i);
     previous_out = out_bytes;
     current = next;
   }
@@ -85,11 +89,11 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   out.cost.cycles = Cycles{total};
   out.cost.stall_cycles = Cycles{total - compute};
 
-  // Every group moves the same bytes, and every array its own slice's.
+  // Every full pack moves the same bytes, and every array its own slice's.
   for (std::size_t i = 0; i < kOperandNames.size(); ++i) {
     const bool is_output = i == 2;
-    const Bytes sram{traffic.sram[i] * groups * m.arrays};
-    const Bytes dram{traffic.dram[i] * groups * m.arrays};
+    const Bytes sram{((passes - 1) * traffic.sram[i] + last_traffic.sram[i]) * m.arrays};
+    const Bytes dram{((passes - 1) * traffic.dram[i] + last_traffic.dram[i]) * m.arrays};
     out.traffic.push_back({kOperandNames[i], "sram", is_output ? Bytes{} : sram,
                            is_output ? sram : Bytes{}});
     out.traffic.push_back({kOperandNames[i], "dram", is_output ? Bytes{} : dram,
@@ -104,10 +108,16 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
   }
 
   if (!traffic.note.empty()) out.notes.push_back(traffic.note);
+  else if (!last_traffic.note.empty()) out.notes.push_back(last_traffic.note);
 
   const double pes = static_cast<double>(hw.processing_elements());
-  out.mapping_efficiency = static_cast<double>(m.sr * m.sc) /
-                           static_cast<double>(m.row_folds * rows * m.col_folds * cols);
+  // PE-steps holding work, over the folds: a pack's block-diagonal GEMM does work in 1 / packed
+  // of its Sr x Sc x T (the rest multiplies the filter's zeros).
+  const auto work = [](const SystolicMapping& p) {
+    return static_cast<double>(p.sr * p.sc) / static_cast<double>(p.packed);
+  };
+  out.mapping_efficiency = (static_cast<double>(passes - 1) * work(m) + work(last_m)) /
+                           static_cast<double>(folds * rows * cols);
   out.compute_utilization =
       static_cast<double>(op.macs) / (pes * rate * static_cast<double>(compute));
   const double dram_bytes =
@@ -119,6 +129,21 @@ results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::H
                                                                      : results::Bound::Compute;
   CODA_CHECK(out.cost.cycles >= out.cost.compute_cycles);
   return out;
+}
+
+results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw) {
+  const std::vector<std::uint64_t> packings = mapper::packing_candidates(op.mapping, hw);
+  if (packings.size() == 1 && packings.front() == op.mapping.packed)
+    return evaluate_systolic_as_mapped(op, hw);
+  std::optional<results::OpResult> best;
+  mapper::ScheduledOp candidate = op;
+  for (const std::uint64_t packed : packings) {
+    candidate.mapping = mapper::with_packing(op.mapping, hw, packed);
+    results::OpResult r = evaluate_systolic_as_mapped(candidate, hw);
+    // Strictly faster only: on a tie the fewer groups per pack (less zero work) stay.
+    if (!best || r.cost.cycles < best->cost.cycles) best = std::move(r);
+  }
+  return std::move(*best);
 }
 
 }  // namespace coda::sim::analytical

@@ -21,6 +21,10 @@
 //   cycles = in_0/B + sum_i max(C_i, (in_{i+1} + out_{i-1})/B) + out_last/B
 // Without double buffering nothing overlaps: cycles = sum_i (in_i + out_i)/B + C_i.
 // With unlimited bandwidth there are no stalls and cycles = compute cycles.
+//
+// Groups (mapping.gemm.batch) run in packs of mapping.packed side by side (a block-diagonal
+// GEMM, mapper/systolic_mapping.h): the packs run one after another, each folding and moving
+// bytes as the packed GEMM does.
 
 #include "arch/hardware_model.h"
 #include "core/results.h"
@@ -28,16 +32,20 @@
 
 namespace coda::sim::analytical {
 
-// MACs one PE does per cycle at `precision` (an int8 array that packs two per PE: 2); 1 for
-// schema-1 arrays and precisions the unit states no rate for.
-double pe_rate(const arch::HardwareModel& hw, DataType precision);
+// pe_rate and fold_cycles live with the mapping (mapper/systolic_mapping.h), whose choice of
+// packed groups uses them, so the two cannot disagree.
+using mapper::fold_cycles;
+using mapper::pe_rate;
 
-// Stall-free cycles of one fold of `mapping` on `hw`: the stream of T steps takes ceil(T / rate)
-// cycles at `rate` MACs per PE per cycle, plus the fill and drain.
-std::uint64_t fold_cycles(const mapper::SystolicMapping& mapping, const arch::HardwareModel& hw,
-                          double rate = 1.0);
+// Prices op.mapping with its groups packed as mapping.packed says. Pure and thread-safe; O(folds)
+// arithmetic, no per-cycle or per-element work.
+results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
+                                              const arch::HardwareModel& hw);
 
-// Pure and thread-safe; O(folds) arithmetic, no per-cycle or per-element work.
+// Prices every packing of the op's groups that mapper::packing_candidates offers (one group at a
+// time first) and returns the one with the fewest cycles, stalls included; on a tie the fewer
+// groups per pack. An op without groups to pack is priced as mapped. Pure and thread-safe;
+// O(candidates x folds).
 results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
 
 }  // namespace coda::sim::analytical

@@ -45,9 +45,17 @@ std::size_t role_index(TensorRole role) {
 
 // Where tiles of the GEMM view sit in the op's tensors (see the header, "The footprint of a
 // tile"). Holds scratch space, so one instance serves one evaluation.
+//
+// With `packed` > 1 groups side by side (mapper/systolic_mapping.h) a box's N' and K' ranges are
+// of the packed GEMM: each flattens the batch dims (outermost) and one group's N' (K') dims, so
+// a range of it says which groups it covers as well. An access reached through a packed axis
+// takes its groups from it (an access using both, the block-diagonal filter, from the groups
+// both cover); box[kBatch] is the pack, [0, packed). The block-diagonal filter is stored whole,
+// zeros included (as the compilers that make it do): a tile of it is its words, dense.
 class Footprints {
  public:
-  explicit Footprints(const workload::Einsum& space) : space_(space) {
+  Footprints(const workload::Einsum& space, std::uint64_t packed)
+      : space_(space), packed_(packed) {
     const std::size_t n = space.dims.size();
     axis_of_dim_.resize(n);
     for (std::size_t d = 0; d < n; ++d) {
@@ -65,7 +73,12 @@ class Footprints {
         for (const workload::IndexTerm& term : index.terms)
           if (term.coefficient != 0 && term.dim < n) uses[axis_of_dim_[term.dim]] = true;
       uses_.push_back(uses);
-      plain_.push_back(is_plain(access, uses));
+      plain_.push_back(is_plain(access, uses) || (packed_ > 1 && uses[kN] && uses[kK]));
+    }
+    for (const Axis axis : {kN, kK}) {
+      packed_dims_[axis] = axis_dims_[kBatch];
+      packed_dims_[axis].insert(packed_dims_[axis].end(), axis_dims_[axis].begin(),
+                                axis_dims_[axis].end());
     }
     dim_lo_.resize(n);
     dim_hi_.resize(n);
@@ -98,11 +111,13 @@ class Footprints {
     return std::min(both_words, box_a + box_b - common);
   }
 
-  // The product of the box's ranges over the axes the access's indices use.
+  // The product of the box's ranges over the axes the access's indices use (a packed axis's
+  // range counts its groups' elements: the batch range is inside it).
   std::uint64_t words(std::size_t a, const GemmBox& box) const {
+    const bool through_packed = packed_ > 1 && (uses_[a][kN] || uses_[a][kK]);
     std::uint64_t w = 1;
     for (std::size_t axis = 0; axis < kAxes; ++axis)
-      if (uses_[a][axis]) w *= box[axis].size();
+      if (uses_[a][axis] && !(axis == kBatch && through_packed)) w *= box[axis].size();
     return w;
   }
 
@@ -133,11 +148,11 @@ class Footprints {
     return std::any_of(box.begin(), box.end(), [](const Range& r) { return r.hi <= r.lo; });
   }
 
-  // The bounding box of a range of a flattened axis, per op dim: the dims before the first
-  // where the range's ends differ keep their one value, that dim spans the ends' values, and
-  // the dims after it (faster-varying) span their whole extent.
-  void set_dims(Axis axis, Range range) {
-    const std::vector<std::size_t>& dims = axis_dims_[axis];
+  // The bounding box of a range of a flattened axis (its op dims `dims`, outermost first), per
+  // op dim: the dims before the first where the range's ends differ keep their one value, that
+  // dim spans the ends' values, and the dims after it (faster-varying) span their whole extent.
+  // The first `intersect` dims (a packed axis's batch dims) narrow the ranges they have.
+  void set_dims(const std::vector<std::size_t>& dims, Range range, std::size_t intersect = 0) {
     std::uint64_t lo = range.lo, hi = range.hi - 1;
     for (std::size_t i = dims.size(); i-- > 0;) {
       const std::uint64_t extent = space_.dims[dims[i]].extent;
@@ -149,14 +164,19 @@ class Footprints {
     bool spread = false;
     for (std::size_t i = 0; i < dims.size(); ++i) {
       const std::size_t d = dims[i];
-      if (spread) {
-        dim_lo_[d] = 0;
-        dim_hi_[d] = space_.dims[d].extent - 1;
-      } else {
-        dim_lo_[d] = digits_lo_[i];
-        dim_hi_[d] = digits_hi_[i];
+      std::uint64_t first = 0, last = space_.dims[d].extent - 1;
+      if (!spread) {
+        first = digits_lo_[i];
+        last = digits_hi_[i];
         spread = digits_lo_[i] != digits_hi_[i];
       }
+      if (i < intersect) {
+        first = std::max(first, dim_lo_[d]);
+        last = std::min(last, dim_hi_[d]);
+        if (first > last) disjoint_ = true;
+      }
+      dim_lo_[d] = first;
+      dim_hi_[d] = last;
     }
   }
 
@@ -172,8 +192,19 @@ class Footprints {
       for (const std::uint64_t extent : access.shape) all *= extent;
       return all;
     }
+    const bool packing = packed_ > 1;
     for (std::size_t axis = 0; axis < kAxes; ++axis)
-      if (!axis_dims_[axis].empty()) set_dims(static_cast<Axis>(axis), box[axis]);
+      if (!axis_dims_[axis].empty() && !(packing && (axis == kN || axis == kK)))
+        set_dims(axis_dims_[axis], box[axis]);
+    disjoint_ = false;
+    if (packing)
+      for (const Axis axis : {kN, kK})
+        if (uses_[a][axis]) set_dims(packed_dims_[axis], box[axis], axis_dims_[kBatch].size());
+    if (disjoint_) {  // its packed axes cover no group in common
+      lo.assign(access.shape.size(), 0);
+      hi.assign(access.shape.size(), -1);
+      return 0;
+    }
     std::uint64_t count = 1;
     for (std::size_t r = 0; r < access.shape.size(); ++r) {
       std::int64_t first = access.indices[r].offset, last = access.indices[r].offset;
@@ -193,8 +224,11 @@ class Footprints {
   }
 
   const workload::Einsum& space_;
+  std::uint64_t packed_ = 1;
+  bool disjoint_ = false;
   std::vector<Axis> axis_of_dim_;
   std::array<std::vector<std::size_t>, kAxes> axis_dims_;
+  std::array<std::vector<std::size_t>, kAxes> packed_dims_;  // kN, kK: batch dims, then its own
   std::vector<std::array<bool, kAxes>> uses_;
   std::vector<bool> plain_;
   std::vector<std::uint64_t> dim_lo_, dim_hi_, digits_lo_, digits_hi_;
@@ -249,17 +283,17 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
   for (std::size_t i = 0; i < 3; ++i) shapes[i] = shape_of(i, m);
   const Axis row_axis = axis_of(m.row_dim), col_axis = axis_of(m.col_dim);
   const Axis time_axis = axis_of(m.time_dim);
-  // A box of one group's GEMM view: rows [r0, r1), columns [c0, c1), all of T.
+  // A box of one pack's GEMM view: rows [r0, r1), columns [c0, c1), all of T, its groups.
   const auto box = [&](std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1) {
     GemmBox b;
-    b[kBatch] = {0, 1};
+    b[kBatch] = {0, m.packed};
     b[row_axis] = {r0, r1};
     b[col_axis] = {c0, c1};
     b[time_axis] = {0, m.t};
     return b;
   };
 
-  Footprints footprints(m.space);
+  Footprints footprints(m.space, m.packed);
   constexpr arch::Operand kInputs[2] = {arch::Operand::Ifmap, arch::Operand::Filter};
   // Bits of an input operand's accesses over one box, or over the union of two disjoint ones.
   const auto bits_of = [&](std::size_t operand, const GemmBox& first, const GemmBox* second) {
@@ -274,7 +308,7 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
     return bits;
   };
 
-  // Each input's whole footprint (one group of this array's slice), and whether it fits the
+  // Each input's whole footprint (one pack of this array's slice), and whether it fits the
   // working part of its buffer.
   const std::array<std::uint64_t, 2> whole_bits{bits_of(0, box(0, m.sr, 0, m.sc), nullptr),
                                                  bits_of(1, box(0, m.sr, 0, m.sc), nullptr)};

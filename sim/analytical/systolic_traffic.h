@@ -2,8 +2,8 @@
 // The bytes a systolic array's folds move, per operand: between the array and its buffers
 // ("sram") and between the buffers and DRAM. docs/systolic_model.md ("Traffic") derives every
 // rule; it is separate from the cycle model (systolic_model.h), whose stall-free cycles it does
-// not touch. In short, for one group on one array, folds in the cycle model's order (column
-// fold outer, row fold inner):
+// not touch. In short, for one pack of groups (mapping.packed side by side; 1: one group)
+// on one array, folds in the cycle model's order (column fold outer, row fold inner):
 //
 // Element sizes. Schema 1 counts words: every operand, partial sums too, is word_size bytes
 // (SCALE-Sim's word). Schema 2 prices each operand at its own tensor's element type (the op's
@@ -20,7 +20,11 @@
 // reads, halo included, not the im2col-unrolled matrix (the buffer holds the feature map and
 // unrolls it into the array; SRAM traffic still counts the unrolled stream the array is fed).
 //
-// Input fetches from DRAM. If an operand's whole footprint (one group of one array's slice)
+// Packed groups (mapper/systolic_mapping.h): the packed K' and N' flatten the groups (outermost)
+// with one group's dims, so a tile covers the groups its range does; the block-diagonal filter is
+// stored dense, zeros included, and a tile of it is its words.
+//
+// Input fetches from DRAM. If an operand's whole footprint (one pack of one array's slice)
 // fits the working part of its buffer, each element is fetched once, by the first fold whose
 // tile touches it: fold i fetches U(i) - max(U(j), j < i), where U(i) is the footprint of the
 // union of the tiles of folds 0..i. Otherwise a fold fetches its tile's footprint, unless the
@@ -68,8 +72,8 @@ enum class PartialSums : std::uint8_t {
 };
 
 struct SystolicTraffic {
-  std::vector<FoldBytes> folds;  // one group on one array, column fold outer, row fold inner
-  // One group on one array, by operand (ifmap, filter, ofmap): SRAM bytes the array reads
+  std::vector<FoldBytes> folds;  // one pack on one array, column fold outer, row fold inner
+  // One pack on one array, by operand (ifmap, filter, ofmap): SRAM bytes the array reads
   // (inputs) or writes (outputs), and DRAM bytes (the sum over `folds`).
   std::array<std::uint64_t, 3> sram{};
   std::array<std::uint64_t, 3> dram{};
@@ -82,7 +86,7 @@ struct SystolicTraffic {
 
 // Precondition: `mapping` comes from mapper::map_onto_array on `hw` (its einsum is set).
 // `on_chip`: by operand (ifmap, filter, ofmap), whether it is held on chip (see above).
-// Pure; O(folds of one group) arithmetic.
+// Pure; O(folds of one pack) arithmetic.
 SystolicTraffic systolic_traffic(const mapper::SystolicMapping& mapping,
                                  const arch::HardwareModel& hw,
                                  std::array<bool, 3> on_chip = {});

@@ -21,6 +21,13 @@ results::OpResult run_op(const workload::Op& op, const ArrayParams& params) {
   return evaluate_systolic({op.name, workload::mac_count(op), mapper::map_onto_array(op, hw)}, hw);
 }
 
+std::uint64_t mapping_entry(const results::OpResult& r, std::string_view key) {
+  for (const auto& [name, value] : r.mapping)
+    if (name == key) return value;
+  ADD_FAILURE() << "no mapping entry " << key;
+  return 0;
+}
+
 Bytes traffic(const results::OpResult& r, std::string_view tensor, std::string_view level) {
   for (const auto& t : r.traffic)
     if (t.tensor == tensor && t.level == level) return t.reads.value ? t.reads : t.writes;
@@ -146,18 +153,180 @@ TEST(SystolicModel, SingleStepStream) {
             Cycles{11});
 }
 
-TEST(SystolicModel, GroupsRunOneAfterAnother) {
+TEST(SystolicModel, GroupsPackSideBySideWhenThatIsFaster) {
   // Depthwise 3x3 conv, 4 channels, 10x10 input, no padding: 4 groups of a GEMM with
-  // M' = 8*8 = 64, N' = 1, K' = 9. OS on 8x8: 8 row folds, 1 col fold, fold = 9 + 14 = 23:
-  // 4 groups * 8 * 23 = 736 cycles; MACs 4 * 64 * 9 = 2304.
+  // M' = 8*8 = 64, N'g = 1, K'g = 9; MACs 4 * 64 * 9 = 2304. OS on 8x8: Sr = M' = 64, 8 row
+  // folds; P groups packed side by side make Sc = P (1 col fold) and T = 9P, a fold
+  // 9P + 8 + 8 - 2 = 9P + 14 cycles, ceil(4 / P) packs (the last with the groups left over):
+  //   P = 1: 4 packs x 8 x 23 = 736 (one group at a time)
+  //   P = 2: 2 x 8 x 32 = 512;  P = 3: 8 x 41 + 8 x 23 (the last pack is 1 group) = 512
+  //   P = 4: 1 x 8 x (36 + 14) = 400, the fewest: taken.
   const workload::Op dw = workload::make_conv2d(
       "dw", {.in_h = 10, .in_w = 10, .in_channels = 4, .filter_h = 3, .filter_w = 3,
              .out_channels = 4, .groups = 4},
       8, 8);
+  const auto hw = make_array({.rows = 8, .cols = 8});
+  const mapper::ScheduledOp one_at_a_time{dw.name, workload::mac_count(dw),
+                                          mapper::map_onto_array(dw, hw)};
+  ASSERT_EQ(one_at_a_time.mapping.packed, 1u);
+  EXPECT_EQ(evaluate_systolic_as_mapped(one_at_a_time, hw).cost.compute_cycles, Cycles{736});
+  mapper::ScheduledOp three = one_at_a_time;
+  three.mapping = mapper::with_packing(one_at_a_time.mapping, hw, 3);
+  EXPECT_EQ(evaluate_systolic_as_mapped(three, hw).cost.compute_cycles, Cycles{512});
   const auto r = run_op(dw, {.rows = 8, .cols = 8});
-  EXPECT_EQ(r.cost.compute_cycles, Cycles{736});
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{400});
   EXPECT_EQ(r.cost.macs, 2304u);
+  EXPECT_EQ(mapping_entry(r, "packed"), 4u);
+  EXPECT_EQ(mapping_entry(r, "Sc"), 4u);
+  EXPECT_EQ(mapping_entry(r, "T"), 36u);
+  // Outputs: 4 x 64, each written once (OS finishes them in the PEs).
   EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{4ULL * 64});
+  // A pack does work in 1 / 4 of its PE-steps: 8 folds hold 64 x 4 / 4 = 64 PEs' work of 64 each.
+  EXPECT_DOUBLE_EQ(r.mapping_efficiency, 64.0 / (8.0 * 64.0));
+}
+
+// A 3x3 depthwise conv over 32 channels of 56x56, stride 1, pad 1 (56x56 out): 32 groups with
+// M' = 3136, N'g = 1, K'g = 9; 903168 MACs. The feature map and the outputs are 32 x 56 x 56 =
+// 100352 one-byte words each.
+workload::Op depthwise_56x56x32() {
+  return workload::make_conv2d("dw", {.in_h = 56, .in_w = 56, .in_channels = 32, .filter_h = 3,
+                                      .filter_w = 3, .out_channels = 32, .pad_h = 1, .pad_w = 1,
+                                      .groups = 32},
+                               56, 56);
+}
+
+TEST(SystolicModel, DepthwiseConvOnA32x32WeightStationaryArrayPacksItsChannels) {
+  // WS: Sr = K' = 9P, Sc = N' = P, T = M' = 3136; every fold is 3136 + 64 + 32 - 2 = 3230 cycles,
+  // so the packing with the fewest folds wins. Folds over the ceil(32 / P) packs:
+  //   P = 1: 32 x 1 = 32 (one channel at a time: 9 of 32 rows, 1 of 32 columns)
+  //   P = 3: 10 packs of 27 rows + one of 2 channels (18 rows), 1 fold each: 11
+  //   P = 7: 4 packs of 63 rows (2 folds) + one of 4 (36 rows, 2 folds): 10
+  //   P = 32: one pack, Sr = 288 (9 row folds) x Sc = 32 (1 col fold): 9, the fewest
+  // (every other P needs at least 10). 9 x 3230 = 29070 cycles against 32 x 3230 = 103360.
+  // 1 MiB SRAMs (512 KiB working): everything fits, and a column fold's 32 x 3136 partial sums
+  // (1-byte words, 100352 B) add up in the ofmap SRAM.
+  const workload::Op dw = depthwise_56x56x32();
+  const ArrayParams array{.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary,
+                          .sram = Bytes{1024ULL * 1024}};
+  const auto hw = make_array(array);
+  EXPECT_EQ(evaluate_systolic_as_mapped(
+                {dw.name, workload::mac_count(dw), mapper::map_onto_array(dw, hw)}, hw)
+                .cost.compute_cycles,
+            Cycles{103360});
+  const auto r = run_op(dw, array);
+  EXPECT_EQ(mapping_entry(r, "packed"), 32u);
+  EXPECT_EQ(mapping_entry(r, "Sr"), 288u);
+  EXPECT_EQ(mapping_entry(r, "row_folds"), 9u);
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{29070});
+  EXPECT_EQ(r.cost.cycles, Cycles{29070});  // unlimited DRAM bandwidth
+  // DRAM: the feature map once (100352 B); the block-diagonal filter, zeros included, 288 x 32
+  // = 9216 B (its 288 real weights are 1/32 of it); the outputs once (100352 B).
+  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{100352});
+  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{9216});
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{100352});
+  // SRAM: the unrolled ifmap stream Sr x T = 288 x 3136 = 903168; the stationary filter once,
+  // 9216; the outputs every row fold, 9 x 32 x 3136 = 903168.
+  EXPECT_EQ(traffic(r, "ifmap", "sram"), Bytes{903168});
+  EXPECT_EQ(traffic(r, "filter", "sram"), Bytes{9216});
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{903168});
+  // Work in 288 x 32 / 32 = 288 of 9 x 1024 PE slots: 1/32. Utilization 903168 MACs over
+  // 1024 PEs x 29070 cycles (one channel at a time: 903168 / (1024 x 103360), 0.85%).
+  EXPECT_DOUBLE_EQ(r.mapping_efficiency, 1.0 / 32.0);
+  EXPECT_DOUBLE_EQ(r.compute_utilization, 903168.0 / (1024.0 * 29070.0));
+}
+
+TEST(SystolicModel, DepthwiseConvOnA32x32OutputStationaryArrayPacksItsChannels) {
+  // OS: Sr = M' = 3136 (98 row folds), Sc = N' = P, T = K' = 9P; a fold is 9P + 62 cycles and a
+  // pack of P <= 32 groups one column fold, so a group costs 98 x (9 + 62 / P): least at P = 32,
+  // 98 x (288 + 62) = 34300 cycles (one at a time: 32 x 98 x 71 = 222656; P = 16: 2 x 98 x 206
+  // = 40376; any P that leaves a last pack of fewer groups pays its 62-cycle fill again).
+  const workload::Op dw = depthwise_56x56x32();
+  const ArrayParams array{.rows = 32, .cols = 32, .sram = Bytes{1024ULL * 1024}};
+  const auto hw = make_array(array);
+  EXPECT_EQ(evaluate_systolic_as_mapped(
+                {dw.name, workload::mac_count(dw), mapper::map_onto_array(dw, hw)}, hw)
+                .cost.compute_cycles,
+            Cycles{222656});
+  const auto r = run_op(dw, array);
+  EXPECT_EQ(mapping_entry(r, "packed"), 32u);
+  EXPECT_EQ(mapping_entry(r, "T"), 288u);
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{34300});
+  // DRAM as on WS: map 100352, dense block-diagonal filter 9216, outputs 100352 once.
+  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{100352});
+  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{9216});
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{100352});
+  // SRAM: ifmap Sr x T = 3136 x 288 = 903168 (one col fold); the filter Sc x T = 32 x 288 once
+  // per row fold, 98 x 9216 = 903168; outputs M' x N' = 100352.
+  EXPECT_EQ(traffic(r, "ifmap", "sram"), Bytes{903168});
+  EXPECT_EQ(traffic(r, "filter", "sram"), Bytes{903168});
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{100352});
+  // Every PE holds an output, but multiplies a zero in 31 of 32 steps: 1/32.
+  EXPECT_DOUBLE_EQ(r.mapping_efficiency, 1.0 / 32.0);
+}
+
+TEST(SystolicModel, GroupedConvOfTwoGroupsOfSixteenChannelsPacksBoth) {
+  // 3x3 conv, 32 -> 32 channels in 2 groups of 16, 56x56, pad 1: per group M' = 3136,
+  // N'g = 16, K'g = 16 x 9 = 144; MACs 2 x 3136 x 16 x 144 = 14450688.
+  const workload::Op conv = workload::make_conv2d(
+      "g2", {.in_h = 56, .in_w = 56, .in_channels = 32, .filter_h = 3, .filter_w = 3,
+             .out_channels = 32, .pad_h = 1, .pad_w = 1, .groups = 2},
+      56, 56);
+  // WS 32x32, folds of 3136 + 94 = 3230 cycles. One group at a time: 2 x ceil(144/32) = 10
+  // folds, 32300 cycles, each using 16 of 32 columns. Both packed: Sr = 288 (9 row folds),
+  // Sc = 32 (1): 9 folds, 29070 cycles.
+  const ArrayParams ws{.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary,
+                       .sram = Bytes{1024ULL * 1024}};
+  const auto hw = make_array(ws);
+  EXPECT_EQ(evaluate_systolic_as_mapped(
+                {conv.name, workload::mac_count(conv), mapper::map_onto_array(conv, hw)}, hw)
+                .cost.compute_cycles,
+            Cycles{32300});
+  const auto w = run_op(conv, ws);
+  EXPECT_EQ(mapping_entry(w, "packed"), 2u);
+  EXPECT_EQ(w.cost.compute_cycles, Cycles{29070});
+  // DRAM: the map once (100352 B); the block-diagonal filter 288 x 32 = 9216 B, twice its 4608 B
+  // of real weights; the outputs once (100352 B).
+  EXPECT_EQ(traffic(w, "ifmap", "dram"), Bytes{100352});
+  EXPECT_EQ(traffic(w, "filter", "dram"), Bytes{9216});
+  EXPECT_EQ(traffic(w, "ofmap", "dram"), Bytes{100352});
+  // Work in 288 x 32 / 2 of 9 x 1024 PE slots: 1/2.
+  EXPECT_DOUBLE_EQ(w.mapping_efficiency, 0.5);
+  // OS 32x32: Sr = 3136 (98 row folds). One at a time: 2 x 98 x (144 + 62) = 40376; packed:
+  // Sc = 32, T = 288: 98 x (288 + 62) = 34300.
+  const auto o = run_op(conv, {.rows = 32, .cols = 32, .sram = Bytes{1024ULL * 1024}});
+  EXPECT_EQ(mapping_entry(o, "packed"), 2u);
+  EXPECT_EQ(o.cost.compute_cycles, Cycles{34300});
+}
+
+TEST(SystolicModel, GroupsThatFillTheArrayRunOneAfterAnother) {
+  // A batched GEMM, 4 x (M = N = K = 32), on a 32x32 OS array: one group is one full fold of
+  // 32 + 62 = 94 cycles, 376 in all. Two side by side would fold 1 x 2 times per pack at
+  // 64 + 62 = 126 cycles: 2 packs x 2 x 126 = 504. Packing only adds zeros: one at a time stays.
+  const workload::Op bmm = workload::make_batched_gemm("bmm", 4, 32, 32, 32);
+  const auto r = run_op(bmm, {.rows = 32, .cols = 32});
+  EXPECT_EQ(mapping_entry(r, "packed"), 1u);
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{376});
+  EXPECT_DOUBLE_EQ(r.mapping_efficiency, 1.0);
+}
+
+TEST(SystolicModel, PackingIsChosenByCyclesWithStalls) {
+  // With 1 B/cycle of DRAM the depthwise conv above is memory-bound; the packing taken is the
+  // one whose cycles, stalls included, are fewest of every candidate the mapper offers.
+  const workload::Op dw = depthwise_56x56x32();
+  const auto hw = make_array({.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary,
+                              .sram = Bytes{1024ULL * 1024}, .bytes_per_cycle = 1.0});
+  const mapper::ScheduledOp op{dw.name, workload::mac_count(dw), mapper::map_onto_array(dw, hw)};
+  const results::OpResult chosen = evaluate_systolic(op, hw);
+  std::uint64_t fewest = ~0ULL;
+  for (const std::uint64_t p : mapper::packing_candidates(op.mapping, hw)) {
+    mapper::ScheduledOp candidate = op;
+    candidate.mapping = mapper::with_packing(op.mapping, hw, p);
+    fewest = std::min(fewest, evaluate_systolic_as_mapped(candidate, hw).cost.cycles.value);
+  }
+  EXPECT_EQ(chosen.cost.cycles.value, fewest);
+  EXPECT_EQ(chosen.bound, results::Bound::Memory);
+  // 32 candidates: P = 1 .. min(32 groups, 32).
+  EXPECT_EQ(mapper::packing_candidates(op.mapping, hw).size(), 32u);
 }
 
 TEST(SystolicModel, StallsWhenDramBandwidthIsFinite) {
@@ -312,6 +481,37 @@ TEST(SystolicModel, LoopNestMappingThatFoldsAsTheClosedFormGivesItsCyclesExactly
           << c.m << "x" << c.n << "x" << c.k << " " << arch::to_string(dataflow);
     }
   }
+}
+
+TEST(SystolicModel, LoopNestMappingOfAPackThatFitsOneFoldGivesItsCyclesExactly) {
+  // A 3x3 depthwise conv over 3 channels of 10x10 (8x8 out) on a 32x32 WS array: the 3 groups
+  // pack into one fold, Sr = 27 rows (each its own channel's tap), Sc = 3 columns, T = 64
+  // pixels: 64 + 64 + 32 - 2 = 158 cycles (one at a time: 3 x 158 = 474). The loop-nest model
+  // holds the same work without the block-diagonal zeros: the first SRAM spreads g, r, s (27
+  // PEs, each with its channel's weight) and streams p, q; one pass, preloaded first:
+  // 64 + (2 x 32 + 32 - 2) = 158. The two agree wherever a pack is one fold; over several folds
+  // the closed form also times the zeros' PEs and steps, which the loop nest leaves out.
+  const workload::Op dw = workload::make_conv2d(
+      "dw3", {.in_h = 10, .in_w = 10, .in_channels = 3, .filter_h = 3, .filter_w = 3,
+              .out_channels = 3, .groups = 3},
+      8, 8);
+  const auto hw = make_array({.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary});
+  const auto closed = run_op(dw, {.rows = 32, .cols = 32, .dataflow = Dataflow::WeightStationary});
+  EXPECT_EQ(mapping_entry(closed, "packed"), 3u);
+  EXPECT_EQ(closed.cost.compute_cycles, Cycles{158});
+  // Dims n, g, k, c, p, q, r, s; levels pe, ifmap, filter, ofmap, DRAM.
+  enum : std::size_t { kG = 1, kP = 4, kQ = 5, kR = 6, kS = 7 };
+  mapper::Mapping mapping = mapper::make_mapping(5, 8);
+  auto& level = mapping.levels[1];
+  level.spatial[kG] = 3;
+  level.spatial[kR] = 3;
+  level.spatial[kS] = 3;
+  level.temporal[kP] = 8;
+  level.temporal[kQ] = 8;
+  const mapper::Hierarchy h = mapper::make_hierarchy(hw, DataType::Int8);
+  const mapper::MappingCost nest = mapper::evaluate(dw.space, mapping, h);
+  ASSERT_TRUE(nest.ok()) << mapper::describe(nest.status, h, dw.space);
+  EXPECT_DOUBLE_EQ(nest.compute_cycles, 158.0);
 }
 
 }  // namespace

@@ -209,11 +209,57 @@ TEST(SystolicTraffic, SchemaOneCountsWords) {
   const auto hw = testing::make_array(
       {.rows = 16, .cols = 8, .dataflow = arch::Dataflow::WeightStationary, .word_size = Bytes{2}});
   const results::OpResult r = run_op(workload::make_gemm("g", 64, 16, 48), hw);
-  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{2 * 3072});
-  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{2 * 768});
-  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{2 * 1024});
+  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{2ULL * 3072});
+  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{2ULL * 768});
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{2ULL * 1024});
   // SRAM counts are SCALE-Sim's words x 2: ofmap 3 row folds x 1024 words.
-  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{2 * 3 * 1024});
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{2ULL * 3 * 1024});
+}
+
+TEST(SystolicTraffic, PackedDepthwiseConvFetchesEachChannelOnceAndItsFilterDense) {
+  // A 3x3 depthwise conv, 32 channels of 56x56, pad 1, on a 32x32 WS array of 1-byte words, its
+  // 32 groups packed side by side (systolic_model_test.cpp derives why: 9 folds, the fewest).
+  // Sr = K' = 32 channels x 9 taps = 288 in 9 row folds of 32 rows; channel g owns rows
+  // [9g, 9g + 9). Row fold i's tile covers channels floor(32i / 9) .. floor((32i + 31) / 9):
+  //   0-3, 3-7, 7-10, 10-14, 14-17, 17-21, 21-24, 24-28, 28-31
+  // each channel's whole 56 x 56 map (its taps span every input row and column): 3136 B each.
+  const workload::Op dw = workload::make_conv2d(
+      "dw", {.in_h = 56, .in_w = 56, .in_channels = 32, .filter_h = 3, .filter_w = 3,
+             .out_channels = 32, .pad_h = 1, .pad_w = 1, .groups = 32},
+      56, 56);
+  const auto pack = [&](const arch::HardwareModel& hw) {
+    return mapper::with_packing(mapper::map_onto_array(dw, hw), hw, 32);
+  };
+  // 1 MiB SRAMs (512 KiB working): the map (100352 B) fits, so each fold fetches the channels
+  // no earlier fold reached: 4, 4, 3, 4, 3, 4, 3, 4, 3 of them.
+  const auto fits = testing::make_array({.rows = 32, .cols = 32,
+                                         .dataflow = arch::Dataflow::WeightStationary,
+                                         .sram = Bytes{1024ULL * 1024}});
+  const SystolicTraffic once = systolic_traffic(pack(fits), fits);
+  ASSERT_EQ(once.folds.size(), 9u);
+  const std::uint64_t channels_once[] = {4, 4, 3, 4, 3, 4, 3, 4, 3};
+  for (std::size_t i = 0; i < 9; ++i) {
+    EXPECT_EQ(once.folds[i].ifmap, channels_once[i] * 3136) << "fold " << i;
+    // The block-diagonal filter is stored dense: each fold's 32 x 32 tile, zeros included.
+    EXPECT_EQ(once.folds[i].filter, 1024u) << "fold " << i;
+    // A column fold's 32 x 3136 partial sums (100352 B) add up in the ofmap SRAM; the last
+    // row fold writes the finished outputs.
+    EXPECT_EQ(once.folds[i].ofmap, i == 8 ? 100352u : 0u) << "fold " << i;
+  }
+  EXPECT_EQ(once.partial_sums, PartialSums::Accumulated);
+  // 64 KiB SRAMs (32 KiB working): the map does not fit, so each fold fetches its tile's
+  // channels, shared ones again: 4, 5, 4, 5, 4, 5, 4, 5, 4 channels = 40 x 3136 = 125440 B. The
+  // partial sums do not fit either: every row fold writes its 32 x 3136 tile, 9 x 100352 B.
+  const auto small = testing::make_array(
+      {.rows = 32, .cols = 32, .dataflow = arch::Dataflow::WeightStationary});
+  const SystolicTraffic tiles = systolic_traffic(pack(small), small);
+  const std::uint64_t channels_tiles[] = {4, 5, 4, 5, 4, 5, 4, 5, 4};
+  for (std::size_t i = 0; i < 9; ++i)
+    EXPECT_EQ(tiles.folds[i].ifmap, channels_tiles[i] * 3136) << "fold " << i;
+  EXPECT_EQ(tiles.dram[0], 125440u);
+  EXPECT_EQ(tiles.dram[1], 9216u);
+  EXPECT_EQ(tiles.dram[2], 9u * 100352);
+  EXPECT_EQ(tiles.partial_sums, PartialSums::ToDram);
 }
 
 }  // namespace
