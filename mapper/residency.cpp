@@ -22,14 +22,8 @@ bool is_bound(const Op& op) {
   return !op.tensors.empty() && op.tensors.size() == op.space.accesses.size();
 }
 
-std::size_t role_index(TensorRole role) {
-  switch (role) {
-    case TensorRole::Input: return 0;
-    case TensorRole::Weight: return 1;
-    case TensorRole::Output: return 2;
-  }
-  return 0;
-}
+// TensorRole is declared Input, Weight, Output (workloads/op.h): the ifmap, filter, ofmap order.
+std::size_t role_index(TensorRole role) { return static_cast<std::size_t>(role); }
 
 // The bytes of access `a` of `op`, as workload::tensor_bytes counts them (the part it touches).
 std::uint64_t access_bytes(const Op& op, std::size_t a) {

@@ -23,7 +23,7 @@ std::uint64_t hide_under_contraction(results::OpResult& op, std::uint64_t budget
   op.cost.cycles = Cycles{op.cost.cycles.value - hidden};
   op.cost.compute_cycles = Cycles{std::min(op.cost.compute_cycles.value, op.cost.cycles.value)};
   op.cost.stall_cycles = Cycles{op.cost.cycles.value - op.cost.compute_cycles.value};
-  op.notes.push_back(
+  op.notes.emplace_back(
       "fused epilogue pipelined with its contraction (arch pipelined_epilogue): its cycles run "
       "under the contraction's, and only what exceeds them is added");
   return hidden;

@@ -34,14 +34,8 @@ using GemmBox = std::array<Range, kAxes>;
 
 std::uint64_t ceil_bytes(std::uint64_t bits) { return (bits + 7) / 8; }
 
-std::size_t role_index(TensorRole role) {
-  switch (role) {
-    case TensorRole::Input: return 0;
-    case TensorRole::Weight: return 1;
-    case TensorRole::Output: return 2;
-  }
-  return 0;
-}
+// TensorRole is declared Input, Weight, Output (workloads/op.h): the ifmap, filter, ofmap order.
+std::size_t role_index(TensorRole role) { return static_cast<std::size_t>(role); }
 
 // Where tiles of the GEMM view sit in the op's tensors (see the header, "The footprint of a
 // tile"). Holds scratch space, so one instance serves one evaluation.
