@@ -30,10 +30,6 @@ struct Touch {
   TensorRole role = TensorRole::Input;
 };
 
-bool is_bound(const Op& op) {
-  return !op.tensors.empty() && op.tensors.size() == op.space.accesses.size();
-}
-
 // make_attention's form: dims b, hk, g, q, kv, d; Q, K, V (inputs) and O (output), rank 4.
 bool in_attention_form(const Op& op) {
   const auto& a = op.space.accesses;
@@ -320,6 +316,10 @@ Bytes total_dram_bytes_saved(const FusionPlan& plan) {
 FusionPlan plan_fusion(const workload::Graph& graph, const arch::HardwareModel& hw,
                        FusionMode mode) {
   return Planner(graph, hw, mode).run();
+}
+
+bool is_bound(const Op& op) {
+  return !op.tensors.empty() && op.tensors.size() == op.space.accesses.size();
 }
 
 }  // namespace coda::mapper

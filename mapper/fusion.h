@@ -68,6 +68,10 @@ enum class FusionKind : std::uint8_t {
 // "epilogue", "conv_bn_relu", "elementwise_chain", "attention"
 std::string_view to_string(FusionKind kind);
 
+// Whether an op is bound to graph tensors (one per access): only bound ops have dataflow, so
+// only they fuse or keep a tensor on chip (a plain layer list's unmatched layers are not).
+bool is_bound(const workload::Op& op);
+
 struct FusionGroup {
   FusionKind kind = FusionKind::Epilogue;
   std::vector<std::size_t> ops;                   // indices into graph.ops: consecutive, in order

@@ -18,10 +18,6 @@ using workload::TensorRole;
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
-bool is_bound(const Op& op) {
-  return !op.tensors.empty() && op.tensors.size() == op.space.accesses.size();
-}
-
 // TensorRole is declared Input, Weight, Output (workloads/op.h): the ifmap, filter, ofmap order.
 std::size_t role_index(TensorRole role) { return static_cast<std::size_t>(role); }
 
