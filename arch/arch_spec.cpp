@@ -67,6 +67,12 @@ constexpr std::array<std::pair<std::string_view, AttentionImpl>, 2> kAttentionIm
     {"fa3", AttentionImpl::Fa3},
 }};
 
+constexpr std::array<std::pair<std::string_view, FusionMode>, 3> kFusionModes{{
+    {"none", FusionMode::None},
+    {"epilogue", FusionMode::Epilogue},
+    {"all", FusionMode::All},
+}};
+
 constexpr std::array<std::pair<std::string_view, KernelKind>, 5> kKernelKinds{{
     {"gemm", KernelKind::Gemm},
     {"attention", KernelKind::Attention},
@@ -804,6 +810,11 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
                    diags))
       out.attention = impl;
   }
+  if (node.has("fusion")) {
+    FusionMode mode = FusionMode::None;
+    if (node.required_enum("fusion", mode, EnumTable<FusionMode>(kFusionModes), diags))
+      out.fusion = mode;
+  }
   const auto fraction = [&](std::string_view key, std::string_view what,
                             std::optional<double>& into) {
     if (!node.has(key)) return;
@@ -881,6 +892,12 @@ std::string_view to_string(Topology topology) { return name_of(kTopologies, topo
 std::string_view to_string(TensorPath path) { return name_of(kTensorPaths, path); }
 std::string_view to_string(AttentionImpl impl) { return name_of(kAttentionImpls, impl); }
 std::string_view to_string(KernelKind kind) { return name_of(kKernelKinds, kind); }
+std::string_view to_string(FusionMode mode) { return name_of(kFusionModes, mode); }
+std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
+  for (const auto& [name, mode] : kFusionModes)
+    if (name == text) return mode;
+  return std::nullopt;
+}
 std::string_view to_string(DramTechnology technology) {
   return technology == DramTechnology::Unspecified ? "unspecified"
                                                    : name_of(kDramTechnologies, technology);
@@ -981,6 +998,7 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   }
   if (c.gemm_path) out += fmt::format("{}gemm_path: {}\n", pad, to_string(*c.gemm_path));
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
+  if (c.fusion) out += fmt::format("{}fusion: {}\n", pad, to_string(*c.fusion));
   if (c.attention_backward)
     out += fmt::format("{}attention_backward: {}\n", pad, *c.attention_backward);
   if (c.attention_overlap)

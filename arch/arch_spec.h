@@ -67,6 +67,16 @@ std::string_view to_string(TensorPath path);  // "mma_sync", "wgmma"
 enum class AttentionImpl : std::uint8_t { Fa2, Fa3 };
 std::string_view to_string(AttentionImpl impl);  // "fa2", "fa3"
 
+// Which ops run fused, so the tensors between them stay on chip (mapper/fusion.h, docs/fusion.md):
+//   none      every op on its own: every tensor goes through DRAM
+//   epilogue  epilogue, conv_bn_relu and attention groups (what GPU libraries do)
+//   all       also elementwise chains, and activation residency (mapper/residency.h)
+// The schedule's choice (mapper::FusionMode); an arch's calibration may state the one its vendor's
+// compiler applies to whole models.
+enum class FusionMode : std::uint8_t { None, Epilogue, All };
+std::string_view to_string(FusionMode mode);  // "none", "epilogue", "all"
+std::optional<FusionMode> parse_fusion_mode(std::string_view text);
+
 // What a kernel is, for its fixed cost (launch, ramp-up and tail).
 enum class KernelKind : std::uint8_t { Gemm, Attention, Vector, Copy, Collective };
 std::string_view to_string(KernelKind kind);  // "gemm", "attention", "vector", "copy", "collective"
@@ -238,6 +248,11 @@ struct CalibrationSpec {
   std::optional<TensorPath> gemm_path;
   // The fused-attention implementation; default: fa3 when the tensor cores have wgmma, else fa2.
   std::optional<AttentionImpl> attention;
+  // The fusion the vendor's compiler and runtime apply to a whole model (a network or an LLM step
+  // as the vendor's stack runs it): `coda run` and sweeps use it when not told otherwise, and
+  // `coda validate` prices published whole-model rows with it. Default: none for a run,
+  // epilogue for a published row (every vendor inference stack fuses conv + bias + activation).
+  std::optional<FusionMode> fusion;
   // The share of the forward's matrix rate a fused attention backward's five GEMMs reach, in
   // (0, 1] (they run smaller tiles and accumulate dQ across blocks). Default 1.
   std::optional<double> attention_backward;

@@ -41,7 +41,7 @@ struct RunArgs {
   bool quiet = false;
   bool skip_unsupported = false;
   std::string precision;
-  std::string fusion = "none";
+  std::string fusion;  // empty: the arch's calibration.fusion, else none
   std::string attention;  // empty: the arch's choice
   std::string mapper = "fixed";
   SearchArgs search;
@@ -166,7 +166,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
       return 2;
     }
     // CLI11 has checked the name already.
-    files.fusion = mapper::parse_fusion_mode(args.fusion).value_or(mapper::FusionMode::None);
+    if (!args.fusion.empty()) files.fusion = mapper::parse_fusion_mode(args.fusion);
     if (!args.attention.empty())  // CLI11 has checked the name
       files.attention = args.attention == "fa3" ? arch::AttentionImpl::Fa3 : arch::AttentionImpl::Fa2;
     if (!read_precision(args.precision, files.precision, err)) return 2;
@@ -299,9 +299,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "on its own), epilogue (a contraction with its elementwise followers, conv + "
                   "batch norm + relu, attention as FlashAttention) or all (also elementwise "
                   "chains, and on systolic NPUs every activation that fits stays on chip from "
-                  "its producer to its last reader); docs/fusion.md")
-      ->check(CLI::IsMember({"none", "epilogue", "all"}))
-      ->capture_default_str();
+                  "its producer to its last reader); default: the arch's (calibration.fusion: "
+                  "what its vendor's compiler fuses), else none; docs/fusion.md")
+      ->check(CLI::IsMember({"none", "epilogue", "all"}));
   run->add_option("--attention", run_args.attention,
                   "The fused-attention implementation on GPUs: fa2 (FlashAttention-2's kind: "
                   "mma.sync, softmax between the GEMMs) or fa3 (FlashAttention-3's: wgmma, softmax "

@@ -282,21 +282,6 @@ class Planner {
 
 }  // namespace
 
-std::string_view to_string(FusionMode mode) {
-  switch (mode) {
-    case FusionMode::None: return "none";
-    case FusionMode::Epilogue: return "epilogue";
-    case FusionMode::All: return "all";
-  }
-  return "?";
-}
-
-std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
-  for (const FusionMode mode : {FusionMode::None, FusionMode::Epilogue, FusionMode::All})
-    if (text == to_string(mode)) return mode;
-  return std::nullopt;
-}
-
 std::string_view to_string(FusionKind kind) {
   switch (kind) {
     case FusionKind::Epilogue: return "epilogue";

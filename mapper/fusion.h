@@ -51,13 +51,11 @@
 
 namespace coda::mapper {
 
-enum class FusionMode : std::uint8_t {
-  None,      // every op on its own: every tensor goes through DRAM
-  Epilogue,  // epilogue, conv_bn_relu and attention groups (what GPU libraries do)
-  All,       // also elementwise_chain, and activation residency (mapper/residency.h)
-};
-std::string_view to_string(FusionMode mode);  // "none", "epilogue", "all"
-std::optional<FusionMode> parse_fusion_mode(std::string_view text);
+// None, Epilogue or All (arch/arch_spec.h, where an arch's calibration can name the one its
+// vendor's compiler applies).
+using arch::FusionMode;
+using arch::parse_fusion_mode;
+using arch::to_string;
 
 enum class FusionKind : std::uint8_t {
   Epilogue,

@@ -118,7 +118,11 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   }
   const arch::HardwareModel hw(spec);
   const mapper::Schedule schedule = mapper::schedule_graph(
-      *graph, hw, mapper::ScheduleOptions{files.precision, files.fusion, files.search});
+      *graph, hw,
+      mapper::ScheduleOptions{files.precision,
+                              files.fusion.value_or(
+                                  spec.calibration.fusion.value_or(mapper::FusionMode::None)),
+                              files.search});
   if (!schedule.unsupported.empty() && !files.skip_unsupported) {
     for (const mapper::UnsupportedOp& op : schedule.unsupported)
       diags.error(op.source.file.empty() ? SourceLocation{files.workload.string(), 0, 0} : op.source,

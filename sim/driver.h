@@ -30,7 +30,8 @@ struct RunFiles {
   // Run every op at this precision instead of its tensors' own.
   std::optional<DataType> precision;
   // Which ops run fused (mapper/fusion.h, docs/fusion.md); None prices every op on its own.
-  mapper::FusionMode fusion = mapper::FusionMode::None;
+  // nullopt: the fusion the arch's vendor compiler applies (calibration.fusion), else None.
+  std::optional<mapper::FusionMode> fusion;
   // Search a loop-nest mapping for every contraction (mapper/search.h); nullopt: the closed
   // forms' fixed rule.
   std::optional<mapper::ScheduleSearch> search;

@@ -358,8 +358,12 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
       ASSERT_GE(levels[i].instances, levels[i + 1].instances) << levels[i + 1].name;
   }
 
-  // What the run holds on chip, by op (the same schedule run_files made: cached weights).
-  const mapper::Schedule schedule = mapper::schedule_graph(*graph, hw, {.precision = precision});
+  // What the run holds on chip, by op (the same schedule run_files made: cached weights, and
+  // the activations kept on chip where the arch's vendor compiler fuses everything).
+  const mapper::Schedule schedule = mapper::schedule_graph(
+      *graph, hw,
+      {.precision = precision,
+       .fusion = hw.spec().calibration.fusion.value_or(mapper::FusionMode::None)});
   ASSERT_EQ(schedule.ops.size(), run->ops.size());
 
   Totals totals;

@@ -256,6 +256,13 @@ std::optional<Prediction> collective(const Measurement& m, const arch::HardwareM
 
 // ---- whole models ------------------------------------------------------------------------------
 
+// How a published whole-model row ran: fused as the arch's vendor compiler fuses
+// (calibration.fusion), else as every vendor inference stack does at least (epilogue: conv +
+// bias + activation, a GEMM with its bias and activation, attention as one kernel).
+mapper::FusionMode whole_model_fusion(const arch::HardwareModel& hw) {
+  return hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue);
+}
+
 // A graph's schedule (cached by `key` when the pricing has a cache), priced on `hw`.
 template <class Build>
 std::optional<Prediction> price_cached(const std::string& key, Build build,
@@ -298,7 +305,7 @@ std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
   const std::string what = fmt::format("{} {} of {}, batch {}, {} tokens, TP {}", config.name,
                                        workload::llm::to_string(phase), to_string(config.dtype),
                                        batch, seq, tp);
-  return price_cached(what, build, mapper::FusionMode::Epilogue, what, hw, pricing, why);
+  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why);
 }
 
 // Adds `times` x q's parts and seconds to p (the parts matched by unit).
@@ -395,7 +402,7 @@ std::optional<Prediction> network(const Measurement& m, const arch::HardwareMode
   };
   const std::string what =
       fmt::format("{} at batch {}, {}", m.model, m.shape.batch, dtype_name(m.dtype));
-  return price_cached(what, build, mapper::FusionMode::Epilogue, what, hw, pricing, why);
+  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why);
 }
 
 }  // namespace

@@ -227,6 +227,19 @@ TEST(ArchCalibration, BadKnobsAreLocatedWithWhatWouldBeValid) {
             "'dram_fraction'?)");
 }
 
+TEST(ArchCalibration, ReadsTheVendorCompilersFusion) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + "calibration: {fusion: all}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->calibration.fusion, FusionMode::All);
+  // It is written back the way it was read (coda validate --fit writes calibration sections).
+  EXPECT_EQ(calibration_yaml(spec->calibration, 2), "calibration:\n  fusion: all\n");
+  const auto errors = errors_of(std::string(kGpu) + "calibration: {fusion: everything}\n");
+  ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0], "a.yaml:9:23: error: calibration.fusion: \"everything\" is not valid; "
+                       "expected one of: none, epilogue, all");
+}
+
 // A Hopper-like GPU: tensor cores with both instruction paths, and chip links.
 constexpr std::string_view kHopperLike = R"(schema_version: 2
 name: h

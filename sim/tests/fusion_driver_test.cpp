@@ -64,5 +64,30 @@ TEST(FusionDriver, RecordsTheGroupsItFused) {
   EXPECT_EQ(dram(none->total) - dram(fused->total), 16384u + 4 * 131072);
 }
 
+TEST(FusionDriver, WithoutAModeRunsAsTheArchsVendorCompilerFuses) {
+  // The H100 preset states no calibration.fusion: a run without a mode fuses nothing.
+  // coral_edge_tpu.yaml states `fusion: all` (the Edge TPU compiler runs the graph as one op):
+  // a run without a mode is the run with --fusion all, and --fusion none still overrides it.
+  const testing::TempDir tmp;
+  const auto file = tmp.write("fusable.json", trace());
+  Diagnostics diags;
+  const auto h100 = run_files({"configs/arch/nvidia_h100_sxm.yaml", file, "analytical"}, diags);
+  RunFiles coral{"configs/arch/coral_edge_tpu.yaml", file, "analytical"};
+  coral.precision = DataType::Int8;  // the Edge TPU runs int8 only
+  coral.skip_unsupported = true;     // attention has no unit on it
+  const auto by_arch = run_files(coral, diags);
+  coral.fusion = mapper::FusionMode::All;
+  const auto all = run_files(coral, diags);
+  coral.fusion = mapper::FusionMode::None;
+  const auto none = run_files(coral, diags);
+  ASSERT_TRUE(h100 && by_arch && all && none) << diags.format_all();
+  EXPECT_EQ(h100->fusion_mode, "none");
+  EXPECT_EQ(by_arch->fusion_mode, "all");
+  EXPECT_EQ(none->fusion_mode, "none");
+  EXPECT_EQ(by_arch->total, all->total);
+  EXPECT_EQ(by_arch->fusion, all->fusion);
+  EXPECT_FALSE(by_arch->fusion.empty());
+}
+
 }  // namespace
 }  // namespace coda::sim
