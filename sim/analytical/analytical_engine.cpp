@@ -50,26 +50,7 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
           static_cast<std::uint64_t>(hw.peak_ops_per_second(type) / 2.0 / hw.clock().value));
   run.ops.reserve(schedule.ops.size());
   run.area = hw.area().total;
-  // evaluate_systolic is a pure function of the op's mapping, precision and MACs on this `hw`;
-  // its fold walk is the costly part, and a network repeats shapes (LLaMA: every layer), so each
-  // distinct shape is walked once per run and the result copied under the op's name.
-  struct Walked {
-    const mapper::ScheduledOp* op;
-    results::OpResult result;
-  };
-  std::vector<Walked> walked;
-  const auto systolic = [&](const mapper::ScheduledOp& op) {
-    for (const Walked& w : walked) {
-      if (w.op->mapping == op.mapping && w.op->precision == op.precision &&
-          w.op->macs == op.macs && w.op->on_chip == op.on_chip) {
-        results::OpResult copy = w.result;
-        copy.name = op.name;
-        return copy;
-      }
-    }
-    walked.push_back({&op, evaluate_systolic(op, hw)});
-    return walked.back().result;
-  };
+  SystolicMemo systolic(hw);  // each distinct shape walked once per run
   // A fused group's contraction: its group and the cycles a pipelined epilogue can still hide
   // under (see hide_under_contraction).
   std::optional<std::size_t> group;
@@ -81,12 +62,12 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
       run.ops.push_back(evaluate_loop_nest(op, hw));
     } else if (op.placement == mapper::Placement::Systolic) {
       // Operands held on chip are priced inside the fold walk (op.on_chip), time included.
-      run.ops.push_back(systolic(op));
+      run.ops.push_back(systolic.evaluate(op));
       add_fixed_cost(run.ops.back(), op_fixed_seconds(op, hw), hw);
       add_energy(run.ops.back(), op, 0.0, hw);
     } else {
       std::string why;
-      auto result = evaluate_placed(op, hw, why);
+      auto result = evaluate_placed(op, hw, why, &systolic);
       if (!result) {
         run.skipped.push_back({op.name, why});
         continue;

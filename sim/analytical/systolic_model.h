@@ -26,6 +26,8 @@
 // GEMM, mapper/systolic_mapping.h): the packs run one after another, each folding and moving
 // bytes as the packed GEMM does.
 
+#include <vector>
+
 #include "arch/hardware_model.h"
 #include "core/results.h"
 #include "mapper/schedule.h"
@@ -47,5 +49,25 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
 // groups per pack. An op without groups to pack is priced as mapped. Pure and thread-safe;
 // O(candidates x folds).
 results::OpResult evaluate_systolic(const mapper::ScheduledOp& op, const arch::HardwareModel& hw);
+
+// evaluate_systolic, each distinct op priced once. The result is a pure function of the op's
+// mapping (its iteration space and accesses, local tensor names included), precision, MACs and
+// on-chip operands on one `hw`; the fold walk is the costly part, and a network repeats shapes
+// (LLaMA: every layer, its attention's parts included), so a run walks each shape once and copies
+// the result under the op's name. One memo per run and hw; the ops must outlive it. Not
+// thread-safe (one per thread).
+class SystolicMemo {
+ public:
+  explicit SystolicMemo(const arch::HardwareModel& hw) : hw_(hw) {}
+  results::OpResult evaluate(const mapper::ScheduledOp& op);
+
+ private:
+  struct Walked {
+    const mapper::ScheduledOp* op;
+    results::OpResult result;
+  };
+  const arch::HardwareModel& hw_;
+  std::vector<Walked> walked_;
+};
 
 }  // namespace coda::sim::analytical

@@ -247,9 +247,10 @@ constexpr double kOnlineSoftmaxOps = 5.0;
 constexpr double kOnlineSoftmaxSpecialOps = 1.0;
 
 std::optional<results::OpResult> price_part(const mapper::ScheduledOp& part,
-                                            const arch::HardwareModel& hw, std::string& why) {
-  if (part.placement != mapper::Placement::Systolic) return evaluate_placed(part, hw, why);
-  results::OpResult out = evaluate_systolic(part, hw);
+                                            const arch::HardwareModel& hw, std::string& why,
+                                            SystolicMemo* memo) {
+  if (part.placement != mapper::Placement::Systolic) return evaluate_placed(part, hw, why, memo);
+  results::OpResult out = memo != nullptr ? memo->evaluate(part) : evaluate_systolic(part, hw);
   add_energy(out, part, 0.0, hw);
   return out;
 }
@@ -258,14 +259,14 @@ std::optional<results::OpResult> price_part(const mapper::ScheduledOp& part,
 std::optional<results::OpResult> unfused_attention(const mapper::ScheduledOp& op,
                                                    const mapper::AttentionWork& work,
                                                    const arch::HardwareModel& hw,
-                                                   std::string& why) {
+                                                   std::string& why, SystolicMemo* memo) {
   results::OpResult out;
   out.name = op.name;
   out.unit = "attention";
   out.mapping = {{"fused", 0}};
   double efficiency = 0, longest = -1;
   for (const mapper::ScheduledOp& part : work.parts) {
-    auto r = price_part(part, hw, why);
+    auto r = price_part(part, hw, why, memo);
     if (!r) {
       why = fmt::format("its part '{}': {}", part.name, why);
       return std::nullopt;
@@ -646,8 +647,8 @@ results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op,
 }
 
 std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
-                                                 const arch::HardwareModel& hw,
-                                                 std::string& why) {
+                                                 const arch::HardwareModel& hw, std::string& why,
+                                                 SystolicMemo* memo) {
   double vector_ops = 0;
   std::optional<results::OpResult> out;
   if (const auto* tc = std::get_if<mapper::TensorCoreWork>(&op.work)) {
@@ -656,7 +657,7 @@ std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
     if (!ok) return std::nullopt;
     remove_fused_traffic(*out, op);
   } else if (const auto* attention = std::get_if<mapper::AttentionWork>(&op.work)) {
-    if (!attention->fused) return unfused_attention(op, *attention, hw, why);  // parts' energy
+    if (!attention->fused) return unfused_attention(op, *attention, hw, why, memo);  // parts' energy
     out = fused_attention(op, *attention, hw, why, vector_ops);
     if (!out) return std::nullopt;
   } else if (const auto* vector = std::get_if<mapper::VectorWork>(&op.work)) {

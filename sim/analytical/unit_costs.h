@@ -39,6 +39,7 @@
 #include "mapper/schedule.h"
 #include "sim/analytical/collective_model.h"
 #include "sim/analytical/gpu_model.h"
+#include "sim/analytical/systolic_model.h"
 
 namespace coda::sim::analytical {
 
@@ -109,8 +110,11 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
 
 // nullopt with `why` set when the op cannot run as placed (a GEMM whose every thread-block tile
 // overflows the SM).
+// `memo`, when given, prices the systolic parts of an unfused attention (one per distinct shape
+// in a run; sim/analytical/systolic_model.h); it must have been made for `hw`.
 std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
-                                                 const arch::HardwareModel& hw, std::string& why);
+                                                 const arch::HardwareModel& hw, std::string& why,
+                                                 SystolicMemo* memo = nullptr);
 
 // A contraction with a loop-nest mapping (op.loop_nest), priced from its loop-nest cost: cycles
 // (the larger of compute, fill and drain included, and every level's bandwidth-bound time),
