@@ -45,7 +45,11 @@ std::optional<results::RunResult> run_workload(const Engine& engine, const workl
   std::optional<mapper::ScheduleSearch> search;
   if (w.search_mapper) search = mapper::ScheduleSearch{{}, {}, cache};
   const mapper::Schedule schedule = mapper::schedule_graph(
-      graph, hw, mapper::ScheduleOptions{w.precision, w.fusion, search, &memory_plan});
+      graph, hw,
+      mapper::ScheduleOptions{
+          w.precision,
+          w.fusion.value_or(hw.spec().calibration.fusion.value_or(mapper::FusionMode::None)),
+          search, &memory_plan});
   if (!schedule.unsupported.empty()) {
     const mapper::UnsupportedOp& op = schedule.unsupported.front();
     why = fmt::format("{} op{} this arch cannot run, e.g. '{}': {}", schedule.unsupported.size(),

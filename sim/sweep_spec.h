@@ -26,7 +26,9 @@ struct SweepWorkload {
   std::string name;
   std::filesystem::path file;  // resolved against the spec's folder
   std::optional<DataType> precision;
-  mapper::FusionMode fusion = mapper::FusionMode::None;
+  // nullopt: the arch's calibration.fusion (what its vendor compiler fuses), else None, as
+  // `coda run` without --fusion.
+  std::optional<mapper::FusionMode> fusion;
   bool search_mapper = false;  // mapper: search (the heuristic loop-nest search) vs fixed
   SourceLocation where;
 };
