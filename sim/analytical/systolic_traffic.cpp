@@ -397,7 +397,8 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
           union_bits = bits_of(k, box(0, m.sr, 0, c0), &this_column);
         } else if (s.uses_rows) {
           const GemmBox this_stripe = box(0, r1, 0, m.sc, t0, t1);
-          union_bits = c > 0 ? whole_bits[k] : bits_of(k, box(0, m.sr, 0, m.sc, 0, t0), &this_stripe);
+          const GemmBox earlier_stripes = box(0, m.sr, 0, m.sc, 0, t0);
+          union_bits = c > 0 ? whole_bits[k] : bits_of(k, earlier_stripes, &this_stripe);
         } else {
           const GemmBox this_column = box(0, m.sr, c0, c1, 0, t1);
           union_bits = bits_of(k, box(0, m.sr, 0, c0), &this_column);
