@@ -17,6 +17,16 @@ constexpr std::array<std::pair<std::string_view, Dataflow>, 3> kDataflows{{
     {"input_stationary", Dataflow::InputStationary},
 }};
 
+constexpr std::array<std::pair<std::string_view, Accumulation>, 2> kAccumulations{{
+    {"column_fold", Accumulation::ColumnFold},
+    {"stripes", Accumulation::Stripes},
+}};
+
+constexpr std::array<std::pair<std::string_view, WeightPreload>, 2> kWeightPreloads{{
+    {"exposed", WeightPreload::Exposed},
+    {"overlapped", WeightPreload::Overlapped},
+}};
+
 constexpr std::array<std::pair<std::string_view, UnitKind>, 3> kUnitKinds{{
     {"systolic", UnitKind::Systolic},
     {"tensor_core", UnitKind::TensorCore},
@@ -114,9 +124,21 @@ void read_array(const YamlReader& array, SystolicArraySpec& out, Diagnostics& di
   const bool rows_read = array.required("rows", out.rows, diags);
   const bool cols_read = array.required("cols", out.cols, diags);
   array.required_enum("dataflow", out.dataflow, EnumTable<Dataflow>(kDataflows), diags);
+  array.optional_enum("accumulation", out.accumulation, EnumTable<Accumulation>(kAccumulations),
+                      diags);
+  array.optional_enum("weight_preload", out.weight_preload,
+                      EnumTable<WeightPreload>(kWeightPreloads), diags);
   array.reject_unknown_keys(diags);
   if (rows_read) check_dim(array, "rows", out.rows, diags);
   if (cols_read) check_dim(array, "cols", out.cols, diags);
+  // Both describe the stationary tile of K' on the rows; an output-stationary array has neither.
+  if (out.dataflow == Dataflow::OutputStationary)
+    for (const std::string_view key : {"accumulation", "weight_preload"})
+      if (array.has(key))
+        diags.error(array.at(key).location(), array.at(key).path(),
+                    "applies to weight- and input-stationary arrays only (an output-stationary "
+                    "array finishes its outputs in the PEs and holds no weights)",
+                    "leave it out, or use dataflow: weight_stationary");
 }
 
 // A count such as cores or instances: optional, at least 1, below a typo guard.
@@ -402,6 +424,27 @@ void read_level(const YamlReader& node, MemoryLevelSpec& level, Diagnostics& dia
   node.optional("double_buffered", level.double_buffered, diags);
   node.optional("caches_weights", level.caches_weights, diags);
   node.reject_unknown_keys(diags);
+}
+
+// Stripes (accumulation: stripes) are sized to the accumulator level, the innermost core-level
+// memory holding outputs: an arch that states none has nothing to size them to.
+void check_stripes(const ArchSpec& spec, const std::vector<YamlReader>& nodes,
+                   Diagnostics& diags) {
+  const bool accumulator =
+      std::any_of(spec.memory.begin(), spec.memory.end(), [](const MemoryLevelSpec& level) {
+        return level.scope == Scope::Core && (level.holds & bits(Holds::Outputs)) != 0;
+      });
+  if (accumulator) return;
+  for (std::size_t i = 0; i < spec.compute.size() && i < nodes.size(); ++i) {
+    const ComputeUnitSpec& unit = spec.compute[i];
+    if (!unit.array || unit.array->accumulation != Accumulation::Stripes) continue;
+    const YamlReader at = nodes[i].at("array").at("accumulation");
+    diags.error(at.location(), at.path(),
+                "stripes are sized to the accumulator level, and no core-level memory holds "
+                "outputs",
+                "add a memory level with scope: core and holds: [outputs], or leave "
+                "accumulation out");
+  }
 }
 
 // A level that caches weights must hold them, and the matrix unit must be a systolic array: the
@@ -849,6 +892,7 @@ void check_unique_names(const std::vector<T>& items, const std::vector<YamlReade
 
 void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
   read_count(root, "cores", spec.cores, diags, "132");
+  std::vector<YamlReader> compute_nodes;
 
   if (!root.has("compute")) {
     diags.error(root.location(), "", "missing required key 'compute'",
@@ -860,6 +904,7 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
       diags.error(compute.location(), compute.path(), "a core needs at least one compute unit");
     for (const YamlReader& node : nodes) read_unit(node, spec.compute.emplace_back(), diags);
     check_unique_names(spec.compute, nodes, "compute unit", diags);
+    compute_nodes = nodes;
   }
 
   if (root.has("memory")) {
@@ -871,6 +916,7 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
       check_weight_caches(spec, nodes, diags);
     }
   }
+  check_stripes(spec, compute_nodes, diags);
 
   if (root.has("dram")) read_dram(root.at("dram"), spec.dram, diags);
   else diags.error(root.location(), "", "missing required key 'dram'",
@@ -887,6 +933,10 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
 
 std::string_view to_string(Dataflow dataflow) { return name_of(kDataflows, dataflow); }
 std::string_view to_string(UnitKind kind) { return name_of(kUnitKinds, kind); }
+std::string_view to_string(Accumulation accumulation) {
+  return name_of(kAccumulations, accumulation);
+}
+std::string_view to_string(WeightPreload preload) { return name_of(kWeightPreloads, preload); }
 std::string_view to_string(Scope scope) { return name_of(kScopes, scope); }
 std::string_view to_string(Topology topology) { return name_of(kTopologies, topology); }
 std::string_view to_string(TensorPath path) { return name_of(kTensorPaths, path); }

@@ -45,10 +45,28 @@ std::string_view to_string(UnitKind kind);  // "systolic", "tensor_core", "vecto
 // element operations for a vector unit. A precision that is absent is not supported by the unit.
 using RateTable = std::map<DataType, double>;
 
+// How a weight- or input-stationary array orders its folds when a column fold's partial sums
+// exceed the accumulator level (docs/systolic_model.md, "The accumulator level and the outputs").
+//   ColumnFold  each column fold streams all of T through every row fold (SCALE-Sim's order); its
+//               partial sums add up in the accumulator when they fit, else go to DRAM
+//   Stripes     T is cut into stripes whose partial sums fit the accumulator, each run through
+//               every row fold before the next (NVDLA's stripe/channel operations)
+enum class Accumulation : std::uint8_t { ColumnFold, Stripes };
+std::string_view to_string(Accumulation accumulation);  // "column_fold", "stripes"
+
+// When a weight- or input-stationary array loads its stationary tile.
+//   Exposed     before the fold streams: R cycles per fold (SCALE-Sim)
+//   Overlapped  into shadow registers while the previous fold streams (NVDLA CMAC): only the
+//               first load, and the part of a load longer than the previous stream, is exposed
+enum class WeightPreload : std::uint8_t { Exposed, Overlapped };
+std::string_view to_string(WeightPreload preload);  // "exposed", "overlapped"
+
 struct SystolicArraySpec {
   std::uint32_t rows = 0;
   std::uint32_t cols = 0;
   Dataflow dataflow = Dataflow::OutputStationary;
+  Accumulation accumulation = Accumulation::ColumnFold;
+  WeightPreload weight_preload = WeightPreload::Exposed;
   friend bool operator==(const SystolicArraySpec&, const SystolicArraySpec&) = default;
 };
 

@@ -71,6 +71,8 @@ class HardwareModel {
   std::uint64_t rows() const { return array_.rows; }
   std::uint64_t cols() const { return array_.cols; }
   Dataflow dataflow() const { return array_.dataflow; }
+  Accumulation accumulation() const { return array_.accumulation; }
+  WeightPreload weight_preload() const { return array_.weight_preload; }
   // Arrays on the chip (instances per core x cores); an op is split over them.
   std::uint64_t arrays() const { return arrays_; }
   // PEs of every array on the chip.

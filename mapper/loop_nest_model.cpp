@@ -348,8 +348,15 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
     }
     const bool output_stationary = output_loads <= passes;
     const double rows = h.compute.array_rows;
-    const double fill = rows + h.compute.array_cols - 2 + (output_stationary ? 0.0 : rows);
-    cost.compute_cycles += passes * fill;
+    double preload = output_stationary ? 0.0 : rows;
+    if (!output_stationary && h.compute.overlapped_preload) {
+      // The next tile loads while a pass streams (mapper::fold_cycles): a pass exposes only what
+      // the load exceeds its stream by, and the first load shows once.
+      const double stream = cost.compute_cycles / passes;
+      preload = std::max(0.0, rows - stream);
+      cost.compute_cycles += rows;
+    }
+    cost.compute_cycles += passes * (rows + h.compute.array_cols - 2 + preload);
   }
   cost.cycles = cost.compute_cycles;
   cost.mac_energy_pj = p.points * h.compute.mac_energy_pj;

@@ -40,7 +40,9 @@
 //             pass. A pass lasts while the PEs' stationary tile stays: passes = the fewest loads
 //             of any tensor's level-0 tile (its fills). Each pays R + C - 2 when that tensor is
 //             the output (output stationary), else 2R + C - 2 (the stationary weight or input
-//             tile is preloaded first): the closed form's cycles per fold
+//             tile is preloaded first; weight_preload: overlapped, R + C - 2 +
+//             max(0, R - the pass's stream), and R once for the first load): the closed form's
+//             cycles per fold
 //             (docs/systolic_model.md), which a mapping that folds as the closed form does
 //             reproduces exactly; cycles = the maximum of compute and every level's reads / (read
 //             bandwidth x used instances) and writes / (write bandwidth x used instances), summed

@@ -76,6 +76,8 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
     if (systolic) {
       h.compute.array_rows = unit->array->rows;
       h.compute.array_cols = unit->array->cols;
+      h.compute.overlapped_preload =
+          unit->array->weight_preload == arch::WeightPreload::Overlapped;
     }
   }
 

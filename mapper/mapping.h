@@ -105,6 +105,9 @@ struct ComputeArray {
   // every pass (loop_nest_model.h, "time"); 0 for tensor cores (no fill modelled).
   std::uint32_t array_rows = 0;
   std::uint32_t array_cols = 0;
+  // weight_preload: overlapped (arch::WeightPreload): a pass loads the next stationary tile
+  // while it streams, as the closed form's folds do (mapper::fold_cycles).
+  bool overlapped_preload = false;
   friend bool operator==(const ComputeArray&, const ComputeArray&) = default;
 };
 

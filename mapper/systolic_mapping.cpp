@@ -31,10 +31,24 @@ double pe_rate(const arch::HardwareModel& hw, DataType precision) {
 }
 
 std::uint64_t fold_cycles(const SystolicMapping& m, const arch::HardwareModel& hw, double rate) {
+  return fold_cycles(m, hw, rate, m.t);
+}
+
+std::uint64_t fold_cycles(const SystolicMapping& m, const arch::HardwareModel& hw, double rate,
+                          std::uint64_t steps) {
   const std::uint64_t r = hw.rows(), c = hw.cols();
-  const auto stream = static_cast<std::uint64_t>(std::ceil(static_cast<double>(m.t) / rate));
-  return m.dataflow == arch::Dataflow::OutputStationary ? stream + r + c - 2
-                                                        : stream + 2 * r + c - 2;
+  const auto stream = static_cast<std::uint64_t>(std::ceil(static_cast<double>(steps) / rate));
+  if (m.dataflow == arch::Dataflow::OutputStationary) return stream + r + c - 2;
+  if (hw.weight_preload() == arch::WeightPreload::Overlapped)
+    return std::max(stream, r) + r + c - 2;
+  return stream + 2 * r + c - 2;
+}
+
+std::uint64_t first_load_cycles(const SystolicMapping& m, const arch::HardwareModel& hw) {
+  return m.dataflow != arch::Dataflow::OutputStationary &&
+                 hw.weight_preload() == arch::WeightPreload::Overlapped
+             ? hw.rows()
+             : 0;
 }
 
 bool groups_can_pack(const workload::Einsum& space) {

@@ -64,11 +64,20 @@ struct SystolicMapping {
 // schema-1 arrays and precisions the unit states no rate for.
 double pe_rate(const arch::HardwareModel& hw, DataType precision);
 
-// Stall-free cycles of one fold of `mapping` on `hw`: the stream of T steps takes ceil(T / rate)
-// cycles at `rate` MACs per PE per cycle, plus the fill and drain: T + R + C - 2 (output
-// stationary) or T + 2R + C - 2 (weight and input stationary: the stationary tile loads first).
+// Stall-free cycles of one fold of `mapping` on `hw` streaming `steps` of T (all of mapping.t
+// unless the fold is one stripe of it): the stream takes ceil(steps / rate) cycles at `rate` MACs
+// per PE per cycle, plus the fill and drain: steps + R + C - 2 (output stationary) or
+// steps + 2R + C - 2 (weight and input stationary: the stationary tile loads first). With
+// weight_preload: overlapped the next fold's tile loads into shadow registers while this fold
+// streams, so a fold takes max(stream, R) + R + C - 2 and first_load_cycles adds the first load.
 std::uint64_t fold_cycles(const SystolicMapping& mapping, const arch::HardwareModel& hw,
                           double rate = 1.0);
+std::uint64_t fold_cycles(const SystolicMapping& mapping, const arch::HardwareModel& hw,
+                          double rate, std::uint64_t steps);
+
+// Cycles an op's folds add once, before the first: the first stationary tile's load (R) when a
+// weight- or input-stationary array overlaps its loads (weight_preload: overlapped); else 0.
+std::uint64_t first_load_cycles(const SystolicMapping& mapping, const arch::HardwareModel& hw);
 
 // Whether an op's groups may be packed: every dim of GemmView::batch indexes the input, the
 // weight and the output (a conv's groups, a batched GEMM's batch), so each group has its own

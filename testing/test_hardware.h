@@ -18,6 +18,7 @@ struct ArrayParams {
   std::optional<double> bytes_per_cycle;  // nullopt: unlimited DRAM bandwidth
   bool double_buffered = true;
   Bytes word_size{1};
+  arch::WeightPreload weight_preload = arch::WeightPreload::Exposed;
 };
 
 inline arch::HardwareModel make_array(const ArrayParams& p) {
@@ -27,7 +28,10 @@ inline arch::HardwareModel make_array(const ArrayParams& p) {
   spec.clock = Hertz{1e9};
   spec.word_size = p.word_size;
   arch::ComputeUnitSpec unit{.name = "array", .kind = arch::UnitKind::Systolic};
-  unit.array = arch::SystolicArraySpec{p.rows, p.cols, p.dataflow};
+  unit.array = arch::SystolicArraySpec{.rows = p.rows,
+                                       .cols = p.cols,
+                                       .dataflow = p.dataflow,
+                                       .weight_preload = p.weight_preload};
   unit.rates[DataType::Int8] = 1.0;
   spec.compute.push_back(unit);
   for (const arch::Holds role : {arch::Holds::Inputs, arch::Holds::Weights, arch::Holds::Outputs})

@@ -199,6 +199,43 @@ TEST(ArchSchema2, CachesWeightsIsABooleanOnALevelHoldingWeights) {
                 "leave caches_weights out"});
 }
 
+TEST(ArchSchema2, AccumulationAndWeightPreloadAreArrayKeys) {
+  // Defaults: SCALE-Sim's order and exposed loads.
+  const HardwareModel plain = model(kNpu);
+  EXPECT_EQ(plain.accumulation(), Accumulation::ColumnFold);
+  EXPECT_EQ(plain.weight_preload(), WeightPreload::Exposed);
+  const HardwareModel striped = model(replaced(
+      kNpu, "dataflow: weight_stationary}",
+      "dataflow: weight_stationary, accumulation: stripes, weight_preload: overlapped}"));
+  EXPECT_EQ(striped.accumulation(), Accumulation::Stripes);
+  EXPECT_EQ(striped.weight_preload(), WeightPreload::Overlapped);
+  EXPECT_EQ(to_string(Accumulation::Stripes), "stripes");
+  EXPECT_EQ(to_string(WeightPreload::Overlapped), "overlapped");
+  // An unknown value lists the valid ones.
+  const auto bad = errors_of(replaced(kNpu, "dataflow: weight_stationary}",
+                                      "dataflow: weight_stationary, accumulation: stripe}"));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_NE(bad[0].find("a.yaml:9:75: error: compute[0].array.accumulation"), std::string::npos)
+      << bad[0];
+  EXPECT_NE(bad[0].find("stripes"), std::string::npos) << bad[0];
+  // An output-stationary array has neither partial sums over row folds nor stationary weights.
+  EXPECT_EQ(errors_of(replaced(kNpu, "dataflow: weight_stationary}",
+                               "dataflow: output_stationary, weight_preload: overlapped}")),
+            std::vector<std::string>{
+                "a.yaml:9:77: error: compute[0].array.weight_preload: applies to weight- and "
+                "input-stationary arrays only (an output-stationary array finishes its outputs in "
+                "the PEs and holds no weights); leave it out, or use dataflow: "
+                "weight_stationary"});
+  // Stripes are sized to the accumulator: without a core-level level holding outputs, an error.
+  EXPECT_EQ(errors_of(replaced(replaced(kNpu, "dataflow: weight_stationary}",
+                                        "dataflow: weight_stationary, accumulation: stripes}"),
+                               "holds: [outputs]", "holds: [inputs]")),
+            std::vector<std::string>{
+                "a.yaml:9:75: error: compute[0].array.accumulation: stripes are sized to the "
+                "accumulator level, and no core-level memory holds outputs; add a memory level "
+                "with scope: core and holds: [outputs], or leave accumulation out"});
+}
+
 TEST(ArchSchema2, KindSpecificKeysAndMissingRates) {
   // A systolic unit needs its array and its per-PE rates; keys of another kind are unknown.
   const auto errors = errors_of(replaced(

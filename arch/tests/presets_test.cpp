@@ -206,11 +206,17 @@ TEST(Presets, JetsonAgxOrinDla) {
   EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Fp16), 64.0 * 2 * 1.6e9);
   // TensorRT docs: "On Orin, each DLA core has 1 MiB of dedicated SRAM", behind the CBUF.
   const auto& memory = hw->spec().memory;
-  ASSERT_EQ(memory.size(), 2u);
-  EXPECT_EQ(memory[1].name, "sram");
-  EXPECT_EQ(memory[1].capacity.value, 1024u * 1024);
-  // Neither level is stated to hold a layer's outputs: no accumulator level is invented.
-  EXPECT_EQ(hw->operand_level(Operand::Ofmap), nullptr);
+  ASSERT_EQ(memory.size(), 3u);
+  EXPECT_EQ(memory[2].name, "sram");
+  EXPECT_EQ(memory[2].capacity.value, 1024u * 1024);
+  // The convolution accumulator: nv_full's 20 KiB CACC assembly SRAM (NVDLA unit description:
+  // 4 x 96 B x 32 + 4 x 64 B x 32) for 2048 MACs, scaled to 8192 MACs (an estimate), all of it
+  // accumulating (finished results leave through the delivery SRAM); stripes, shadow weights.
+  ASSERT_NE(hw->operand_level(Operand::Ofmap), nullptr);
+  EXPECT_EQ(hw->operand_level(Operand::Ofmap)->name, "accumulator");
+  EXPECT_EQ(hw->working_bytes(Operand::Ofmap), (4u * 96 * 32 + 4u * 64 * 32) * 8192 / 2048);
+  EXPECT_EQ(hw->accumulation(), Accumulation::Stripes);
+  EXPECT_EQ(hw->weight_preload(), WeightPreload::Overlapped);
 }
 
 // The nvpmodel modes (nvpmodel_p3701_0000.conf): 2 DLAs x 8192 INT8 MAC x 2 x the DLA core cap.
@@ -271,9 +277,13 @@ TEST(Presets, Rk3588Npu) {
   // element type: the preset also lists tf32, which no longer sets a word size for int8).
   EXPECT_EQ(hw->sram_bytes(Operand::Ifmap), 384u * 1024 / 2);
   EXPECT_EQ(hw->sram_bytes(Operand::Filter), 384u * 1024 / 2);
-  // No level holds outputs: the preset has no accumulator level.
-  EXPECT_EQ(hw->operand_level(Operand::Ofmap), nullptr);
-  EXPECT_EQ(hw->sram_bytes(Operand::Ofmap), 0u);
+  // The CNA's accumulator: nv_full's 20 KiB CACC assembly SRAM for 2048 MACs scaled to the
+  // core's 1024 (an estimate), all of it accumulating; stripes and shadow weights, as NVDLA.
+  ASSERT_NE(hw->operand_level(Operand::Ofmap), nullptr);
+  EXPECT_EQ(hw->sram_bytes(Operand::Ofmap), (4u * 96 * 32 + 4u * 64 * 32) * 1024 / 2048);
+  EXPECT_EQ(hw->working_bytes(Operand::Ofmap), 10u * 1024);
+  EXPECT_EQ(hw->accumulation(), Accumulation::Stripes);
+  EXPECT_EQ(hw->weight_preload(), WeightPreload::Overlapped);
   // The DPU, sized by NVDLA's rule (SDP = MACs / 128; an estimate): 1024 / 128 = 8 element results
   // per cycle per core, x 3 cores x 1 GHz.
   EXPECT_DOUBLE_EQ(hw->peak_vector_ops_per_second(DataType::Int8), 8.0 * 3 * 1e9);

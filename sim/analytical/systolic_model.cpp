@@ -29,10 +29,33 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
   // The full packs, and the last with the groups left over (its own shape when it packs fewer).
   const SystolicMapping last_m =
       m.last_pack() == m.packed ? m : mapper::with_packing(m, hw, m.last_pack());
-  const std::uint64_t full_folds = m.row_folds * m.col_folds;
-  const std::uint64_t last_folds = last_m.row_folds * last_m.col_folds;
-  const std::uint64_t full_fold_cycles = fold_cycles(m, hw, rate);
-  const std::uint64_t last_fold_cycles = fold_cycles(last_m, hw, rate);
+
+  // What each fold moves (systolic_traffic.h): the same for every full pack. Its folds are the
+  // row folds x column folds, times the stripes of T when the outputs accumulate in stripes.
+  const std::array<bool, 3> on_chip{op.on_chip.input, op.on_chip.weight, op.on_chip.output};
+  const SystolicTraffic traffic = systolic_traffic(m, hw, on_chip);
+  const SystolicTraffic last_traffic =
+      last_m.packed == m.packed ? traffic : systolic_traffic(last_m, hw, on_chip);
+  const std::uint64_t full_folds = traffic.folds.size();
+  const std::uint64_t last_folds = last_traffic.folds.size();
+  // Stall-free cycles of each fold of a pack: a fold streams its stripe's steps of T.
+  const auto pack_fold_cycles = [&](const SystolicMapping& p, const SystolicTraffic& t) {
+    std::vector<std::uint64_t> cycles(t.folds.size());
+    for (std::uint64_t i = 0; i < cycles.size(); ++i)
+      cycles[i] = fold_cycles(p, hw, rate, fold_steps(t, p, i));
+    return cycles;
+  };
+  const std::vector<std::uint64_t> full_fold_cycles = pack_fold_cycles(m, traffic);
+  const std::vector<std::uint64_t> last_fold_cycles =
+      last_m.packed == m.packed ? full_fold_cycles : pack_fold_cycles(last_m, last_traffic);
+  const auto sum = [](const std::vector<std::uint64_t>& v) {
+    std::uint64_t total = 0;
+    for (const std::uint64_t x : v) total += x;
+    return total;
+  };
+  // An array that loads its stationary tiles while the previous fold streams exposes only the
+  // first load (mapper::first_load_cycles), once for the op: the packs follow one another.
+  const std::uint64_t first_load = mapper::first_load_cycles(m, hw);
 
   results::OpResult out;
   out.name = op.name;
@@ -41,23 +64,27 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
                  {"row_folds", m.row_folds}, {"col_folds", m.col_folds}, {"groups", groups},
                  {"packed", m.packed}};
   if (m.arrays > 1) out.mapping.emplace_back("arrays", m.arrays);
+  // Every op on an arch that stripes says its stripe (T when not cut) and stripes per column
+  // fold, so a layer table's columns are the same for all its ops.
+  if (hw.accumulation() == arch::Accumulation::Stripes) {
+    out.mapping.emplace_back("stripe", traffic.stripe);
+    out.mapping.emplace_back("stripes", traffic.stripes);
+  }
   out.cost.macs = op.macs;
   const std::uint64_t folds = (passes - 1) * full_folds + last_folds;
   out.cost.compute_cycles =
-      Cycles{(passes - 1) * full_folds * full_fold_cycles + last_folds * last_fold_cycles};
+      Cycles{(passes - 1) * sum(full_fold_cycles) + sum(last_fold_cycles) + first_load};
 
-  // What each fold moves (systolic_traffic.h): the same for every full pack.
-  const std::array<bool, 3> on_chip{op.on_chip.input, op.on_chip.weight, op.on_chip.output};
-  const SystolicTraffic traffic = systolic_traffic(m, hw, on_chip);
-  const SystolicTraffic last_traffic =
-      last_m.packed == m.packed ? traffic : systolic_traffic(last_m, hw, on_chip);
   const std::uint64_t in_full_packs = (passes - 1) * full_folds;
   const auto fold_io = [&](std::uint64_t index) {  // index over all packs' folds
     return index < in_full_packs ? traffic.folds[index % full_folds]
                                  : last_traffic.folds[index - in_full_packs];
   };
   const auto compute_of = [&](std::uint64_t index) {
-    return static_cast<double>(index < in_full_packs ? full_fold_cycles : last_fold_cycles);
+    const std::uint64_t cycles = index < in_full_packs
+                                     ? full_fold_cycles[index % full_folds]
+                                     : last_fold_cycles[index - in_full_packs];
+    return static_cast<double>(cycles + (index == 0 ? first_load : 0));
   };
 
   // Time the folds on one DRAM channel of `bw` bytes per cycle (see the header). Unlimited
@@ -116,8 +143,11 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
   const auto work = [](const SystolicMapping& p) {
     return static_cast<double>(p.sr * p.sc) / static_cast<double>(p.packed);
   };
+  // Over the spatial folds: the stripes of T repeat each one with the same PEs.
+  const std::uint64_t spatial_folds =
+      (passes - 1) * m.row_folds * m.col_folds + last_m.row_folds * last_m.col_folds;
   out.mapping_efficiency = (static_cast<double>(passes - 1) * work(m) + work(last_m)) /
-                           static_cast<double>(folds * rows * cols);
+                           static_cast<double>(spatial_folds * rows * cols);
   out.compute_utilization =
       static_cast<double>(op.macs) / (pes * rate * static_cast<double>(compute));
   const double dram_bytes =

@@ -34,6 +34,8 @@ using GemmBox = std::array<Range, kAxes>;
 
 std::uint64_t ceil_bytes(std::uint64_t bits) { return (bits + 7) / 8; }
 
+constexpr std::uint64_t kAllOfT = ~std::uint64_t{0};  // a box's T range: all of it
+
 // TensorRole is declared Input, Weight, Output (workloads/op.h): the ifmap, filter, ofmap order.
 std::size_t role_index(TensorRole role) { return static_cast<std::size_t>(role); }
 
@@ -252,6 +254,12 @@ OperandShape shape_of(std::size_t operand, const SystolicMapping& m) {
 
 }  // namespace
 
+std::uint64_t fold_steps(const SystolicTraffic& traffic, const SystolicMapping& mapping,
+                         std::uint64_t fold) {
+  const std::uint64_t stripe = fold / mapping.row_folds % traffic.stripes;
+  return std::min(mapping.t, (stripe + 1) * traffic.stripe) - stripe * traffic.stripe;
+}
+
 SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareModel& hw,
                                  std::array<bool, 3> on_chip) {
   CODA_CHECK(!m.space.accesses.empty());
@@ -277,13 +285,15 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
   for (std::size_t i = 0; i < 3; ++i) shapes[i] = shape_of(i, m);
   const Axis row_axis = axis_of(m.row_dim), col_axis = axis_of(m.col_dim);
   const Axis time_axis = axis_of(m.time_dim);
-  // A box of one pack's GEMM view: rows [r0, r1), columns [c0, c1), all of T, its groups.
-  const auto box = [&](std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1) {
+  // A box of one pack's GEMM view: rows [r0, r1), columns [c0, c1), T [t0, t1) (all of it unless
+  // a stripe), its groups.
+  const auto box = [&](std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1,
+                       std::uint64_t t0 = 0, std::uint64_t t1 = kAllOfT) {
     GemmBox b;
     b[kBatch] = {0, m.packed};
     b[row_axis] = {r0, r1};
     b[col_axis] = {c0, c1};
-    b[time_axis] = {0, m.t};
+    b[time_axis] = {t0, std::min(t1, m.t)};
     return b;
   };
 
@@ -316,6 +326,19 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
   const std::uint64_t acc_working = hw.working_bytes(arch::Operand::Ofmap);
   if (partial) out.partial_sums = PartialSums::Accumulated;
 
+  // Stripes (accumulation: stripes): when a column fold's cols used x T partial sums exceed the
+  // accumulator's working part, T is cut into the largest stripes S whose S x cols used partial
+  // sums fit it, and each stripe runs through every row fold before the next.
+  out.stripe = m.t;
+  const std::uint64_t cols_used = std::min(m.sc, cols);
+  if (partial && accumulator != nullptr && hw.accumulation() == arch::Accumulation::Stripes &&
+      ceil_bytes(cols_used * m.t * out.partial_sum_bits) > acc_working) {
+    const std::uint64_t fits = acc_working * 8 / (cols_used * out.partial_sum_bits);
+    if (fits > 0) out.stripe = fits;  // else not even one step fits: partial sums go to DRAM
+  }
+  out.stripes = (m.t + out.stripe - 1) / out.stripe;
+  const bool striped = out.stripes > 1;
+
   // An operand indexed by the rows only (or the columns only) has one tile per row fold (column
   // fold), and the union of the tiles so far is a prefix of its rows (columns): both are
   // computed once per row (column) fold, not once per fold.
@@ -344,13 +367,17 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
     }
   }
 
-  out.folds.resize(folds);
+  out.folds.resize(folds * out.stripes);
   std::array<std::uint64_t, 2> seen_bits{};  // fits_whole: max U(j) so far
   std::array<std::uint64_t, 3> sram_bits{};
-  for (std::uint64_t i = 0; i < folds; ++i) {
-    const std::uint64_t c = i / m.row_folds, r = i % m.row_folds;
+  std::uint64_t pc = 0, ps = 0, pr = 0;  // the previous fold's column fold, stripe, row fold
+  for (std::uint64_t i = 0; i < out.folds.size(); ++i) {
+    // Column fold outer, then stripe, then row fold (one stripe: SCALE-Sim's order).
+    const std::uint64_t c = i / (out.stripes * m.row_folds);
+    const std::uint64_t st = i / m.row_folds % out.stripes, r = i % m.row_folds;
     const std::uint64_t r0 = row_range(r).lo, r1 = row_range(r).hi;
     const std::uint64_t c0 = col_range(c).lo, c1 = col_range(c).hi;
+    const std::uint64_t t0 = st * out.stripe, t1 = std::min(m.t, t0 + out.stripe);
     FoldBytes& fold = out.folds[i];
     for (std::size_t k = 0; k < 2; ++k) {
       const OperandShape& s = shapes[k];
@@ -359,6 +386,41 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
       std::uint64_t fetched = 0;
       if (on_chip[k]) {
         // Already in the buffer: no fold fetches it.
+      } else if (fits_whole[k] && striped) {
+        // U(i) over the order column fold, stripe, row fold. The stationary tile (not indexed
+        // by T): all rows of the earlier column folds, the rows so far of this one (all of them
+        // after its first stripe). A streamed tile: every earlier stripe's (and column fold's)
+        // rows or columns, and this stripe's so far.
+        std::uint64_t union_bits = 0;
+        if (!s.uses_time) {
+          const GemmBox this_column = box(0, st > 0 ? m.sr : r1, c0, c1);
+          union_bits = bits_of(k, box(0, m.sr, 0, c0), &this_column);
+        } else if (s.uses_rows) {
+          const GemmBox this_stripe = box(0, r1, 0, m.sc, t0, t1);
+          const GemmBox earlier_stripes = box(0, m.sr, 0, m.sc, 0, t0);
+          union_bits = c > 0 ? whole_bits[k] : bits_of(k, earlier_stripes, &this_stripe);
+        } else {
+          const GemmBox this_column = box(0, m.sr, c0, c1, 0, t1);
+          union_bits = bits_of(k, box(0, m.sr, 0, c0), &this_column);
+        }
+        const std::uint64_t before = seen_bits[k];
+        seen_bits[k] = std::max(before, union_bits);
+        fetched = ceil_bytes(seen_bits[k]) - ceil_bytes(before);
+      } else if (striped) {
+        // The previous fold's tile is still there when it fits and no loop the operand's tile
+        // follows has moved; a stationary tile stays for the column fold's later stripes when
+        // the column fold's tiles of it all fit the working part.
+        const std::uint64_t working = hw.working_bytes(kInputs[k]);
+        const std::uint64_t tile_bytes = ceil_bytes(bits_of(
+            k, box(s.uses_rows ? r0 : 0, s.uses_rows ? r1 : m.sr, s.uses_cols ? c0 : 0,
+                   s.uses_cols ? c1 : m.sc, s.uses_time ? t0 : 0, s.uses_time ? t1 : m.t),
+            nullptr));
+        const bool same_as_previous = i != 0 && (!s.uses_rows || r == pr) &&
+                                      (!s.uses_cols || c == pc) && (!s.uses_time || st == ps);
+        const bool column_kept =
+            !s.uses_time && st > 0 &&
+            ceil_bytes(bits_of(k, box(0, m.sr, c0, c1), nullptr)) <= working;
+        fetched = (same_as_previous && tile_bytes <= working) || column_kept ? 0 : tile_bytes;
       } else if (fits_whole[k]) {
         // U(i): the union of the tiles of folds 0..i, as the operand sees it.
         std::uint64_t union_bits = 0;
@@ -387,10 +449,10 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
       out.dram[k] += fetched;
     }
 
-    // Outputs: the fold's tile of the ofmap (rows x columns, or columns x T).
+    // Outputs: the fold's tile of the ofmap (rows x columns, or columns x its stripe of T).
     const std::uint64_t out_words = (shapes[2].uses_rows ? r1 - r0 : 1) *
                                     (shapes[2].uses_cols ? c1 - c0 : 1) *
-                                    (shapes[2].uses_time ? m.t : 1);
+                                    (shapes[2].uses_time ? t1 - t0 : 1);
     const bool finished = !partial || r + 1 == m.row_folds;
     const std::uint64_t bits =
         out_words * (finished ? out.element_bits[2] : out.partial_sum_bits);
@@ -400,14 +462,17 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
     if (partial && !held) out.partial_sums = PartialSums::ToDram;
     fold.ofmap = (finished && !on_chip[2]) || (!finished && !held) ? ceil_bytes(bits) : 0;
     out.dram[2] += fold.ofmap;
+    pc = c, ps = st, pr = r;
   }
 
   // SRAM: each fold streams its input tiles into the array (unrolled), summed in closed form.
   for (std::size_t k = 0; k < 2; ++k) {
     const OperandShape& s = shapes[k];
-    // Its whole matrix, again for every row fold it does not follow and every column fold.
+    // Its whole matrix, again for every row fold it does not follow and every column fold;
+    // the stationary tile again for every stripe (the stripes of T partition a streamed one).
     const std::uint64_t words = (s.uses_rows ? m.sr : m.row_folds) *
-                                (s.uses_cols ? m.sc : m.col_folds) * (s.uses_time ? m.t : 1);
+                                (s.uses_cols ? m.sc : m.col_folds) *
+                                (s.uses_time ? m.t : out.stripes);
     sram_bits[k] = words * out.element_bits[k];
   }
   for (std::size_t k = 0; k < 3; ++k) out.sram[k] = ceil_bytes(sram_bits[k]);

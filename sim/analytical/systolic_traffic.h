@@ -41,6 +41,17 @@
 // at their width and the last fold's finished outputs at the output's (reading partial sums
 // back is not counted, as in SCALE-Sim), and `note` says why.
 //
+// Stripes. An array with accumulation: stripes (NVDLA's stripe and channel operations) does not
+// send partial sums to DRAM when a column fold's tile of them is too big for the accumulator:
+// it cuts T into the largest stripes S with S x cols used x partial-sum bits <= the working part,
+// and runs each stripe through every row fold before the next (column fold, stripe, row fold),
+// so the last row fold of a stripe writes its finished outputs and no partial sum reaches DRAM.
+// The stationary tile is loaded into the array again for every stripe (SRAM traffic); from DRAM
+// it is fetched once per column fold when the column fold's tiles of it fit the working part of
+// its buffer, else again for every stripe. The streamed input follows the rules above with the
+// stripe's range of T in its tile. Every (stripe, row fold) is a fold of S steps of T (the
+// cycle model times it so: fold_steps).
+//
 // Operands held on chip for the whole op (`on_chip`: an activation the residency plan keeps, a
 // cached weight, a fused intermediate; mapper/residency.h) are already in the buffers: an input
 // held on chip is fetched by no fold, and an output held on chip has its finished outputs
@@ -81,8 +92,16 @@ struct SystolicTraffic {
   std::array<std::uint32_t, 3> element_bits{};
   std::uint32_t partial_sum_bits = 0;
   PartialSums partial_sums = PartialSums::None;
+  // Stripes (accumulation: stripes, see above): T in stripes of `stripe` steps (the last has the
+  // rest), `stripes` per column fold. Not cut: stripe = T, stripes = 1.
+  std::uint64_t stripe = 0;
+  std::uint64_t stripes = 1;
   std::string note;  // why partial sums go to DRAM when they do; empty otherwise
 };
+
+// The T steps fold `fold` streams (its stripe's; all of T when there is one stripe).
+std::uint64_t fold_steps(const SystolicTraffic& traffic, const mapper::SystolicMapping& mapping,
+                         std::uint64_t fold);
 
 // Precondition: `mapping` comes from mapper::map_onto_array on `hw` (its einsum is set).
 // `on_chip`: by operand (ifmap, filter, ofmap), whether it is held on chip (see above).

@@ -30,6 +30,13 @@ Bytes traffic(const results::OpResult& r, std::string_view tensor, std::string_v
   return {};
 }
 
+std::uint64_t mapping_entry(const results::OpResult& r, std::string_view key) {
+  for (const auto& [name, value] : r.mapping)
+    if (name == key) return value;
+  ADD_FAILURE() << "no mapping entry " << key;
+  return 0;
+}
+
 // One 16 x 8 int8 weight-stationary array; `memory` is the arch's memory: section.
 arch::HardwareModel ws_array(const std::string& memory,
                              std::string_view dataflow = "weight_stationary") {
@@ -61,14 +68,15 @@ TEST(SystolicTraffic, Rk3588Int8GemvReadsExactlyItsWeightBytes) {
   EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{768ULL * 3072});
   // The input vector, 768 B, fits whole: each array reads it once, 3 x 768.
   EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{3ULL * 768});
-  // No level holds outputs: each of the 24 row folds writes its 32 x 1 tile, 23 as 32-bit
-  // partial sums (128 B) and the last as int8 outputs (32 B): 23 x 128 + 32 = 2976 B per column
-  // fold, x 32 column folds x 3 arrays = 285696 B.
-  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{(23ULL * 128 + 32) * 32 * 3});
-  ASSERT_EQ(r.notes.size(), 1u);
-  EXPECT_NE(r.notes[0].find("no memory level holding outputs"), std::string::npos) << r.notes[0];
-  // The stall-free cycles are the cycle model's, unchanged: 24 x 32 folds x (1 + 64 + 32 - 2).
-  EXPECT_EQ(r.cost.compute_cycles, Cycles{24ULL * 32 * 95});
+  // The core's 10 KiB accumulator holds a column fold's 32 x 1 partial sums (128 B): the 24 row
+  // folds add up there and the outputs go to DRAM once, 3072 x 1 B (before the preset stated an
+  // accumulator: 23 x 128 + 32 B per column fold, 285696 B).
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{3072});
+  EXPECT_TRUE(r.notes.empty());
+  EXPECT_EQ(mapping_entry(r, "stripes"), 1u);
+  // The preset overlaps weight loads (weight_preload: overlapped): 24 x 32 folds of
+  // max(1, 32) + 32 + 32 - 2 = 94 cycles, and the first load, 32.
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{24ULL * 32 * 94 + 32});
 }
 
 TEST(SystolicTraffic, OutputsAtTheOpsOwnTypeAndPartialSumsAt32Bits) {
@@ -114,6 +122,86 @@ TEST(SystolicTraffic, OutputsAtTheOpsOwnTypeAndPartialSumsAt32Bits) {
   // The cycles do not depend on the traffic: 6 folds x (64 + 32 + 8 - 2 = 102) = 612.
   EXPECT_EQ(acc.cost.compute_cycles, Cycles{612});
   EXPECT_EQ(none.cost.compute_cycles, Cycles{612});
+}
+
+// The 16 x 8 int8 WS array with accumulation: stripes, and `preload` (exposed or overlapped).
+arch::HardwareModel striped_array(const std::string& memory, std::string_view preload) {
+  return testing::parse_arch(
+      "schema_version: 2\nname: t\nclock: 1 GHz\ncompute:\n"
+      "  - {name: mxu, kind: systolic, array: {rows: 16, cols: 8, dataflow: weight_stationary, "
+      "accumulation: stripes, weight_preload: " +
+      std::string(preload) + "}, macs_per_pe: {int8: 1}}\nmemory:\n" + memory +
+      "dram: {bandwidth: unlimited}\n");
+}
+
+TEST(SystolicTraffic, StripesKeepPartialSumsInASmallAccumulator) {
+  // The GEMM above (M = 64, N = 16, K = 48, int8; 3 row folds of K, 2 column folds of N,
+  // T = M = 64) with a 2 KiB accumulator (1 KiB working): a column fold's 8 x 64 partial sums
+  // (2048 B) do not fit, so without stripes every row fold's tile goes to DRAM (9216 B, above).
+  // With accumulation: stripes, S = 1024 B x 8 / (8 columns x 32 bits) = 32 pixels: 2 stripes
+  // per column fold, each run through the 3 row folds; 2 x 2 x 3 = 12 folds of T = 32.
+  const workload::Op gemm = workload::make_gemm("g", 64, 16, 48);
+  const std::string acc = "  - {name: acc, capacity: 2 KiB, holds: [outputs]}\n";
+  // A 2 KiB spad: 1 KiB per role, 512 B working. A (3072 B) and B (768 B) do not fit whole; a
+  // column fold's filter (48 x 8 = 384 B) does.
+  const std::string spad = "  - {name: spad, capacity: 2 KiB, holds: [inputs, weights]}\n";
+  const results::OpResult r = run_op(gemm, striped_array(spad + acc, "exposed"));
+  EXPECT_EQ(mapping_entry(r, "stripe"), 32u);
+  EXPECT_EQ(mapping_entry(r, "stripes"), 2u);
+  // No partial sum reaches DRAM: the finished outputs once, 64 x 16 x 1 B; no note.
+  EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{1024});
+  EXPECT_TRUE(r.notes.empty());
+  // Filter: each fold's 16 x 8 tile (128 B) is fetched by the first stripe only; the second
+  // stripe finds the column fold's 384 B still in the buffer: 768 B, B once.
+  EXPECT_EQ(traffic(r, "filter", "dram"), Bytes{768});
+  // Ifmap: every fold's 16 x 32 tile (512 B) is new (the row fold moves every fold): 12 x 512 B
+  // = 6144 B, A once per column fold, as without stripes.
+  EXPECT_EQ(traffic(r, "ifmap", "dram"), Bytes{6144});
+  // SRAM: the filter is loaded into the array once per stripe, 48 x 16 x 2 = 1536 B; the ifmap
+  // streams 48 x 64 per column fold, 6144 B; per (column fold, stripe) the array writes 2 row
+  // folds of 8 x 32 partial sums (1024 B each) and 8 x 32 finished outputs (256 B): 4 x 2304.
+  EXPECT_EQ(traffic(r, "filter", "sram"), Bytes{1536});
+  EXPECT_EQ(traffic(r, "ifmap", "sram"), Bytes{6144});
+  EXPECT_EQ(traffic(r, "ofmap", "sram"), Bytes{9216});
+  // Cycles: 12 folds of T = 32, each 32 + 2 x 16 + 8 - 2 = 70 (the weights preload per stripe):
+  // 840, against 6 x 102 = 612 unstriped. Unlimited bandwidth: no stalls.
+  EXPECT_EQ(r.cost.compute_cycles, Cycles{840});
+  EXPECT_EQ(r.cost.cycles, Cycles{840});
+  EXPECT_DOUBLE_EQ(r.mapping_efficiency, 1.0);  // 48 x 16 on 3 x 2 folds of 16 x 8
+
+  // A 1 KiB spad (256 B working) does not hold a column fold's filter: each stripe fetches its
+  // 128 B tiles again, 12 x 128 = 1536 B.
+  const std::string tiny = "  - {name: spad, capacity: 1 KiB, holds: [inputs, weights]}\n";
+  EXPECT_EQ(traffic(run_op(gemm, striped_array(tiny + acc, "exposed")), "filter", "dram"),
+            Bytes{1536});
+
+  // weight_preload: overlapped: a fold loads the next tile while it streams, so it takes
+  // max(32, 16) + 16 + 8 - 2 = 54, and the first load (16) is exposed once: 12 x 54 + 16 = 664.
+  const results::OpResult overlapped = run_op(gemm, striped_array(spad + acc, "overlapped"));
+  EXPECT_EQ(overlapped.cost.compute_cycles, Cycles{664});
+  EXPECT_EQ(traffic(overlapped, "ofmap", "dram"), Bytes{1024});
+
+  // A 3 KiB accumulator (1536 B working): S = 1536 x 8 / 256 = 48, stripes of 48 and 16 pixels.
+  // Per column fold 3 folds of 48 + 38 = 86 and 3 of 16 + 38 = 54 cycles: 2 x 420 = 840; SRAM
+  // ofmap as before (the stripes partition T), DRAM still the outputs once.
+  const results::OpResult uneven = run_op(
+      gemm, striped_array(spad + "  - {name: acc, capacity: 3 KiB, holds: [outputs]}\n",
+                          "exposed"));
+  EXPECT_EQ(mapping_entry(uneven, "stripe"), 48u);
+  EXPECT_EQ(mapping_entry(uneven, "stripes"), 2u);
+  EXPECT_EQ(uneven.cost.compute_cycles, Cycles{840});
+  EXPECT_EQ(traffic(uneven, "ofmap", "dram"), Bytes{1024});
+  EXPECT_EQ(traffic(uneven, "ofmap", "sram"), Bytes{9216});
+
+  // An accumulator that holds the whole column fold (8 KiB, 4 KiB working): one stripe of 64,
+  // exactly the unstriped result (612 cycles, outputs once).
+  const results::OpResult whole = run_op(
+      gemm, striped_array(spad + "  - {name: acc, capacity: 8 KiB, holds: [outputs]}\n",
+                          "exposed"));
+  EXPECT_EQ(mapping_entry(whole, "stripe"), 64u);
+  EXPECT_EQ(mapping_entry(whole, "stripes"), 1u);
+  EXPECT_EQ(whole.cost.compute_cycles, Cycles{612});
+  EXPECT_EQ(traffic(whole, "ofmap", "dram"), Bytes{1024});
 }
 
 // ---- 2. Feature maps, not unrolled matrices ----
@@ -166,6 +254,33 @@ TEST(SystolicTraffic, WeightStationaryConvFetchesTheFeatureMapNotItsUnrolling) {
   EXPECT_EQ(traffic(tiles, "ofmap", "dram"), Bytes{512});
   // 3 folds x (64 + 2 x 16 + 8 - 2 = 102) = 306 cycles, as before.
   EXPECT_EQ(tiles.cost.compute_cycles, Cycles{306});
+}
+
+TEST(SystolicTraffic, StripedConvFetchesEachStripesWindowWithItsHalo) {
+  // conv3x3() on the 16 x 8 WS array with accumulation: stripes and a 2 KiB accumulator (1 KiB
+  // working): 8 x 64 partial sums are 2048 B, so S = 1024 x 8 / (8 x 32) = 32 pixels = output
+  // rows 0-3 and 4-7, which read input rows 0-4 and 3-7 (pad 1). K' = 36 in 3 row folds:
+  // [0, 16) is channels 0-1, [16, 32) channels 1-3, [32, 36) channel 3 taps r = 1..2.
+  const workload::Op conv = conv3x3();
+  const std::string acc = "  - {name: acc, capacity: 2 KiB, holds: [outputs]}\n";
+  // The map (256 B) fits a 16 KiB spad (4 KiB working): fetched once, 256 B, each element by the
+  // first fold whose window reaches it (stripe 0: 80 + 80 + 0; stripe 1 the rows 5-7 of
+  // channels 0-1, then of 2-3: 48 + 48 + 0). The filter once, 288 B; the outputs once, 512 B.
+  const std::string big = "  - {name: spad, capacity: 16 KiB, holds: [inputs, weights]}\n";
+  const results::OpResult fits = run_op(conv, striped_array(big + acc, "exposed"));
+  EXPECT_EQ(mapping_entry(fits, "stripes"), 2u);
+  EXPECT_EQ(traffic(fits, "ifmap", "dram"), Bytes{256});
+  EXPECT_EQ(traffic(fits, "filter", "dram"), Bytes{288});
+  EXPECT_EQ(traffic(fits, "ofmap", "dram"), Bytes{512});
+  // A 512 B spad (128 B working) holds neither: every fold fetches its window, halo included:
+  // stripe 0: 2 x 5 x 8 = 80, 3 x 5 x 8 = 120, 1 x 5 x 8 = 40; stripe 1: 80, 120 and channel 3
+  // rows 4-7 (taps r = 1..2 of output rows 4-7 reach rows 4-8, clipped) 1 x 4 x 8 = 32: 472 B.
+  // The filter's tiles (128, 128, 32 B) again for the second stripe: 576 B.
+  const std::string small = "  - {name: spad, capacity: 512 B, holds: [inputs, weights]}\n";
+  const results::OpResult tiles = run_op(conv, striped_array(small + acc, "exposed"));
+  EXPECT_EQ(traffic(tiles, "ifmap", "dram"), Bytes{472});
+  EXPECT_EQ(traffic(tiles, "filter", "dram"), Bytes{576});
+  EXPECT_EQ(traffic(tiles, "ofmap", "dram"), Bytes{512});
 }
 
 TEST(SystolicTraffic, OutputStationaryConvFetchesEachPixelTileWithItsHalo) {
