@@ -35,30 +35,38 @@ void for_each_row_major(std::uint64_t mp, std::uint64_t np, Visit&& visit) {
 // read_buffer.py with its read_port (1 cycle latency), layout evaluation off.
 class ReadBuffer {
  public:
-  // `fetch_order`: the operand's elements in the order SCALE-Sim prefetches them (null requests
-  // left out: they fill no set); `elements`: one more than the largest element id.
+  // `for_each_fetch(visit)` visits the operand's elements in the order SCALE-Sim prefetches them
+  // (null requests left out: they fill no set); it is walked twice, to size and to fill.
+  // `elements`: one more than the largest element id.
+  template <class ForEachFetch>
   ReadBuffer(std::uint64_t capacity_words, std::uint64_t bandwidth_words,
-             const std::vector<std::int64_t>& fetch_order, std::uint64_t elements) {
+             const ForEachFetch& for_each_fetch, std::uint64_t elements) {
     const std::uint64_t active = ceil_div(capacity_words, 2);  // active_buf_frac 0.5
     const std::uint64_t prefetch = capacity_words - active;
     const std::uint64_t per_set = ceil_div(capacity_words, 100);  // prepare_hashed_buffer
-    sets_ = fetch_order.size() / per_set + 1;  // the last set may be partial, even empty
-    active_sets_ = std::min(sets_, ceil_div(active, per_set));
-    prefetch_sets_ = std::min(sets_ - active_sets_, ceil_div(prefetch, per_set));
     // new_prefetch: ceil(prefetch / bw) request lines, one a cycle from the cycle after the last
     // prefetch completed, each answered a cycle later.
     prefetch_cycles_ = static_cast<std::int64_t>(ceil_div(prefetch, bandwidth_words)) + 1;
-    end_ = active_sets_;
 
-    // Which sets hold each element (several when the operand repeats an element).
+    // Which sets hold each element (several when the operand repeats an element), as CSR.
     first_.assign(elements + 1, 0);
-    for (const std::int64_t id : fetch_order) ++first_[static_cast<std::uint64_t>(id) + 1];
+    std::uint64_t fetched = 0;
+    for_each_fetch([&](std::int64_t id) {
+      ++first_[static_cast<std::uint64_t>(id) + 1];
+      ++fetched;
+    });
     for (std::uint64_t i = 0; i < elements; ++i) first_[i + 1] += first_[i];
-    sets_of_.resize(fetch_order.size());
+    sets_of_.resize(fetched);
     std::vector<std::uint64_t> fill(first_.begin(), first_.end() - 1);
-    for (std::uint64_t v = 0; v < fetch_order.size(); ++v)
-      sets_of_[fill[static_cast<std::uint64_t>(fetch_order[v])]++] =
-          static_cast<std::uint32_t>(v / per_set);
+    std::uint64_t v = 0;
+    for_each_fetch([&](std::int64_t id) {
+      sets_of_[fill[static_cast<std::uint64_t>(id)]++] = static_cast<std::uint32_t>(v++ / per_set);
+    });
+
+    sets_ = fetched / per_set + 1;  // the last set may be partial, even empty
+    active_sets_ = std::min(sets_, ceil_div(active, per_set));
+    prefetch_sets_ = std::min(sets_ - active_sets_, ceil_div(prefetch, per_set));
+    end_ = active_sets_;
   }
 
   // service_reads for one demand row issued at `cycle`: the cycles the row waits beyond the hit
@@ -150,25 +158,17 @@ class WriteBuffer {
   std::int64_t drain_end_ = 0;
 };
 
-}  // namespace
-
-ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const ScaleSimGemm& gemm,
-                                        std::span<const std::int64_t> ifmap_ids) {
+// The simulation, for any `ifmap(m, k)` -> element id (kNone: no element) below
+// `ifmap_elements`.
+template <class IfmapId>
+ScaleSimCycles simulate(const ScaleSimMemorySpec& spec, const ScaleSimGemm& gemm,
+                        const IfmapId& ifmap, std::uint64_t ifmap_elements) {
   const std::uint64_t R = spec.rows, C = spec.cols, M = gemm.m, N = gemm.n, K = gemm.k;
   CODA_CHECK(R > 0 && C > 0 && M > 0 && N > 0 && K > 0 && spec.bandwidth_words > 0);
   CODA_CHECK(spec.ifmap_words > 0 && spec.filter_words > 0 && spec.ofmap_words > 0);
-  CODA_CHECK(ifmap_ids.empty() || ifmap_ids.size() == M * K);
-
-  const auto ifmap = [&](std::uint64_t m, std::uint64_t k) -> std::int64_t {
-    return ifmap_ids.empty() ? static_cast<std::int64_t>(m * K + k) : ifmap_ids[m * K + k];
-  };
   const auto filter = [&](std::uint64_t k, std::uint64_t n) {
     return static_cast<std::int64_t>(k * N + n);
   };
-  std::uint64_t ifmap_elements = M * K;
-  if (!ifmap_ids.empty())
-    ifmap_elements = static_cast<std::uint64_t>(
-        std::max<std::int64_t>(0, *std::max_element(ifmap_ids.begin(), ifmap_ids.end()) + 1));
 
   // The three operand matrices' roles on the array (SCALE-Sim's Sr, Sc, T).
   const Dataflow df = spec.dataflow;
@@ -181,50 +181,55 @@ ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const Sc
 
   // Fetch orders (systolic_compute_{os,ws,is}.py, create_*_prefetch_mat): the folds' tiles
   // stacked, then rolled out by anti-diagonal, except the stationary operand of WS and IS.
-  std::vector<std::int64_t> ifmap_order, filter_order;
-  const auto keep = [](std::vector<std::int64_t>& order) {
-    return [&order](std::int64_t id) {
-      if (id != kNone) order.push_back(id);
+  const auto ifmap_fetches = [&](const auto& visit) {
+    const auto valid = [&](std::int64_t id) {
+      if (id != kNone) visit(id);
     };
+    switch (df) {
+      case Dataflow::OutputStationary:
+        for_each_by_diagonal(row_folds * t, R, [&](std::uint64_t row, std::uint64_t c) {
+          const std::uint64_t m = row / t * R + c;
+          if (m < M) valid(ifmap(m, row % t));
+        });
+        break;
+      case Dataflow::WeightStationary:
+        for_each_by_diagonal(row_folds * t, R, [&](std::uint64_t row, std::uint64_t c) {
+          const std::uint64_t k = row / t * R + c;
+          if (k < K) valid(ifmap(row % t, k));
+        });
+        break;
+      case Dataflow::InputStationary:
+        for_each_row_major(col_folds * K, C, [&](std::uint64_t row, std::uint64_t c) {
+          const std::uint64_t m = row / K * C + c;
+          if (m < M) valid(ifmap(m, row % K));
+        });
+        break;
+    }
   };
-  auto push_ifmap = keep(ifmap_order);
-  auto push_filter = keep(filter_order);
-  switch (df) {
-    case Dataflow::OutputStationary:
-      for_each_by_diagonal(row_folds * t, R, [&](std::uint64_t row, std::uint64_t c) {
-        const std::uint64_t m = row / t * R + c;
-        push_ifmap(m < M ? ifmap(m, row % t) : kNone);
-      });
-      for_each_by_diagonal(col_folds * t, C, [&](std::uint64_t row, std::uint64_t c) {
-        const std::uint64_t n = row / t * C + c;
-        push_filter(n < N ? filter(row % t, n) : kNone);
-      });
-      break;
-    case Dataflow::WeightStationary:
-      for_each_by_diagonal(row_folds * t, R, [&](std::uint64_t row, std::uint64_t c) {
-        const std::uint64_t k = row / t * R + c;
-        push_ifmap(k < K ? ifmap(row % t, k) : kNone);
-      });
-      for_each_row_major(col_folds * K, C, [&](std::uint64_t row, std::uint64_t c) {
-        const std::uint64_t n = row / K * C + c;
-        push_filter(n < N ? filter(row % K, n) : kNone);
-      });
-      break;
-    case Dataflow::InputStationary:
-      for_each_row_major(col_folds * K, C, [&](std::uint64_t row, std::uint64_t c) {
-        const std::uint64_t m = row / K * C + c;
-        push_ifmap(m < M ? ifmap(m, row % K) : kNone);
-      });
-      for_each_by_diagonal(row_folds * t, R, [&](std::uint64_t row, std::uint64_t c) {
-        const std::uint64_t k = row / t * R + c;
-        push_filter(k < K ? filter(k, row % t) : kNone);
-      });
-      break;
-  }
-  ReadBuffer ifmap_buffer(spec.ifmap_words, spec.bandwidth_words, ifmap_order, ifmap_elements);
-  ReadBuffer filter_buffer(spec.filter_words, spec.bandwidth_words, filter_order, K * N);
-  ifmap_order = {};
-  filter_order = {};
+  const auto filter_fetches = [&](const auto& visit) {
+    switch (df) {
+      case Dataflow::OutputStationary:
+        for_each_by_diagonal(col_folds * t, C, [&](std::uint64_t row, std::uint64_t c) {
+          const std::uint64_t n = row / t * C + c;
+          if (n < N) visit(filter(row % t, n));
+        });
+        break;
+      case Dataflow::WeightStationary:
+        for_each_row_major(col_folds * K, C, [&](std::uint64_t row, std::uint64_t c) {
+          const std::uint64_t n = row / K * C + c;
+          if (n < N) visit(filter(row % K, n));
+        });
+        break;
+      case Dataflow::InputStationary:
+        for_each_by_diagonal(row_folds * t, R, [&](std::uint64_t row, std::uint64_t c) {
+          const std::uint64_t k = row / t * R + c;
+          if (k < K) visit(filter(k, row % t));
+        });
+        break;
+    }
+  };
+  ReadBuffer ifmap_buffer(spec.ifmap_words, spec.bandwidth_words, ifmap_fetches, ifmap_elements);
+  ReadBuffer filter_buffer(spec.filter_words, spec.bandwidth_words, filter_fetches, K * N);
   WriteBuffer ofmap_buffer(spec.ofmap_words, spec.bandwidth_words);
 
   // Demand rows (create_*_demand_mat): per fold, column folds outer, each row one cycle.
@@ -303,6 +308,23 @@ ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const Sc
   out.total_cycles = static_cast<std::uint64_t>(last_write);
   out.stall_cycles = static_cast<std::uint64_t>(stalls);
   return out;
+}
+
+}  // namespace
+
+ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const ScaleSimGemm& gemm,
+                                        std::span<const std::int64_t> ifmap_ids) {
+  CODA_CHECK(ifmap_ids.empty() || ifmap_ids.size() == gemm.m * gemm.k);
+  if (ifmap_ids.empty())
+    return simulate(
+        spec, gemm,
+        [k = gemm.k](std::uint64_t m, std::uint64_t kk) { return static_cast<std::int64_t>(m * k + kk); },
+        gemm.m * gemm.k);
+  const std::int64_t largest = *std::max_element(ifmap_ids.begin(), ifmap_ids.end());
+  return simulate(
+      spec, gemm,
+      [&ifmap_ids, k = gemm.k](std::uint64_t m, std::uint64_t kk) { return ifmap_ids[m * k + kk]; },
+      static_cast<std::uint64_t>(std::max<std::int64_t>(largest + 1, 0)));
 }
 
 }  // namespace coda::sim::analytical

@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
 namespace coda::sim::analytical {
 namespace {
 
@@ -34,6 +39,63 @@ TEST(ScaleSimMemory, MatchesPublishedUserModeGoldens) {
   EXPECT_EQ(is.total_cycles, 19984u);
   EXPECT_EQ(is.stall_cycles, 5777u);
   EXPECT_EQ(is.demand_rows, 14208u);
+}
+
+// SCALE-Sim's im2col of a convolution (operand_matrix.py, calc_ifmap_elem_addr): row m is output
+// pixel (m / out_w, m % out_w), column k is (filter row, filter col, channel) with the channel
+// fastest; the element is its HWC address, or -1 where the window passes the edge.
+std::vector<std::int64_t> conv_ifmap_ids(std::uint64_t h, std::uint64_t w, std::uint64_t r,
+                                         std::uint64_t s, std::uint64_t c, std::uint64_t stride) {
+  const std::uint64_t out_h = (h - r + stride + stride - 1) / stride;  // ceil, as SCALE-Sim
+  const std::uint64_t out_w = (w - s + stride + stride - 1) / stride;
+  std::vector<std::int64_t> ids;
+  for (std::uint64_t m = 0; m < out_h * out_w; ++m)
+    for (std::uint64_t k = 0; k < r * s * c; ++k) {
+      const std::uint64_t row = m / out_w * stride + k / (s * c);
+      const std::uint64_t col = m % out_w * stride + k / c % s;
+      ids.push_back(row < h && col < w ? static_cast<std::int64_t>((row * w + col) * c + k % c)
+                                       : -1);
+    }
+  return ids;
+}
+
+TEST(ScaleSimMemory, MatchesRecordedScaleSimRuns) {
+  // sim/tests/data/scalesim/user_mode_runs.csv: SCALE-Sim itself (README.md there) on GEMMs with
+  // partial folds and unequal SRAMs, and on convolutions whose windows overlap (one input element
+  // read from several (m, k)), stride 2 windows past the edge and a 1x1.
+  std::ifstream csv("sim/tests/data/scalesim/user_mode_runs.csv");
+  ASSERT_TRUE(csv) << "run from the source tree";
+  std::string line;
+  std::getline(csv, line);  // header
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 18u) << line;
+    const auto num = [&](std::size_t i) { return std::stoull(f[i]); };
+    const Dataflow df = f[1] == "os"   ? Dataflow::OutputStationary
+                        : f[1] == "ws" ? Dataflow::WeightStationary
+                                       : Dataflow::InputStationary;
+    const ScaleSimMemorySpec spec{.rows = num(2), .cols = num(3), .dataflow = df,
+                                  .ifmap_words = num(4) * 1024, .filter_words = num(5) * 1024,
+                                  .ofmap_words = num(6) * 1024, .bandwidth_words = num(7)};
+    ScaleSimCycles got;
+    if (f[8] == "gemm") {
+      got = simulate_scalesim_memory(spec, {.m = num(9), .n = num(10), .k = num(11)});
+    } else {
+      const std::uint64_t h = num(9), w = num(10), r = num(11), s = num(12), c = num(13);
+      const std::uint64_t filters = num(14), stride = num(15);
+      const std::uint64_t out_h = (h - r + stride + stride - 1) / stride;
+      const std::uint64_t out_w = (w - s + stride + stride - 1) / stride;
+      const auto ids = conv_ifmap_ids(h, w, r, s, c, stride);
+      got = simulate_scalesim_memory(spec, {.m = out_h * out_w, .n = filters, .k = r * s * c}, ids);
+    }
+    EXPECT_EQ(got.total_cycles, num(16)) << line;
+    EXPECT_EQ(got.stall_cycles, num(17)) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 18);
 }
 
 }  // namespace
