@@ -1,10 +1,12 @@
 #include "sim/analytical/scalesim_memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
 #include "core/check.h"
+#include "workloads/op.h"
 
 namespace coda::sim::analytical {
 namespace {
@@ -325,6 +327,110 @@ ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const Sc
       spec, gemm,
       [&ifmap_ids, k = gemm.k](std::uint64_t m, std::uint64_t kk) { return ifmap_ids[m * k + kk]; },
       static_cast<std::uint64_t>(std::max<std::int64_t>(largest + 1, 0)));
+}
+
+ScaleSimCycles simulate_scalesim_op(const mapper::SystolicMapping& mapping,
+                                    const arch::HardwareModel& hw) {
+  using workload::TensorRole;
+  CODA_CHECK(mapping.gemm.batch == 1 && mapping.packed == 1 && mapping.arrays == 1);
+  const std::uint64_t word = hw.spec().word_size.value_or(Bytes{1}).value;
+  const auto words = [&](arch::Operand operand) {
+    const arch::MemoryLevelSpec* level = hw.operand_level(operand);
+    CODA_CHECK(level != nullptr);
+    return level->capacity.value / word;
+  };
+  const std::optional<double> bytes_per_cycle = hw.dram_bytes_per_cycle();
+  CODA_CHECK(bytes_per_cycle.has_value());  // the arch loader requires it with model: scalesim
+  const ScaleSimMemorySpec spec{
+      .rows = hw.rows(), .cols = hw.cols(), .dataflow = mapping.dataflow,
+      .ifmap_words = words(arch::Operand::Ifmap), .filter_words = words(arch::Operand::Filter),
+      .ofmap_words = words(arch::Operand::Ofmap),
+      .bandwidth_words = static_cast<std::uint64_t>(std::llround(*bytes_per_cycle / static_cast<double>(word)))};
+  const ScaleSimGemm gemm{.m = mapping.gemm.m, .n = mapping.gemm.n, .k = mapping.gemm.k};
+
+  // Where each dim's value sits in a GEMM row (M) or column (K) index, as workload::gemm_view
+  // classifies the dims: its stride in that index and its extent.
+  const workload::Einsum& space = mapping.space;
+  const auto input = std::find_if(space.accesses.begin(), space.accesses.end(),
+                                  [](const auto& a) { return a.role == TensorRole::Input; });
+  CODA_CHECK(input != space.accesses.end());
+  enum class Axis : std::uint8_t { None, M, K };
+  struct Place {
+    Axis axis = Axis::None;
+    std::uint64_t stride = 1, extent = 1;
+  };
+  std::vector<Place> places(space.dims.size());
+  std::vector<std::size_t> m_dims, k_sliding, k_rest;
+  for (std::size_t d = 0; d < space.dims.size(); ++d) {
+    const bool out = workload::dim_indexes_role(space, d, TensorRole::Output);
+    const bool in = workload::dim_indexes_role(space, d, TensorRole::Input);
+    const bool weight = workload::dim_indexes_role(space, d, TensorRole::Weight);
+    places[d].extent = space.dims[d].extent;
+    if (out && in && !weight) {
+      m_dims.push_back(d);
+    } else if (!out) {
+      // A K dim that shares an input index with an M dim slides the window (a filter row or
+      // column); SCALE-Sim puts those outermost and the channel innermost.
+      const bool slides = std::any_of(input->indices.begin(), input->indices.end(), [&](const auto& e) {
+        const auto uses = [&](auto pred) {
+          return std::any_of(e.terms.begin(), e.terms.end(), [&](const auto& t) {
+            return t.coefficient != 0 && pred(t.dim);
+          });
+        };
+        return uses([&](std::size_t x) { return x == d; }) &&
+               uses([&](std::size_t x) {
+                 return workload::dim_indexes_role(space, x, TensorRole::Output) &&
+                        !workload::dim_indexes_role(space, x, TensorRole::Weight);
+               });
+      });
+      (slides ? k_sliding : k_rest).push_back(d);
+    } else if (!(weight && !in)) {  // N dims need no place: filter elements are k * N + n
+      CODA_CHECK(places[d].extent == 1);  // a group or batch dim, and mapping.gemm.batch == 1
+    }
+  }
+  std::vector<std::size_t> k_dims = k_sliding;
+  k_dims.insert(k_dims.end(), k_rest.begin(), k_rest.end());
+  const auto lay_out = [&](const std::vector<std::size_t>& dims, Axis axis) {
+    std::uint64_t stride = 1;
+    for (auto d = dims.rbegin(); d != dims.rend(); ++d) {
+      places[*d].axis = axis;
+      places[*d].stride = stride;
+      stride *= places[*d].extent;
+    }
+    return stride;
+  };
+  CODA_CHECK(lay_out(m_dims, Axis::M) == gemm.m && lay_out(k_dims, Axis::K) == gemm.k);
+
+  // A plain input (each index one dim, coefficient 1, no offset, no dim twice) is one element
+  // per (m, k), as in a GEMM: any one-to-one numbering gives SCALE-Sim's sets.
+  std::vector<bool> seen(space.dims.size(), false);
+  bool plain = true;
+  for (const workload::IndexExpr& e : input->indices) {
+    plain = plain && e.offset == 0 && e.terms.size() == 1 && e.terms[0].coefficient == 1 &&
+            !seen[e.terms[0].dim];
+    if (e.terms.size() == 1) seen[e.terms[0].dim] = true;
+  }
+  if (plain) return simulate_scalesim_memory(spec, gemm);
+
+  std::uint64_t elements = 1;
+  for (const std::uint64_t extent : input->shape) elements *= extent;
+  const auto ifmap = [&](std::uint64_t m, std::uint64_t k) -> std::int64_t {
+    std::int64_t flat = 0;
+    for (std::size_t i = 0; i < input->indices.size(); ++i) {
+      const workload::IndexExpr& e = input->indices[i];
+      std::int64_t value = e.offset;
+      for (const workload::IndexTerm& term : e.terms) {
+        const Place& p = places[term.dim];
+        const std::uint64_t x = p.axis == Axis::M ? m : p.axis == Axis::K ? k : 0;
+        value += term.coefficient * static_cast<std::int64_t>(x / p.stride % p.extent);
+      }
+      const auto extent = static_cast<std::int64_t>(input->shape[i]);
+      if (value < 0 || value >= extent) return kNone;  // past the edge (or padding): no element
+      flat = flat * extent + value;
+    }
+    return flat;
+  };
+  return simulate(spec, gemm, ifmap, elements);
 }
 
 }  // namespace coda::sim::analytical

@@ -27,6 +27,8 @@
 #include <span>
 
 #include "arch/arch_spec.h"
+#include "arch/hardware_model.h"
+#include "mapper/systolic_mapping.h"
 
 namespace coda::sim::analytical {
 
@@ -56,5 +58,13 @@ struct ScaleSimCycles {
 // read the same element from several (m, k). Empty: every (m, k) its own element (a GEMM).
 ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const ScaleSimGemm& gemm,
                                         std::span<const std::int64_t> ifmap_ids = {});
+
+// One op as SCALE-Sim runs it on `hw`, a schema-1 arch (three SRAMs, word_size words, a port
+// of dram.bandwidth / word_size words per cycle): the mapping's GEMM M x K x N, its ifmap elements
+// from the op's input access, and K ordered as SCALE-Sim's im2col (the dims that slide with an
+// output dim, the filter's rows and columns, before the channel; M and N in the op's order).
+// The mapping must be one group on one array, unpacked (mapper::scalesim_unsupported).
+ScaleSimCycles simulate_scalesim_op(const mapper::SystolicMapping& mapping,
+                                    const arch::HardwareModel& hw);
 
 }  // namespace coda::sim::analytical

@@ -1,5 +1,8 @@
 #include "sim/driver.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace coda::sim {
@@ -50,6 +53,38 @@ TEST(Driver, ReportsErrorsFromBothInputsAtOnce) {
   Diagnostics diags;
   EXPECT_FALSE(run_files({"configs/arch/missing.yaml", "configs/workloads/missing.yaml"}, diags));
   EXPECT_EQ(diags.error_count(), 2u) << diags.format_all();
+}
+
+// The 32x32 SCALE-Sim preset with dram.model: scalesim, written to the test's temp folder.
+std::filesystem::path scalesim_user_arch() {
+  const std::filesystem::path file =
+      std::filesystem::path(::testing::TempDir()) / "scalesim_32x32_os_user.yaml";
+  std::ofstream(file) << "schema_version: 1\nextends: "
+                      << std::filesystem::absolute("configs/arch/scalesim_32x32_os.yaml").string()
+                      << "\nname: scalesim-user\ndram: {model: scalesim, bandwidth: 10 B/cycle}\n";
+  return file;
+}
+
+TEST(Driver, ScaleSimDramModelRejectsWhatSCALESimCannotRun) {
+  // Grouped (depthwise) convs: SCALE-Sim runs one GEMM per layer.
+  Diagnostics groups;
+  EXPECT_FALSE(run_files({scalesim_user_arch(), "configs/workloads/mobilenet.yaml"}, groups));
+  EXPECT_NE(groups.format_all().find(
+                "configs/workloads/mobilenet.yaml:11:5: error: op 'block1.dw': a contraction op "
+                "is 32 GEMMs (groups or batch entries); dram.model: scalesim reproduces "
+                "SCALE-Sim, which runs one GEMM per layer on one array"),
+            std::string::npos)
+      << groups.format_all();
+  // The loop-nest search prices DRAM with coda's own hierarchy model.
+  Diagnostics search;
+  RunFiles files{scalesim_user_arch(), "configs/workloads/resnet18.yaml"};
+  files.search = mapper::ScheduleSearch{};
+  EXPECT_FALSE(run_files(files, search));
+  EXPECT_NE(search.format_all().find("error: dram.model: model: scalesim times the analytical "
+                                     "engine's folds as SCALE-Sim does; --mapper search prices "
+                                     "loop nests with coda's own memory model"),
+            std::string::npos)
+      << search.format_all();
 }
 
 TEST(Driver, UnknownEngineListsTheKnownOnes) {
