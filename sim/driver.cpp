@@ -116,7 +116,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
     }
     spec.calibration.attention = *files.attention;
   }
-  if (spec.dram.model == arch::DramModel::ScaleSim && (files.search || files.engine != "analytical")) {
+  if (spec.dram.model == arch::DramModel::ScaleSim &&
+      (files.search || files.engine != "analytical")) {
     diags.error({files.arch.string(), 0, 0}, "dram.model",
                 "model: scalesim times the analytical engine's folds as SCALE-Sim does; " +
                     std::string(files.search ? "--mapper search prices loop nests"

@@ -320,7 +320,9 @@ ScaleSimCycles simulate_scalesim_memory(const ScaleSimMemorySpec& spec, const Sc
   if (ifmap_ids.empty())
     return simulate(
         spec, gemm,
-        [k = gemm.k](std::uint64_t m, std::uint64_t kk) { return static_cast<std::int64_t>(m * k + kk); },
+        [k = gemm.k](std::uint64_t m, std::uint64_t kk) {
+          return static_cast<std::int64_t>(m * k + kk);
+        },
         gemm.m * gemm.k);
   const std::int64_t largest = *std::max_element(ifmap_ids.begin(), ifmap_ids.end());
   return simulate(
@@ -345,7 +347,8 @@ ScaleSimCycles simulate_scalesim_op(const mapper::SystolicMapping& mapping,
       .rows = hw.rows(), .cols = hw.cols(), .dataflow = mapping.dataflow,
       .ifmap_words = words(arch::Operand::Ifmap), .filter_words = words(arch::Operand::Filter),
       .ofmap_words = words(arch::Operand::Ofmap),
-      .bandwidth_words = static_cast<std::uint64_t>(std::llround(*bytes_per_cycle / static_cast<double>(word)))};
+      .bandwidth_words = static_cast<std::uint64_t>(
+          std::llround(*bytes_per_cycle / static_cast<double>(word)))};
   const ScaleSimGemm gemm{.m = mapping.gemm.m, .n = mapping.gemm.n, .k = mapping.gemm.k};
 
   // Where each dim's value sits in a GEMM row (M) or column (K) index, as workload::gemm_view
@@ -371,7 +374,7 @@ ScaleSimCycles simulate_scalesim_op(const mapper::SystolicMapping& mapping,
     } else if (!out) {
       // A K dim that shares an input index with an M dim slides the window (a filter row or
       // column); SCALE-Sim puts those outermost and the channel innermost.
-      const bool slides = std::any_of(input->indices.begin(), input->indices.end(), [&](const auto& e) {
+      const auto slides_in = [&](const workload::IndexExpr& e) {
         const auto uses = [&](auto pred) {
           return std::any_of(e.terms.begin(), e.terms.end(), [&](const auto& t) {
             return t.coefficient != 0 && pred(t.dim);
@@ -382,7 +385,8 @@ ScaleSimCycles simulate_scalesim_op(const mapper::SystolicMapping& mapping,
                  return workload::dim_indexes_role(space, x, TensorRole::Output) &&
                         !workload::dim_indexes_role(space, x, TensorRole::Weight);
                });
-      });
+      };
+      const bool slides = std::any_of(input->indices.begin(), input->indices.end(), slides_in);
       (slides ? k_sliding : k_rest).push_back(d);
     } else if (!(weight && !in)) {  // N dims need no place: filter elements are k * N + n
       CODA_CHECK(places[d].extent == 1);  // a group or batch dim, and mapping.gemm.batch == 1
@@ -392,10 +396,11 @@ ScaleSimCycles simulate_scalesim_op(const mapper::SystolicMapping& mapping,
   k_dims.insert(k_dims.end(), k_rest.begin(), k_rest.end());
   const auto lay_out = [&](const std::vector<std::size_t>& dims, Axis axis) {
     std::uint64_t stride = 1;
-    for (auto d = dims.rbegin(); d != dims.rend(); ++d) {
-      places[*d].axis = axis;
-      places[*d].stride = stride;
-      stride *= places[*d].extent;
+    for (std::size_t i = dims.size(); i-- > 0;) {  // the last dim fastest
+      const std::size_t d = dims[i];
+      places[d].axis = axis;
+      places[d].stride = stride;
+      stride *= places[d].extent;
     }
     return stride;
   };

@@ -57,12 +57,27 @@ TEST(Driver, ReportsErrorsFromBothInputsAtOnce) {
 
 // The 32x32 SCALE-Sim preset with dram.model: scalesim, written to the test's temp folder.
 std::filesystem::path scalesim_user_arch() {
-  const std::filesystem::path file =
+  std::filesystem::path file =
       std::filesystem::path(::testing::TempDir()) / "scalesim_32x32_os_user.yaml";
   std::ofstream(file) << "schema_version: 1\nextends: "
                       << std::filesystem::absolute("configs/arch/scalesim_32x32_os.yaml").string()
                       << "\nname: scalesim-user\ndram: {model: scalesim, bandwidth: 10 B/cycle}\n";
   return file;
+}
+
+TEST(Driver, ScaleSimDramModelMatchesSCALESimOnAlexNetLayers) {
+  // SCALE-Sim's own run of these two layers on its scale.cfg in USER mode
+  // (sim/tests/data/scalesim/README.md): Total Cycles 5394063 and 820173, Stall Cycles 5223712
+  // and 687118. coda's cycles are compute + stalls, its 0-based total plus one.
+  Diagnostics diags;
+  const auto run = run_files(
+      {scalesim_user_arch(), "sim/tests/data/scalesim/alexnet_conv3_fc8.csv"}, diags);
+  ASSERT_TRUE(run) << diags.format_all();
+  ASSERT_EQ(run->ops.size(), 2u);
+  EXPECT_EQ(run->ops[0].cost.stall_cycles, Cycles{5223712});
+  EXPECT_EQ(run->ops[0].cost.cycles, Cycles{5394063 + 1});
+  EXPECT_EQ(run->ops[1].cost.stall_cycles, Cycles{687118});
+  EXPECT_EQ(run->ops[1].cost.cycles, Cycles{820173 + 1});
 }
 
 TEST(Driver, ScaleSimDramModelRejectsWhatSCALESimCannotRun) {
