@@ -224,10 +224,11 @@ void check_v1_scalesim_dram(const YamlReader& dram, const ArchSpec& spec, bool d
   const double words = per_cycle(*spec.dram.bandwidth, spec.clock).value / word;
   if (spec.clock.value > 0 && (words < 1.0 || std::abs(words - std::round(words)) > 1e-9))
     diags.error(dram.at("bandwidth").location(), dram.at("bandwidth").path(),
-                fmt::format("{:g} words per cycle is not a whole number of words, which SCALE-Sim's "
-                            "ports move",
+                fmt::format("{:g} words per cycle is not a whole number of words, which "
+                            "SCALE-Sim's ports move",
                             words),
-                fmt::format("give a multiple of the {:g}-byte word per cycle, e.g. \"{:g} B/cycle\"",
+                fmt::format("give a multiple of the {:g}-byte word per cycle, e.g. "
+                            "\"{:g} B/cycle\"",
                             word, std::max(1.0, std::round(words)) * word));
 }
 

@@ -175,7 +175,10 @@ TEST(ArchSpec, ScaleSimDramModelIsOnlyForSchemaOneArrays) {
 name: t
 clock: 1 GHz
 compute:
-  - {name: mxu, kind: systolic, array: {rows: 8, cols: 8, dataflow: output_stationary}, macs_per_cycle: {int8: 64}}
+  - name: mxu
+    kind: systolic
+    array: {rows: 8, cols: 8, dataflow: output_stationary}
+    macs_per_cycle: {int8: 64}
 memory:
   - {name: sram, capacity: 64 KiB, read_bandwidth: 64 B/cycle}
 dram: {model: scalesim, bandwidth: 10 B/cycle}
@@ -183,7 +186,7 @@ dram: {model: scalesim, bandwidth: 10 B/cycle}
   // Other keys of this small arch may draw errors of their own; the model's is located.
   const auto errors = errors_of(kV2);
   const std::string expected =
-      "a.yaml:8:15: error: dram.model: model: scalesim reproduces SCALE-Sim's three-SRAM "
+      "a.yaml:11:15: error: dram.model: model: scalesim reproduces SCALE-Sim's three-SRAM "
       "systolic array, which this schema_version 2 arch does not describe; describe the "
       "array in the schema_version 1 form (array, sram, dram; docs/arch.md), or leave "
       "model out for coda's own DRAM model";
