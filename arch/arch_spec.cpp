@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -44,6 +45,10 @@ constexpr std::array<std::pair<std::string_view, Holds>, 3> kHolds{{
     {"outputs", Holds::Outputs},
 }};
 
+constexpr std::array<std::pair<std::string_view, DramModel>, 2> kDramModels{{
+    {"coda", DramModel::Coda},
+    {"scalesim", DramModel::ScaleSim},
+}};
 constexpr std::array<std::pair<std::string_view, DramTechnology>, 12> kDramTechnologies{{
     {"ddr3", DramTechnology::Ddr3},
     {"ddr4", DramTechnology::Ddr4},
@@ -214,6 +219,7 @@ void read_sram(const YamlReader& sram, Bytes word_size, Sram& out, Diagnostics& 
 
 void read_v1_dram(const YamlReader& dram, DramSpec& out, Diagnostics& diags) {
   if (!dram.expect_map(diags)) return;
+  dram.optional_enum("model", out.model, EnumTable<DramModel>(kDramModels), diags);
   if (!dram.has("bandwidth"))
     diags.error(dram.location(), dram.path(), "missing required key 'bandwidth'",
                 "give a figure such as \"25.6 GB/s\" or \"16 B/cycle\", or \"unlimited\" for "
@@ -221,6 +227,37 @@ void read_v1_dram(const YamlReader& dram, DramSpec& out, Diagnostics& diags) {
   else
     read_positive_bandwidth(dram.at("bandwidth"), out.bandwidth, true, diags);
   dram.reject_unknown_keys(diags);
+}
+
+// SCALE-Sim's USER mode needs what its memory system has: double-buffered SRAMs (active fraction
+// 0.5) and a port bandwidth of a whole number of words per cycle (its request lines are that
+// many words wide).
+void check_v1_scalesim_dram(const YamlReader& dram, const ArchSpec& spec, bool double_buffered,
+                            Diagnostics& diags) {
+  if (!dram.is_map() || !dram.has("model") || spec.dram.model != DramModel::ScaleSim) return;
+  const YamlReader model = dram.at("model");
+  if (!double_buffered)
+    diags.error(model.location(), model.path(),
+                "SCALE-Sim's USER mode needs double-buffered SRAMs",
+                "set sram.double_buffered: true, or use model: coda");
+  if (!dram.has("bandwidth")) return;
+  if (!spec.dram.bandwidth) {
+    diags.error(dram.at("bandwidth").location(), dram.at("bandwidth").path(),
+                "model: scalesim needs a finite bandwidth (SCALE-Sim's Bandwidth, words per cycle)",
+                "give e.g. \"10 B/cycle\"; for SCALE-Sim's CALC mode write bandwidth: unlimited "
+                "without model: scalesim");
+    return;
+  }
+  const double word = static_cast<double>(spec.word_size.value_or(Bytes{1}).value);
+  const double words = per_cycle(*spec.dram.bandwidth, spec.clock).value / word;
+  if (spec.clock.value > 0 && (words < 1.0 || std::abs(words - std::round(words)) > 1e-9))
+    diags.error(dram.at("bandwidth").location(), dram.at("bandwidth").path(),
+                fmt::format("{:g} words per cycle is not a whole number of words, which "
+                            "SCALE-Sim's ports move",
+                            words),
+                fmt::format("give a multiple of the {:g}-byte word per cycle, e.g. "
+                            "\"{:g} B/cycle\"",
+                            word, std::max(1.0, std::round(words)) * word));
 }
 
 // The precision a schema-1 word stands for: 1 B int8 (SCALE-Sim's word), 2 B fp16, 4 B fp32.
@@ -265,6 +302,14 @@ void read_v1(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
   if (root.has("dram")) read_v1_dram(root.at("dram"), spec.dram, diags);
   else diags.error(root.location(), "", "missing required key 'dram'",
                    "add dram: {bandwidth: 16 B/cycle} or dram: {bandwidth: unlimited}");
+}
+
+// After the clock is read: what the DRAM model needs of the rest of the file.
+void check_v1_dram_model(const YamlReader& root, const ArchSpec& spec, Diagnostics& diags) {
+  if (!root.has("dram")) return;
+  bool double_buffered = true;
+  for (const MemoryLevelSpec& level : spec.memory) double_buffered &= level.double_buffered;
+  check_v1_scalesim_dram(root.at("dram"), spec, double_buffered, diags);
 }
 
 // ---- schema 2: the general form ------------------------------------------------------------
@@ -480,6 +525,13 @@ void check_weight_caches(const ArchSpec& spec, const std::vector<YamlReader>& no
 
 void read_dram(const YamlReader& node, DramSpec& dram, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
+  if (node.optional_enum("model", dram.model, EnumTable<DramModel>(kDramModels), diags) &&
+      dram.model == DramModel::ScaleSim)
+    diags.error(node.at("model").location(), node.at("model").path(),
+                "model: scalesim reproduces SCALE-Sim's three-SRAM systolic array, which this "
+                "schema_version 2 arch does not describe",
+                "describe the array in the schema_version 1 form (array, sram, dram; "
+                "docs/arch.md), or leave model out for coda's own DRAM model");
   node.optional_enum("technology", dram.technology,
                      EnumTable<DramTechnology>(kDramTechnologies), diags);
   Bytes capacity;
@@ -948,6 +1000,7 @@ std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
     if (name == text) return mode;
   return std::nullopt;
 }
+std::string_view to_string(DramModel model) { return name_of(kDramModels, model); }
 std::string_view to_string(DramTechnology technology) {
   return technology == DramTechnology::Unspecified ? "unspecified"
                                                    : name_of(kDramTechnologies, technology);
@@ -996,8 +1049,12 @@ std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diag
                 "dram: (docs/arch.md)");
     return std::nullopt;
   }
-  if (version_read ? schema_version == 1 : shorthand_keys) read_v1(root, spec, diags);
-  else read_v2(root, spec, diags);
+  if (version_read ? schema_version == 1 : shorthand_keys) {
+    read_v1(root, spec, diags);
+    check_v1_dram_model(root, spec, diags);
+  } else {
+    read_v2(root, spec, diags);
+  }
   if (root.has("calibration")) read_calibration(root.at("calibration"), spec, spec.calibration, diags);
   root.reject_unknown_keys(diags);
   if (diags.error_count() != errors_before) return std::nullopt;

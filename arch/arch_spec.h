@@ -171,7 +171,16 @@ struct DramTiming {
   friend bool operator==(const DramTiming&, const DramTiming&) = default;
 };
 
+// Which model times a systolic op's DRAM traffic (docs/systolic_model.md).
+//   Coda      coda's own closed form: one shared channel, folds double-buffered (the default).
+//   ScaleSim  SCALE-Sim v2's USER (bandwidth-limited) mode: a read port per input operand and a
+//             write port for the output, each of dram.bandwidth, with SCALE-Sim's set prefetch
+//             and half drains; schema-1 arrays (three double-buffered SRAMs) only.
+enum class DramModel : std::uint8_t { Coda, ScaleSim };
+std::string_view to_string(DramModel model);
+
 struct DramSpec {
+  DramModel model = DramModel::Coda;
   DramTechnology technology = DramTechnology::Unspecified;
   std::optional<Bytes> capacity;
   std::optional<Bandwidth> bandwidth;  // whole chip; nullopt: unlimited (stall-free compute)

@@ -73,6 +73,18 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
         // A run-wide precision re-types the op's tensors when it differs from the op's own.
         scheduled.mapping = map_onto_array(
             op, hw, precision != op_precision(op) ? std::optional{precision} : std::nullopt);
+        // SCALE-Sim runs one GEMM on one array: a layer per group, no packing, no core split.
+        if (hw.spec().dram.model == arch::DramModel::ScaleSim &&
+            (scheduled.mapping.gemm.batch > 1 || scheduled.mapping.arrays > 1)) {
+          const SystolicMapping& m = scheduled.mapping;
+          why = fmt::format(
+              "{} {}; dram.model: scalesim reproduces SCALE-Sim, which runs one GEMM per layer "
+              "on one array (split the op, or use model: coda)",
+              describe(op),
+              m.gemm.batch > 1 ? fmt::format("is {} GEMMs (groups or batch entries)", m.gemm.batch)
+                               : fmt::format("is split over {} arrays", m.arrays));
+          return std::nullopt;
+        }
       } else {
         scheduled.placement = Placement::TensorCore;
         scheduled.work = TensorCoreWork{workload::gemm_view(op), element_bytes(precision),

@@ -116,6 +116,16 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
     }
     spec.calibration.attention = *files.attention;
   }
+  if (spec.dram.model == arch::DramModel::ScaleSim &&
+      (files.search || files.engine != "analytical")) {
+    diags.error({files.arch.string(), 0, 0}, "dram.model",
+                "model: scalesim times the analytical engine's folds as SCALE-Sim does; " +
+                    std::string(files.search ? "--mapper search prices loop nests"
+                                             : "the '" + files.engine + "' engine times DRAM") +
+                    " with coda's own memory model",
+                "run the analytical engine without --mapper search, or use model: coda");
+    return std::nullopt;
+  }
   const arch::HardwareModel hw(spec);
   const mapper::Schedule schedule = mapper::schedule_graph(
       *graph, hw,

@@ -44,6 +44,13 @@ std::optional<results::RunResult> run_workload(const Engine& engine, const workl
                                                std::string& why) {
   std::optional<mapper::ScheduleSearch> search;
   if (w.search_mapper) search = mapper::ScheduleSearch{{}, {}, cache};
+  // As in run_files: SCALE-Sim's stalls are the analytical engine's fold walk's only.
+  if (hw.spec().dram.model == arch::DramModel::ScaleSim &&
+      (search || engine.name() != "analytical")) {
+    why = "dram.model: scalesim times the analytical engine's folds as SCALE-Sim does; the search "
+          "mapper and other engines time DRAM with coda's own memory model";
+    return std::nullopt;
+  }
   const mapper::Schedule schedule = mapper::schedule_graph(
       graph, hw,
       mapper::ScheduleOptions{

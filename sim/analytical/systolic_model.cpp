@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "sim/analytical/scalesim_memory.h"
 #include "sim/analytical/systolic_traffic.h"
 
 namespace coda::sim::analytical {
@@ -110,9 +111,14 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
   if (hw.double_buffered()) time += previous_out / b;
 
   const std::uint64_t compute = out.cost.compute_cycles.value;
-  const std::uint64_t total =
+  std::uint64_t total =
       bw ? std::max<std::uint64_t>(compute, static_cast<std::uint64_t>(std::ceil(time - 1e-9)))
          : compute;
+  if (hw.spec().dram.model == arch::DramModel::ScaleSim) {  // SCALE-Sim's USER mode instead
+    const ScaleSimCycles scalesim = simulate_scalesim_op(m, hw);
+    CODA_CHECK(scalesim.demand_rows == compute);
+    total = compute + scalesim.stall_cycles;
+  }
   out.cost.cycles = Cycles{total};
   out.cost.stall_cycles = Cycles{total - compute};
 

@@ -20,7 +20,8 @@
 // outputs drained while fold i computes, sharing one DRAM channel of B bytes per cycle:
 //   cycles = in_0/B + sum_i max(C_i, (in_{i+1} + out_{i-1})/B) + out_last/B
 // Without double buffering nothing overlaps: cycles = sum_i (in_i + out_i)/B + C_i.
-// With unlimited bandwidth there are no stalls and cycles = compute cycles.
+// With unlimited bandwidth there are no stalls and cycles = compute cycles. With
+// dram.model: scalesim the stalls are SCALE-Sim v2's USER mode's instead (scalesim_memory.h).
 //
 // Groups (mapping.gemm.batch) run in packs of mapping.packed side by side (a block-diagonal
 // GEMM, mapper/systolic_mapping.h): the packs run one after another, each folding and moving

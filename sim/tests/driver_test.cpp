@@ -1,5 +1,8 @@
 #include "sim/driver.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace coda::sim {
@@ -50,6 +53,53 @@ TEST(Driver, ReportsErrorsFromBothInputsAtOnce) {
   Diagnostics diags;
   EXPECT_FALSE(run_files({"configs/arch/missing.yaml", "configs/workloads/missing.yaml"}, diags));
   EXPECT_EQ(diags.error_count(), 2u) << diags.format_all();
+}
+
+// The 32x32 SCALE-Sim preset with dram.model: scalesim, written to the test's temp folder.
+std::filesystem::path scalesim_user_arch() {
+  std::filesystem::path file =
+      std::filesystem::path(::testing::TempDir()) / "scalesim_32x32_os_user.yaml";
+  std::ofstream(file) << "schema_version: 1\nextends: "
+                      << std::filesystem::absolute("configs/arch/scalesim_32x32_os.yaml").string()
+                      << "\nname: scalesim-user\ndram: {model: scalesim, bandwidth: 10 B/cycle}\n";
+  return file;
+}
+
+TEST(Driver, ScaleSimDramModelMatchesSCALESimOnAlexNetLayers) {
+  // SCALE-Sim's own run of these two layers on its scale.cfg in USER mode
+  // (sim/tests/data/scalesim/README.md): Total Cycles 5394063 and 820173, Stall Cycles 5223712
+  // and 687118. coda's cycles are compute + stalls, its 0-based total plus one.
+  Diagnostics diags;
+  const auto run = run_files(
+      {scalesim_user_arch(), "sim/tests/data/scalesim/alexnet_conv3_fc8.csv"}, diags);
+  ASSERT_TRUE(run) << diags.format_all();
+  ASSERT_EQ(run->ops.size(), 2u);
+  EXPECT_EQ(run->ops[0].cost.stall_cycles, Cycles{5223712});
+  EXPECT_EQ(run->ops[0].cost.cycles, Cycles{5394063 + 1});
+  EXPECT_EQ(run->ops[1].cost.stall_cycles, Cycles{687118});
+  EXPECT_EQ(run->ops[1].cost.cycles, Cycles{820173 + 1});
+}
+
+TEST(Driver, ScaleSimDramModelRejectsWhatSCALESimCannotRun) {
+  // Grouped (depthwise) convs: SCALE-Sim runs one GEMM per layer.
+  Diagnostics groups;
+  EXPECT_FALSE(run_files({scalesim_user_arch(), "configs/workloads/mobilenet.yaml"}, groups));
+  EXPECT_NE(groups.format_all().find(
+                "configs/workloads/mobilenet.yaml:11:5: error: op 'block1.dw': a contraction op "
+                "is 32 GEMMs (groups or batch entries); dram.model: scalesim reproduces "
+                "SCALE-Sim, which runs one GEMM per layer on one array"),
+            std::string::npos)
+      << groups.format_all();
+  // The loop-nest search prices DRAM with coda's own hierarchy model.
+  Diagnostics search;
+  RunFiles files{scalesim_user_arch(), "configs/workloads/resnet18.yaml"};
+  files.search = mapper::ScheduleSearch{};
+  EXPECT_FALSE(run_files(files, search));
+  EXPECT_NE(search.format_all().find("error: dram.model: model: scalesim times the analytical "
+                                     "engine's folds as SCALE-Sim does; --mapper search prices "
+                                     "loop nests with coda's own memory model"),
+            std::string::npos)
+      << search.format_all();
 }
 
 TEST(Driver, UnknownEngineListsTheKnownOnes) {
