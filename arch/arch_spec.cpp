@@ -240,6 +240,16 @@ void check_v1_scalesim_dram(const YamlReader& dram, const ArchSpec& spec, bool d
     diags.error(model.location(), model.path(),
                 "SCALE-Sim's USER mode needs double-buffered SRAMs",
                 "set sram.double_buffered: true, or use model: coda");
+  // SCALE-Sim's folds are whole column folds with their preload exposed: it has neither stripes
+  // nor shadow weights, so its demand rows would not be the array's cycles.
+  for (const ComputeUnitSpec& unit : spec.compute)
+    if (unit.array && (unit.array->accumulation != Accumulation::ColumnFold ||
+                       unit.array->weight_preload != WeightPreload::Exposed))
+      diags.error(model.location(), model.path(),
+                  "SCALE-Sim's USER mode times an array that accumulates whole column folds and "
+                  "exposes its weight preload",
+                  "leave array.accumulation and array.weight_preload at their defaults "
+                  "(column_fold, exposed), or use model: coda");
   if (!dram.has("bandwidth")) return;
   if (!spec.dram.bandwidth) {
     diags.error(dram.at("bandwidth").location(), dram.at("bandwidth").path(),

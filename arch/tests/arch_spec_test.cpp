@@ -164,6 +164,16 @@ TEST(ArchSpec, ScaleSimDramModelNeedsWhatSCALESimHas) {
             std::vector<std::string>{
                 "a.yaml:6:15: error: dram.model: SCALE-Sim's USER mode needs double-buffered "
                 "SRAMs; set sram.double_buffered: true, or use model: coda"});
+  // SCALE-Sim has neither stripes nor shadow weights: its demand rows would not be the array's.
+  auto striped = with_dram("{model: scalesim, bandwidth: 10 B/cycle}");
+  striped.replace(striped.find("dataflow: weight_stationary}"), 28,
+                  "dataflow: weight_stationary, weight_preload: overlapped}");
+  EXPECT_EQ(errors_of(striped),
+            std::vector<std::string>{
+                "a.yaml:6:15: error: dram.model: SCALE-Sim's USER mode times an array that "
+                "accumulates whole column folds and exposes its weight preload; leave "
+                "array.accumulation and array.weight_preload at their defaults (column_fold, "
+                "exposed), or use model: coda"});
   EXPECT_EQ(errors_of(with_dram("{model: scalesin, bandwidth: 10 B/cycle}")),
             std::vector<std::string>{
                 "a.yaml:6:15: error: dram.model: \"scalesin\" is not valid (did you mean "
