@@ -371,6 +371,8 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
   std::array<std::uint64_t, 2> seen_bits{};  // fits_whole: max U(j) so far
   std::array<std::uint64_t, 3> sram_bits{};
   std::uint64_t pc = 0, ps = 0, pr = 0;  // the previous fold's column fold, stripe, row fold
+  // Striped: each input's column-fold footprint, computed once per column fold.
+  std::array<std::uint64_t, 2> column_bytes{};
   for (std::uint64_t i = 0; i < out.folds.size(); ++i) {
     // Column fold outer, then stripe, then row fold (one stripe: SCALE-Sim's order).
     const std::uint64_t c = i / (out.stripes * m.row_folds);
@@ -417,9 +419,9 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
             nullptr));
         const bool same_as_previous = i != 0 && (!s.uses_rows || r == pr) &&
                                       (!s.uses_cols || c == pc) && (!s.uses_time || st == ps);
-        const bool column_kept =
-            !s.uses_time && st > 0 &&
-            ceil_bytes(bits_of(k, box(0, m.sr, c0, c1), nullptr)) <= working;
+        if (!s.uses_time && (i == 0 || c != pc))
+          column_bytes[k] = ceil_bytes(bits_of(k, box(0, m.sr, c0, c1), nullptr));
+        const bool column_kept = !s.uses_time && st > 0 && column_bytes[k] <= working;
         fetched = (same_as_previous && tile_bytes <= working) || column_kept ? 0 : tile_bytes;
       } else if (fits_whole[k]) {
         // U(i): the union of the tiles of folds 0..i, as the operand sees it.
