@@ -87,8 +87,12 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
         }
       } else {
         scheduled.placement = Placement::TensorCore;
+        // The input tensor's bytes, re-typed to the run's precision when it differs.
+        const std::uint64_t a_bytes =
+            workload::tensor_bytes(op, workload::TensorRole::Input).value *
+            bit_width(precision) / bit_width(op_precision(op));
         scheduled.work = TensorCoreWork{workload::gemm_view(op), element_bytes(precision),
-                                        element_bytes(output_precision(op, precision))};
+                                        element_bytes(output_precision(op, precision)), a_bytes};
       }
       return scheduled;
     }

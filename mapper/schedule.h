@@ -70,6 +70,10 @@ struct TensorCoreWork {
   workload::GemmView gemm;
   std::uint32_t input_bytes = 2;   // per element of A and B
   std::uint32_t output_bytes = 2;  // per element of C
+  // A's bytes as stored in DRAM, over the whole op: the input tensor at the op's precision. For a
+  // convolution that is its feature map (the window the op touches), not the im2col-unrolled
+  // m x k matrix an implicit-GEMM kernel walks through L2; for a plain GEMM, m x k x input_bytes.
+  std::uint64_t a_bytes = 0;
   friend bool operator==(const TensorCoreWork&, const TensorCoreWork&) = default;
 };
 

@@ -128,12 +128,14 @@ std::optional<FixedTile> fixed_tile(Kernel kernel) {
   }
 }
 
-// Implicit-GEMM sizes of a conv: M = N*P*Q, N = K, K = C*R*S.
+// Implicit-GEMM sizes of a conv: M = N*P*Q, N = K, K = C*R*S; A in DRAM is the fp32 feature
+// map N*H*W*C (the kernel unrolls it through L2), not the M x K matrix.
 an::GemmShape gemm_shape(const Measurement& m) {
   const Shape& s = m.shape;
   if (info(m.kernel).shape == ShapeKind::Conv)
     return {1, s.batch * conv_out_extent(s, s.height) * conv_out_extent(s, s.width), s.filters,
-            s.channels * s.filter_size * s.filter_size, 4, 4};
+            s.channels * s.filter_size * s.filter_size, 4, 4,
+            4.0 * static_cast<double>(s.batch * s.height * s.width * s.channels)};
   return {1, s.m, s.n, s.k, static_cast<std::uint32_t>(dtype_bytes(m.dtype)), 4};
 }
 

@@ -118,7 +118,9 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
   };
   // Traffic of a wave of w blocks.
   const double eb = shape.element_bytes, ob = shape.output_bytes;
-  const double a_batch = static_cast<double>(shape.m * shape.k) * eb;
+  const double a_unrolled = static_cast<double>(shape.m * shape.k) * eb;
+  const double a_batch =
+      shape.a_dram_bytes > 0 ? std::min(shape.a_dram_bytes, a_unrolled) : a_unrolled;
   const double b_batch = static_cast<double>(shape.k * shape.n) * eb;
   const double c_batch = static_cast<double>(shape.m * shape.n) * ob;
   const double block_l2 =

@@ -28,8 +28,10 @@
 //
 // Memory. L2 -> SM: every block reads (tm + tn) x k input elements and writes tm x tn outputs.
 // DRAM: if one batch's A + B + C fits in L2, only compulsory traffic (A and B read once, C
-// written once). Otherwise blocks of one wave share what they read: a wave of W blocks reads
-// min(W, tiles_m) A row-panels per batch it spans and ceil(W / tiles_m) B column-panels (the
+// written once; a convolution's A is its feature map, GemmShape::a_dram_bytes). Otherwise blocks of one wave share what they read: a wave of W blocks reads
+// min(W, tiles_m) A row-panels per batch it spans (a panel: A's DRAM bytes / tiles_m; for a conv
+// the panels of consecutive m-tiles are adjacent windows whose halos meet in L2, so the halo is
+// not counted) and ceil(W / tiles_m) B column-panels (the
 // resident blocks walk K together, so their panels' K slices meet in L2); nothing is reused
 // across waves. C is written once, shared out over waves by their block counts.
 //
@@ -73,6 +75,12 @@ struct GemmShape {
   std::uint64_t k = 0;
   std::uint32_t element_bytes = 2;  // A and B
   std::uint32_t output_bytes = 2;   // C, per element
+  // A's bytes in DRAM per batch entry; 0: m x k x element_bytes (a GEMM). An implicit-GEMM
+  // convolution's A is its feature map: DRAM holds it once and the kernel unrolls it on the way
+  // to the SMs (the window's re-reads are L2 traffic, block_l2 below), so its compulsory DRAM
+  // read is the feature map, not the m x k unrolled matrix. Never more than the unrolled
+  // matrix: a strided 1x1 conv skips rows and pixels of its map (the touched box counts them).
+  double a_dram_bytes = 0;
 };
 
 struct BlockTile {

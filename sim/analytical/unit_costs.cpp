@@ -49,7 +49,8 @@ void set_time(results::OpResult& out, double seconds, double compute_seconds,
 GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCoreWork& work,
                           const arch::HardwareModel& hw) {
   const workload::GemmView& g = work.gemm;
-  const GemmShape shape{g.batch, g.m, g.n, g.k, work.input_bytes, work.output_bytes};
+  const GemmShape shape{g.batch, g.m, g.n, g.k, work.input_bytes, work.output_bytes,
+                        static_cast<double>(work.a_bytes) / static_cast<double>(g.batch)};
   GpuParams params = gpu_params(op.precision, hw, hw.gemm_path());
   if (!op.own_kernel) params.launch_overhead_s = 0;
   return choose_gpu_tile(shape, params);

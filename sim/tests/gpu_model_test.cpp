@@ -219,6 +219,34 @@ TEST(GpuModel, DramTrafficWithAndWithoutL2Reuse) {
   EXPECT_EQ(l2.bound, GpuBound::L2);
 }
 
+TEST(GpuModel, ImplicitGemmConvReadsItsFeatureMapOnce) {
+  // A 3x3 conv, stride 1, pad 1, of a 16x16x32 fp16 map to 64 filters as an implicit GEMM:
+  // m = 16*16 = 256 pixels, n = 64, k = 3*3*32 = 288. Unrolled A = 256*288*2 = 147456 B; the map
+  // is 16*16*32*2 = 16384 B (a_dram_bytes). B = 288*64*2 = 36864 B, C = 256*64*2 = 32768 B.
+  GemmShape shape{.m = 256, .n = 64, .k = 288};
+  shape.a_dram_bytes = 16384;
+  GpuParams p = toy();
+  // L2 of 1 MiB holds map + B + C: compulsory traffic = 16384 + 36864 + 32768 = 86016 B, where
+  // the unrolled A would make it 147456 + 36864 + 32768 = 217088 B.
+  p.l2_bytes = 1 << 20;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 86016.0);
+  shape.a_dram_bytes = 0;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 217088.0);
+  // L2 traffic is the unrolled tiles either way: 2 x 1 blocks of (128 + 128) * 288 * 2 +
+  // 128*128*2 B = 2 x 180224 = 360448 B.
+  shape.a_dram_bytes = 16384;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).l2_bytes, 360448.0);
+  // L2 of 0 B: tiles_m = 2, tiles_n = 1, waves of 2 blocks: one wave reads min(2, 2) = 2 A
+  // panels of 16384 / 2 B and 1 B panel: 16384 + 36864 + 32768 = 86016 B again.
+  p.l2_bytes = 0;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 86016.0);
+  // A strided 1x1 conv's touched map can exceed its unrolled matrix (it skips pixels): A is
+  // read as the smaller, 256*288*2 = 147456 B, never the 10 MB given.
+  shape.a_dram_bytes = 10e6;
+  p.l2_bytes = 1 << 20;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 217088.0);
+}
+
 TEST(GpuModel, BatchedWavesSpanSeveralBatches) {
   // Toy, batch 4 of one 128x128 tile each (k = 64), L2 0 B: a wave of 2 spans 2 batches, so it
   // reads 2 A panels and ceil(2/1) = 2 B panels, each a whole batch's matrix: every A and B is
