@@ -681,6 +681,25 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
   Watts static_power;
   if (read_non_negative(node, "static_power", static_power, diags))
     energy.static_power = static_power;
+  Joules standby;
+  if (read_non_negative(node, "dram_standby_per_bandwidth", standby, diags)) {
+    if (spec.dram.bandwidth)
+      energy.dram_standby_per_bandwidth = standby;
+    else
+      diags.error(node.at("dram_standby_per_bandwidth").location(),
+                  node.at("dram_standby_per_bandwidth").path(),
+                  "needs dram.bandwidth: the standby power is this figure x the bandwidth",
+                  "state dram.bandwidth (e.g. \"51.2 GB/s\") or drop this key");
+  }
+  Watts idle;
+  if (read_non_negative(node, "dram_idle_per_gb", idle, diags)) {
+    if (spec.dram.capacity)
+      energy.dram_idle_per_gb = idle;
+    else
+      diags.error(node.at("dram_idle_per_gb").location(), node.at("dram_idle_per_gb").path(),
+                  "needs dram.capacity: the idle power is this figure x the capacity in GB",
+                  "state dram.capacity (e.g. \"8 GB\") or drop this key");
+  }
   node.reject_unknown_keys(diags);
 }
 

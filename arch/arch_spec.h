@@ -221,6 +221,11 @@ struct EnergySpec {
   std::optional<Joules> vector_op;          // per vector element operation
   std::map<std::string, Joules> per_byte;   // per byte accessed, by memory level name or "dram"
   std::optional<Watts> static_power;
+  // DRAM background power, added to static power (docs/energy.md, "DRAM background power"):
+  // active standby of the channels in use, as power per byte/s of dram.bandwidth (so W = this x
+  // bandwidth), and power-down standby per GB (1e9 bytes) of dram.capacity.
+  std::optional<Joules> dram_standby_per_bandwidth;
+  std::optional<Watts> dram_idle_per_gb;
   friend bool operator==(const EnergySpec&, const EnergySpec&) = default;
 };
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -314,6 +315,41 @@ double technology_of(const ArchSpec& spec, std::vector<std::string>& notes) {
   return kBaseTechnologyNm;
 }
 
+double bytes_per_second(const Bandwidth& bandwidth, Hertz clock) {
+  if (const auto* per_second = std::get_if<BytesPerSecond>(&bandwidth)) return per_second->value;
+  return std::get<BytesPerCycle>(bandwidth).value * clock.value;
+}
+
+// DRAM background power: the channels' active standby (scaling with the provisioned bandwidth)
+// and the power-down standby of every GB, added to the static power.
+void add_dram_background(const ArchSpec& spec, EnergyTable& table) {
+  constexpr double kBytesPerGb = 1e9;
+  double watts = 0;
+  if (spec.energy.dram_standby_per_bandwidth && spec.dram.bandwidth) {
+    const double bandwidth = bytes_per_second(*spec.dram.bandwidth, spec.clock);
+    const double standby = spec.energy.dram_standby_per_bandwidth->value * bandwidth;
+    watts += standby;
+    table.notes.push_back(fmt::format(
+        "dram standby: {} per byte/s (stated) x {:.4g} GB/s = {}",
+        to_string(*spec.energy.dram_standby_per_bandwidth), bandwidth / kBytesPerGb,
+        to_string(Watts{standby})));
+  }
+  if (spec.energy.dram_idle_per_gb && spec.dram.capacity) {
+    const double gb = static_cast<double>(spec.dram.capacity->value) / kBytesPerGb;
+    const double idle = spec.energy.dram_idle_per_gb->value * gb;
+    watts += idle;
+    table.notes.push_back(fmt::format("dram idle: {} per GB (stated) x {:.4g} GB = {}",
+                                      to_string(*spec.energy.dram_idle_per_gb), gb,
+                                      to_string(Watts{idle})));
+  }
+  table.dram_background = Watts{watts};
+  if (watts > 0) {
+    table.static_power.value += watts;
+    table.notes.push_back(fmt::format("static power with the dram background: {}",
+                                      to_string(table.static_power)));
+  }
+}
+
 }  // namespace
 
 EnergyTable derive_energy(const ArchSpec& spec) {
@@ -411,6 +447,7 @@ EnergyTable derive_energy(const ArchSpec& spec) {
     table.notes.emplace_back(
         "static power: 0 W: the config states neither energy.static_power nor power.budget");
   }
+  add_dram_background(spec, table);
   return table;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Energy and area tables derived from an ArchSpec: energy per MAC by precision, per vector element
-// operation, per byte of each memory level and of DRAM, static power, and the area of the MAC
+// operation, per byte of each memory level and of DRAM, static power (with the DRAM background
+// power of energy.dram_standby_per_bandwidth and energy.dram_idle_per_gb), and the area of the MAC
 // units and SRAM. A figure the config states (energy.mac, energy.per_byte, energy.vector_op,
 // energy.static_power, area.per_mac, area.per_kib_sram, area.die) always wins; every other figure
 // is derived from published base figures by the rules below, and each table says in `notes`
@@ -28,7 +29,11 @@ struct EnergyTable {
   Joules vector_op;                 // per vector element operation
   // Per byte read or written, for each memory level in spec order, then "dram".
   std::vector<std::pair<std::string, Joules>> per_byte;
+  // Static power: the stated (or budget-derived) figure plus dram_background.
   Watts static_power;
+  // DRAM background power: energy.dram_standby_per_bandwidth x dram.bandwidth plus
+  // energy.dram_idle_per_gb x dram.capacity in GB; 0 W when the config states neither.
+  Watts dram_background;
   // One line per figure: "<figure>: stated in the config" or "<figure>: derived: <rule>".
   std::vector<std::string> notes;
 };

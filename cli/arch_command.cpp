@@ -28,6 +28,11 @@ std::string format_arch_summary(const arch::HardwareModel& hw) {
   std::string out = fmt::format("{}{}\n", spec.name,
                                 spec.description.empty() ? "" : ": " + spec.description);
   out += fmt::format("  {}; clock {}\n", arch::describe_compute(spec), to_string(hw.clock()));
+  for (const arch::ComputeUnitSpec& unit : spec.compute)
+    if (unit.array)
+      out += fmt::format("  {}: accumulation {}, weight preload {}\n", unit.name,
+                         to_string(unit.array->accumulation),
+                         to_string(unit.array->weight_preload));
 
   out += "\nPeak (dense, whole chip)\n";
   const std::vector<DataType> precisions = hw.matrix_precisions();
@@ -61,6 +66,9 @@ std::string format_arch_summary(const arch::HardwareModel& hw) {
   if (spec.dram.technology != arch::DramTechnology::Unspecified)
     out += fmt::format("  dram technology {}, {} channel{}\n", to_string(spec.dram.technology),
                        spec.dram.channels, spec.dram.channels == 1 ? "" : "s");
+  out += fmt::format("  dram model {}{}\n", to_string(spec.dram.model),
+                     spec.dram.capacity ? ", capacity " + to_string(*spec.dram.capacity)
+                                        : std::string());
   if (spec.noc)
     out += fmt::format("  on-chip network: {} per link, {} hops on average\n",
                        to_string(spec.noc->bandwidth), spec.noc->average_hops);
@@ -80,7 +88,10 @@ std::string format_arch_summary(const arch::HardwareModel& hw) {
   out += fmt::format("  vector op      {:>10}\n", to_string(energy.vector_op));
   for (const auto& [level, joules] : energy.per_byte)
     out += fmt::format("  {:<14} {:>10} per byte\n", level, to_string(joules));
-  out += fmt::format("  static power   {:>10}\n", to_string(energy.static_power));
+  out += fmt::format("  static power   {:>10}", to_string(energy.static_power));
+  out += energy.dram_background.value > 0
+             ? fmt::format(" (of which dram background {})\n", to_string(energy.dram_background))
+             : "\n";
   for (const std::string& note : energy.notes) out += fmt::format("    {}\n", note);
 
   const arch::AreaTable& area = hw.area();

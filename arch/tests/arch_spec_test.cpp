@@ -303,6 +303,22 @@ TEST(ArchCalibration, BadKnobsAreLocatedWithWhatWouldBeValid) {
             "'dram_fraction'?)");
 }
 
+TEST(ArchSpec, DramBackgroundIsReadAndNeedsTheDramItScales) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + "energy: {dram_standby_per_bandwidth: 5.92 pJ}\n",
+                          diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  ASSERT_TRUE(spec->energy.dram_standby_per_bandwidth);
+  EXPECT_NEAR(spec->energy.dram_standby_per_bandwidth->value, 5.92e-12, 1e-24);
+  // kGpu states no dram.capacity, so a per-GB figure has nothing to scale; line 9 is energy.
+  EXPECT_EQ(errors_of(std::string(kGpu) + "energy: {dram_idle_per_gb: 8 mW}\n"),
+            std::vector<std::string>{
+                "a.yaml:9:28: error: energy.dram_idle_per_gb: needs dram.capacity: the idle "
+                "power is this figure x the capacity in GB; state dram.capacity (e.g. \"8 GB\") "
+                "or drop this key"});
+  EXPECT_EQ(errors_of(std::string(kGpu) + "energy: {dram_idle_per_gb: -1 mW}\n").size(), 1u);
+}
+
 TEST(ArchCalibration, ReadsTheVendorCompilersFusion) {
   Diagnostics diags;
   const auto spec = parse(std::string(kGpu) + "calibration: {fusion: all}\n", diags);

@@ -251,6 +251,34 @@ TEST(Energy, StaticPowerFromTheBudgetOrZero) {
   EXPECT_TRUE(has_note(none.notes, "static power: 0 W", "neither"));
 }
 
+TEST(Energy, DramBackgroundScalesWithBandwidthAndCapacity) {
+  ArchSpec spec = systolic_spec(8, 8);
+  spec.dram.bandwidth = BytesPerSecond{51.2e9};
+  spec.dram.capacity = Bytes{8'000'000'000};
+  spec.energy.static_power = Watts{1};
+  spec.energy.dram_standby_per_bandwidth = Joules{5.92 * kPj};
+  spec.energy.dram_idle_per_gb = Watts{8.4e-3};
+  const EnergyTable table = derive_energy(spec);
+  // Standby 5.92e-12 J/B x 51.2e9 B/s = 0.303104 W; idle 8.4 mW x 8 GB = 0.0672 W;
+  // background 0.370304 W, on top of the stated 1 W.
+  expect_near_rel(table.dram_background.value, 0.370304);
+  expect_near_rel(table.static_power.value, 1.370304);
+  EXPECT_TRUE(has_note(table.notes, "dram standby", "51.2 GB/s"));
+  EXPECT_TRUE(has_note(table.notes, "dram idle", "8 GB"));
+
+  // A bandwidth in bytes per cycle is converted at the clock: 64 B/cycle x 1 GHz = 64e9 B/s,
+  // so standby = 5.92e-12 x 64e9 = 0.37888 W; idle unchanged (0.0672 W); no stated static power.
+  spec.dram.bandwidth = BytesPerCycle{64};
+  spec.energy.static_power.reset();
+  expect_near_rel(derive_energy(spec).static_power.value, 0.37888 + 0.0672);
+
+  // Neither figure stated: no background.
+  spec.energy.dram_standby_per_bandwidth.reset();
+  spec.energy.dram_idle_per_gb.reset();
+  EXPECT_EQ(derive_energy(spec).dram_background, Watts{0});
+  EXPECT_EQ(derive_energy(spec).static_power, Watts{0});
+}
+
 // ---- area ----
 
 TEST(Area, SystolicInt8ArrayWithThreeSramsAt45nm) {

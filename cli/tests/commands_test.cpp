@@ -231,6 +231,13 @@ TEST(Cli, ArchSummaryPrintsPeaksLevelsEnergyAndArea) {
   for (const char* section : {"Peak (dense", "Memory (", "ridge", "Energy (", "Area: ",
                               "Power budget 400 W"})
     EXPECT_NE(r.out.find(section), std::string::npos) << section << "\n" << r.out;
+  // The RK3588 preset's array keys (accumulation, weight_preload) and the DRAM timing model.
+  const Outcome rk = coda({"arch", "configs/arch/rk3588_npu.yaml"});
+  ASSERT_EQ(rk.code, 0) << rk.err;
+  EXPECT_NE(rk.out.find("  cna: accumulation stripes, weight preload overlapped\n"),
+            std::string::npos)
+      << rk.out;
+  EXPECT_NE(rk.out.find("  dram model coda\n"), std::string::npos) << rk.out;
   // A broken file is reported with its location; the others still print.
   const testing::TempDir tmp;
   const auto bad = (tmp.path() / "bad.yaml").string();
