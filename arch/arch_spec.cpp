@@ -920,6 +920,20 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         out.sustained_clock = clock;
     }
   }
+  if (node.has("raster_group")) {
+    const YamlReader at = node.at("raster_group");
+    std::uint32_t group = 0;
+    if (at.read(group, diags)) {
+      if (tensor_paths(spec).empty())
+        diags.error(at.location(), at.path(), "only tensor-core GEMMs have a raster group",
+                    "this arch has no tensor-core unit; leave raster_group out");
+      else if (group == 0)
+        diags.error(at.location(), at.path(), "0 is not a raster group",
+                    "give the m-tiles a GEMM walks before the next n-tile, at least 1, e.g. 8");
+      else
+        out.raster_group = group;
+    }
+  }
   if (node.has("gemm_path")) {
     TensorPath path = TensorPath::MmaSync;
     if (node.required_enum("gemm_path", path, EnumTable<TensorPath>(kTensorPaths), diags) &&
@@ -1132,6 +1146,7 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
     for (const auto& [precision, fraction] : c.compute_fraction)
       out += fmt::format("{}{}: {}\n", pad2, to_string(precision), fraction);
   }
+  if (c.raster_group) out += fmt::format("{}raster_group: {}\n", pad, *c.raster_group);
   if (c.gemm_path) out += fmt::format("{}gemm_path: {}\n", pad, to_string(*c.gemm_path));
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
   if (c.fusion) out += fmt::format("{}fusion: {}\n", pad, to_string(*c.fusion));

@@ -275,6 +275,11 @@ struct CalibrationSpec {
   // thermally-limited), at most `clock`; the tensor rate scales by sustained_clock / clock.
   // Default: clock.
   std::optional<Hertz> sustained_clock;
+  // Tensor cores only: how many m-tiles a GEMM's thread blocks walk before stepping to the next
+  // n-tile (grouped rasterization, as Triton's GROUP_SIZE_M, CUTLASS's threadblock swizzle and
+  // DeepGEMM's scheduler do), so a wave's blocks share A and B panels in L2. Default: none (the
+  // identity order, m-tile fastest over the whole grid).
+  std::optional<std::uint32_t> raster_group;
   // The instruction path library GEMMs use; default: wgmma when the tensor cores have it, else
   // mma_sync.
   std::optional<TensorPath> gemm_path;

@@ -438,6 +438,19 @@ TEST(ArchCalibration, KernelRateParametersAreCheckedAgainstTheHardware) {
                        "interconnect; add interconnect: or leave link_fraction out");
 }
 
+TEST(ArchCalibration, RasterGroupIsACountOfTilesOnTensorCores) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + "calibration: {raster_group: 8}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->calibration.raster_group, 8u);
+  // Printed back as read (calibration_yaml, which --fit writes).
+  EXPECT_NE(calibration_yaml(spec->calibration, 2).find("  raster_group: 8\n"), std::string::npos);
+  const auto zero = errors_of(std::string(kGpu) + "calibration: {raster_group: 0}\n");
+  ASSERT_EQ(zero.size(), 1u) << ::testing::PrintToString(zero);
+  EXPECT_EQ(zero[0], "a.yaml:9:29: error: calibration.raster_group: 0 is not a raster group; "
+                     "give the m-tiles a GEMM walks before the next n-tile, at least 1, e.g. 8");
+}
+
 TEST(ArchCalibration, InstructionPathsAreAListWithoutRepeats) {
   const auto errors = errors_of(R"(schema_version: 2
 name: g

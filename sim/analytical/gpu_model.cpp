@@ -131,11 +131,16 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
   auto wave_dram = [&](std::uint64_t w) {
     const double share = static_cast<double>(w) / blocks;
     if (fits_l2) return share * batches * (a_batch + b_batch + c_batch);
-    const std::uint64_t columns = ceil_div(w, tiles_m);          // B column-panels
-    const std::uint64_t spans = ceil_div(columns, tiles_n);      // batches the wave touches
-    const std::uint64_t a_panels = std::min(w, tiles_m) * spans;
-    return static_cast<double>(a_panels) * a_batch / static_cast<double>(tiles_m) +
-           static_cast<double>(columns) * b_batch / static_cast<double>(tiles_n) +
+    const std::uint64_t per_batch = tiles_m * tiles_n;
+    const std::uint64_t spans = ceil_div(w, per_batch);  // batches the wave touches
+    const std::uint64_t in_batch = std::min(w, per_batch);
+    const std::uint64_t group =
+        params.raster_group > 0 ? std::min<std::uint64_t>(params.raster_group, tiles_m) : tiles_m;
+    const std::uint64_t groups = ceil_div(in_batch, group * tiles_n);
+    const std::uint64_t a_panels = std::min({in_batch, groups * group, tiles_m});
+    const std::uint64_t b_panels = std::min(ceil_div(in_batch, group), tiles_n);
+    return static_cast<double>(spans * a_panels) * a_batch / static_cast<double>(tiles_m) +
+           static_cast<double>(spans * b_panels) * b_batch / static_cast<double>(tiles_n) +
            share * batches * c_batch;
   };
   // A wave's compute, L2 and DRAM overlap; waves run one after another.

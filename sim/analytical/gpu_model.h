@@ -4,7 +4,10 @@
 // through shared memory. docs/cost_models.md derives every formula; in short:
 //
 // Grid. blocks = batch x ceil(m / tm) x ceil(n / tn); tiles are numbered m-tile fastest, then
-// n-tile, then batch (CUTLASS's identity threadblock swizzle: blockIdx.x walks M).
+// n-tile, then batch (CUTLASS's identity threadblock swizzle: blockIdx.x walks M); with a raster
+// group of G, the m-tiles are cut into groups of G' = min(G, tiles_m) and the blocks walk a
+// group's G' m-tiles, then the next n-tile, and the next group after its last n-tile (Triton's
+// GROUP_SIZE_M order).
 //
 // Resources per block. Shared memory = stages x (tm + tn) x tk x element_bytes (A and B slices
 // of every pipeline stage). Registers per thread = ceil(tm x tn / threads) 32-bit accumulators
@@ -28,12 +31,14 @@
 //
 // Memory. L2 -> SM: every block reads (tm + tn) x k input elements and writes tm x tn outputs.
 // DRAM: if one batch's A + B + C fits in L2, only compulsory traffic (A and B read once, C
-// written once; a convolution's A is its feature map, GemmShape::a_dram_bytes). Otherwise blocks of one wave share what they read: a wave of W blocks reads
-// min(W, tiles_m) A row-panels per batch it spans (a panel: A's DRAM bytes / tiles_m; for a conv
-// the panels of consecutive m-tiles are adjacent windows whose halos meet in L2, so the halo is
-// not counted) and ceil(W / tiles_m) B column-panels (the
-// resident blocks walk K together, so their panels' K slices meet in L2); nothing is reused
-// across waves. C is written once, shared out over waves by their block counts.
+// written once; a convolution's A is its feature map, GemmShape::a_dram_bytes). Otherwise
+// blocks of one wave share what they read (the resident blocks walk K together, so their
+// panels' K slices meet in L2) and nothing is reused across waves. A wave of W blocks spans
+// ceil(W / (tiles_m x tiles_n)) batches; in each, with w = min(W, tiles_m x tiles_n) blocks and
+// G' the raster group (tiles_m for the identity order), it covers g = ceil(w / (G' x tiles_n))
+// groups and reads min(w, g x G', tiles_m) A row-panels (a panel: A's DRAM bytes / tiles_m; a
+// conv's adjacent windows meet in L2, so the halo is not counted) and min(ceil(w / G'),
+// tiles_n) B column-panels. C is written once, shared out over waves by their block counts.
 //
 // Time = launch_overhead_s + sum over waves of max(compute, L2 bytes / L2 bandwidth,
 // DRAM bytes / DRAM bandwidth): within a wave the three overlap, waves run one after another.
@@ -66,6 +71,9 @@ struct GpuParams {
   // A block's prologue and epilogue (pipeline fill, C's write-back) in K steps of tile_k: a
   // block of ceil(k / tile_k) steps computes for ceil(k / tile_k) + tile_overhead_steps.
   double tile_overhead_steps = 0.0;
+  // Grouped rasterization: blocks walk this many m-tiles, then the next n-tile (0: the identity
+  // order, m-tile fastest over a whole batch). arch calibration.raster_group.
+  std::uint32_t raster_group = 0;
 };
 
 struct GemmShape {

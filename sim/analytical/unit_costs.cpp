@@ -387,6 +387,7 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
   params.dram_bytes_per_second = dram_rate(hw);
   params.launch_overhead_s = hw.kernel_fixed_seconds(arch::KernelKind::Gemm);
   params.tile_overhead_steps = hw.tile_overhead_steps(arch::KernelKind::Gemm);
+  params.raster_group = spec.calibration.raster_group.value_or(0);
   return params;
 }
 

@@ -247,6 +247,25 @@ TEST(GpuModel, ImplicitGemmConvReadsItsFeatureMapOnce) {
   EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 217088.0);
 }
 
+TEST(GpuModel, RasterGroupTradesAPanelsForBPanels) {
+  // 8 SMs x 1 block: waves of 8. m = 1024, n = 512, k = 64, fp16, 128x128 tiles: tiles_m = 8,
+  // tiles_n = 4, 32 blocks, 4 waves. A = 1024*64*2 = 131072 B (panel 16384), B = 64*512*2 =
+  // 65536 B (panel 16384), C = 1024*512*2 = 1048576 B. L2 of 0 B.
+  GpuParams p = toy();
+  p.sms = 8;
+  const GemmShape shape{.m = 1024, .n = 512, .k = 64};
+  // Identity order: a wave walks all 8 m-tiles of one n-tile: 8 A panels + 1 B panel = 147456 B;
+  // 4 waves + C = 589824 + 1048576 = 1638400 B.
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 1638400.0);
+  // Raster group 2: a wave covers ceil(8 / (2 x 4)) = 1 group: 2 A panels x 4 B panels =
+  // 32768 + 65536 = 98304 B; 4 waves + C = 393216 + 1048576 = 1441792 B.
+  p.raster_group = 2;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 1441792.0);
+  // A group of 8 or more is tiles_m: the identity order again.
+  p.raster_group = 64;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).dram_bytes, 1638400.0);
+}
+
 TEST(GpuModel, BatchedWavesSpanSeveralBatches) {
   // Toy, batch 4 of one 128x128 tile each (k = 64), L2 0 B: a wave of 2 spans 2 batches, so it
   // reads 2 A panels and ceil(2/1) = 2 B panels, each a whole batch's matrix: every A and B is
