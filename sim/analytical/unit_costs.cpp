@@ -477,9 +477,10 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     out.matrix_seconds = pairs * macs_per_pair / (fma * cores * clock * out.wave_efficiency);
     const std::uint64_t group = std::max<std::uint64_t>(
         shape.heads / std::max<std::uint64_t>(shape.kv_heads, 1), 1);
+    const std::uint64_t element_bytes = (bit_width(shape.precision) + 7) / 8;
     const double kv_bytes = 2.0 * static_cast<double>(shape.batch * shape.kv_heads) *
                             static_cast<double>(shape.kv_len) * d *
-                            static_cast<double>((bit_width(shape.precision) + 7) / 8);
+                            static_cast<double>(element_bytes);
     reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
   } else if (systolic_matrix_seconds) {
     out.matrix_seconds = *systolic_matrix_seconds * (shape.backward ? 2.5 : 1.0);
