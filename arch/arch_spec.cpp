@@ -82,6 +82,11 @@ constexpr std::array<std::pair<std::string_view, AttentionImpl>, 2> kAttentionIm
     {"fa3", AttentionImpl::Fa3},
 }};
 
+constexpr std::array<std::pair<std::string_view, DecodeAttention>, 2> kDecodeAttentions{{
+    {"grouped", DecodeAttention::Grouped},
+    {"per_head", DecodeAttention::PerHead},
+}};
+
 constexpr std::array<std::pair<std::string_view, FusionMode>, 3> kFusionModes{{
     {"none", FusionMode::None},
     {"epilogue", FusionMode::Epilogue},
@@ -948,6 +953,30 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
                    diags))
       out.attention = impl;
   }
+  if (node.has("decode_attention")) {
+    DecodeAttention impl = DecodeAttention::Grouped;
+    if (node.required_enum("decode_attention", impl,
+                           EnumTable<DecodeAttention>(kDecodeAttentions), diags))
+      out.decode_attention = impl;
+  }
+  if (node.has("decode_kv_reread")) {
+    const YamlReader at = node.at("decode_kv_reread");
+    double share = 0;
+    if (at.read(share, diags)) {
+      if (!(share >= 0 && share <= 1))
+        diags.error(at.location(), at.path(),
+                    fmt::format("{} is not a share of the K and V re-reads", share),
+                    "give 0 (every re-read hits L2) to 1 (every re-read reaches DRAM)");
+      else
+        out.decode_kv_reread = share;
+    }
+  }
+  if (node.has("llm_step_fixed_cost")) {
+    Seconds time;
+    if (read_kernel_time(node.at("llm_step_fixed_cost"), time, "an LLM step's fixed cost",
+                         "the runtime's host work per generation step", diags))
+      out.llm_step_fixed_cost = time;
+  }
   if (node.has("fusion")) {
     FusionMode mode = FusionMode::None;
     if (node.required_enum("fusion", mode, EnumTable<FusionMode>(kFusionModes), diags))
@@ -1036,6 +1065,7 @@ std::string_view to_string(Scope scope) { return name_of(kScopes, scope); }
 std::string_view to_string(Topology topology) { return name_of(kTopologies, topology); }
 std::string_view to_string(TensorPath path) { return name_of(kTensorPaths, path); }
 std::string_view to_string(AttentionImpl impl) { return name_of(kAttentionImpls, impl); }
+std::string_view to_string(DecodeAttention impl) { return name_of(kDecodeAttentions, impl); }
 std::string_view to_string(KernelKind kind) { return name_of(kKernelKinds, kind); }
 std::string_view to_string(FusionMode mode) { return name_of(kFusionModes, mode); }
 std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
@@ -1149,6 +1179,12 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   if (c.raster_group) out += fmt::format("{}raster_group: {}\n", pad, *c.raster_group);
   if (c.gemm_path) out += fmt::format("{}gemm_path: {}\n", pad, to_string(*c.gemm_path));
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
+  if (c.decode_attention)
+    out += fmt::format("{}decode_attention: {}\n", pad, to_string(*c.decode_attention));
+  if (c.decode_kv_reread)
+    out += fmt::format("{}decode_kv_reread: {}\n", pad, *c.decode_kv_reread);
+  if (c.llm_step_fixed_cost)
+    out += fmt::format("{}llm_step_fixed_cost: {}\n", pad, us(*c.llm_step_fixed_cost));
   if (c.fusion) out += fmt::format("{}fusion: {}\n", pad, to_string(*c.fusion));
   if (c.attention_backward)
     out += fmt::format("{}attention_backward: {}\n", pad, *c.attention_backward);

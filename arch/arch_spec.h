@@ -85,6 +85,17 @@ std::string_view to_string(TensorPath path);  // "mma_sync", "wgmma"
 enum class AttentionImpl : std::uint8_t { Fa2, Fa3 };
 std::string_view to_string(AttentionImpl impl);  // "fa2", "fa3"
 
+// Decode attention (one query token per sequence over its KV cache) by how a kernel walks the
+// heads of a GQA group (docs/cost_models.md, "Decode attention"):
+//   grouped   one pass over a KV head serves every query head of its group (FlashAttention's
+//             and FlashInfer's decode paths, TensorRT-LLM's XQA): K and V are read once
+//   per_head  one thread block per query head, each reading its group's KV head again, dot
+//             products on the CUDA cores (TensorRT-LLM's masked multi-head attention, MMHA,
+//             before its GQA optimisation in v0.7.1): K and V are loaded group times, the
+//             re-reads partly from L2 (calibration.decode_kv_reread)
+enum class DecodeAttention : std::uint8_t { Grouped, PerHead };
+std::string_view to_string(DecodeAttention impl);  // "grouped", "per_head"
+
 // Which ops run fused, so the tensors between them stay on chip (mapper/fusion.h, docs/fusion.md):
 //   none      every op on its own: every tensor goes through DRAM
 //   epilogue  epilogue, conv_bn_relu and attention groups (what GPU libraries do)
@@ -285,6 +296,16 @@ struct CalibrationSpec {
   std::optional<TensorPath> gemm_path;
   // The fused-attention implementation; default: fa3 when the tensor cores have wgmma, else fa2.
   std::optional<AttentionImpl> attention;
+  // The decode-attention class (above); default grouped.
+  std::optional<DecodeAttention> decode_attention;
+  // per_head decode attention: the share of a GQA group's K and V re-reads (group - 1 per KV
+  // head) that reach DRAM, in [0, 1]; the rest hit L2. Default 1 (every load the kernel issues).
+  std::optional<double> decode_kv_reread;
+  // An LLM step's fixed cost in its runtime's generation loop, beyond its kernels: the host's
+  // per-step work (sampling, stop check and the step's host-device synchronisation, the gap
+  // before the next step's first kernel), paid once per prefill and once per decode step of a
+  // whole-model LLM row. Default 0.
+  std::optional<Seconds> llm_step_fixed_cost;
   // The fusion the vendor's compiler and runtime apply to a whole model (a network or an LLM step
   // as the vendor's stack runs it): `coda run` and sweeps use it when not told otherwise, and
   // `coda validate` prices published whole-model rows with it. Default: none for a run,

@@ -203,6 +203,19 @@ AttentionImpl HardwareModel::attention_impl() const {
                                                                : AttentionImpl::Fa2;
 }
 
+DecodeAttention HardwareModel::decode_attention() const {
+  return spec_.calibration.decode_attention.value_or(DecodeAttention::Grouped);
+}
+
+double HardwareModel::decode_kv_reread() const {
+  return spec_.calibration.decode_kv_reread.value_or(1.0);
+}
+
+double HardwareModel::llm_step_fixed_seconds() const {
+  return spec_.calibration.llm_step_fixed_cost ? spec_.calibration.llm_step_fixed_cost->value
+                                               : 0.0;
+}
+
 double HardwareModel::attention_backward_share() const {
   return spec_.calibration.attention_backward.value_or(1.0);
 }

@@ -128,6 +128,12 @@ class HardwareModel {
   // calibration's choice, else wgmma / fa3 when the tensor cores have wgmma, else mma_sync / fa2.
   TensorPath gemm_path() const;
   AttentionImpl attention_impl() const;
+  // The decode-attention class (calibration.decode_attention; default grouped), the share of
+  // per_head's K/V re-reads that reach DRAM (decode_kv_reread; default 1) and an LLM step's
+  // fixed cost in its runtime's loop (llm_step_fixed_cost; default 0).
+  DecodeAttention decode_attention() const;
+  double decode_kv_reread() const;
+  double llm_step_fixed_seconds() const;
   // The share of the forward's matrix rate a fused attention backward reaches (default 1).
   double attention_backward_share() const;
   // fa3's share of the shorter of matrix and softmax work hidden under the longer (default 1).

@@ -366,7 +366,7 @@ std::vector<double> ranks(std::span<const double> v) {
 // which a bound time is linear.
 enum class KnobKind : std::uint8_t {
   FixedCost, InModelFixedCost, TileOverhead, Issue, Compute, Dram, Link, AttentionBackward,
-  AttentionOverlap
+  AttentionOverlap, DecodeKvReread, LlmStepFixedCost
 };
 struct Knob {
   KnobKind kind = KnobKind::FixedCost;
@@ -395,6 +395,8 @@ std::string knob_name(const Knob& k) {
     case KnobKind::Link: return "link_fraction";
     case KnobKind::AttentionBackward: return "attention_backward";
     case KnobKind::AttentionOverlap: return "attention_overlap";
+    case KnobKind::DecodeKvReread: return "decode_kv_reread";
+    case KnobKind::LlmStepFixedCost: return "llm_step_fixed_cost";
   }
   return "?";
 }
@@ -429,6 +431,9 @@ double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Kno
     case KnobKind::Link: return 1.0 / c.link_fraction.value_or(1.0);
     case KnobKind::AttentionBackward: return 1.0 / c.attention_backward.value_or(1.0);
     case KnobKind::AttentionOverlap: return 1.0 / c.attention_overlap.value_or(1.0);
+    case KnobKind::DecodeKvReread: return c.decode_kv_reread.value_or(1.0);
+    case KnobKind::LlmStepFixedCost:
+      return c.llm_step_fixed_cost ? c.llm_step_fixed_cost->value : 0.0;
   }
   return 0;
 }
@@ -447,6 +452,8 @@ void set(arch::CalibrationSpec& c, const Knob& k, double v) {
     case KnobKind::Link: c.link_fraction = 1.0 / v; break;
     case KnobKind::AttentionBackward: c.attention_backward = 1.0 / v; break;
     case KnobKind::AttentionOverlap: c.attention_overlap = 1.0 / v; break;
+    case KnobKind::DecodeKvReread: c.decode_kv_reread = v; break;
+    case KnobKind::LlmStepFixedCost: c.llm_step_fixed_cost = Seconds{v}; break;
   }
 }
 
@@ -457,6 +464,8 @@ std::pair<double, double> limits(const Knob& k) {
   if (k.kind == KnobKind::FixedCost) return {0.0, arch::kMaxLaunchOverheadSeconds};
   if (k.kind == KnobKind::InModelFixedCost) return {0.0, k.upper};
   if (k.kind == KnobKind::TileOverhead) return {0.0, arch::kMaxTileOverheadSteps};
+  if (k.kind == KnobKind::DecodeKvReread) return {0.0, 1.0};
+  if (k.kind == KnobKind::LlmStepFixedCost) return {0.0, arch::kMaxLaunchOverheadSeconds};
   return {1.0, 1000.0};
 }
 
@@ -510,6 +519,8 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
     out.push_back({.kind = KnobKind::AttentionOverlap});
   }
   out.push_back({.kind = KnobKind::InModelFixedCost});
+  out.push_back({.kind = KnobKind::LlmStepFixedCost});
+  if (tc != nullptr) out.push_back({.kind = KnobKind::DecodeKvReread});
   return out;
 }
 
@@ -576,7 +587,9 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
         k.upper = std::min(k.upper, first.standalone_fixed_seconds(kind));
     }
   std::erase_if(candidates, [&](const Knob& k) {
-    const bool in_model = k.kind == KnobKind::InModelFixedCost;
+    const bool in_model = k.kind == KnobKind::InModelFixedCost ||
+                          k.kind == KnobKind::LlmStepFixedCost ||
+                          k.kind == KnobKind::DecodeKvReread;
     return (options.scope == FitScope::Kernels && in_model) ||
            (options.scope == FitScope::WholeModels && !in_model);
   });
@@ -589,8 +602,10 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
     return r;
   };
   const auto step_of = [](const Knob& k, double v) {
-    if (k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost)
+    if (k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost ||
+        k.kind == KnobKind::LlmStepFixedCost)
       return std::max(0.05 * v, 1e-7);
+    if (k.kind == KnobKind::DecodeKvReread) return v > 0.5 ? -0.01 : 0.01;  // stay in [0, 1]
     if (k.kind == KnobKind::TileOverhead) return std::max(0.05 * v, 0.05);
     return 0.01 * v;
   };
@@ -681,11 +696,16 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
 }
 
 // Fit units back to the YAML's: seconds stay, 1 / fraction becomes the fraction.
+// decode_kv_reread is fitted as itself (a share in [0, 1], where 0 is valid).
 bool in_seconds(const Knob& k) {
-  return k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost;
+  return k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost ||
+         k.kind == KnobKind::LlmStepFixedCost;
 }
 double yaml_value(const Knob& k, double v) {
-  return in_seconds(k) || k.kind == KnobKind::TileOverhead ? v : 1.0 / v;
+  return in_seconds(k) || k.kind == KnobKind::TileOverhead ||
+                 k.kind == KnobKind::DecodeKvReread
+             ? v
+             : 1.0 / v;
 }
 
 ErrorStats stats_of(const std::vector<ComparedRow>& rows, const std::vector<std::size_t>& which,
@@ -734,7 +754,8 @@ FitResult fit_calibration(std::span<const FitRow> rows, std::span<const arch::Ar
                             fit.knobs[j].upper * 1e6)
           : seconds                                      ? std::string("0 to 1 ms")
           : fit.knobs[j].kind == KnobKind::TileOverhead ? std::string("0 to 64 steps")
-                                                         : std::string("fraction 0.001 to 1")));
+          : fit.knobs[j].kind == KnobKind::DecodeKvReread ? std::string("share 0 to 1")
+                                                           : std::string("fraction 0.001 to 1")));
   }
   if (fit.knobs.empty())
     out.notes.emplace_back("no knob changes the rows' predictions; nothing was fitted");

@@ -29,6 +29,8 @@ constexpr std::array kNetworkTypes{DType::Int8, DType::Fp16, DType::Fp32};
 constexpr std::array kGemmImpls{Impl::Wgmma, Impl::MmaSync};
 constexpr std::array kAttentionImpls{Impl::Fa2, Impl::Fa3, Impl::Unfused};
 constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
+// llm_decode, llm_generate: the decode attention's class (arch::DecodeAttention).
+constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead};
 
 constexpr std::array<KernelInfo, 38> kCatalog{{
     {Kernel::GemmNaive, "gemm_naive", ShapeKind::Gemm, kFp32, "one thread per C element"},
@@ -92,9 +94,9 @@ constexpr std::array<KernelInfo, 38> kCatalog{{
     {Kernel::LlmPrefill, "llm_prefill", ShapeKind::LlmPrefill, kLlmTypes,
      "published: time to first token of a model", true},
     {Kernel::LlmDecode, "llm_decode", ShapeKind::LlmGeneration, kLlmTypes,
-     "published: time per output token of a model", true},
+     "published: time per output token of a model", true, kDecodeImpls},
     {Kernel::LlmGenerate, "llm_generate", ShapeKind::LlmGeneration, kLlmTypes,
-     "published: whole static-batch generation of a model", true},
+     "published: whole static-batch generation of a model", true, kDecodeImpls},
     {Kernel::Network, "network", ShapeKind::Network, kNetworkTypes,
      "published: one inference of a CNN", true},
 }};
@@ -102,7 +104,8 @@ constexpr std::array<KernelInfo, 38> kCatalog{{
 constexpr std::array kAllDTypes{DType::Fp32, DType::Tf32,    DType::Fp16,
                                 DType::Bf16, DType::Fp8E4M3, DType::Int8};
 constexpr std::array kAllImpls{Impl::Wgmma, Impl::MmaSync, Impl::Fa2,  Impl::Fa3,
-                               Impl::Unfused, Impl::Ring,  Impl::Tree, Impl::Nvls};
+                               Impl::Unfused, Impl::Ring,  Impl::Tree, Impl::Nvls,
+                               Impl::Grouped, Impl::PerHead};
 
 constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
 constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
@@ -175,6 +178,8 @@ std::string_view impl_name(Impl impl) {
     case Impl::Ring: return "ring";
     case Impl::Tree: return "tree";
     case Impl::Nvls: return "nvls";
+    case Impl::Grouped: return "grouped";
+    case Impl::PerHead: return "per_head";
   }
   return "?";
 }

@@ -168,7 +168,7 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
   const an::FusedAttentionCost c = an::fused_attention_cost(shape, impl, hw, true, std::nullopt, why);
   if (!why.empty()) return std::nullopt;
   return single(std::string(info(m.kernel).name), "attention", c.seconds, c.compute_seconds,
-                shape.reads + shape.writes, bound_of(c.bound),
+                c.dram_bytes, bound_of(c.bound),
                 fmt::format("fused attention, {} class{}: matrix {:.4g} us, softmax {:.4g} us, "
                             "DRAM {:.4g} us, fixed {:.4g} us",
                             arch::to_string(impl), backward ? ", backward" : "",
@@ -325,9 +325,18 @@ void add_scaled(Prediction& p, const Prediction& q, double times) {
   }
 }
 
-std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& hw,
+std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& arch_hw,
                               const PublishedPricing& pricing, std::string& why) {
   const Shape& s = m.shape;
+  // A row that names its decode attention's class prices on the arch with that class.
+  std::optional<arch::HardwareModel> named;
+  if (m.impl == Impl::Grouped || m.impl == Impl::PerHead) {
+    arch::ArchSpec with = arch_hw.spec();
+    with.calibration.decode_attention = m.impl == Impl::PerHead ? arch::DecodeAttention::PerHead
+                                                                : arch::DecodeAttention::Grouped;
+    named.emplace(with);
+  }
+  const arch::HardwareModel& hw = named ? *named : arch_hw;
   Diagnostics diags;
   const std::filesystem::path file = pricing.llm_dir / (m.model + ".yaml");
   auto config = workload::llm::load_llm_config(file, diags);
@@ -379,6 +388,21 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& h
     out = std::move(total);
   }
   if (!out) return std::nullopt;
+  // The runtime's per-step cost (calibration.llm_step_fixed_cost): once for the prefill and once
+  // per decode step (llm_decode: one mean step).
+  const double steps = m.kernel == Kernel::LlmGenerate
+                           ? static_cast<double>(std::max<std::uint64_t>(s.output_len, 1))
+                           : 1.0;
+  const double step_fixed = hw.llm_step_fixed_seconds();
+  if (step_fixed > 0) {
+    out->seconds += steps * step_fixed;
+    out->parts.push_back({.name = "llm_step_fixed_cost", .unit = "runtime",
+                          .seconds = steps * step_fixed, .compute_seconds = 0, .dram_bytes = 0,
+                          .bound = PredictedBound::Launch, .mapping = {}});
+    out->model += fmt::format("; + {:g} steps x the runtime's step cost {:.4g} us", steps,
+                              step_fixed * 1e6);
+  }
+  if (named) out->model += fmt::format("; decode attention {}", impl_name(m.impl));
   double longest = -1;
   for (const PredictedPart& part : out->parts)
     if (part.seconds > longest) {

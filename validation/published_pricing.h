@@ -24,6 +24,8 @@
 //                     of the output_len decode steps (a step's time is affine in the context
 //                     length, so this is the mean over all of them); generate = prefill +
 //                     (output_len - 1) decode steps (the prefill yields the first token).
+//                     A row's impl (grouped, per_head) sets the decode attention's class; every
+//                     step (prefill, each decode step) adds calibration.llm_step_fixed_cost.
 //   network           the CNN-zoo network `model` at the row's batch and dtype, epilogue fusion.
 //
 // Pure and thread-safe; nothing is printed.

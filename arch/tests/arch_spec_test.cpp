@@ -332,6 +332,45 @@ TEST(ArchCalibration, ReadsTheVendorCompilersFusion) {
                        "expected one of: none, epilogue, all");
 }
 
+TEST(ArchCalibration, ReadsTheDecodeAttentionClassAndTheLlmStepCost) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + R"(calibration:
+  decode_attention: per_head
+  decode_kv_reread: 0
+  llm_step_fixed_cost: 150 us
+)", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->calibration.decode_attention, DecodeAttention::PerHead);
+  EXPECT_EQ(spec->calibration.decode_kv_reread, 0.0);  // 0 is valid: every re-read hits L2
+  const HardwareModel hw(*spec);
+  EXPECT_EQ(hw.decode_attention(), DecodeAttention::PerHead);
+  EXPECT_DOUBLE_EQ(hw.llm_step_fixed_seconds(), 150e-6);
+  EXPECT_EQ(calibration_yaml(spec->calibration, 2),
+            "calibration:\n  decode_attention: per_head\n  decode_kv_reread: 0\n"
+            "  llm_step_fixed_cost: 150 us\n");
+  // Absent: grouped, every re-read from DRAM (per_head's own loads), no step cost.
+  const auto plain = parse(kGpu, diags);
+  ASSERT_TRUE(plain) << diags.format_all();
+  const HardwareModel defaults(*plain);
+  EXPECT_EQ(defaults.decode_attention(), DecodeAttention::Grouped);
+  EXPECT_EQ(defaults.decode_kv_reread(), 1.0);
+  EXPECT_EQ(defaults.llm_step_fixed_seconds(), 0.0);
+  const auto errors = errors_of(std::string(kGpu) + R"(calibration:
+  decode_attention: mmha
+  decode_kv_reread: 1.5
+  llm_step_fixed_cost: 2 ms
+)");
+  ASSERT_EQ(errors.size(), 3u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0], "a.yaml:10:21: error: calibration.decode_attention: \"mmha\" is not "
+                       "valid; expected one of: grouped, per_head");
+  EXPECT_EQ(errors[1], "a.yaml:11:21: error: calibration.decode_kv_reread: 1.5 is not a share "
+                       "of the K and V re-reads; give 0 (every re-read hits L2) to 1 (every "
+                       "re-read reaches DRAM)");
+  EXPECT_EQ(errors[2], "a.yaml:12:24: error: calibration.llm_step_fixed_cost: 2 ms is not an LLM "
+                       "step's fixed cost; give the runtime's host work per generation step, "
+                       "between 0 and 1 ms, e.g. 4 us");
+}
+
 // A Hopper-like GPU: tensor cores with both instruction paths, and chip links.
 constexpr std::string_view kHopperLike = R"(schema_version: 2
 name: h

@@ -342,7 +342,12 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
     out.mapping.emplace_back(impl == arch::AttentionImpl::Fa3 ? "fa3" : "fa2", 1);
   out.cost.macs = op.macs;
   set_time(out, c.seconds, c.compute_seconds, hw);
-  out.cost.dram_reads = work.reads;
+  // per_head decode's K/V re-reads from DRAM (0 otherwise) come on top of the op's reads.
+  const Bytes dram_reads{work.reads.value +
+                         static_cast<std::uint64_t>(std::llround(std::max(
+                             0.0, c.dram_bytes - shape.reads - shape.writes)))};
+  if (c.per_head) out.mapping.emplace_back("per_head", 1);
+  out.cost.dram_reads = dram_reads;
   out.cost.dram_writes = work.writes;
   // On-chip traffic: Q, K, V and O pass once through the level feeding the matrix unit; the
   // blocks' reuse inside a core (K and V re-read per query block) is not counted.
@@ -351,13 +356,13 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
   const std::string level = hw.has_tensor_cores() ? "l2" : "sram";
   out.traffic = {{"inputs", level, work.reads, {}},
                  {"outputs", level, {}, work.writes},
-                 {"inputs", "dram", work.reads, {}},
+                 {"inputs", "dram", dram_reads, {}},
                  {"outputs", "dram", {}, work.writes}};
   out.mapping_efficiency = c.wave_efficiency;
   const double peak = matrix_macs_per_cycle(op.precision, hw) *
                       static_cast<double>(out.cost.cycles.value);
   out.compute_utilization = peak > 0 ? static_cast<double>(op.macs) / peak : 0.0;
-  const double dram_bytes = shape.reads + shape.writes;
+  const double dram_bytes = c.dram_bytes;
   out.arithmetic_intensity = dram_bytes > 0 ? static_cast<double>(op.macs) / dram_bytes : 0.0;
   out.bound = c.bound;
   return out;
@@ -454,7 +459,32 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   // recomputes S = Q K^T and does dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q (5 d MACs a
   // pair: FlashAttention-2's backward, Dao 2023, Algorithm 2).
   const double macs_per_pair = (shape.backward ? 5.0 : 2.0) * d;
-  if (systolic_matrix_seconds) {
+  // Decode attention of the per_head class (arch::DecodeAttention): one thread block per query
+  // head walks its KV head's cache with fp32 dot products on the CUDA cores, so its MACs run at
+  // the vector unit's fp32 rate (blocks of one query head in waves over the SMs), the softmax on
+  // the same warps, and a GQA group's KV head is loaded once per query head: group - 1 re-reads
+  // of K and V, decode_kv_reread of them from DRAM.
+  const bool per_head = !systolic_matrix_seconds && !shape.backward && shape.q_len == 1 &&
+                        hw.decode_attention() == arch::DecodeAttention::PerHead;
+  double reread_bytes = 0;
+  out.per_head = per_head;
+  if (per_head) {
+    const double fma = hw.achievable_vector_ops_per_cycle(DataType::Fp32);
+    if (fma <= 0) {
+      why = fmt::format("'{}' has no fp32 vector rate for per_head decode attention", hw.name());
+      return out;
+    }
+    const double grid = static_cast<double>(shape.batch * shape.heads);
+    out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
+    out.matrix_seconds = pairs * macs_per_pair / (fma * cores * clock * out.wave_efficiency);
+    const std::uint64_t group = std::max<std::uint64_t>(
+        shape.heads / std::max<std::uint64_t>(shape.kv_heads, 1), 1);
+    const std::uint64_t element_bytes = (bit_width(shape.precision) + 7) / 8;
+    const double kv_bytes = 2.0 * static_cast<double>(shape.batch * shape.kv_heads) *
+                            static_cast<double>(shape.kv_len) * d *
+                            static_cast<double>(element_bytes);
+    reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
+  } else if (systolic_matrix_seconds) {
     out.matrix_seconds = *systolic_matrix_seconds * (shape.backward ? 2.5 : 1.0);
     out.wave_efficiency = 1.0;
   } else {
@@ -513,12 +543,14 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   // the shorter that attention_overlap leaves unhidden.
   // fa3 hides attention_overlap of the shorter under the longer.
   const double hidden = systolic_matrix_seconds ? 1.0
+                        : per_head                         ? 0.0
                         : impl == arch::AttentionImpl::Fa3 ? hw.attention_overlap()
                                                            : 0.0;
   out.compute_seconds = std::max(out.matrix_seconds, out.vector_seconds) +
                         (1.0 - hidden) * std::min(out.matrix_seconds, out.vector_seconds);
   const double rate = dram_rate(hw);
-  out.dram_seconds = rate > 0 ? (shape.reads + shape.writes) / rate : 0.0;
+  out.dram_bytes = shape.reads + reread_bytes + shape.writes;
+  out.dram_seconds = rate > 0 ? out.dram_bytes / rate : 0.0;
   out.fixed_seconds = own_kernel ? hw.kernel_fixed_seconds(arch::KernelKind::Attention) : 0.0;
   const double busiest = std::max(out.compute_seconds, out.dram_seconds);
   out.seconds = out.fixed_seconds + busiest;

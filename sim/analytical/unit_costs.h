@@ -83,6 +83,10 @@ PricedCollective price_collective(CollectiveKind kind, std::uint64_t bytes, std:
 //            warpgroups hide that share of the shorter); systolic arrays: max (separate units).
 //   time     fixed cost (attention kernel, when own_kernel) + max(compute, DRAM bytes / the
 //            achievable DRAM bandwidth).
+//   decode   (q_len 1) on an arch whose decode_attention is per_head (MMHA's kind): the MACs at
+//            the vector unit's fp32 rate (one block per query head, waves over the SMs), plus the
+//            softmax (no overlap), and K and V re-read by each further query head of a GQA
+//            group: (group - 1) x 2 b kv_heads kv_len d e x decode_kv_reread more DRAM bytes.
 struct AttentionShape {
   std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, head_dim = 1;
   std::uint64_t pairs = 0;  // query-key pairs the mask keeps, over batch and heads
@@ -97,6 +101,8 @@ struct FusedAttentionCost {
   double seconds = 0;
   double matrix_seconds = 0, vector_seconds = 0, compute_seconds = 0, dram_seconds = 0;
   double fixed_seconds = 0;
+  double dram_bytes = 0;  // reads + writes, and per_head decode's K/V re-reads from DRAM
+  bool per_head = false;  // priced as per_head decode attention
   double wave_efficiency = 1;
   double vector_ops = 0;
   results::Bound bound = results::Bound::Compute;

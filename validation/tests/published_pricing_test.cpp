@@ -183,6 +183,75 @@ TEST(PublishedPricing, WholeModelRowsComposeTheirSteps) {
   EXPECT_NEAR(prefill, direct->seconds, 1e-12);
 }
 
+// Decode attention of the per_head class (TensorRT-LLM's masked MHA): b 8, 64 query heads over
+// 8 KV heads (group 8), a KV cache of 4096 tokens, d 128, fp16. By hand:
+//   pairs = 8 x 64 x 4096 = 2^21; MACs = 2^21 x 2 x 128 = 2^29 on the CUDA cores at 128 fp32
+//   FMAs per SM per cycle; one block per query head: 512 blocks in 4 waves of 132, efficiency
+//   512 / 528: matrix = 2^29 / (128 x 132 x 1.83e9 x 512 / 528) = 17.90 us
+//   DRAM read once: Q and O 2 x 8 x 64 x 128 x 2 B = 262144 B, K and V 2 x 8 x 8 x 4096 x 128 x 2 B
+//   = 2^27 B; per_head re-reads K and V 7 more times, decode_kv_reread of them from DRAM
+TEST(PublishedPricing, PerHeadDecodeAttentionReReadsItsGroupsKvHead) {
+  namespace an = sim::analytical;
+  constexpr double kKv = 134217728.0;
+  constexpr double kQo = 262144.0;
+  const Shape shape{.batch = 8, .heads = 64, .seq = 4096, .head_dim = 128, .kv_heads = 8};
+  const auto decode = row(Kernel::AttentionDecode, DType::Fp16, shape);
+  // grouped (the default): K and V once, 4 us + (2^27 + 262144) B / 4.8 TB/s = 4 us + 28.02 us.
+  EXPECT_NEAR(seconds(Predictor(pinned()), decode), 4e-6 + (kKv + kQo) / 4.8e12, 2 * kCycle);
+  // per_head with half the re-reads from DRAM: + 7 x 0.5 x 2^27 B: 4 us + 125.88 us.
+  arch::ArchSpec spec = pinned();
+  spec.calibration.decode_attention = arch::DecodeAttention::PerHead;
+  spec.calibration.decode_kv_reread = 0.5;
+  EXPECT_NEAR(seconds(Predictor(spec), decode), 4e-6 + (kKv * 4.5 + kQo) / 4.8e12, 2 * kCycle);
+  // Its arithmetic on the CUDA cores, and the softmax after it on the same warps (the exps, 2^21 on
+  // 16 x 132 special-function units, 0.54 us, outlast the 6 ops a pair on 128 x 132 lanes).
+  const arch::HardwareModel hw(spec);
+  const an::AttentionShape work{.batch = 8, .heads = 64, .kv_heads = 8, .q_len = 1,
+                                .kv_len = 4096, .head_dim = 128, .pairs = 2097152, .block = 128,
+                                .precision = DataType::Fp16, .softmax_precision = DataType::Fp32,
+                                .reads = kKv + kQo / 2, .writes = kQo / 2, .backward = false};
+  std::string why;
+  const an::FusedAttentionCost c =
+      an::fused_attention_cost(work, arch::AttentionImpl::Fa3, hw, true, std::nullopt, why);
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_TRUE(c.per_head);
+  const double matrix = 536870912.0 / (128 * kSms * kClock * 512.0 / 528.0);
+  EXPECT_NEAR(c.matrix_seconds, matrix, 1e-12);
+  EXPECT_NEAR(c.compute_seconds, matrix + 2097152.0 / (16 * kSms * kClock), 2 * kCycle);
+  EXPECT_NEAR(c.dram_bytes, kKv * 4.5 + kQo, 1.0);
+  // Every re-read hitting L2 leaves the DRAM bytes of the grouped kernel.
+  spec.calibration.decode_kv_reread = 0.0;
+  EXPECT_NEAR(seconds(Predictor(spec), decode), 4e-6 + (kKv + kQo) / 4.8e12, 2 * kCycle);
+}
+
+TEST(PublishedPricing, AnLlmRowNamesItsDecodeAttentionAndPaysTheRuntimesStepCost) {
+  const Shape shape{.batch = 4, .input_len = 512, .output_len = 3, .tp = 1};
+  const auto generate = [&](Impl impl, const std::string& model) {
+    return row(Kernel::LlmGenerate, DType::Fp16, shape, impl, model);
+  };
+  arch::ArchSpec spec = pinned();
+  const Predictor base(spec, {.llm_dir = "configs/workloads/llm"});
+  // LLaMA-2-7B has no GQA (group 1): per_head reads nothing more from DRAM; its decode attention
+  // is memory-bound either way (K and V of 4 x 32 heads x 512 tokens, fp16: 33.5 MB a layer,
+  // 7 us, against 4 x 32 x 512 x 256 MACs on the CUDA cores, 0.5 us), so the row is unchanged.
+  EXPECT_NEAR(seconds(base, generate(Impl::PerHead, "llama2_7b")),
+              seconds(base, generate(Impl::Grouped, "llama2_7b")), 1e-12);
+  // LLaMA-2-70B (group 8) with every re-read from DRAM (decode_kv_reread's default, 1): a decode
+  // step of 64 sequences at 2048 tokens reads per layer its weights (1.71 GB fp16) and K and V
+  // (64 x 8 x 2048 x 128 x 2 x 2 B = 0.54 GB), and per_head 7 x 0.54 GB more: 2.6x the bytes,
+  // so the memory-bound step takes more than twice as long.
+  const auto decode = [&](Impl impl) {
+    return row(Kernel::LlmDecode, DType::Fp16,
+               {.batch = 64, .input_len = 2048, .output_len = 1, .tp = 1}, impl, "llama2_70b");
+  };
+  EXPECT_GT(seconds(base, decode(Impl::PerHead)), 2 * seconds(base, decode(Impl::Grouped)));
+  // The runtime's step cost: once for the prefill and once per decode step, output_len = 3 steps.
+  spec.calibration.llm_step_fixed_cost = Seconds{100e-6};
+  const Predictor stepped(spec, {.llm_dir = "configs/workloads/llm"});
+  EXPECT_NEAR(seconds(stepped, generate(Impl::Default, "llama2_7b")),
+              seconds(base, generate(Impl::Default, "llama2_7b")) + 3 * 100e-6, 1e-12);
+}
+
 TEST(PublishedPricing, RowsCodaCannotPriceSayWhy) {
   const Predictor h200(pinned(), {.llm_dir = "configs/workloads/llm"});
   std::string why;
