@@ -494,6 +494,7 @@ TEST(ArchInterconnect, NcclPairsAreChecked) {
     tree: {ll: {base: -1 us, hop: 1 us, bandwidth: 1.5}, simpel: {base: 1 us, hop: 1 us}}
     nvls: {ll: {base: 1 us, hop: 1 us}}
 )");
+  // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): long messages split over lines
   EXPECT_EQ(errors,
             (std::vector<std::string>{
                 "a.yaml:12:10: error: interconnect.nccl.rng: unknown NCCL algorithm 'rng' (did "
