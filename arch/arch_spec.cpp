@@ -72,6 +72,18 @@ constexpr std::array<std::pair<std::string_view, Topology>, 5> kTopologies{{
     {"switch", Topology::Switch},
 }};
 
+constexpr std::array<std::pair<std::string_view, NcclAlgorithm>, 3> kNcclAlgorithms{{
+    {"ring", NcclAlgorithm::Ring},
+    {"tree", NcclAlgorithm::Tree},
+    {"nvls", NcclAlgorithm::Nvls},
+}};
+
+constexpr std::array<std::pair<std::string_view, NcclProtocol>, 3> kNcclProtocols{{
+    {"ll", NcclProtocol::Ll},
+    {"ll128", NcclProtocol::Ll128},
+    {"simple", NcclProtocol::Simple},
+}};
+
 constexpr std::array<std::pair<std::string_view, TensorPath>, 2> kTensorPaths{{
     {"mma_sync", TensorPath::MmaSync},
     {"wgmma", TensorPath::Wgmma},
@@ -598,6 +610,103 @@ void read_noc(const YamlReader& node, NocSpec& noc, Diagnostics& diags) {
   node.reject_unknown_keys(diags);
 }
 
+// A share of a peak in (0, 1]; false (with the error) when outside.
+bool read_fraction(const YamlReader& node, double& out, std::string_view what,
+                   Diagnostics& diags) {
+  if (!node.read(out, diags)) return false;
+  if (out > 0 && out <= 1) return true;
+  diags.error(node.location(), node.path(),
+              fmt::format("{} is not a fraction of {} in (0, 1]", out, what),
+              "e.g. 0.85 for 85% of the peak; 1 is the default (the peak itself)");
+  return false;
+}
+
+// A map key that names an enum value (fixed_cost: gemm, tensor_issue: wgmma, ...): false, with a
+// located error and a did-you-mean, when it names none.
+template <class E>
+bool enum_key(const YamlReader& value, const std::string& name, EnumTable<E> table, E& out,
+              std::string_view what, Diagnostics& diags) {
+  std::vector<std::string_view> names;
+  for (const auto& [n, v] : table) {
+    if (n == name) {
+      out = v;
+      return true;
+    }
+    names.push_back(n);
+  }
+  std::string list;
+  for (const std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+  const auto close = did_you_mean(name, names);
+  diags.error(value.location(), value.path(),
+              fmt::format("unknown {} '{}'{}", what, name,
+                          close ? fmt::format(" (did you mean '{}'?)", *close) : std::string()),
+              fmt::format("expected one of: {}", list));
+  return false;
+}
+
+// One (algorithm, protocol) pair of `interconnect.nccl`: {base, hop, bandwidth, max}.
+void read_nccl_protocol(const YamlReader& node, NcclProtocolSpec& out, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  for (const auto& [key, field] : {std::pair<std::string_view, Seconds*>{"base", &out.base},
+                                    std::pair<std::string_view, Seconds*>{"hop", &out.hop}})
+    if (node.required(key, *field, diags) && field->value < 0)
+      diags.error(node.at(key).location(), node.at(key).path(), "must not be negative");
+  if (node.has("bandwidth") && !read_fraction(node.at("bandwidth"), out.bandwidth,
+                                               "the Simple ring's bus bandwidth", diags))
+    out.bandwidth = 1.0;
+  std::optional<Bandwidth> max;
+  if (node.has("max") && read_positive_bandwidth(node.at("max"), max, false, diags)) {
+    if (const auto* per_s = std::get_if<BytesPerSecond>(&*max))
+      out.max = *per_s;
+    else
+      diags.error(node.at("max").location(), node.at("max").path(),
+                  "chip links run on their own clock: give bytes per second", "e.g. \"87.7 GB/s\"");
+  }
+  if (node.has("size_correction")) {
+    const YamlReader list = node.at("size_correction");
+    if (list.expect_sequence(diags)) {
+      for (const YamlReader& item : list.items()) {
+        double f = 1.0;
+        if (read_fraction(item, f, "the tree's bandwidth", diags)) out.size_correction.push_back(f);
+      }
+      if (out.size_correction.size() > 23)
+        diags.error(list.location(), list.path(),
+                    fmt::format("{} factors; NCCL's table covers 23 sizes (64 B to 512 MiB)",
+                                out.size_correction.size()));
+    }
+  }
+  node.reject_unknown_keys(diags);
+}
+
+// `interconnect.nccl`: algorithm -> protocol -> pair, as NCCL's tuner states them.
+void read_nccl(const YamlReader& node, NcclSpec& out, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  for (const std::string& a : node.keys()) {
+    const YamlReader algorithm = node.at(a);
+    NcclAlgorithm which{};
+    if (!enum_key(algorithm, a, EnumTable<NcclAlgorithm>(kNcclAlgorithms), which,
+                  "NCCL algorithm", diags) ||
+        !algorithm.expect_map(diags))
+      continue;
+    for (const std::string& p : algorithm.keys()) {
+      const YamlReader protocol = algorithm.at(p);
+      NcclProtocol proto{};
+      if (!enum_key(protocol, p, EnumTable<NcclProtocol>(kNcclProtocols), proto, "NCCL protocol",
+                    diags))
+        continue;
+      if (which == NcclAlgorithm::Nvls && proto != NcclProtocol::Simple) {
+        diags.error(protocol.location(), protocol.path(), "NVLS runs the simple protocol only",
+                    "state nvls: {simple: {...}}");
+        continue;
+      }
+      read_nccl_protocol(protocol, out[which][proto], diags);
+    }
+  }
+  if (out.empty())
+    diags.error(node.location(), node.path(), "names no NCCL algorithm",
+                "e.g. nccl: {ring: {ll: {base: 6.6 us, hop: 0.6 us, bandwidth: 0.5}}}");
+}
+
 void read_interconnect(const YamlReader& node, InterconnectSpec& ic, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   read_count(node, "chips", ic.chips, diags, "8");
@@ -616,6 +725,7 @@ void read_interconnect(const YamlReader& node, InterconnectSpec& ic, Diagnostics
   }
   node.optional("latency", ic.latency, diags);
   read_count(node, "links_per_chip", ic.links_per_chip, diags, "18");
+  if (node.has("nccl")) read_nccl(node.at("nccl"), ic.nccl.emplace(), diags);
   node.reject_unknown_keys(diags);
 }
 
@@ -735,40 +845,6 @@ void read_power(const YamlReader& node, PowerSpec& power, Diagnostics& diags) {
   }
   node.optional("mode", power.mode, diags);
   node.reject_unknown_keys(diags);
-}
-
-// A share of a peak in (0, 1]; false (with the error) when outside.
-bool read_fraction(const YamlReader& node, double& out, std::string_view what,
-                   Diagnostics& diags) {
-  if (!node.read(out, diags)) return false;
-  if (out > 0 && out <= 1) return true;
-  diags.error(node.location(), node.path(),
-              fmt::format("{} is not a fraction of {} in (0, 1]", out, what),
-              "e.g. 0.85 for 85% of the peak; 1 is the default (the peak itself)");
-  return false;
-}
-
-// A map key that names an enum value (fixed_cost: gemm, tensor_issue: wgmma, ...): false, with a
-// located error and a did-you-mean, when it names none.
-template <class E>
-bool enum_key(const YamlReader& value, const std::string& name, EnumTable<E> table, E& out,
-              std::string_view what, Diagnostics& diags) {
-  std::vector<std::string_view> names;
-  for (const auto& [n, v] : table) {
-    if (n == name) {
-      out = v;
-      return true;
-    }
-    names.push_back(n);
-  }
-  std::string list;
-  for (const std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
-  const auto close = did_you_mean(name, names);
-  diags.error(value.location(), value.path(),
-              fmt::format("unknown {} '{}'{}", what, name,
-                          close ? fmt::format(" (did you mean '{}'?)", *close) : std::string()),
-              fmt::format("expected one of: {}", list));
-  return false;
 }
 
 // The precisions some unit of the arch runs (of the tensor-core units only, when `tensor_only`).

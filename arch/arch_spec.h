@@ -215,12 +215,33 @@ std::string_view to_string(Topology topology);
 
 // Chips joined by links (NVLink, ICI). `bandwidth` is one chip's injection bandwidth in one
 // direction, over all its links together.
+// NCCL's tuner model of one (algorithm, protocol) pair (docs/cost_models.md, "Collectives"): a
+// collective costs base + steps x hop, and moves data at `bandwidth` x the Simple ring's bus
+// bandwidth (interconnect.bandwidth x link_fraction), at most `max`.
+enum class NcclAlgorithm : std::uint8_t { Ring, Tree, Nvls };
+enum class NcclProtocol : std::uint8_t { Ll, Ll128, Simple };
+struct NcclProtocolSpec {
+  Seconds base;
+  Seconds hop;
+  double bandwidth = 1.0;             // share of the Simple ring's bus bandwidth, (0, 1]
+  std::optional<BytesPerSecond> max;  // NCCL's cap on the protocol's bus bandwidth
+  // NCCL's treeCorrectionFactor: the tree all-reduce's bandwidth x size_correction[floor(log2(
+  // S / 64))] for S from 64 B to 512 MiB (indexes 0..22); empty: x 1.
+  std::vector<double> size_correction;
+  friend bool operator==(const NcclProtocolSpec&, const NcclProtocolSpec&) = default;
+};
+// The pairs NCCL may pick on this interconnect; an absent pair is never picked.
+using NcclSpec = std::map<NcclAlgorithm, std::map<NcclProtocol, NcclProtocolSpec>>;
+
 struct InterconnectSpec {
   std::uint32_t chips = 1;
   Topology topology = Topology::Ring;
   BytesPerSecond bandwidth;
   Seconds latency;  // per message, per hop
   std::uint32_t links_per_chip = 1;
+  // `nccl:` in the YAML: collectives priced as NCCL's tuner prices them; absent: the plain
+  // alpha-beta model on `latency`.
+  std::optional<NcclSpec> nccl;
   friend bool operator==(const InterconnectSpec&, const InterconnectSpec&) = default;
 };
 

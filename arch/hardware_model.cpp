@@ -173,7 +173,9 @@ double HardwareModel::achievable_link_bytes_per_second() const {
 
 double HardwareModel::kernel_fixed_seconds(KernelKind kind) const {
   const CalibrationSpec& c = spec_.calibration;
-  return c.in_model_fixed_cost ? c.in_model_fixed_cost->value : standalone_fixed_seconds(kind);
+  // A kernel whose launch hides under the previous one cannot cost more than one timed alone.
+  const double standalone = standalone_fixed_seconds(kind);
+  return c.in_model_fixed_cost ? std::min(c.in_model_fixed_cost->value, standalone) : standalone;
 }
 
 double HardwareModel::standalone_fixed_seconds(KernelKind kind) const {

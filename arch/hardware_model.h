@@ -116,7 +116,9 @@ class HardwareModel {
   // the arch has no interconnect.
   double achievable_link_bytes_per_second() const;
   // The fixed cost (launch, ramp-up, tail) of one kernel of `kind` inside a run of a whole model:
-  // calibration.in_model_fixed_cost, else standalone_fixed_seconds. Every engine prices this one.
+  // calibration.in_model_fixed_cost capped at standalone_fixed_seconds(kind) (a collective priced
+  // by NCCL's tuner states 0 there: its base latency is its fixed cost), else
+  // standalone_fixed_seconds. Every engine prices this one.
   double kernel_fixed_seconds(KernelKind kind) const;
   // The same for a kernel timed on its own: calibration.fixed_cost, else launch_overhead, else
   // kDefaultGpuLaunchSeconds on tensor cores and 0 otherwise.

@@ -228,18 +228,27 @@ std::optional<Prediction> collective(const Measurement& m, const arch::HardwareM
                       hw.name(), ic->chips);
     return std::nullopt;
   }
-  if (m.impl == Impl::Nvls) {
-    why = "NVLink SHARP (in-switch reduction, NCCL's NVLS) is not modelled";
-    return std::nullopt;
-  }
   const an::CollectiveKind kind = m.kernel == Kernel::AllGather       ? an::CollectiveKind::AllGather
                                   : m.kernel == Kernel::ReduceScatter ? an::CollectiveKind::ReduceScatter
                                                                       : an::CollectiveKind::AllReduce;
   std::optional<an::CollectiveAlgorithm> algorithm;
   if (m.impl == Impl::Ring) algorithm = an::CollectiveAlgorithm::Ring;
   if (m.impl == Impl::Tree) algorithm = an::CollectiveAlgorithm::Tree;
-  const an::PricedCollective c =
+  if (m.impl == Impl::Nvls) {
+    if (!ic->nccl || !ic->nccl->contains(arch::NcclAlgorithm::Nvls)) {
+      why = fmt::format("'{}' states no NVLS (NVLink SHARP) pair in interconnect.nccl", hw.name());
+      return std::nullopt;
+    }
+    algorithm = an::CollectiveAlgorithm::Nvls;
+  }
+  const std::optional<an::PricedCollective> priced =
       an::price_collective(kind, s.bytes, static_cast<std::uint32_t>(s.ranks), algorithm, hw);
+  if (!priced) {
+    why = fmt::format("'{}' states no {} pair for {} in interconnect.nccl", hw.name(),
+                      an::to_string(*algorithm), an::to_string(kind));
+    return std::nullopt;
+  }
+  const an::PricedCollective& c = *priced;
   const double fixed = hw.kernel_fixed_seconds(arch::KernelKind::Collective);
   const double seconds = fixed + c.cost.seconds;
   const double bandwidth_s = c.cost.bytes_sent_per_rank / hw.achievable_link_bytes_per_second();
@@ -248,9 +257,11 @@ std::optional<Prediction> collective(const Measurement& m, const arch::HardwareM
                                                                   : PredictedBound::Launch;
   return single(std::string(info(m.kernel).name), "collective", seconds, 0,
                 0, bound,
-                fmt::format("alpha-beta {} over {} ranks ({} steps) + the collective kernel's "
+                fmt::format("{} {}{} over {} ranks ({} steps) + the collective kernel's "
                             "fixed cost {:.4g} us",
-                            an::to_string(c.algorithm), s.ranks, c.cost.steps, fixed * 1e6),
+                            c.protocol ? "NCCL tuner" : "alpha-beta", an::to_string(c.algorithm),
+                            c.protocol ? fmt::format("/{}", an::to_string(*c.protocol)) : "",
+                            s.ranks, c.cost.steps, fixed * 1e6),
                 {{"ranks", s.ranks}, {"steps", c.cost.steps}});
 }
 

@@ -15,8 +15,8 @@
 //   softmax, norms, gelu, silu, copy
 //                     one op of coda's graph through the schedule and the analytical engine.
 //   collectives       price_collective (unit_costs.h) on the arch's interconnect, plus the
-//                     collective kernel's fixed cost; `nvls` (NVLink SHARP in-switch reduction)
-//                     is not modelled and is skipped with that reason.
+//                     collective kernel's fixed cost; `ring`/`tree`/`nvls` force NCCL's
+//                     algorithm (an arch stating no such pair skips the row with that reason).
 //   llm_*             the LLM preset `model` (configs/workloads/llm/<model>.yaml) at the row's
 //                     dtype and TP, built by the LLM builder, scheduled with FlashAttention and
 //                     epilogue fusion (what inference engines run) on the analytical engine:

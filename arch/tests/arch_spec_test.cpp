@@ -519,3 +519,64 @@ TEST(HardwareModelCopy, ACopyPointsIntoItsOwnSpec) {
 
 }  // namespace
 }  // namespace coda::arch
+
+namespace coda::arch {
+namespace {
+
+constexpr std::string_view kNcclGpu = R"(schema_version: 2
+name: h
+clock: 2 GHz
+compute:
+  - {name: tc, kind: tensor_core, macs_per_cycle: {fp16: 1000}}
+dram: {bandwidth: 1 TB/s}
+interconnect:
+  chips: 8
+  topology: switch
+  bandwidth: 100 GB/s
+  nccl:
+)";
+
+TEST(ArchInterconnect, ReadsNcclsTunerPairs) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kNcclGpu) + R"(    ring:
+      ll: {base: 6.6 us, hop: 0.6 us, bandwidth: 0.5, max: 87.7 GB/s}
+      simple: {base: 8.4 us, hop: 3.4 us}
+    nvls: {simple: {base: 0 us, hop: 25 us, bandwidth: 0.8}}
+)", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const NcclSpec& nccl = *spec->interconnect->nccl;
+  const NcclProtocolSpec& ll = nccl.at(NcclAlgorithm::Ring).at(NcclProtocol::Ll);
+  EXPECT_DOUBLE_EQ(ll.base.value, 6.6e-6);
+  EXPECT_DOUBLE_EQ(ll.hop.value, 0.6e-6);
+  EXPECT_DOUBLE_EQ(ll.bandwidth, 0.5);
+  EXPECT_DOUBLE_EQ(ll.max->value, 87.7e9);
+  const NcclProtocolSpec& simple = nccl.at(NcclAlgorithm::Ring).at(NcclProtocol::Simple);
+  EXPECT_DOUBLE_EQ(simple.bandwidth, 1.0);  // the default: all of the Simple ring's bandwidth
+  EXPECT_FALSE(simple.max);
+  EXPECT_DOUBLE_EQ(nccl.at(NcclAlgorithm::Nvls).at(NcclProtocol::Simple).hop.value, 25e-6);
+  EXPECT_FALSE(nccl.contains(NcclAlgorithm::Tree));
+}
+
+TEST(ArchInterconnect, NcclPairsAreChecked) {
+  const auto errors = errors_of(std::string(kNcclGpu) + R"(    rng: {ll: {base: 1 us, hop: 1 us}}
+    tree: {ll: {base: -1 us, hop: 1 us, bandwidth: 1.5}, simpel: {base: 1 us, hop: 1 us}}
+    nvls: {ll: {base: 1 us, hop: 1 us}}
+)");
+  // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): long messages split over lines
+  EXPECT_EQ(errors,
+            (std::vector<std::string>{
+                "a.yaml:12:10: error: interconnect.nccl.rng: unknown NCCL algorithm 'rng' (did "
+                "you mean 'ring'?); expected one of: ring, tree, nvls",
+                "a.yaml:13:23: error: interconnect.nccl.tree.ll.base: \"-1 us\" is negative; "
+                "expected a duration such as \"100 ns\"",
+                "a.yaml:13:52: error: interconnect.nccl.tree.ll.bandwidth: 1.5 is not a fraction "
+                "of the Simple ring's bus bandwidth in (0, 1]; e.g. 0.85 for 85% of the peak; 1 "
+                "is the default (the peak itself)",
+                "a.yaml:13:66: error: interconnect.nccl.tree.simpel: unknown NCCL protocol "
+                "'simpel' (did you mean 'simple'?); expected one of: ll, ll128, simple",
+                "a.yaml:14:16: error: interconnect.nccl.nvls.ll: NVLS runs the simple protocol "
+                "only; state nvls: {simple: {...}}"}));
+}
+
+}  // namespace
+}  // namespace coda::arch

@@ -88,9 +88,9 @@ TEST(ValidateCommand, CorpusReportsBothSplitsAndFitsOnTheCalibrationSplit) {
   EXPECT_NE(r.out.find("\nvalidation split\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\ncalibration split\n"), std::string::npos);
   EXPECT_NE(r.out.find(" by source\n"), std::string::npos);
-  // NVLink SHARP rows are listed with their reason, not dropped.
-  EXPECT_NE(r.out.find("NVLS) is not modelled"), std::string::npos);
   const std::string json = read_text(dir / "corpus.json");
+  // NVLink SHARP rows (impl nvls) are priced by NCCL's NVLS pair of the H100/H200 presets.
+  EXPECT_NE(json.find("NCCL tuner nvls/simple"), std::string::npos);
   EXPECT_NE(json.find("\"split\": \"validation\""), std::string::npos);
   EXPECT_NE(json.find("\"predicted_us\""), std::string::npos);
   // --fit refits on the calibration split and writes one calibration per family of archs.

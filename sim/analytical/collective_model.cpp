@@ -46,6 +46,16 @@ std::string_view to_string(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::Ring: return "ring";
     case CollectiveAlgorithm::Tree: return "tree";
     case CollectiveAlgorithm::Direct: return "direct";
+    case CollectiveAlgorithm::Nvls: return "nvls";
+  }
+  return "?";
+}
+
+std::string_view to_string(CollectiveProtocol protocol) {
+  switch (protocol) {
+    case CollectiveProtocol::Ll: return "ll";
+    case CollectiveProtocol::Ll128: return "ll128";
+    case CollectiveProtocol::Simple: return "simple";
   }
   return "?";
 }
@@ -91,7 +101,8 @@ CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algo
         case CollectiveAlgorithm::Tree:
           shape = {2 * lg, 2.0 * static_cast<double>(lg) * (a + s / b)};
           break;
-        case CollectiveAlgorithm::Direct: shape = {2, 2.0 * a + 2.0 * share / b}; break;
+        case CollectiveAlgorithm::Direct:
+        case CollectiveAlgorithm::Nvls: shape = {2, 2.0 * a + 2.0 * share / b}; break;
       }
       break;
     case CollectiveKind::ReduceScatter:
@@ -102,7 +113,8 @@ CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algo
         case CollectiveAlgorithm::Tree:
           shape = {lg, static_cast<double>(lg) * a + share / b};
           break;
-        case CollectiveAlgorithm::Direct: shape = {1, a + share / b}; break;
+        case CollectiveAlgorithm::Direct:
+        case CollectiveAlgorithm::Nvls: shape = {1, a + share / b}; break;
       }
       break;
     case CollectiveKind::Broadcast:
@@ -112,7 +124,8 @@ CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algo
         case CollectiveAlgorithm::Tree:
           shape = {lg, static_cast<double>(lg) * (a + s / b)};
           break;
-        case CollectiveAlgorithm::Direct: shape = {1, a + (p - 1.0) * s / b}; break;
+        case CollectiveAlgorithm::Direct:
+        case CollectiveAlgorithm::Nvls: shape = {1, a + (p - 1.0) * s / b}; break;
       }
       break;
   }
@@ -123,6 +136,117 @@ CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algo
     out.bus_bytes_per_second = out.algorithm_bytes_per_second * bus_bandwidth_factor(kind, ranks);
   }
   return out;
+}
+
+NcclTuning nccl_tuning(const arch::NcclSpec& spec, double bus_bytes_per_second) {
+  NcclTuning out;
+  out.bus_bytes_per_second = bus_bytes_per_second;
+  const auto algorithm = [](arch::NcclAlgorithm a) {
+    switch (a) {
+      case arch::NcclAlgorithm::Ring: return CollectiveAlgorithm::Ring;
+      case arch::NcclAlgorithm::Tree: return CollectiveAlgorithm::Tree;
+      case arch::NcclAlgorithm::Nvls: return CollectiveAlgorithm::Nvls;
+    }
+    return CollectiveAlgorithm::Ring;
+  };
+  const auto protocol = [](arch::NcclProtocol p) {
+    switch (p) {
+      case arch::NcclProtocol::Ll: return CollectiveProtocol::Ll;
+      case arch::NcclProtocol::Ll128: return CollectiveProtocol::Ll128;
+      case arch::NcclProtocol::Simple: return CollectiveProtocol::Simple;
+    }
+    return CollectiveProtocol::Simple;
+  };
+  for (const auto& [a, protocols] : spec)
+    for (const auto& [p, pair] : protocols) {
+      NcclPair& to = out.pairs.at(static_cast<std::size_t>(algorithm(a)))
+                         .at(static_cast<std::size_t>(protocol(p)));
+      to.available = true;
+      to.base_s = pair.base.value;
+      to.hop_s = pair.hop.value;
+      to.bandwidth_fraction = pair.bandwidth;
+      if (pair.max) to.max_bytes_per_second = pair.max->value;
+      to.size_correction = pair.size_correction;
+    }
+  return out;
+}
+
+namespace {
+
+// One pair's time (seconds, steps) for `kind`; nullopt when the algorithm does not run it.
+std::optional<CollectiveCost> nccl_pair_cost(CollectiveKind kind, CollectiveAlgorithm a,
+                                             const NcclPair& pair, double s, std::uint32_t ranks,
+                                             double bus) {
+  const double p = ranks;
+  const bool all_reduce = kind == CollectiveKind::AllReduce;
+  const bool gather_scatter =
+      kind == CollectiveKind::ReduceScatter || kind == CollectiveKind::AllGather;
+  if (!all_reduce && !gather_scatter) return std::nullopt;
+  if (a == CollectiveAlgorithm::Tree && !all_reduce) return std::nullopt;
+  const std::uint64_t nsteps = all_reduce ? 2ULL * (ranks - 1) : ranks - 1ULL;
+  double bw = std::min(pair.bandwidth_fraction * bus, pair.max_bytes_per_second);
+  double latency = pair.base_s;
+  std::uint64_t steps = nsteps;
+  switch (a) {
+    case CollectiveAlgorithm::Ring:
+      bw *= p / static_cast<double>(nsteps);
+      latency += static_cast<double>(nsteps) * pair.hop_s;
+      break;
+    case CollectiveAlgorithm::Tree:
+      bw *= 0.5;  // tuning.cc: every other algorithm's busbw -> algbw ratio is .5
+      if (s >= 64.0) {  // ncclTopoGetAlgoTime: log2i(nBytes >> 6) in [0, 23)
+        const auto index = static_cast<std::size_t>(
+            std::bit_width(static_cast<std::uint64_t>(s) >> 6U) - 1);
+        if (index < pair.size_correction.size()) bw *= pair.size_correction[index];
+      }
+      steps = 2ULL * (ranks - 1);
+      latency += static_cast<double>(steps) * pair.hop_s;
+      break;
+    case CollectiveAlgorithm::Nvls:
+      // All-reduce pipelines its reduce-scatter and all-gather (x 2, then p / nsteps); the
+      // others scale by (p - 1) / p and are not converted (tuning.cc).
+      bw *= all_reduce ? 2.0 * p / static_cast<double>(nsteps) : (p - 1.0) / p;
+      latency += pair.hop_s;
+      steps = 1;
+      break;
+    case CollectiveAlgorithm::Direct: return std::nullopt;
+  }
+  CollectiveCost out;
+  out.steps = steps;
+  out.seconds = latency + s / bw;
+  const double share = (p - 1.0) / p * s;
+  out.bytes_sent_per_rank = all_reduce ? 2.0 * share : share;
+  return out;
+}
+
+}  // namespace
+
+std::optional<NcclChoice> evaluate_nccl(CollectiveKind kind, std::uint64_t bytes,
+                                        std::uint32_t ranks, const NcclTuning& tuning,
+                                        std::optional<CollectiveAlgorithm> algorithm,
+                                        std::optional<CollectiveProtocol> protocol) {
+  CODA_CHECK(ranks >= 2 && tuning.bus_bytes_per_second > 0.0);
+  const double s = static_cast<double>(bytes);
+  std::optional<NcclChoice> best;
+  for (const CollectiveAlgorithm a :
+       {CollectiveAlgorithm::Tree, CollectiveAlgorithm::Ring, CollectiveAlgorithm::Nvls}) {
+    if (algorithm && *algorithm != a) continue;
+    for (const CollectiveProtocol p :
+         {CollectiveProtocol::Ll, CollectiveProtocol::Ll128, CollectiveProtocol::Simple}) {
+      if (protocol && *protocol != p) continue;
+      const NcclPair& pair = tuning.at(a, p);
+      if (!pair.available) continue;
+      const auto cost = nccl_pair_cost(kind, a, pair, s, ranks, tuning.bus_bytes_per_second);
+      if (!cost || (best && cost->seconds >= best->cost.seconds)) continue;
+      best = NcclChoice{a, p, *cost};
+    }
+  }
+  if (best && best->cost.seconds > 0.0) {
+    best->cost.algorithm_bytes_per_second = s / best->cost.seconds;
+    best->cost.bus_bytes_per_second =
+        best->cost.algorithm_bytes_per_second * bus_bandwidth_factor(kind, ranks);
+  }
+  return best;
 }
 
 }  // namespace coda::sim::analytical

@@ -26,8 +26,14 @@
 // all-reduce, (p-1)/p for reduce-scatter and all-gather, 1 for broadcast and send/recv. It is
 // comparable to beta: a ring all-reduce's bus bandwidth tends to beta as S grows.
 
+#include <array>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string_view>
+#include <vector>
+
+#include "arch/arch_spec.h"
 
 namespace coda::sim::analytical {
 
@@ -43,9 +49,13 @@ enum class CollectiveKind : std::uint8_t {
   Broadcast,
   SendRecv,
 };
-enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Direct };
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Direct, Nvls };
+// NCCL's protocols: LL (8-byte stores of 4 data + 4 flag bytes), LL128 (128-byte lines of 120
+// data bytes) and Simple (bulk copies behind a fence).
+enum class CollectiveProtocol : std::uint8_t { Ll, Ll128, Simple };
 std::string_view to_string(CollectiveKind kind);
 std::string_view to_string(CollectiveAlgorithm algorithm);
+std::string_view to_string(CollectiveProtocol protocol);
 
 struct CollectiveCost {
   double seconds = 0.0;
@@ -68,5 +78,56 @@ CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algo
 
 // nccl-tests' correction factor from algbw to busbw (above).
 double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t ranks);
+
+// ---- NCCL's tuner (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime)
+//
+// NCCL prices every (algorithm, protocol) pair of a collective as latency + S / algbw and runs
+// the cheapest; coda does the same for one node of p ranks (docs/cost_models.md derives it). With
+// B the Simple ring's bus bandwidth (interconnect.bandwidth x link_fraction) and a pair's
+// (base, hop, f, max) from the arch's interconnect.nccl:
+//
+//   bus bandwidth   min(f B, max); NVLS: x 2 for all-reduce, x (p-1)/p otherwise
+//   algbw           ring and NVLS all-reduce: bus x p / nsteps; tree all-reduce: bus / 2;
+//                   NVLS reduce-scatter and all-gather: bus
+//                   the tree's x size_correction[floor(log2(S / 64))] (treeCorrectionFactor)
+//   latency         ring: base + nsteps hop; tree all-reduce: base + 2 (p-1) hop; NVLS: base + hop
+//   nsteps          all-reduce 2(p-1), reduce-scatter and all-gather p-1
+//
+// Tree runs all-reduce only; NVLS and ring run all-reduce, reduce-scatter and all-gather.
+// Broadcast and send/recv have no pair here (NCCL's p2p is not tuned this way): nullopt.
+// Left out, and why: the per-channel caps (perChMax*Bws: NCCL's channel count is not an arch
+// fact; on HGX boards a channel's bandwidth is one link's, under the caps), NCCL's multi-node
+// terms, and the aggregation of several operations into one launch (numPipeOps = 1).
+struct NcclPair {
+  bool available = false;
+  double base_s = 0.0;
+  double hop_s = 0.0;
+  double bandwidth_fraction = 1.0;
+  double max_bytes_per_second = std::numeric_limits<double>::infinity();
+  std::vector<double> size_correction;  // tree all-reduce: x [floor(log2(S / 64))]; absent x 1
+};
+struct NcclTuning {
+  double bus_bytes_per_second = 0.0;  // B above
+  // [algorithm][protocol], indexed by the enums' values; Direct is never available.
+  std::array<std::array<NcclPair, 3>, 4> pairs{};
+  const NcclPair& at(CollectiveAlgorithm a, CollectiveProtocol p) const {
+    return pairs.at(static_cast<std::size_t>(a)).at(static_cast<std::size_t>(p));
+  }
+};
+// The tuning an arch states (interconnect.nccl) on a Simple ring bus bandwidth of `bus`.
+NcclTuning nccl_tuning(const arch::NcclSpec& spec, double bus_bytes_per_second);
+
+struct NcclChoice {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
+  CollectiveCost cost;
+};
+// The cheapest available pair (NCCL's order on ties: tree, ring, NVLS; LL, LL128, Simple),
+// among those of `algorithm` / `protocol` when given. nullopt when none runs `kind`.
+// Preconditions (CODA_CHECK): ranks >= 2, bus_bytes_per_second > 0.
+std::optional<NcclChoice> evaluate_nccl(CollectiveKind kind, std::uint64_t bytes,
+                                        std::uint32_t ranks, const NcclTuning& tuning,
+                                        std::optional<CollectiveAlgorithm> algorithm,
+                                        std::optional<CollectiveProtocol> protocol);
 
 }  // namespace coda::sim::analytical

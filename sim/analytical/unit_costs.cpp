@@ -212,9 +212,14 @@ results::OpResult collective_result(const mapper::ScheduledOp& op,
     case Function::SendRecv: kind = CollectiveKind::SendRecv; break;
     default: break;
   }
-  const PricedCollective c = price_collective(kind, work.bytes.value, work.ranks, std::nullopt, hw);
+  const std::optional<PricedCollective> priced =
+      price_collective(kind, work.bytes.value, work.ranks, std::nullopt, hw);
+  CODA_CHECK(priced.has_value());  // no algorithm forced: some pair or the alpha-beta model
+  const PricedCollective& c = *priced;
   set_time(out, c.cost.seconds, 0.0, hw);
   if (c.algorithm == CollectiveAlgorithm::Tree) out.mapping.emplace_back("tree", 1);
+  if (c.algorithm == CollectiveAlgorithm::Nvls) out.mapping.emplace_back("nvls", 1);
+  if (c.protocol) out.mapping.emplace_back(to_string(*c.protocol), 1);
   out.mapping.emplace_back("steps", c.cost.steps);
   const double bandwidth_seconds = c.cost.bytes_sent_per_rank / hw.achievable_link_bytes_per_second();
   out.bound = bandwidth_seconds >= c.cost.seconds / 2 ? results::Bound::Memory
@@ -425,12 +430,22 @@ double op_fixed_seconds(const mapper::ScheduledOp& op, const arch::HardwareModel
   return 0.0;
 }
 
-PricedCollective price_collective(CollectiveKind kind, std::uint64_t bytes, std::uint32_t ranks,
-                                  std::optional<CollectiveAlgorithm> algorithm,
-                                  const arch::HardwareModel& hw) {
+std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint64_t bytes,
+                                                 std::uint32_t ranks,
+                                                 std::optional<CollectiveAlgorithm> algorithm,
+                                                 const arch::HardwareModel& hw) {
   CODA_CHECK(hw.spec().interconnect.has_value() && ranks >= 1);
-  const LinkParams link{hw.achievable_link_bytes_per_second(),
-                        hw.spec().interconnect->latency.value};
+  const arch::InterconnectSpec& ic = *hw.spec().interconnect;
+  const bool tuned = kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter ||
+                     kind == CollectiveKind::AllGather;
+  if (ic.nccl && tuned && ranks >= 2) {
+    const auto choice = evaluate_nccl(kind, bytes, ranks,
+                                      nccl_tuning(*ic.nccl, hw.achievable_link_bytes_per_second()),
+                                      algorithm, std::nullopt);
+    if (!choice) return std::nullopt;
+    return PricedCollective{choice->cost, choice->algorithm, choice->protocol};
+  }
+  const LinkParams link{hw.achievable_link_bytes_per_second(), ic.latency.value};
   PricedCollective out;
   out.algorithm = algorithm.value_or(CollectiveAlgorithm::Ring);
   out.cost = evaluate_collective(kind, out.algorithm, bytes, ranks, link);

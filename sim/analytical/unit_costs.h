@@ -59,13 +59,19 @@ double op_fixed_seconds(const mapper::ScheduledOp& op, const arch::HardwareModel
 struct PricedCollective {
   CollectiveCost cost;  // without the kernel's fixed cost
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  std::optional<CollectiveProtocol> protocol;  // set when NCCL's tuner priced it
 };
 // A collective of `bytes` (collective_model.h's S) among `ranks` chips on the arch's
-// interconnect at its achievable bandwidth and stated latency; `algorithm` nullopt: ring, or for
-// all-reduce the faster of ring and tree. Precondition: the arch has an interconnect.
-PricedCollective price_collective(CollectiveKind kind, std::uint64_t bytes, std::uint32_t ranks,
-                                  std::optional<CollectiveAlgorithm> algorithm,
-                                  const arch::HardwareModel& hw);
+// interconnect at its achievable bandwidth. When the interconnect states `nccl:` and the kind is
+// one NCCL's tuner prices (all-reduce, reduce-scatter, all-gather): the cheapest of its
+// (algorithm, protocol) pairs (evaluate_nccl), of `algorithm` when given; nullopt when the arch
+// states no pair of `algorithm` for the kind. Otherwise the alpha-beta model on the stated
+// latency: `algorithm` nullopt is ring, or for all-reduce the faster of ring and tree.
+// Precondition: the arch has an interconnect.
+std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint64_t bytes,
+                                                 std::uint32_t ranks,
+                                                 std::optional<CollectiveAlgorithm> algorithm,
+                                                 const arch::HardwareModel& hw);
 
 // One fused (FlashAttention-style) attention kernel (docs/cost_models.md, "Fused attention"):
 //   matrix   tensor cores: MACs of the kept pairs (forward 2 d per pair: Q K^T and P V; backward

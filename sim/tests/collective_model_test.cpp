@@ -134,5 +134,126 @@ TEST(CollectiveModel, BusBandwidthFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(SendRecv, 2), 1.0);
 }
 
+
+// ---- NCCL's tuner (evaluate_nccl). The constants are NCCL's (src/graph/tuning.cc @ 5067397c,
+// one node over NVLink, as the A100/H100 presets state them), restated here so these checks do not
+// move with a preset; B, the Simple ring's bus bandwidth, is a round 240 GB/s.
+using enum CollectiveProtocol;
+
+NcclTuning nccl(bool nvls) {
+  NcclTuning t;
+  t.bus_bytes_per_second = 240e9;
+  const auto set = [&](CollectiveAlgorithm a, CollectiveProtocol p, NcclPair pair) {
+    pair.available = true;
+    t.pairs.at(static_cast<std::size_t>(a)).at(static_cast<std::size_t>(p)) = pair;
+  };
+  set(Ring, Ll, {.base_s = 6.6e-6, .hop_s = 0.6e-6, .bandwidth_fraction = 0.5,
+                 .max_bytes_per_second = 87.7e9});
+  set(Ring, Ll128, {.base_s = 14e-6, .hop_s = 1.9e-6, .bandwidth_fraction = 0.92});
+  set(Ring, Simple, {.base_s = 8.4e-6, .hop_s = 3.4e-6});
+  set(Tree, Ll, {.base_s = 6.8e-6, .hop_s = 0.6e-6, .bandwidth_fraction = 0.2421,
+                 .max_bytes_per_second = 87.7e9,
+                 .size_correction = {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6,
+                                     .7, .8, .9, 1, 1, 1, 1}});
+  set(Tree, Ll128, {.base_s = 14e-6, .hop_s = 1.25e-6, .bandwidth_fraction = 0.7156,
+                    .size_correction = {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6,
+                                        .8, .9, .9, .9, .9, 1, 1}});
+  set(Tree, Simple, {.base_s = 8.4e-6, .hop_s = 4.0e-6, .bandwidth_fraction = 0.92,
+                     .size_correction = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5,
+                                         .6, .7, .8, .7, .7, .8, .9, .9}});
+  if (nvls) set(Nvls, Simple, {.base_s = 0, .hop_s = 25e-6, .bandwidth_fraction = 0.797});
+  return t;
+}
+
+TEST(NcclModel, OneKibAllReduceOverEightRanksIsTheLlRingsLatency) {
+  // Ring LL: 6.6 us + 2(p-1) = 14 hops x 0.6 us = 15.0 us, at min(0.5 B, 87.7 GB/s) = 87.7 GB/s
+  // of bus bandwidth = 87.7 x 8/14 GB/s of algbw: + 1024 B / 50.11 GB/s = 20.4 ns.
+  // Tree LL: 6.8 + 14 x 0.6 = 15.2 us (+ 1024 / (0.2421 B / 2)): slower. LL128 and Simple pay
+  // 40.6 and 56 us of latency.
+  const auto c = evaluate_nccl(AllReduce, 1024, 8, nccl(false), std::nullopt, std::nullopt);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->algorithm, Ring);
+  EXPECT_EQ(c->protocol, Ll);
+  EXPECT_EQ(c->cost.steps, 14u);
+  EXPECT_NEAR(c->cost.seconds, 15e-6 + 1024 / (87.7e9 * 8 / 14), kRel);
+  // The tree, forced: 15.2 us + 1024 B / (0.2421 x 240 GB/s / 2 x 0.9): 1024 B is size index
+  // floor(log2(1024 / 64)) = 4 of NCCL's treeCorrectionFactor, LL row: .9.
+  const auto tree = evaluate_nccl(AllReduce, 1024, 8, nccl(false), Tree, std::nullopt);
+  ASSERT_TRUE(tree);
+  EXPECT_EQ(tree->protocol, Ll);
+  EXPECT_NEAR(tree->cost.seconds, 15.2e-6 + 1024 / (0.2421 * 240e9 / 2 * 0.9), kRel);
+  // All-gather: p - 1 = 7 steps: 6.6 + 7 x 0.6 = 10.8 us, algbw 87.7 x 8/7 GB/s.
+  const auto ag = evaluate_nccl(AllGather, 1024, 8, nccl(false), std::nullopt, std::nullopt);
+  ASSERT_TRUE(ag);
+  EXPECT_NEAR(ag->cost.seconds, 10.8e-6 + 1024 / (87.7e9 * 8 / 7), kRel);
+}
+
+TEST(NcclModel, OneGibAllReduceIsTheSimpleRingsBandwidthTerm) {
+  // Simple: 8.4 + 14 x 3.4 = 56 us + 2 x 7/8 x 2^30 / 240 GB/s = 7.83 ms; LL128 moves at
+  // 0.92 B: 0.68 ms slower; LL at 87.7 GB/s: far slower.
+  const auto c = evaluate_nccl(AllReduce, kGiB, 8, nccl(false), std::nullopt, std::nullopt);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->algorithm, Ring);
+  EXPECT_EQ(c->protocol, Simple);
+  EXPECT_NEAR(c->cost.seconds, 56e-6 + 1.75 * kGiB / 240e9, kRel);
+  EXPECT_DOUBLE_EQ(c->cost.bytes_sent_per_rank, 1.75 * kGiB);
+  // busbw = 2(p-1)/p S / t: just under B.
+  EXPECT_NEAR(c->cost.bus_bytes_per_second, 1.75 * kGiB / c->cost.seconds, 1e-3);
+  EXPECT_LT(c->cost.bus_bytes_per_second, 240e9);
+}
+
+TEST(NcclModel, ProtocolSwitchPointsAreWhereTheTimesCross) {
+  // Ring LL: 15.0 us + S / (87.7 x 8/14 GB/s); LL128: 40.6 us + S / (0.92 x 240 x 8/14 GB/s).
+  // Equal at S1 = 25.6 us / (1 / 50.11 GB/s - 1 / 126.2 GB/s) = 2.13 MB. LL128 and Simple
+  // (56 us + S / (240 x 8/14 GB/s)) cross at S2 = 15.4 us / (1/126.2 - 1/137.1 GB/s) = 24.3 MB.
+  // The tree's LL128 (31.5 us + S / (0.7156 x 240 / 2 GB/s x c)) would beat both near S1 without
+  // NCCL's size correction c (2 MB: index 15, c = .6; 24 MB: index 18, c = .9): with it, it loses.
+  const double ll = 87.7e9 * 8 / 14, ll128 = 0.92 * 240e9 * 8 / 14, simple = 240e9 * 8 / 14;
+  const double s1 = 25.6e-6 / (1 / ll - 1 / ll128), s2 = 15.4e-6 / (1 / ll128 - 1 / simple);
+  EXPECT_NEAR(s1, 2.128e6, 0.001e6);
+  EXPECT_NEAR(s2, 24.29e6, 0.01e6);
+  const auto pick = [](double bytes) {
+    return evaluate_nccl(AllReduce, static_cast<std::uint64_t>(bytes), 8, nccl(false),
+                         std::nullopt, std::nullopt)
+        ->protocol;
+  };
+  EXPECT_EQ(pick(0.99 * s1), Ll);
+  EXPECT_EQ(pick(1.01 * s1), Ll128);
+  EXPECT_EQ(pick(0.99 * s2), Ll128);
+  EXPECT_EQ(pick(1.01 * s2), Simple);
+}
+
+TEST(NcclModel, NvlsPaysOneLatencyAndPipelinesItsAllReduce) {
+  // NVLS all-reduce: 25 us + S / (0.797 B x 2 x p / 2(p-1)) = S / (0.797 x 240 x 8/7 GB/s);
+  // all-gather: 25 us + S / (0.797 B x (p-1)/p).
+  const auto t = nccl(true);
+  const auto ar = evaluate_nccl(AllReduce, kGiB, 8, t, std::nullopt, std::nullopt);
+  ASSERT_TRUE(ar);
+  EXPECT_EQ(ar->algorithm, Nvls);  // 5.61 ms against the Simple ring's 7.89 ms
+  EXPECT_EQ(ar->cost.steps, 1u);
+  EXPECT_NEAR(ar->cost.seconds, 25e-6 + kGiB / (0.797 * 240e9 * 8 / 7), kRel);
+  const auto ag = evaluate_nccl(AllGather, kGiB, 8, t, Nvls, std::nullopt);
+  ASSERT_TRUE(ag);
+  EXPECT_NEAR(ag->cost.seconds, 25e-6 + kGiB / (0.797 * 240e9 * 7 / 8), kRel);
+  // ...which loses to the ring's S / (B x 8/7) when not forced.
+  EXPECT_EQ(evaluate_nccl(AllGather, kGiB, 8, t, std::nullopt, std::nullopt)->algorithm, Ring);
+  // Small messages stay on the LL ring: 15 us < 25 us.
+  EXPECT_EQ(evaluate_nccl(AllReduce, 1024, 8, t, std::nullopt, std::nullopt)->algorithm, Ring);
+}
+
+TEST(NcclModel, PairsThatDoNotRunAKindAreNotPicked) {
+  const auto t = nccl(false);
+  // NCCL's tree runs all-reduce only; no NVLS pair on this (A100-like) tuning; broadcast and
+  // send/recv are not tuned this way.
+  EXPECT_FALSE(evaluate_nccl(AllGather, kMiB, 8, t, Tree, std::nullopt));
+  EXPECT_FALSE(evaluate_nccl(AllReduce, kMiB, 8, t, Nvls, std::nullopt));
+  EXPECT_FALSE(evaluate_nccl(Broadcast, kMiB, 8, t, std::nullopt, std::nullopt));
+  EXPECT_FALSE(evaluate_nccl(SendRecv, kMiB, 8, t, std::nullopt, std::nullopt));
+  // A forced protocol: ring LL128 for 1 KiB is 40.6 us + 1024 / (0.92 x 240 x 8/14 GB/s).
+  const auto ll128 = evaluate_nccl(AllReduce, 1024, 8, t, Ring, Ll128);
+  ASSERT_TRUE(ll128);
+  EXPECT_NEAR(ll128->cost.seconds, 40.6e-6 + 1024 / (0.92 * 240e9 * 8 / 14), kRel);
+}
+
 }  // namespace
 }  // namespace coda::sim::analytical

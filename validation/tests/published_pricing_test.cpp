@@ -136,15 +136,25 @@ TEST(PublishedPricing, FlashAttention2AddsItsSoftmaxToItsGemms) {
               4e-6 + bwd_matrix + kSoftmax, 2 * kCycle);
 }
 
-TEST(PublishedPricing, AnAllReduceRunsAtTheLinksAchievableBandwidth) {
+TEST(PublishedPricing, AnAllReduceIsNcclsCheapestPairAtTheLinksAchievableBandwidth) {
   arch::ArchSpec spec = pinned();
   spec.calibration.link_fraction = 0.8;
   const Predictor p(spec);
-  // 1 GiB over 8 ranks at 0.8 x 450 GB/s, no latency: ring 2 x 7/8 x 2^30 / 360e9 = 5.219 ms
-  // (the tree's 2 x 3 x 2^30 / 360e9 is slower); plus the collective's fixed cost, 4 us.
-  const double t = seconds(p, row(Kernel::AllReduce, DType::Bf16,
-                                  {.bytes = std::uint64_t{1} << 30, .ranks = 8}));
-  EXPECT_NEAR(t, 4e-6 + 2.0 * 7 / 8 * 1073741824.0 / 360e9, 1e-12);
+  // 1 GiB over 8 ranks, the Simple ring's bus bandwidth B = 0.8 x 450 GB/s = 360 GB/s, and the
+  // preset's interconnect.nccl (NCCL's tuning.cc constants). Ring forced (impl ring): NCCL's
+  // cheapest ring protocol is Simple: base 8.4 us + 14 steps x 3.4 us = 56 us, plus
+  // 2 x 7/8 x 2^30 / 360e9 (LL128: 40.6 us + 2^30 / (0.92 B x 8/14) is 0.45 ms slower); plus
+  // the collective's fixed cost, 4 us (the fixture).
+  const Shape gib{.bytes = std::uint64_t{1} << 30, .ranks = 8};
+  const double ring = seconds(p, row(Kernel::AllReduce, DType::Bf16, gib, Impl::Ring));
+  EXPECT_NEAR(ring, 4e-6 + 56e-6 + 2.0 * 7 / 8 * 1073741824.0 / 360e9, 1e-12);
+  // Unforced, NCCL picks NVLS on an H200 (25 us + 2^30 / (f B x 2 x 8/14) with the preset's
+  // fitted f < 0.875 still beats the ring's 2^30 / (B x 8/14)).
+  const double best = seconds(p, row(Kernel::AllReduce, DType::Bf16, gib));
+  const double f = spec.interconnect->nccl->at(arch::NcclAlgorithm::Nvls)
+                       .at(arch::NcclProtocol::Simple).bandwidth;
+  EXPECT_NEAR(best, 4e-6 + 25e-6 + 1073741824.0 / (f * 360e9 * 2 * 8 / 14), 1e-12);
+  EXPECT_LT(best, ring);
 }
 
 TEST(PublishedPricing, WholeModelRowsComposeTheirSteps) {
@@ -255,10 +265,11 @@ TEST(PublishedPricing, AnLlmRowNamesItsDecodeAttentionAndPaysTheRuntimesStepCost
 TEST(PublishedPricing, RowsCodaCannotPriceSayWhy) {
   const Predictor h200(pinned(), {.llm_dir = "configs/workloads/llm"});
   std::string why;
-  EXPECT_FALSE(h200.predict(row(Kernel::AllReduce, DType::Bf16, {.bytes = 1024, .ranks = 8},
-                                Impl::Nvls),
-                            why));
-  EXPECT_EQ(why, "NVLink SHARP (in-switch reduction, NCCL's NVLS) is not modelled");
+  arch::ArchSpec no_nvls = pinned();
+  no_nvls.interconnect->nccl->erase(arch::NcclAlgorithm::Nvls);  // as on an A100
+  EXPECT_FALSE(Predictor(no_nvls).predict(
+      row(Kernel::AllReduce, DType::Bf16, {.bytes = 1024, .ranks = 8}, Impl::Nvls), why));
+  EXPECT_EQ(why, "'nvidia-h200-sxm' states no NVLS (NVLink SHARP) pair in interconnect.nccl");
   why.clear();
   EXPECT_FALSE(h200.predict(row(Kernel::AllReduce, DType::Bf16, {.bytes = 1024, .ranks = 16}),
                             why));
