@@ -43,6 +43,7 @@ struct RunArgs {
   std::string precision;
   std::string fusion;  // empty: the arch's calibration.fusion, else none
   std::string attention;  // empty: the arch's choice
+  std::string decode_attention;  // empty: the arch's choice
   std::string mapper = "fixed";
   SearchArgs search;
   bool search_options_given = false;  // a search option without --mapper search
@@ -169,6 +170,10 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     if (!args.fusion.empty()) files.fusion = mapper::parse_fusion_mode(args.fusion);
     if (!args.attention.empty())  // CLI11 has checked the name
       files.attention = args.attention == "fa3" ? arch::AttentionImpl::Fa3 : arch::AttentionImpl::Fa2;
+    if (!args.decode_attention.empty())  // CLI11 has checked the name
+      files.decode_attention = args.decode_attention == "per_head"
+                                   ? arch::DecodeAttention::PerHead
+                                   : arch::DecodeAttention::Grouped;
     if (!read_precision(args.precision, files.precision, err)) return 2;
     if (args.mapper == "search") {
       files.search = read_search(args.search, err);
@@ -308,6 +313,14 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "overlapped; needs Hopper's wgmma); default: the arch's (calibration.attention, "
                   "else fa3 where the tensor cores have wgmma); docs/cost_models.md")
       ->check(CLI::IsMember({"fa2", "fa3"}));
+  run->add_option("--decode-attention", run_args.decode_attention,
+                  "The decode-attention kernel class on GPUs (one query per sequence): grouped "
+                  "(a GQA group's query heads share one load of their KV head, on the tensor "
+                  "cores, as FlashAttention's and TensorRT-LLM's XQA kernels do) or per_head (one "
+                  "thread block per query head on the CUDA cores, each loading its KV head: "
+                  "TensorRT-LLM's MMHA before v0.7.1); default: the arch's "
+                  "(calibration.decode_attention, else grouped); docs/cost_models.md")
+      ->check(CLI::IsMember({"grouped", "per_head"}));
   run->add_option("--mapper", run_args.mapper,
                   "How contractions are mapped: fixed (the closed forms: a systolic array's "
                   "dataflow, the GPU model's thread-block tiles) or search (a loop-nest mapping "

@@ -207,7 +207,9 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
   }
   j["mapper"] = run.mapper;
   if (!run.gemm_path.empty())
-    j["kernels"] = {{"gemm_path", run.gemm_path}, {"attention", run.attention_impl}};
+    j["kernels"] = {{"gemm_path", run.gemm_path},
+                    {"attention", run.attention_impl},
+                    {"decode_attention", run.decode_attention}};
   const MemoryFootprint& m = run.memory;
   j["memory"] = {{"status", m.status},
                  {"needed_bytes", m.needed.value},
@@ -255,9 +257,11 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
   run.fusion_mode = "none";
   run.gemm_path.clear();
   run.attention_impl.clear();
+  run.decode_attention.clear();
   if (const auto k = j.find("kernels"); k != j.end()) {  // absent on archs without tensor cores
     run.gemm_path = k->at("gemm_path").get<std::string>();
     run.attention_impl = k->at("attention").get<std::string>();
+    run.decode_attention = k->value("decode_attention", std::string{});  // absent before it
   }
   run.fusion.clear();
   run.fusion_rejected.clear();

@@ -199,6 +199,7 @@ struct RunResult {
   // priced ("wgmma", "fa3"); empty on archs without tensor cores.
   std::string gemm_path;
   std::string attention_impl;
+  std::string decode_attention;      // "grouped" or "per_head" (arch::DecodeAttention)
   std::vector<FusedGroup> fusion;    // the groups fused, in execution order
   std::vector<RejectedGroup> fusion_rejected;
   // Tensors held on chip across ops; absent where no residency was planned (no systolic matrix

@@ -52,6 +52,7 @@ results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& sc
   if (hw.has_tensor_cores()) {
     run.gemm_path = std::string(arch::to_string(hw.gemm_path()));
     run.attention_impl = std::string(arch::to_string(hw.attention_impl()));
+    run.decode_attention = std::string(arch::to_string(hw.decode_attention()));
   }
   for (const mapper::FusionGroup& group : schedule.fusion.groups) {
     results::FusedGroup fused{std::string(mapper::to_string(group.kind)), {},
@@ -115,6 +116,15 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
       return std::nullopt;
     }
     spec.calibration.attention = *files.attention;
+  }
+  if (files.decode_attention) {
+    if (arch::find_unit(spec, arch::UnitKind::TensorCore) == nullptr) {
+      diags.error({files.arch.string(), 0, 0}, "--decode-attention",
+                  "the arch has no tensor cores: its decode attention is not a GPU kernel",
+                  "leave --decode-attention out");
+      return std::nullopt;
+    }
+    spec.calibration.decode_attention = *files.decode_attention;
   }
   if (spec.dram.model == arch::DramModel::ScaleSim &&
       (files.search || files.engine != "analytical")) {

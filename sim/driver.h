@@ -42,6 +42,8 @@ struct RunFiles {
   std::filesystem::path trace;
   // The fused-attention implementation, over the arch's choice (calibration.attention).
   std::optional<arch::AttentionImpl> attention;
+  // The decode-attention class, over the arch's (calibration.decode_attention).
+  std::optional<arch::DecodeAttention> decode_attention;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an

@@ -102,6 +102,50 @@ TEST(Driver, ScaleSimDramModelRejectsWhatSCALESimCannotRun) {
       << search.format_all();
 }
 
+TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
+  // LLaMA-2-7B decoding one token over a 2k context (int8), on the H100 preset, whose
+  // calibration states no decode_attention: grouped by default.
+  const std::filesystem::path trace = "configs/sweeps/workloads/llama2_7b_decode_b1_ctx2k_int8.json";
+  Diagnostics diags;
+  RunFiles files{"configs/arch/nvidia_h100_sxm.yaml", trace, "analytical"};
+  const auto grouped = run_files(files, diags);
+  ASSERT_TRUE(grouped) << diags.format_all();
+  EXPECT_EQ(grouped->decode_attention, "grouped");
+  files.decode_attention = arch::DecodeAttention::PerHead;
+  const auto per_head = run_files(files, diags);
+  ASSERT_TRUE(per_head) << diags.format_all();
+  EXPECT_EQ(per_head->decode_attention, "per_head");
+  ASSERT_EQ(per_head->ops.size(), grouped->ops.size());
+  int attention_ops = 0;
+  for (std::size_t i = 0; i < per_head->ops.size(); ++i) {
+    if (per_head->ops[i].unit != "attention") {
+      EXPECT_EQ(per_head->ops[i].cost, grouped->ops[i].cost);  // only attention changes
+      continue;
+    }
+    ++attention_ops;
+    // LLaMA-2-7B has 32 KV heads for 32 query heads: a group of 1, so per_head re-reads
+    // nothing (group - 1 = 0) and the DRAM bytes are the same. Its QK^T and PV run on the CUDA
+    // cores' fp32 FMAs: 32 heads x 2048 keys x 2 x 128 MACs = 16.8 M over 32 blocks (one per
+    // head, 32 of 132 SMs) of 128 FMAs a cycle = 4096 cycles (6702 with the softmax on the same
+    // warps), under the layer's K and V reads
+    // (2 x 32 x 2048 x 128 int8 = 16.8 MB at 3.35 TB/s x dram_fraction 0.784 = 6.4 us, ~11.7k
+    // cycles at 1.83 GHz): memory-bound either way, so the time is the same too.
+    EXPECT_EQ(per_head->ops[i].cost.dram_reads, grouped->ops[i].cost.dram_reads);
+    EXPECT_EQ(per_head->ops[i].cost.cycles, grouped->ops[i].cost.cycles);
+    EXPECT_LT(per_head->ops[i].cost.compute_cycles.value, 11700u) << per_head->ops[i].cost.compute_cycles.value;
+  }
+  EXPECT_EQ(attention_ops, 32);  // one per layer
+
+  // On an arch without tensor cores the flag is a located error.
+  RunFiles npu{"configs/arch/rk3588_npu.yaml", trace, "analytical"};
+  npu.decode_attention = arch::DecodeAttention::PerHead;
+  Diagnostics npu_diags;
+  EXPECT_FALSE(run_files(npu, npu_diags));
+  EXPECT_EQ(npu_diags.format_all(),
+            "configs/arch/rk3588_npu.yaml: error: --decode-attention: the arch has no tensor "
+            "cores: its decode attention is not a GPU kernel; leave --decode-attention out\n1 error\n");
+}
+
 TEST(Driver, UnknownEngineListsTheKnownOnes) {
   Diagnostics diags;
   try {
