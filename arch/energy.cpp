@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <variant>
 
 #include <fmt/format.h>
 
@@ -315,18 +314,13 @@ double technology_of(const ArchSpec& spec, std::vector<std::string>& notes) {
   return kBaseTechnologyNm;
 }
 
-double bytes_per_second(const Bandwidth& bandwidth, Hertz clock) {
-  if (const auto* per_second = std::get_if<BytesPerSecond>(&bandwidth)) return per_second->value;
-  return std::get<BytesPerCycle>(bandwidth).value * clock.value;
-}
-
 // DRAM background power: the channels' active standby (scaling with the provisioned bandwidth)
 // and the power-down standby of every GB, added to the static power.
 void add_dram_background(const ArchSpec& spec, EnergyTable& table) {
   constexpr double kBytesPerGb = 1e9;
   double watts = 0;
   if (spec.energy.dram_standby_per_bandwidth && spec.dram.bandwidth) {
-    const double bandwidth = bytes_per_second(*spec.dram.bandwidth, spec.clock);
+    const double bandwidth = per_cycle(*spec.dram.bandwidth, spec.clock).value * spec.clock.value;
     const double standby = spec.energy.dram_standby_per_bandwidth->value * bandwidth;
     watts += standby;
     table.notes.push_back(fmt::format(

@@ -149,18 +149,10 @@ NcclTuning nccl_tuning(const arch::NcclSpec& spec, double bus_bytes_per_second) 
     }
     return CollectiveAlgorithm::Ring;
   };
-  const auto protocol = [](arch::NcclProtocol p) {
-    switch (p) {
-      case arch::NcclProtocol::Ll: return CollectiveProtocol::Ll;
-      case arch::NcclProtocol::Ll128: return CollectiveProtocol::Ll128;
-      case arch::NcclProtocol::Simple: return CollectiveProtocol::Simple;
-    }
-    return CollectiveProtocol::Simple;
-  };
   for (const auto& [a, protocols] : spec)
     for (const auto& [p, pair] : protocols) {
       NcclPair& to = out.pairs.at(static_cast<std::size_t>(algorithm(a)))
-                         .at(static_cast<std::size_t>(protocol(p)));
+                         .at(static_cast<std::size_t>(p));
       to.available = true;
       to.base_s = pair.base.value;
       to.hop_s = pair.hop.value;

@@ -51,8 +51,8 @@ enum class CollectiveKind : std::uint8_t {
 };
 enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Direct, Nvls };
 // NCCL's protocols: LL (8-byte stores of 4 data + 4 flag bytes), LL128 (128-byte lines of 120
-// data bytes) and Simple (bulk copies behind a fence).
-enum class CollectiveProtocol : std::uint8_t { Ll, Ll128, Simple };
+// data bytes) and Simple (bulk copies behind a fence): the arch's interconnect.nccl names them.
+using CollectiveProtocol = arch::NcclProtocol;
 std::string_view to_string(CollectiveKind kind);
 std::string_view to_string(CollectiveAlgorithm algorithm);
 std::string_view to_string(CollectiveProtocol protocol);
