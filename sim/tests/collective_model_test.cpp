@@ -138,7 +138,7 @@ TEST(CollectiveModel, BusBandwidthFactorsAreNcclTests) {
 // ---- NCCL's tuner (evaluate_nccl). The constants are NCCL's (src/graph/tuning.cc @ 5067397c,
 // one node over NVLink, as the A100/H100 presets state them), restated here so these checks do not
 // move with a preset; B, the Simple ring's bus bandwidth, is a round 240 GB/s.
-using enum CollectiveProtocol;
+using enum arch::NcclProtocol;
 
 NcclTuning nccl(bool nvls) {
   NcclTuning t;
