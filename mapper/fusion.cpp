@@ -222,6 +222,21 @@ class Planner {
     return end;
   }
 
+  // The attention output O when op i + 1 is a transpose reading it alone (the heads' merge:
+  // same elements, other layout); nullopt otherwise.
+  std::optional<TensorId> merged_heads(std::size_t i) const {
+    if (i + 1 >= graph_.ops.size()) return std::nullopt;
+    const Op& next = graph_.ops[i + 1];
+    if (next.kind != OpKind::DataMovement || next.function != Function::Transpose ||
+        !is_bound(next) || next.tensors.size() != 2)
+      return std::nullopt;
+    const auto o = chain_tensor(i, i + 1);
+    if (!o || workload::element_count(tensor(*o).shape) !=
+                  workload::element_count(tensor(next.tensors[1]).shape))
+      return std::nullopt;
+    return o;
+  }
+
   void plan_attention(std::size_t i, FusionPlan& plan) const {
     const Op& op = graph_.ops[i];
     if (!hw_.matrix_unit() || !hw_.vector_unit()) {
@@ -257,6 +272,13 @@ class Planner {
       if (need.value > core_capacity_) continue;
       FusionGroup group{.kind = FusionKind::Attention, .ops = {i}};
       group.intermediate_bytes = Bytes{2 * s_bytes.value};
+      // The heads' merge that follows (O from b x heads x q x d to tokens x heads*d): a
+      // FlashAttention kernel writes O already merged (its output layout is b x q x heads x d),
+      // so the transpose is no kernel and no copy; its read and write of O are saved.
+      if (const auto merge = merged_heads(i)) {
+        group.ops.push_back(i + 1);
+        group.intermediate_bytes += bytes(*merge);
+      }
       group.on_chip_bytes = need;
       group.on_chip_capacity = Bytes{core_capacity_};
       group.flash_block = block;

@@ -11,7 +11,9 @@
 //                      among the followers: conv -> bn -> relu, conv -> bn -> add -> relu
 //   attention          an Attention op run FlashAttention-style: S = Q K^T and P = softmax(S)
 //                      never leave the chip (they are not graph tensors; the saving is counted
-//                      against the decomposed form: Q K^T, softmax, P V)
+//                      against the decomposed form: Q K^T, softmax, P V); a transpose right
+//                      after it that merges the heads of O joins the group (FlashAttention
+//                      writes O as b x q x heads x d, already merged), saving its copy of O
 //   elementwise_chain  consecutive elementwise and normalization ops, each reading the previous
 //                      op's output (All only)
 //

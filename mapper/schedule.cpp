@@ -133,7 +133,10 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
     case OpKind::DataMovement: {
       scheduled.placement = Placement::Transfer;
       TransferWork transfer;
-      if (op.function != workload::Function::Reshape) {
+      // A reshape, and a split (torch.split and chunk, TensorRT's slices: each part a strided
+      // view that its readers take as it is), moves nothing and launches no kernel.
+      if (op.function != workload::Function::Reshape &&
+          op.function != workload::Function::Split) {
         transfer.reads = workload::tensor_bytes(op, workload::TensorRole::Input);
         transfer.writes = workload::tensor_bytes(op, workload::TensorRole::Output);
       }
@@ -406,6 +409,10 @@ Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel&
       attention->fused = true;
       attention->block = plan.groups[*group_of[i]].flash_block;
     }
+    // The heads' merge in an attention group: the fused kernel writes O in the merged layout.
+    if (group_of[i] && plan.groups[*group_of[i]].kind == FusionKind::Attention &&
+        std::holds_alternative<TransferWork>(scheduled.work))
+      scheduled.work = TransferWork{};
     if (!on_chip.empty()) keep_on_chip(graph.ops[i], on_chip, scheduled);
     schedule.ops.push_back(std::move(scheduled));
   }

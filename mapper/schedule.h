@@ -8,7 +8,9 @@
 //                         (TensorCoreWork; the engine picks the thread-block tile)
 //   elementwise, reduction, normalization, pooling, optimizer
 //                      -> the vector unit (VectorWork)
-//   data movement      -> a copy through DRAM (TransferWork); a reshape moves nothing
+//   data movement      -> a copy through DRAM (TransferWork); a reshape or a split (views:
+//                         each reader takes its part at its stride) moves nothing, and so does
+//                         the heads' merge after a fused attention (written merged by it)
 //   collective         -> the chip-to-chip links (CollectiveWork)
 //   attention          -> the matrix unit and the vector unit together (AttentionWork): Q K^T and
 //                         P V on the matrix unit, the softmax on the vector unit; fused
@@ -90,7 +92,8 @@ struct VectorWork {
   friend bool operator==(const VectorWork&, const VectorWork&) = default;
 };
 
-// A copy through memory; a reshape is free (`bytes` zero).
+// A copy through memory; a view (reshape, split, a fused attention's heads' merge) is free
+// (`bytes` zero, and no kernel).
 struct TransferWork {
   Bytes reads;
   Bytes writes;

@@ -189,6 +189,50 @@ TEST(Fusion, AttentionRunsAsFlashAttention) {
   EXPECT_EQ(npu.rejected[0].reason, "'mini-npu' has no vector unit for the softmax");
 }
 
+// The heads' merge right after a fused attention joins its group: FlashAttention writes O as
+// b x q x heads x d, which is the merged layout, so the transpose is no kernel and no copy. A
+// split (the projection's Q, K, V handed out as views) moves nothing either.
+TEST(Fusion, HeadsMergeAfterFusedAttentionAndSplitsAreViews) {
+  const auto hw = parse_arch(kMiniGpu);
+  workload::Graph g{"g", "", {}, {}, {}};
+  // split: qkv (0) [128][768] -> q (1), k (2), v (3), each [1][4][128][64] fp16.
+  g.add(workload::make_data_movement("split", Function::Split, {{128, 768}},
+                                     {{1, 4, 128, 64}, {1, 4, 128, 64}, {1, 4, 128, 64}},
+                                     DataType::Fp16));
+  g.add(workload::make_attention(
+            "attn", {.heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128, .head_dim = 64},
+            DataType::Fp16),
+        {TensorId{1}, TensorId{2}, TensorId{3}});  // O is tensor 4
+  g.add(workload::make_data_movement("merge", Function::Transpose, {{1, 4, 128, 64}},
+                                     {{128, 256}}, DataType::Fp16),
+        {TensorId{4}});
+
+  const FusionPlan plan = plan_fusion(g, hw, FusionMode::Epilogue);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  const FusionGroup& group = plan.groups[0];
+  EXPECT_EQ(group.kind, FusionKind::Attention);
+  EXPECT_EQ(group.ops, (std::vector<std::size_t>{1, 2}));
+  // S and P as in AttentionRunsAsFlashAttention (131072 B each), plus O (1 x 4 x 128 x 64 x 2 =
+  // 65536 B), which the transpose would read and write: saved 2 x (2 x 131072 + 65536).
+  EXPECT_EQ(group.intermediate_bytes, Bytes{2ULL * 131072 + 65536});
+  EXPECT_EQ(group.dram_bytes_saved, Bytes{2ULL * (2 * 131072 + 65536)});
+
+  const Schedule fused = schedule_graph(g, hw, {.fusion = FusionMode::Epilogue});
+  ASSERT_EQ(fused.ops.size(), 3u);
+  // The split moves nothing (views of qkv); the merge neither, and runs in the attention kernel.
+  EXPECT_EQ(std::get<TransferWork>(fused.ops[0].work), TransferWork{});
+  EXPECT_EQ(std::get<TransferWork>(fused.ops[2].work), TransferWork{});
+  EXPECT_FALSE(fused.ops[2].own_kernel);
+
+  // Unfused, P V's batched output is b x heads x q x d: merging the heads is a real transpose,
+  // reading and writing O's 65536 B, in a kernel of its own. The split is still a view.
+  const Schedule unfused = schedule_graph(g, hw, {.fusion = FusionMode::None});
+  EXPECT_EQ(std::get<TransferWork>(unfused.ops[0].work), TransferWork{});
+  EXPECT_EQ(std::get<TransferWork>(unfused.ops[2].work),
+            (TransferWork{Bytes{65536}, Bytes{65536}}));
+  EXPECT_TRUE(unfused.ops[2].own_kernel);
+}
+
 TEST(Fusion, ElementwiseChainsOnlyInAllMode) {
   const auto hw = parse_arch(kMiniGpu);
   workload::Graph g{"g", "", {}, {}, {}};
