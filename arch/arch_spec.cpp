@@ -1053,6 +1053,12 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
                          "the runtime's host work per generation step", diags))
       out.llm_step_fixed_cost = time;
   }
+  if (node.has("eager_issue_time")) {
+    Seconds time;
+    if (read_kernel_time(node.at("eager_issue_time"), time, "an eager kernel issue time",
+                         "the host's time to launch one kernel without a CUDA graph", diags))
+      out.eager_issue_time = time;
+  }
   if (node.has("fusion")) {
     FusionMode mode = FusionMode::None;
     if (node.required_enum("fusion", mode, EnumTable<FusionMode>(kFusionModes), diags))
@@ -1261,6 +1267,8 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
     out += fmt::format("{}decode_kv_reread: {}\n", pad, *c.decode_kv_reread);
   if (c.llm_step_fixed_cost)
     out += fmt::format("{}llm_step_fixed_cost: {}\n", pad, us(*c.llm_step_fixed_cost));
+  if (c.eager_issue_time)
+    out += fmt::format("{}eager_issue_time: {}\n", pad, us(*c.eager_issue_time));
   if (c.fusion) out += fmt::format("{}fusion: {}\n", pad, to_string(*c.fusion));
   if (c.attention_backward)
     out += fmt::format("{}attention_backward: {}\n", pad, *c.attention_backward);

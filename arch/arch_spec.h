@@ -327,6 +327,11 @@ struct CalibrationSpec {
   // before the next step's first kernel), paid once per prefill and once per decode step of a
   // whole-model LLM row. Default 0.
   std::optional<Seconds> llm_step_fixed_cost;
+  // The host's time to issue one kernel in an eager runtime (kernels launched one by one from
+  // the CPU, no CUDA graph: the framework's dispatch, the runtime's enqueue and the driver's
+  // launch). A run launched eagerly starts its i-th kernel no earlier than i x this after its
+  // first, so a run of short kernels is bound by the host. Default 0 (as from a CUDA graph).
+  std::optional<Seconds> eager_issue_time;
   // The fusion the vendor's compiler and runtime apply to a whole model (a network or an LLM step
   // as the vendor's stack runs it): `coda run` and sweeps use it when not told otherwise, and
   // `coda validate` prices published whole-model rows with it. Default: none for a run,

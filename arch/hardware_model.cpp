@@ -218,6 +218,10 @@ double HardwareModel::llm_step_fixed_seconds() const {
                                                : 0.0;
 }
 
+double HardwareModel::eager_issue_seconds() const {
+  return spec_.calibration.eager_issue_time ? spec_.calibration.eager_issue_time->value : 0.0;
+}
+
 double HardwareModel::attention_backward_share() const {
   return spec_.calibration.attention_backward.value_or(1.0);
 }

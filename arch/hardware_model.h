@@ -136,6 +136,9 @@ class HardwareModel {
   DecodeAttention decode_attention() const;
   double decode_kv_reread() const;
   double llm_step_fixed_seconds() const;
+  // The host's time to issue one kernel in an eager runtime (calibration.eager_issue_time;
+  // default 0: never bound by the host).
+  double eager_issue_seconds() const;
   // The share of the forward's matrix rate a fused attention backward reaches (default 1).
   double attention_backward_share() const;
   // fa3's share of the shorter of matrix and softmax work hidden under the longer (default 1).

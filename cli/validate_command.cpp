@@ -43,6 +43,11 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
                 "With --corpus: fit each family of archs' calibration knobs on the calibration "
                 "split only and report both splits with them (writes calibration_*.yaml to --out)")
       ->needs(corpus);
+  cmd->add_flag("--fit-whole-models-only", args.fit_whole_models,
+                "With --fit: fit only the whole-model knobs (in_model_fixed_cost, "
+                "llm_step_fixed_cost, eager_issue_time, decode_kv_reread) on the calibration "
+                "split's whole-model rows, every kernel knob held at the arch's value")
+      ->needs("--fit");
   cmd->add_option("--models", args.models,
                   "Folder of the LLM presets llm_* rows name (default: configs/workloads/llm of "
                   "the repository the input file is in)")
@@ -90,7 +95,7 @@ int run_corpus(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::string why;
   const auto report = validation::compare_corpus(
-      *corpus, {.fit = args.fit, .pricing = {.llm_dir = llm_dir(args, args.corpus)}}, why);
+      *corpus, {.fit = args.fit, .fit_whole_models_only = args.fit_whole_models, .pricing = {.llm_dir = llm_dir(args, args.corpus)}}, why);
   if (!report) {
     err << why << "nothing was compared.\n";
     return 1;

@@ -19,6 +19,7 @@ struct ValidateArgs {
   std::string measurements;
   std::string corpus;  // a published-corpus manifest instead of --measurements and --arch
   bool fit = false;    // with --corpus: fit on the calibration split
+  bool fit_whole_models = false;  // with --fit: the whole-model knobs only
   std::string models;  // where llm_* rows find their model; empty: configs/workloads/llm of the
                        // repository the input lives in
   std::string arch;

@@ -81,11 +81,14 @@ std::optional<Prediction> price_graph(const workload::Graph& graph, mapper::Fusi
                                       bool by_unit, std::string& why);
 
 // The same for a schedule made on an arch that differs from `hw` at most in its calibration
-// (the schedule depends on the hardware's units and capacities, not on its rates).
+// (the schedule depends on the hardware's units and capacities, not on its rates). With
+// `eager`, the kernels are issued by the host one by one, hw.eager_issue_seconds() apart at the
+// least (sim/analytical/unit_costs.h, host_issued_seconds): the time the GPU waits on the host
+// is a part of its own ("host issue", unit "host").
 std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
                                          mapper::FusionMode fusion, const std::string& what,
                                          const arch::HardwareModel& hw, bool by_unit,
-                                         std::string& why);
+                                         std::string& why, bool eager = false);
 
 // Prices measured cases on one arch. Built once per arch (the hardware model and its CUDA-core
 // view are made in the constructor); predict() is pure and thread-safe.

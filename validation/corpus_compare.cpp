@@ -227,7 +227,7 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
       family.fit_rows = kernels.size() + models.size();
       if (family.fit_rows == 0) continue;
       FitResult fit;
-      if (!kernels.empty()) {
+      if (!kernels.empty() && !options.fit_whole_models_only) {
         fit = fit_calibration(kernels, specs, pricing,
                               {.scope = FitScope::Kernels, .min_rows_per_knob = kMinRowsPerKnob});
         for (std::size_t k = 0; k < specs.size(); ++k) specs[k].calibration = fit.fitted[k];

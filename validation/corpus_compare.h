@@ -62,6 +62,10 @@ struct CorpusReport {
 
 struct CorpusOptions {
   bool fit = false;          // fit each family on its calibration rows
+  // Fit only the whole-model knobs (in_model_fixed_cost, llm_step_fixed_cost,
+  // eager_issue_time, decode_kv_reread) on the whole-model rows, the kernels' knobs held at the
+  // archs' values (stage 2 alone).
+  bool fit_whole_models_only = false;
   PublishedPricing pricing;  // llm_* rows' models (cache: set by compare_corpus when null)
 };
 

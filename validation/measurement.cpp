@@ -212,6 +212,22 @@ std::optional<Problem> check_model(Measurement& m, std::string_view text) {
   return std::nullopt;
 }
 
+// llm_* and network rows may say how their kernels were launched; no other row does.
+std::string read_launch(Measurement& m, std::string_view t) {
+  for (const Launch l : {Launch::Default, Launch::Graph, Launch::Eager})
+    if (launch_name(l) == t) {
+      m.launch = l;
+      return {};
+    }
+  return "graph (a CUDA graph), eager (kernels launched one by one from the host) or nothing";
+}
+std::optional<Problem> check_launch(Measurement& m, std::string_view text) {
+  if (text.empty() || takes_model(m.kernel)) return std::nullopt;
+  m.launch = Launch::Default;
+  return Problem{fmt::format("{} takes no launch mode", info(m.kernel).name),
+                 "leave the cell empty; only llm_* and network rows (whole models) name one"};
+}
+
 using Writer = std::string (*)(const Measurement&);
 // Returns an empty string on success, else what was expected.
 using Reader = std::string (*)(Measurement&, std::string_view);
@@ -285,7 +301,7 @@ std::string read_shape(Measurement& m, std::string_view t) {
     return {};                                                                  \
   }
 
-const std::array<Column, 46> kColumns{{
+const std::array<Column, 47> kColumns{{
     {"kernel", [](const Measurement& m) { return std::string(info(m.kernel).name); }, read_kernel},
     {"dtype", [](const Measurement& m) { return std::string(dtype_name(m.dtype)); }, read_dtype,
      check_dtype},
@@ -294,6 +310,8 @@ const std::array<Column, 46> kColumns{{
     {"impl", [](const Measurement& m) { return std::string(impl_name(m.impl)); }, nullptr,
      check_impl},
     {"model", [](const Measurement& m) { return m.model; }, CODA_TEXT(model), check_model},
+    {"launch", [](const Measurement& m) { return std::string(launch_name(m.launch)); },
+     read_launch, check_launch},
     {"m", [](const Measurement& m) { return mnk(m, 'm'); }, nullptr},
     {"n", [](const Measurement& m) { return mnk(m, 'n'); }, nullptr},
     {"k", [](const Measurement& m) { return mnk(m, 'k'); }, nullptr},
@@ -458,6 +476,15 @@ bool split_record(std::string_view text, std::size_t& pos, int& line, std::vecto
 }
 
 }  // namespace
+
+std::string_view launch_name(Launch launch) {
+  switch (launch) {
+    case Launch::Default: return "";
+    case Launch::Graph: return "graph";
+    case Launch::Eager: return "eager";
+  }
+  return "";
+}
 
 double achieved_tflops(const Measurement& m) {
   if (m.operations <= 0 || std::isnan(m.median_us) || m.median_us <= 0) return kNotMeasured;

@@ -279,7 +279,8 @@ template <class Build>
 std::optional<Prediction> price_cached(const std::string& key, Build build,
                                        mapper::FusionMode fusion, const std::string& what,
                                        const arch::HardwareModel& hw,
-                                       const PublishedPricing& pricing, std::string& why) {
+                                       const PublishedPricing& pricing, std::string& why,
+                                       bool eager) {
   const auto make = [&]() -> std::optional<mapper::Schedule> {
     const std::optional<workload::Graph> graph = build();
     if (!graph) return std::nullopt;
@@ -296,12 +297,12 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
     if (why.empty()) why = "the workload could not be built";
     return std::nullopt;
   }
-  return price_schedule(*schedule, fusion, what, hw, true, why);
+  return price_schedule(*schedule, fusion, what, hw, true, why, eager);
 }
 
 std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
                                    workload::llm::PhaseKind phase, std::uint64_t batch,
-                                   std::uint64_t seq, std::uint64_t tp,
+                                   std::uint64_t seq, std::uint64_t tp, bool eager,
                                    const arch::HardwareModel& hw, const PublishedPricing& pricing,
                                    std::string& why) {
   const workload::llm::LlmPhase step{.kind = phase, .batch = batch, .seq_len = seq};
@@ -316,7 +317,7 @@ std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
   const std::string what = fmt::format("{} {} of {}, batch {}, {} tokens, TP {}", config.name,
                                        workload::llm::to_string(phase), to_string(config.dtype),
                                        batch, seq, tp);
-  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why);
+  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why, eager);
 }
 
 // Adds `times` x q's parts and seconds to p (the parts matched by unit).
@@ -358,18 +359,20 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
     return std::nullopt;
   }
   config->dtype = data_type_of(m.dtype);
+  const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
   const auto prefill = [&] {
-    return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, hw, pricing, why);
+    return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager, hw, pricing, why);
   };
   // The mean decode step over contexts input_len .. input_len + output_len - 1: the mean of the
   // first and the last (a step is affine in the context).
   const auto mean_decode = [&]() -> std::optional<Prediction> {
     const auto first =
-        llm_step(*config, PhaseKind::Decode, s.batch, s.input_len, s.tp, hw, pricing, why);
+        llm_step(*config, PhaseKind::Decode, s.batch, s.input_len, s.tp, eager, hw, pricing,
+                 why);
     if (!first) return std::nullopt;
     const auto last = llm_step(*config, PhaseKind::Decode, s.batch,
-                               s.input_len + s.output_len - 1, s.tp, hw, pricing, why);
+                               s.input_len + s.output_len - 1, s.tp, eager, hw, pricing, why);
     if (!last) return std::nullopt;
     Prediction mean;
     add_scaled(mean, *first, 0.5);
@@ -437,7 +440,8 @@ std::optional<Prediction> network(const Measurement& m, const arch::HardwareMode
   };
   const std::string what =
       fmt::format("{} at batch {}, {}", m.model, m.shape.batch, dtype_name(m.dtype));
-  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why);
+  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why,
+                      m.launch == Launch::Eager);
 }
 
 }  // namespace

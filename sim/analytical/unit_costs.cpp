@@ -723,4 +723,15 @@ std::optional<results::OpResult> evaluate_placed(const mapper::ScheduledOp& op,
   return out;
 }
 
+double host_issued_seconds(std::span<const double> kernels, double issue) {
+  double end = 0;
+  std::size_t issued = 0;
+  for (const double seconds : kernels) {
+    if (seconds <= 0) continue;
+    end = std::max(end, static_cast<double>(issued) * issue) + seconds;
+    ++issued;
+  }
+  return end;
+}
+
 }  // namespace coda::sim::analytical

@@ -31,6 +31,7 @@
 // byte + static power x the op's time (arch/energy.h gives every figure).
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "arch/hardware_model.h"
@@ -147,5 +148,12 @@ void remove_fused_traffic(results::OpResult& result, const mapper::ScheduledOp& 
 // vector unit's element operations.
 void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double vector_ops,
                 const arch::HardwareModel& hw);
+
+// The time of kernels that run one after another on one GPU when the host issues them eagerly,
+// kernel i no earlier than i x `issue` after the first (calibration.eager_issue_time): kernel i
+// starts at max(the end of kernel i - 1, i x issue) and runs its own `kernels[i]` seconds. With
+// issue 0 (a CUDA graph) it is their sum; with kernels shorter than `issue`, the host's n x issue
+// (plus the last kernel). Zero-time entries launch nothing and take no issue slot.
+double host_issued_seconds(std::span<const double> kernels, double issue);
 
 }  // namespace coda::sim::analytical

@@ -128,6 +128,21 @@ TEST(UnitCosts, AllReducePicksRingForLargeAndTreeForSmallMessages) {
   EXPECT_EQ(small.mapping[1], (std::pair<std::string, std::uint64_t>{"tree", 1}));
 }
 
+// Kernels issued eagerly, `issue` apart: kernel i starts at max(end of i - 1, i x issue).
+TEST(UnitCosts, HostIssuedKernelsWaitForTheHost) {
+  const std::vector<double> us{5, 1, 1, 0, 1};  // microseconds; the 0 launches nothing
+  std::vector<double> kernels;
+  for (const double t : us) kernels.push_back(t * 1e-6);
+  // issue 3 us: k0 0..5; k1 issued at 3, starts at 5, ends 6; k2 issued at 6, 6..7; the empty
+  // entry takes no slot; k3 issued at 9 (slot 3), 9..10. Total 10 us.
+  EXPECT_NEAR(host_issued_seconds(kernels, 3e-6), 10e-6, 1e-12);
+  // From a CUDA graph (issue 0): the sum, 8 us.
+  EXPECT_NEAR(host_issued_seconds(kernels, 0.0), 8e-6, 1e-12);
+  // A host slower than every kernel: 3 slots of 20 us, then the last kernel's 1 us.
+  EXPECT_NEAR(host_issued_seconds(kernels, 20e-6), 61e-6, 1e-12);
+  EXPECT_EQ(host_issued_seconds({}, 20e-6), 0.0);
+}
+
 TEST(UnitCosts, ASystolicSliceRunsOnEveryArrayAtOnce) {
   const auto hw = parse_arch(kMiniNpu);
   const auto op = placed(workload::make_gemm("fc", 64, 64, 16, DataType::Int8), hw);

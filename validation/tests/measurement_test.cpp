@@ -10,7 +10,7 @@ namespace {
 
 // The schema of docs/validation.md, column by column.
 constexpr const char* kHeader =
-    "kernel,dtype,shape,impl,model,m,n,k,batch,heads,seq,head_dim,rows,cols,elements,repetitions,"
+    "kernel,dtype,shape,impl,model,launch,m,n,k,batch,heads,seq,head_dim,rows,cols,elements,repetitions,"
     "warmup,median_us,min_us,max_us,operations,bytes,tflops,gbps,max_error,tolerance,passed,"
     "quant_error_per_tensor,quant_error_per_channel,buffer_sets,working_set_bytes,tiling,device,"
     "compute_capability,sm_count,sm_clock_mhz,mem_clock_mhz,l2_bytes,driver,cuda_runtime,ecc,date,"
@@ -125,10 +125,10 @@ TEST(MeasurementCsv, BadCellIsLocated) {
   Diagnostics diags;
   EXPECT_FALSE(read_measurements(text, "fixture.csv", diags));
   ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
-  // The median cell starts after the 56 characters of
-  // "gemm_int8,int8,m=64 n=128 k=256,,,64,128,256,,,,,,,,5,1," (impl and model empty).
+  // The median cell starts after the 57 characters of
+  // "gemm_int8,int8,m=64 n=128 k=256,,,,64,128,256,,,,,,,,5,1," (impl, model, launch empty).
   EXPECT_EQ(format(diags.all()[0]),
-            "fixture.csv:2:57: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
+            "fixture.csv:2:58: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
             "number or nothing");
 }
 
@@ -246,11 +246,11 @@ TEST(PublishedRows, NewColumnsRoundTripThroughTheWriter) {
   write_measurement_row(out, llm);
   // Forward, not causal: 4 * 2 * 16 * 1024^2 * 64 = 8589934592 operations.
   EXPECT_NE(out.str().find("attention_fwd,bf16,batch=2 heads=16 seq=1024 head_dim=64 causal=0 "
-                           "kv_heads=16,fa2,,,,,2,16,1024,64,"),
+                           "kv_heads=16,fa2,,,,,,2,16,1024,64,"),
             std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("llm_decode,fp16,batch=4 input_len=512 output_len=256 tp=2,,"
-                           "mixtral_8x7b,,,,4,"),
+                           "mixtral_8x7b,,,,,4,"),
             std::string::npos)
       << out.str();
   Diagnostics diags;
@@ -268,8 +268,8 @@ TEST(PublishedRows, NewColumnsRoundTripThroughTheWriter) {
 TEST(PublishedRows, CodaBenchRowsLeaveTheNewCellsEmpty) {
   std::ostringstream out;
   write_measurement_row(out, fixture_int8_row());
-  // kernel, dtype, shape, then empty impl and model; software (after date) empty too.
-  EXPECT_EQ(out.str().rfind("gemm_int8,int8,m=64 n=128 k=256,,,64,", 0), 0u) << out.str();
+  // kernel, dtype, shape, then empty impl, model and launch; software (after date) empty too.
+  EXPECT_EQ(out.str().rfind("gemm_int8,int8,m=64 n=128 k=256,,,,64,", 0), 0u) << out.str();
   EXPECT_NE(out.str().find(",2000-01-01T00:00:00Z,,fixture: not a measurement,,"),
             std::string::npos)
       << out.str();
@@ -315,6 +315,39 @@ TEST(PublishedRows, ModelMissingOrWhereNoneBelongs) {
   EXPECT_EQ(format(diags.all()[0]),
             "no_model.csv:2:1: error: row 2, column 'model': network needs a model; name a "
             "CNN-zoo name such as resnet50");
+}
+
+// A whole-model row may say how its kernels were launched (launch: graph or eager); no kernel
+// row does, and any other word is named with the valid ones.
+TEST(PublishedRows, LaunchModeOnWholeModelRowsOnly) {
+  const std::string header =
+      "kernel,dtype,shape,model,launch,median_us,source\n";
+  Diagnostics diags;
+  const auto rows = read_measurements(
+      header + "llm_prefill,fp16,batch=1 input_len=128 tp=1,llama2_7b,eager,10,FIXTURE\n"
+               "llm_decode,bf16,batch=1 input_len=5 output_len=200 tp=1,llama2_7b,graph,10,FIXTURE\n"
+               "network,int8,batch=1,resnet50,,10,FIXTURE\n",
+      "launch.csv", diags);
+  ASSERT_TRUE(rows) << diags.format_all();
+  EXPECT_EQ((*rows)[0].launch, Launch::Eager);
+  EXPECT_EQ((*rows)[1].launch, Launch::Graph);
+  EXPECT_EQ((*rows)[2].launch, Launch::Default);
+
+  // "gemm,fp16,m=64 n=64 k=64,," is 26 characters: the launch cell starts at column 27.
+  Diagnostics gemm;
+  EXPECT_FALSE(read_measurements(header + "gemm,fp16,m=64 n=64 k=64,,eager,10,FIXTURE\n",
+                                 "launch.csv", gemm));
+  ASSERT_EQ(gemm.error_count(), 1u) << gemm.format_all();
+  EXPECT_EQ(format(gemm.all()[0]),
+            "launch.csv:2:27: error: row 2, column 'launch': gemm takes no launch mode; leave the "
+            "cell empty; only llm_* and network rows (whole models) name one");
+  Diagnostics word;
+  EXPECT_FALSE(read_measurements(
+      header + "llm_prefill,fp16,batch=1 input_len=128 tp=1,llama2_7b,graphs,10,FIXTURE\n",
+      "launch.csv", word));
+  ASSERT_EQ(word.error_count(), 1u) << word.format_all();
+  EXPECT_NE(format(word.all()[0]).find("column 'launch'"), std::string::npos) << word.format_all();
+  EXPECT_NE(format(word.all()[0]).find("graph (a CUDA graph), eager"), std::string::npos);
 }
 
 TEST(PublishedRows, ShapeRulesOfTheNewKernels) {
