@@ -948,6 +948,7 @@ std::vector<CaseClass> classes_of(Kernel kernel) {
     case Kernel::Gemm: return {CaseClass::Gemm};
     case Kernel::AttentionFwd:
     case Kernel::AttentionBwd:
+    case Kernel::AttentionFwdBwd:
     case Kernel::AttentionDecode: return {CaseClass::Attention};
     case Kernel::Softmax:
     case Kernel::PublishedLayerNorm:

@@ -32,7 +32,7 @@ constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
 // llm_decode, llm_generate: the decode attention's class (arch::DecodeAttention).
 constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead};
 
-constexpr std::array<KernelInfo, 38> kCatalog{{
+constexpr std::array<KernelInfo, 39> kCatalog{{
     {Kernel::GemmNaive, "gemm_naive", ShapeKind::Gemm, kFp32, "one thread per C element"},
     {Kernel::GemmTiled, "gemm_tiled", ShapeKind::Gemm, kFp32, "shared-memory tiled fp32 GEMM"},
     {Kernel::GemmWmma, "gemm_wmma", ShapeKind::Gemm, kHalves,
@@ -74,6 +74,8 @@ constexpr std::array<KernelInfo, 38> kCatalog{{
      "published: attention forward, q_len = kv_len = seq", true, kAttentionImpls},
     {Kernel::AttentionBwd, "attention_bwd", ShapeKind::AttentionGqa, kAttentionTypes,
      "published: attention backward (dQ, dK, dV)", true, kAttentionImpls},
+    {Kernel::AttentionFwdBwd, "attention_fwd_bwd", ShapeKind::AttentionGqa, kAttentionTypes,
+     "published: attention forward + backward, the sum of the two", true, kAttentionImpls},
     {Kernel::AttentionDecode, "attention_decode", ShapeKind::DecodeGqa, kAttentionTypes,
      "published: one query token over a KV cache of seq tokens", true},
     {Kernel::Softmax, "softmax", ShapeKind::Rows, kRowTypes, "published: softmax over cols", true},
@@ -305,10 +307,13 @@ double operation_count(Kernel kernel, DType /*dtype*/, const Shape& s) {
       // 4*b*h*s^2*d (kv_heads changes the bytes, not the arithmetic). Causal: halved, as the
       // FlashAttention papers and their benchmarks count it (the masked half is skipped), so
       // TFLOP/s read from their figures convert back with the same count. Backward: 2.5x the
-      // forward, FlashAttention-2's convention (five matmuls to the forward's two).
+      // forward, FlashAttention-2's convention (five matmuls to the forward's two). Forward +
+      // backward: 3.5x (benchmark_flash_attention.py's flops(mode="fwd_bwd")).
       double ops = 4.0 * d(s.batch) * d(s.heads) * d(s.seq) * d(s.seq) * d(s.head_dim);
       if (s.causal != 0) ops /= 2.0;
-      return kernel == Kernel::AttentionBwd ? 2.5 * ops : ops;
+      if (kernel == Kernel::AttentionBwd) return 2.5 * ops;
+      if (kernel == Kernel::AttentionFwdBwd) return 3.5 * ops;
+      return ops;
     }
     case ShapeKind::DecodeGqa:
       // One query per (batch, head): q K^T and p V over seq keys, seq*d multiply-adds each.
@@ -371,13 +376,18 @@ double minimum_bytes(Kernel kernel, DType dtype, const Shape& s) {
     case Kernel::Gemm:  // A[m,k] and B[k,n] read, C[m,n] written in the input type, per GEMM
       return d(s.batch) * (d(s.m) * d(s.k) + d(s.k) * d(s.n) + d(s.m) * d(s.n)) * e;
     case Kernel::AttentionFwd:
-    case Kernel::AttentionBwd: {
+    case Kernel::AttentionBwd:
+    case Kernel::AttentionFwdBwd: {
       // Q and O are b*h*s*d elements each; K and V b*kv_heads*s*d each (shared by the heads of a
       // group). Forward: Q, K, V read, O written. Backward: Q, K, V, O, dO read, dQ, dK, dV
-      // written; its softmax statistics (b*h*s fp32 values) are not counted.
+      // written; its softmax statistics (b*h*s fp32 values) are not counted. Forward + backward:
+      // the two kernels' bytes (O is written by one and read back by the other).
       const double q = d(s.batch) * d(s.heads) * d(s.seq) * d(s.head_dim);
       const double kv = d(s.batch) * d(s.kv_heads) * d(s.seq) * d(s.head_dim);
-      return kernel == Kernel::AttentionFwd ? (2.0 * q + 2.0 * kv) * e : (4.0 * q + 4.0 * kv) * e;
+      const double fwd = (2.0 * q + 2.0 * kv) * e;
+      const double bwd = (4.0 * q + 4.0 * kv) * e;
+      if (kernel == Kernel::AttentionFwd) return fwd;
+      return kernel == Kernel::AttentionBwd ? bwd : fwd + bwd;
     }
     case Kernel::AttentionDecode:
       // The K and V caches (b*kv_heads*seq*d each) read, q read and o written (b*h*d each).

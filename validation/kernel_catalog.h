@@ -39,6 +39,7 @@ enum class Kernel : std::uint8_t {
   Gemm,
   AttentionFwd,
   AttentionBwd,
+  AttentionFwdBwd,  // a forward and its backward, timed as one row (fwd + bwd)
   AttentionDecode,
   Softmax,
   PublishedLayerNorm,

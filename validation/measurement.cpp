@@ -169,8 +169,8 @@ std::optional<Problem> check_impl(Measurement& m, std::string_view text) {
   const KernelInfo& k = info(m.kernel);
   if (k.impls.empty())
     return Problem{fmt::format("{} takes no implementation class", k.name),
-                   "leave the cell empty; only gemm, attention_fwd, attention_bwd and the "
-                   "collectives name one"};
+                   "leave the cell empty; only gemm, attention_fwd, attention_bwd, "
+                   "attention_fwd_bwd and the collectives name one"};
   std::vector<std::string_view> names;
   for (Impl i : k.impls) {
     if (impl_name(i) == text) {

@@ -176,6 +176,31 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
                             c.dram_seconds * 1e6, c.fixed_seconds * 1e6));
 }
 
+// A forward and its backward as one row: the two priced apart and summed, as the published
+// figures time them (flash-attention's benchmark_fwd_bwd: the forward's mean + the backward's),
+// each with its own fixed cost.
+std::optional<Prediction> attention_fwd_bwd(const Measurement& m, const arch::HardwareModel& hw,
+                                            std::string& why) {
+  Prediction out;
+  double longest = -1;
+  for (const Kernel kernel : {Kernel::AttentionFwd, Kernel::AttentionBwd}) {
+    Measurement pass = m;
+    pass.kernel = kernel;
+    const std::optional<Prediction> p = m.impl == Impl::Unfused ? unfused_attention(pass, hw, why)
+                                                                : fused_attention(pass, hw, why);
+    if (!p) return std::nullopt;
+    out.seconds += p->seconds;
+    out.parts.insert(out.parts.end(), p->parts.begin(), p->parts.end());
+    out.model += fmt::format("{}{}: {}", out.model.empty() ? "" : " + ", info(kernel).name,
+                             p->model);
+    if (p->seconds > longest) {
+      longest = p->seconds;
+      out.bound = p->bound;
+    }
+  }
+  return out;
+}
+
 // ---- row kernels and copies --------------------------------------------------------------------
 
 std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& hw,
@@ -456,6 +481,7 @@ std::optional<Prediction> predict_published(const Measurement& m, const arch::Ha
     case Kernel::AttentionBwd:
       if (m.impl == Impl::Unfused) return unfused_attention(m, hw, why);
       return fused_attention(m, hw, why);
+    case Kernel::AttentionFwdBwd: return attention_fwd_bwd(m, hw, why);
     case Kernel::AttentionDecode: return fused_attention(m, hw, why);
     case Kernel::Softmax:
     case Kernel::PublishedLayerNorm:

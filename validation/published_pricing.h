@@ -11,6 +11,9 @@
 //   attention_fwd/bwd fused_attention_cost (unit_costs.h) with the row's implementation class
 //                     (fa2, fa3; empty: the arch's), blocks of 128 queries; `unfused` runs
 //                     decompose-attention's three kernels through the schedule.
+//   attention_fwd_bwd the forward plus the backward, each priced as above with its own fixed
+//                     cost (the figures time them apart and add the means); `unfused` is not
+//                     priced (no unfused backward).
 //   attention_decode  fused_attention_cost with one query per sequence.
 //   softmax, norms, gelu, silu, copy
 //                     one op of coda's graph through the schedule and the analytical engine.

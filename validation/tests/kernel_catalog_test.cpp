@@ -44,6 +44,8 @@ TEST(KernelCatalog, PublishedKernelsAsTheReadmeLists) {
   EXPECT_EQ(dtypes_of(Kernel::Network), (std::vector{DType::Int8, DType::Fp16, DType::Fp32}));
   EXPECT_EQ(info(Kernel::PublishedLayerNorm).name, "layer_norm");
   EXPECT_EQ(info(Kernel::AttentionBwd).impls.size(), 3u);  // fa2, fa3, unfused
+  EXPECT_EQ(info(Kernel::AttentionFwdBwd).name, "attention_fwd_bwd");
+  EXPECT_EQ(info(Kernel::AttentionFwdBwd).impls.size(), 3u);
   EXPECT_TRUE(info(Kernel::AttentionDecode).impls.empty());
   EXPECT_EQ(info(Kernel::ReduceScatter).impls.front(), Impl::Ring);
   EXPECT_TRUE(takes_model(Kernel::LlmPrefill));
@@ -51,7 +53,7 @@ TEST(KernelCatalog, PublishedKernelsAsTheReadmeLists) {
   EXPECT_FALSE(takes_model(Kernel::Gemm));
   std::size_t published = 0;
   for (const KernelInfo& k : kernel_catalog()) published += k.published_only ? 1 : 0;
-  EXPECT_EQ(published, 17u);
+  EXPECT_EQ(published, 18u);
 }
 
 TEST(KernelCatalog, OptionalKeysTakeTheirDefaults) {
@@ -103,6 +105,10 @@ TEST(KernelCatalog, AttentionOperationsAndBytes) {
   EXPECT_DOUBLE_EQ(operation_count(Kernel::AttentionBwd, DType::Bf16, gqa), 40960.0);
   // Q, O, dO, dQ (1024 each) and K, V, dK, dV (256 each): (4096 + 1024) * 2 B = 10240.
   EXPECT_DOUBLE_EQ(minimum_bytes(Kernel::AttentionBwd, DType::Bf16, gqa), 10240.0);
+  // Forward + backward: 3.5 x the causal forward = 57344 (benchmark_flash_attention.py's
+  // fwd_bwd count); the two kernels' bytes, 5120 + 10240 = 15360.
+  EXPECT_DOUBLE_EQ(operation_count(Kernel::AttentionFwdBwd, DType::Bf16, gqa), 57344.0);
+  EXPECT_DOUBLE_EQ(minimum_bytes(Kernel::AttentionFwdBwd, DType::Bf16, gqa), 15360.0);
 
   Shape decode{.batch = 2, .heads = 8, .seq = 100, .head_dim = 64};
   decode.kv_heads = 2;

@@ -292,8 +292,8 @@ TEST(PublishedRows, UnknownImplSuggestsTheClosestAndListsTheKernels) {
 TEST(PublishedRows, ImplOnAKernelThatTakesNone) {
   EXPECT_EQ(only_error("softmax,fp16,rows=64 cols=64,fa2,,10,,,FIXTURE,,\n"),
             "published.csv:2:30: error: row 2, column 'impl': softmax takes no implementation "
-            "class; leave the cell empty; only gemm, attention_fwd, attention_bwd and the "
-            "collectives name one");
+            "class; leave the cell empty; only gemm, attention_fwd, attention_bwd, "
+            "attention_fwd_bwd and the collectives name one");
 }
 
 TEST(PublishedRows, ModelMissingOrWhereNoneBelongs) {

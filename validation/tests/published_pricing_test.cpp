@@ -134,6 +134,15 @@ TEST(PublishedPricing, FlashAttention2AddsItsSoftmaxToItsGemms) {
   const double bwd_matrix = kPairs * 640 / (2048 * 0.5 * 0.5 * kSms * kClock * kWaveEfficiency);
   EXPECT_NEAR(seconds(backward, row(Kernel::AttentionBwd, DType::Bf16, shape, Impl::Fa2)),
               4e-6 + bwd_matrix + kSoftmax, 2 * kCycle);
+  // Forward + backward as one row: the two, each with its fixed cost (4 us):
+  // 8 us + matrix + bwd_matrix + 2 softmax.
+  EXPECT_NEAR(seconds(backward, row(Kernel::AttentionFwdBwd, DType::Bf16, shape, Impl::Fa2)),
+              8e-6 + matrix + bwd_matrix + 2 * kSoftmax, 4 * kCycle);
+  // Unfused, its backward is not modelled, so neither is the pair; the reason says so.
+  std::string why;
+  EXPECT_FALSE(backward.predict(row(Kernel::AttentionFwdBwd, DType::Bf16, shape, Impl::Unfused),
+                                why));
+  EXPECT_NE(why.find("unfused attention backward is not modelled"), std::string::npos) << why;
 }
 
 TEST(PublishedPricing, AnAllReduceIsNcclsCheapestPairAtTheLinksAchievableBandwidth) {
