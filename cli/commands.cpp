@@ -44,6 +44,7 @@ struct RunArgs {
   std::string fusion;  // empty: the arch's calibration.fusion, else none
   std::string attention;  // empty: the arch's choice
   std::string decode_attention;  // empty: the arch's choice
+  std::string launch = "graph";
   std::string mapper = "fixed";
   SearchArgs search;
   bool search_options_given = false;  // a search option without --mapper search
@@ -174,6 +175,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
       files.decode_attention = args.decode_attention == "per_head"
                                    ? arch::DecodeAttention::PerHead
                                    : arch::DecodeAttention::Grouped;
+    files.eager = args.launch == "eager";  // CLI11 has checked the name
     if (!read_precision(args.precision, files.precision, err)) return 2;
     if (args.mapper == "search") {
       files.search = read_search(args.search, err);
@@ -206,7 +208,8 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                            [&](const auto& op) { return op.bound == bound; });
     };
     out << fmt::format("{} cycles = {} at {}; {} of {} ops memory-bound{}\n",
-                       run->total.cycles.value, to_string(results::run_time(*run)),
+                       run->total.cycles.value,
+                       to_string(Seconds{results::run_time(*run).value - run->host_wait.value}),
                        to_string(run->clock), count(results::Bound::Memory), run->ops.size(),
                        count(results::Bound::Latency) > 0
                            ? fmt::format(", {} latency-bound", count(results::Bound::Latency))
@@ -220,6 +223,13 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
                                              results::run_time(*run).value / 1e12 /
                                              run->area.value)
                            : std::string());
+    if (!run->launch.empty())
+      out << fmt::format("launched {}: the host issues a kernel every {} at the least, so the "
+                         "GPU also waits {} on it: {} in all ({:.1f}% waiting)\n",
+                         run->launch == "eager" ? "eagerly" : run->launch,
+                         to_string(run->host_issue), to_string(run->host_wait),
+                         to_string(results::run_time(*run)),
+                         100.0 * run->host_wait.value / results::run_time(*run).value);
     if (run->stalls) out << stall_lines(*run);
     if (run->fusion_mode != "none") out << fusion_lines(*run);
     if (run->residency) out << residency_lines(*run->residency);
@@ -321,6 +331,13 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "TensorRT-LLM's MMHA before v0.7.1); default: the arch's "
                   "(calibration.decode_attention, else grouped); docs/cost_models.md")
       ->check(CLI::IsMember({"grouped", "per_head"}));
+  run->add_option("--launch", run_args.launch,
+                  "How the kernels are launched: graph (from a CUDA graph: the host never holds "
+                  "the GPU back) or eager (one by one from the host, the arch's "
+                  "calibration.eager_issue_time apart at the least, so runs of short kernels wait "
+                  "on the host); run.json records it (launch); docs/cost_models.md")
+      ->check(CLI::IsMember({"graph", "eager"}))
+      ->capture_default_str();
   run->add_option("--mapper", run_args.mapper,
                   "How contractions are mapped: fixed (the closed forms: a systolic array's "
                   "dataflow, the GPU model's thread-block tiles) or search (a loop-nest mapping "

@@ -34,9 +34,10 @@ double compute_utilization(const RunResult& run) {
 }
 
 Seconds run_time(const RunResult& run) {
-  return Seconds{run.clock.value > 0
-                     ? static_cast<double>(run.total.cycles.value) / run.clock.value
-                     : 0.0};
+  return Seconds{(run.clock.value > 0
+                      ? static_cast<double>(run.total.cycles.value) / run.clock.value
+                      : 0.0) +
+                 run.host_wait.value};
 }
 
 Watts average_power(const RunResult& run) {
@@ -210,6 +211,10 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
     j["kernels"] = {{"gemm_path", run.gemm_path},
                     {"attention", run.attention_impl},
                     {"decode_attention", run.decode_attention}};
+  if (!run.launch.empty())
+    j["launch"] = {{"mode", run.launch},
+                   {"issue_time_s", run.host_issue.value},
+                   {"host_wait_s", run.host_wait.value}};
   const MemoryFootprint& m = run.memory;
   j["memory"] = {{"status", m.status},
                  {"needed_bytes", m.needed.value},
@@ -262,6 +267,13 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
     run.gemm_path = k->at("gemm_path").get<std::string>();
     run.attention_impl = k->at("attention").get<std::string>();
     run.decode_attention = k->value("decode_attention", std::string{});  // absent before it
+  }
+  run.launch.clear();
+  run.host_issue = run.host_wait = Seconds{};
+  if (const auto l = j.find("launch"); l != j.end()) {  // absent unless launched eagerly
+    run.launch = l->at("mode").get<std::string>();
+    run.host_issue.value = l->at("issue_time_s").get<double>();
+    run.host_wait.value = l->at("host_wait_s").get<double>();
   }
   run.fusion.clear();
   run.fusion_rejected.clear();

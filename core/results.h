@@ -200,6 +200,12 @@ struct RunResult {
   std::string gemm_path;
   std::string attention_impl;
   std::string decode_attention;      // "grouped" or "per_head" (arch::DecodeAttention)
+  // How the kernels were launched: empty (from a CUDA graph, or no host modelled) or "eager"
+  // (issued one by one by the host, at least host_issue apart: calibration.eager_issue_time).
+  // host_wait is the time the GPU waited on the host beyond the ops' own; run_time adds it.
+  std::string launch;
+  Seconds host_issue;
+  Seconds host_wait;
   std::vector<FusedGroup> fusion;    // the groups fused, in execution order
   std::vector<RejectedGroup> fusion_rejected;
   // Tensors held on chip across ops; absent where no residency was planned (no systolic matrix

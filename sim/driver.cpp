@@ -10,6 +10,7 @@
 #include "core/hash.h"
 #include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/unit_costs.h"
 #include "workloads/importers.h"
 
 namespace coda::sim {
@@ -92,6 +93,24 @@ results::RunResult run_schedule(const Engine& engine, const mapper::Schedule& sc
   return run;
 }
 
+void add_host_issue(results::RunResult& run, const mapper::Schedule& schedule, double issue) {
+  run.launch = "eager";
+  run.host_issue = Seconds{issue};
+  if (run.ops.size() != schedule.ops.size() || run.clock.value <= 0) return;
+  // One entry per kernel: an op that launches its own, plus the ops fused into it after it.
+  std::vector<double> kernels;
+  double own = 0;
+  for (std::size_t i = 0; i < run.ops.size(); ++i) {
+    const double seconds = static_cast<double>(run.ops[i].cost.cycles.value) / run.clock.value;
+    own += seconds;
+    if (schedule.ops[i].own_kernel || kernels.empty())
+      kernels.push_back(seconds);
+    else
+      kernels.back() += seconds;
+  }
+  run.host_wait = Seconds{std::max(0.0, analytical::host_issued_seconds(kernels, issue) - own)};
+}
+
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags) {
   EngineRegistry builtin;
   if (files.engines == nullptr) register_builtin_engines(builtin);
@@ -126,6 +145,14 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
     }
     spec.calibration.decode_attention = *files.decode_attention;
   }
+  if (files.eager && !spec.calibration.eager_issue_time) {
+    diags.error({files.arch.string(), 0, 0}, "--launch eager",
+                "the arch states no calibration.eager_issue_time (the host's time to issue one "
+                "kernel), so an eager launch cannot be priced",
+                "add calibration.eager_issue_time to the arch (e.g. 16 us, as nvidia_h100_sxm.yaml "
+                "states for TensorRT-LLM's runtime), or leave --launch out (a CUDA graph)");
+    return std::nullopt;
+  }
   if (spec.dram.model == arch::DramModel::ScaleSim &&
       (files.search || files.engine != "analytical")) {
     diags.error({files.arch.string(), 0, 0}, "dram.model",
@@ -153,6 +180,7 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   }
   results::RunResult run =
       run_schedule(*engine, schedule, *graph, hw, files.search, RunOptions{files.trace});
+  if (files.eager) add_host_issue(run, schedule, hw.eager_issue_seconds());
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
       {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};

@@ -44,11 +44,20 @@ struct RunFiles {
   std::optional<arch::AttentionImpl> attention;
   // The decode-attention class, over the arch's (calibration.decode_attention).
   std::optional<arch::DecodeAttention> decode_attention;
+  // Kernels issued one by one by the host (calibration.eager_issue_time apart at the least)
+  // instead of from a CUDA graph; the arch must state the issue time.
+  bool eager = false;
 };
 
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an
 // unknown engine name.
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags);
+
+// Marks `run` (the engine's result for `schedule`) as launched eagerly, `issue` seconds a kernel
+// at the least (calibration.eager_issue_time), and sets its host_wait: the kernels (an op that
+// launches its own, with the ops fused into it) through analytical::host_issued_seconds, less
+// the ops' own time.
+void add_host_issue(results::RunResult& run, const mapper::Schedule& schedule, double issue);
 
 // Runs `schedule` (made from `graph` on `hw`) on `engine` and records what a run records beyond
 // the engine's own result: the ops skipped, the fusion groups and rejected candidates (by op

@@ -14,6 +14,7 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/unit_costs.h"
+#include "sim/driver.h"
 #include "validation/kernels/tiling.h"
 #include "workloads/builders.h"
 #include "workloads/graph.h"
@@ -807,7 +808,7 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
                       schedule.unsupported.front().reason);
     return std::nullopt;
   }
-  const results::RunResult run = an::AnalyticalEngine{}.run(schedule, hw, {});
+  results::RunResult run = an::AnalyticalEngine{}.run(schedule, hw, {});
   if (!run.skipped.empty()) {
     why = fmt::format("op '{}': {}", run.skipped.front().name, run.skipped.front().reason);
     return std::nullopt;
@@ -840,17 +841,9 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
   }
   const double issue = eager ? hw.eager_issue_seconds() : 0.0;
   std::string host;
-  if (issue > 0 && run.ops.size() == schedule.ops.size()) {
-    // One entry per kernel: an op that launches its own, plus the ops fused into it after it.
-    std::vector<double> kernels;
-    for (std::size_t i = 0; i < run.ops.size(); ++i) {
-      const double seconds = static_cast<double>(run.ops[i].cost.cycles.value) / clock;
-      if (schedule.ops[i].own_kernel || kernels.empty())
-        kernels.push_back(seconds);
-      else
-        kernels.back() += seconds;
-    }
-    const double waited = an::host_issued_seconds(kernels, issue) - p.seconds;
+  if (issue > 0) {
+    sim::add_host_issue(run, schedule, issue);
+    const double waited = run.host_wait.value;
     if (waited > 0) {
       p.parts.push_back({.name = "host issue", .unit = "host", .seconds = waited,
                          .compute_seconds = 0, .dram_bytes = 0,

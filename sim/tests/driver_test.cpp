@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace coda::sim {
 namespace {
@@ -144,6 +145,60 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
   EXPECT_EQ(npu_diags.format_all(),
             "configs/arch/rk3588_npu.yaml: error: --decode-attention: the arch has no tensor "
             "cores: its decode attention is not a GPU kernel; leave --decode-attention out\n1 error\n");
+}
+
+// An eager launch: kernel i waits for the host's i-th issue slot (add_host_issue).
+TEST(Driver, EagerLaunchWaitsOnTheHost) {
+  // Three ops at 1 GHz: a kernel of 10 us, an op fused into it (2 us, no kernel of its own) and a
+  // kernel of 1 us. The host issues every 20 us: the first kernel runs 0..12 us, the second is
+  // issued at 20 us and ends at 21 us; the ops' own time is 13 us, so the GPU waits 8 us.
+  mapper::Schedule schedule;
+  schedule.ops.resize(3);
+  schedule.ops[1].own_kernel = false;
+  results::RunResult run;
+  run.clock = Hertz{1e9};
+  run.ops.resize(3);
+  run.ops[0].cost.cycles = Cycles{10000};
+  run.ops[1].cost.cycles = Cycles{2000};
+  run.ops[2].cost.cycles = Cycles{1000};
+  run.total.cycles = Cycles{13000};
+  add_host_issue(run, schedule, 20e-6);
+  EXPECT_EQ(run.launch, "eager");
+  EXPECT_DOUBLE_EQ(run.host_issue.value, 20e-6);
+  EXPECT_NEAR(run.host_wait.value, 8e-6, 1e-12);
+  EXPECT_NEAR(results::run_time(run).value, 21e-6, 1e-12);
+  // A host faster than every kernel never holds the GPU back.
+  add_host_issue(run, schedule, 1e-6);
+  EXPECT_EQ(run.host_wait.value, 0.0);
+
+  // run_files: the H100 preset states eager_issue_time; the ops are priced as from a graph and
+  // the wait comes on top, recorded in run.json.
+  const std::filesystem::path trace = "configs/sweeps/workloads/llama2_7b_decode_b1_ctx2k_int8.json";
+  Diagnostics diags;
+  RunFiles files{"configs/arch/nvidia_h100_sxm.yaml", trace, "analytical"};
+  const auto graph = run_files(files, diags);
+  files.eager = true;
+  const auto eager = run_files(files, diags);
+  ASSERT_TRUE(graph && eager) << diags.format_all();
+  EXPECT_TRUE(graph->launch.empty());
+  EXPECT_EQ(eager->launch, "eager");
+  EXPECT_EQ(eager->total, graph->total);
+  EXPECT_GT(eager->host_wait.value, 0.0);
+  EXPECT_NEAR(results::run_time(*eager).value,
+              results::run_time(*graph).value + eager->host_wait.value, 1e-12);
+  nlohmann::ordered_json j = *eager;
+  EXPECT_EQ(j.at("launch").at("mode"), "eager");
+  EXPECT_EQ(j.get<results::RunResult>(), *eager);
+
+  // An arch that states no issue time cannot price an eager launch: a located error.
+  RunFiles a100{"configs/arch/nvidia_a100_sxm_80gb.yaml", trace, "analytical"};
+  a100.eager = true;
+  Diagnostics a100_diags;
+  EXPECT_FALSE(run_files(a100, a100_diags));
+  EXPECT_NE(a100_diags.format_all().find("configs/arch/nvidia_a100_sxm_80gb.yaml: error: --launch "
+                                         "eager: the arch states no calibration.eager_issue_time"),
+            std::string::npos)
+      << a100_diags.format_all();
 }
 
 TEST(Driver, UnknownEngineListsTheKnownOnes) {
