@@ -596,6 +596,8 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
     const bool in_model =
         k.kind == KnobKind::InModelFixedCost || k.kind == KnobKind::LlmStepFixedCost ||
         k.kind == KnobKind::EagerIssueTime || k.kind == KnobKind::DecodeKvReread;
+    if (options.scope == FitScope::GraphKernels) return k.kind != KnobKind::InModelFixedCost;
+    if (options.hold_in_model_fixed_cost && k.kind == KnobKind::InModelFixedCost) return true;
     return (options.scope == FitScope::Kernels && in_model) ||
            (options.scope == FitScope::WholeModels && !in_model);
   });
@@ -608,6 +610,9 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
     return r;
   };
   const auto step_of = [](const Knob& k, double v) {
+    // The in-model fixed cost acts as min(itself, the standalone one), so it starts at its upper
+    // bound, where only a step down moves a prediction.
+    if (k.kind == KnobKind::InModelFixedCost && v > 1e-7) return -0.05 * v;
     if (k.kind == KnobKind::FixedCost || k.kind == KnobKind::InModelFixedCost ||
         k.kind == KnobKind::LlmStepFixedCost || k.kind == KnobKind::EagerIssueTime)
       return std::max(0.05 * v, 1e-7);
@@ -974,6 +979,10 @@ bool Predictor::whole_model(Kernel kernel) {
          kernel == Kernel::LlmGenerate || kernel == Kernel::Network;
 }
 
+bool Predictor::in_model(const Measurement& m) {
+  return whole_model(m.kernel) || m.launch == Launch::Graph;
+}
+
 Predictor::Predictor(const arch::ArchSpec& spec, PublishedPricing pricing)
     : hw_(spec), standalone_(standalone_view(spec)), pricing_(std::move(pricing)) {
   if (auto view = cuda_core_view(standalone_view(spec))) cuda_cores_.emplace(std::move(*view));
@@ -981,7 +990,7 @@ Predictor::Predictor(const arch::ArchSpec& spec, PublishedPricing pricing)
 
 std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& why) const {
   if (info(m.kernel).published_only)
-    return predict_published(m, whole_model(m.kernel) ? hw_ : standalone_,
+    return predict_published(m, in_model(m) ? hw_ : standalone_,
                              cuda_cores_ ? &*cuda_cores_ : nullptr, pricing_, why);
   if (m.kernel == Kernel::LaunchOverhead) return predict_launch(standalone_, why);
   if (m.kernel == Kernel::L2Bandwidth) return predict_l2(m, standalone_, why);

@@ -111,6 +111,9 @@ class Predictor {
   // costs, where every other row is a kernel timed on its own (HardwareModel's
   // standalone_fixed_seconds).
   static bool whole_model(Kernel kernel);
+  // Whether a row is priced with the in-model fixed costs: a whole model, or a kernel timed back
+  // to back from a CUDA graph (launch: graph), whose launch hides under the previous kernel's.
+  static bool in_model(const Measurement& m);
 
  private:
   arch::HardwareModel hw_;          // as given: whole models
@@ -189,9 +192,13 @@ struct FitResult {
 // Which knobs a fit may move: all; the kernels' (every knob but in_model_fixed_cost: fitted on
 // kernels timed on their own); or the whole models' (in_model_fixed_cost alone, the kernels'
 // knobs held: fitted on whole-model rows).
-enum class FitScope : std::uint8_t { All, Kernels, WholeModels };
+// GraphKernels: in_model_fixed_cost alone, on kernels timed back to back from a CUDA graph
+// (which measure it directly); WholeModels with hold_in_model_fixed_cost: the other whole-model
+// knobs only.
+enum class FitScope : std::uint8_t { All, Kernels, WholeModels, GraphKernels };
 struct FitOptions {
   FitScope scope = FitScope::All;
+  bool hold_in_model_fixed_cost = false;
   // A knob is fitted only when at least this many rows depend on it; the others keep their
   // value and are listed in the notes.
   std::size_t min_rows_per_knob = 1;

@@ -214,17 +214,22 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
     for (CorpusFamily& family : report.families) {
       std::vector<arch::ArchSpec> specs;
       for (const std::size_t a : family.archs) specs.push_back(report.archs[a].spec);
-      // Stage 1: the kernels' knobs on the kernel rows; stage 2: the in-model fixed cost on the
-      // whole-model rows, the kernels' knobs held.
-      std::vector<FitRow> kernels, models;
+      // Stage 1: the kernels' knobs on the kernel rows timed on their own; stage 2: the in-model
+      // fixed cost on the kernels timed back to back from a CUDA graph, which measure it, when
+      // there are any; stage 3: the other whole-model knobs (and the in-model fixed cost when no
+      // graph row set it) on the whole-model rows, every earlier knob held.
+      std::vector<FitRow> kernels, graphs, models;
       for (const CorpusRow& r : report.rows) {
         if (!r.row.in_subset) continue;
         const auto at = std::find(family.archs.begin(), family.archs.end(), r.arch);
         if (at == family.archs.end()) continue;
         const FitRow row{&r.row.measurement, static_cast<std::size_t>(at - family.archs.begin())};
-        (Predictor::whole_model(r.row.measurement.kernel) ? models : kernels).push_back(row);
+        if (Predictor::whole_model(r.row.measurement.kernel))
+          models.push_back(row);
+        else
+          (Predictor::in_model(r.row.measurement) ? graphs : kernels).push_back(row);
       }
-      family.fit_rows = kernels.size() + models.size();
+      family.fit_rows = kernels.size() + graphs.size() + models.size();
       if (family.fit_rows == 0) continue;
       FitResult fit;
       if (!kernels.empty() && !options.fit_whole_models_only) {
@@ -234,15 +239,19 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
       } else {
         for (const arch::ArchSpec& spec : specs) fit.fitted.push_back(spec.calibration);
       }
-      if (!models.empty()) {
-        FitResult second = fit_calibration(
-            models, specs, pricing,
-            {.scope = FitScope::WholeModels, .min_rows_per_knob = kMinRowsPerKnob});
-        fit.fitted = std::move(second.fitted);
-        fit.iterations += second.iterations;
-        for (FittedKnob& k : second.knobs) fit.knobs.push_back(std::move(k));
-        for (std::string& note : second.notes) fit.notes.push_back(std::move(note));
-      }
+      const auto stage = [&](const std::vector<FitRow>& rows, const FitOptions& o) {
+        if (rows.empty()) return;
+        FitResult next = fit_calibration(rows, specs, pricing, o);
+        for (std::size_t k = 0; k < specs.size(); ++k) specs[k].calibration = next.fitted[k];
+        fit.fitted = std::move(next.fitted);
+        fit.iterations += next.iterations;
+        for (FittedKnob& k : next.knobs) fit.knobs.push_back(std::move(k));
+        for (std::string& note : next.notes) fit.notes.push_back(std::move(note));
+      };
+      stage(graphs, {.scope = FitScope::GraphKernels, .min_rows_per_knob = kMinRowsPerKnob});
+      stage(models, {.scope = FitScope::WholeModels,
+                     .hold_in_model_fixed_cost = !graphs.empty(),
+                     .min_rows_per_knob = kMinRowsPerKnob});
       family.fit = std::move(fit);
       for (std::size_t k = 0; k < family.archs.size(); ++k) {
         arch::ArchSpec calibrated = report.archs[family.archs[k]].spec;

@@ -63,6 +63,41 @@ TEST(ValidationCalibration, RecoversAFixedCostFromAKnownOffset) {
   EXPECT_FALSE(report->rows[1].in_subset);
 }
 
+// A kernel timed back to back from a CUDA graph (launch: graph) is priced with the in-model
+// fixed cost, and the GraphKernels stage fits that knob alone on such rows.
+TEST(ValidationCalibration, GraphLaunchedKernelsFitTheInModelFixedCost) {
+  arch::ArchSpec spec = h200();
+  spec.calibration.fixed_cost[arch::KernelKind::Copy] = Seconds{4e-6};  // every standalone: 4 us
+  arch::ArchSpec truth = spec;
+  truth.calibration.in_model_fixed_cost = Seconds{1.1e-6};
+  const Predictor model(truth);
+  std::vector<Measurement> rows;
+  for (const std::uint64_t elements : {1024ULL, 65536ULL, 1048576ULL}) {
+    Measurement m = row(Kernel::Gelu, DType::Fp16, {.elements = elements}, 0);
+    m.launch = Launch::Graph;
+    std::string why;
+    const auto graph = model.predict(m, why);
+    ASSERT_TRUE(graph) << why;
+    m.median_us = graph->seconds * 1e6;
+    // The same kernel timed on its own pays the standalone 4 us instead: 2.9 us more (to the
+    // cycle: 0.55 ns at the H200's 1.83 GHz).
+    Measurement alone = m;
+    alone.launch = Launch::Default;
+    const auto standalone = model.predict(alone, why);
+    ASSERT_TRUE(standalone) << why;
+    EXPECT_NEAR(standalone->seconds - graph->seconds, 2.9e-6, 1e-9);
+    rows.push_back(m);
+  }
+  std::vector<FitRow> fit_rows;
+  for (const Measurement& m : rows) fit_rows.push_back({&m, 0});
+  const std::vector<arch::ArchSpec> specs{spec};
+  const FitResult fit = fit_calibration(fit_rows, specs, {}, {.scope = FitScope::GraphKernels});
+  ASSERT_EQ(fit.knobs.size(), 1u);
+  EXPECT_EQ(fit.knobs[0].name, "in_model_fixed_cost");
+  EXPECT_NEAR(fit.knobs[0].before, 4e-6, 1e-12);  // unset: the least standalone fixed cost
+  EXPECT_NEAR(fit.knobs[0].fitted, 1.1e-6, 1e-9);
+}
+
 TEST(ValidationCalibration, RecoversEveryKnobFromRowsMadeByTheModel) {
   // The truth: fixed costs 3 us (GEMM and vector kernels) and 1 us (copies); 70% of the fp16
   // tensor peak through mma.sync (the WMMA kernels) and 80% through wgmma (the H200's library

@@ -317,8 +317,9 @@ TEST(PublishedRows, ModelMissingOrWhereNoneBelongs) {
             "CNN-zoo name such as resnet50");
 }
 
-// A whole-model row may say how its kernels were launched (launch: graph or eager); no kernel
-// row does, and any other word is named with the valid ones.
+// A whole-model row may say how its kernels were launched (launch: graph or eager); a kernel row
+// only graph (timed back to back from a CUDA graph), and any other word is named with the valid
+// ones.
 TEST(PublishedRows, LaunchModeOnWholeModelRowsOnly) {
   const std::string header =
       "kernel,dtype,shape,model,launch,median_us,source\n";
@@ -339,8 +340,15 @@ TEST(PublishedRows, LaunchModeOnWholeModelRowsOnly) {
                                  "launch.csv", gemm));
   ASSERT_EQ(gemm.error_count(), 1u) << gemm.format_all();
   EXPECT_EQ(format(gemm.all()[0]),
-            "launch.csv:2:27: error: row 2, column 'launch': gemm takes no launch mode; leave the "
-            "cell empty; only llm_* and network rows (whole models) name one");
+            "launch.csv:2:27: error: row 2, column 'launch': gemm takes no eager launch mode; "
+            "leave the cell empty (a kernel timed on its own) or say graph (timed back to back "
+            "from a CUDA graph); eager is for llm_* and network rows (whole models)");
+  // A kernel timed back to back from a CUDA graph says graph.
+  Diagnostics copy;
+  const auto graph = read_measurements(header + "copy,int8,bytes=65536,,graph,1.3,FIXTURE\n",
+                                       "launch.csv", copy);
+  ASSERT_TRUE(graph) << copy.format_all();
+  EXPECT_EQ((*graph)[0].launch, Launch::Graph);
   Diagnostics word;
   EXPECT_FALSE(read_measurements(
       header + "llm_prefill,fp16,batch=1 input_len=128 tp=1,llama2_7b,graphs,10,FIXTURE\n",

@@ -120,7 +120,7 @@ TEST(SystemCEngine, IdealMemoryGivesTheSearchedLoopNestsStallFreeCycles) {
   EXPECT_EQ(runs.systemc.ops[0].cost.compute_cycles, Cycles{78});
 }
 
-TEST(SystemCEngine, ComputeBoundGemmsAgreeWithTheAnalyticalEngineWithinTwoPercent) {
+TEST(SystemCEngine, ComputeBoundGemmsAgreeWithTheAnalyticalEngineWithinTwoAndAHalfPercent) {
   // GEMMs the analytical engine finds compute-bound with DRAM time well below compute: their
   // tiles load under compute, leaving only the first load and the last drain exposed. Gemmini's
   // 16x16 array with searched loop nests, and the H100's tensor-core closed form. The H100
@@ -152,7 +152,10 @@ TEST(SystemCEngine, ComputeBoundGemmsAgreeWithTheAnalyticalEngineWithinTwoPercen
     const double ratio = static_cast<double>(s.cost.cycles.value) /
                          static_cast<double>(a.cost.cycles.value);
     EXPECT_GE(ratio, 1.0);
-    EXPECT_LE(ratio, 1.02);
+    // The exposed first tile load and last drain: up to 2.1% of H100's 4096x1024x1024 (~10 us),
+    // now that its in-model fixed cost (1.1 us, graph-launched kernels) dilutes them less than the
+    // 2.23 us it was fitted to before.
+    EXPECT_LE(ratio, 1.025);
   }
 }
 
