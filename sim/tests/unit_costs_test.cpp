@@ -132,6 +132,7 @@ TEST(UnitCosts, AllReducePicksRingForLargeAndTreeForSmallMessages) {
 TEST(UnitCosts, HostIssuedKernelsWaitForTheHost) {
   const std::vector<double> us{5, 1, 1, 0, 1};  // microseconds; the 0 launches nothing
   std::vector<double> kernels;
+  kernels.reserve(us.size());
   for (const double t : us) kernels.push_back(t * 1e-6);
   // issue 3 us: k0 0..5; k1 issued at 3, starts at 5, ends 6; k2 issued at 6, 6..7; the empty
   // entry takes no slot; k3 issued at 9 (slot 3), 9..10. Total 10 us.

@@ -89,6 +89,7 @@ TEST(ValidationCalibration, GraphLaunchedKernelsFitTheInModelFixedCost) {
     rows.push_back(m);
   }
   std::vector<FitRow> fit_rows;
+  fit_rows.reserve(rows.size());
   for (const Measurement& m : rows) fit_rows.push_back({&m, 0});
   const std::vector<arch::ArchSpec> specs{spec};
   const FitResult fit = fit_calibration(fit_rows, specs, {}, {.scope = FitScope::GraphKernels});
