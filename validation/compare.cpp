@@ -626,8 +626,11 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
   // The eager issue time is flat until it exceeds the shortest kernels (the host hides under the
   // GPU) and kinked wherever it crosses a kernel's time, so Gauss-Newton cannot find it from a
   // point: it starts from the best of a scan, 0 to 100 us in 1 us steps.
+  const bool any_eager = std::any_of(rows.begin(), rows.end(), [](const FitRow& r) {
+    return r.measurement->launch == Launch::Eager;
+  });
   for (const Knob& k : candidates) {
-    if (k.kind != KnobKind::EagerIssueTime) continue;
+    if (k.kind != KnobKind::EagerIssueTime || !any_eager) continue;  // no row depends on it
     double best = get(specs[0], current[0], k);
     set_all(current, k, best);
     double best_cost = squared_relative_error(predict_all(rows, specs, current, pricing), rows);
