@@ -95,7 +95,11 @@ int run_corpus(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::string why;
   const auto report = validation::compare_corpus(
-      *corpus, {.fit = args.fit, .fit_whole_models_only = args.fit_whole_models, .pricing = {.llm_dir = llm_dir(args, args.corpus)}}, why);
+      *corpus,
+      {.fit = args.fit,
+       .fit_whole_models_only = args.fit_whole_models,
+       .pricing = {.llm_dir = llm_dir(args, args.corpus)}},
+      why);
   if (!report) {
     err << why << "nothing was compared.\n";
     return 1;

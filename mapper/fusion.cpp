@@ -222,8 +222,9 @@ class Planner {
     return end;
   }
 
-  // The attention output O when op i + 1 is a transpose reading it alone (the heads' merge:
-  // same elements, other layout); nullopt otherwise.
+  // The attention output O when op i + 1 is a transpose of it (the heads' merge: same elements,
+  // other layout); nullopt otherwise. Other readers of O do not matter: the kernel writes O in
+  // the merged layout for all of them.
   std::optional<TensorId> merged_heads(std::size_t i) const {
     if (i + 1 >= graph_.ops.size()) return std::nullopt;
     const Op& next = graph_.ops[i + 1];

@@ -632,7 +632,6 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
   for (const Knob& k : candidates) {
     if (k.kind != KnobKind::EagerIssueTime || !any_eager) continue;  // no row depends on it
     double best = get(specs[0], current[0], k);
-    set_all(current, k, best);
     double best_cost = squared_relative_error(predict_all(rows, specs, current, pricing), rows);
     for (int us = 0; us <= 100; ++us) {
       Calibrations trial = current;

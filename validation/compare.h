@@ -189,12 +189,11 @@ struct FitResult {
 // 1 / fraction (in which a bound time is linear), each held within its valid range (fixed costs
 // 0 to 1 ms, fractions 0.001 to 1). Every spec shares the knobs (archs with one SM design, e.g.
 // H100 and H200); each keeps its other calibration. Only knobs the rows depend on are fitted.
-// Which knobs a fit may move: all; the kernels' (every knob but in_model_fixed_cost: fitted on
-// kernels timed on their own); or the whole models' (in_model_fixed_cost alone, the kernels'
-// knobs held: fitted on whole-model rows).
-// GraphKernels: in_model_fixed_cost alone, on kernels timed back to back from a CUDA graph
-// (which measure it directly); WholeModels with hold_in_model_fixed_cost: the other whole-model
-// knobs only.
+// Which knobs a fit may move: all; the kernels' (every knob but the whole-model ones: fitted on
+// kernels timed on their own); the whole models' (in_model_fixed_cost, llm_step_fixed_cost,
+// eager_issue_time, decode_kv_reread, the kernels' knobs held: fitted on whole-model rows), less
+// in_model_fixed_cost with hold_in_model_fixed_cost; or GraphKernels: in_model_fixed_cost alone,
+// on kernels timed back to back from a CUDA graph (which measure it directly).
 enum class FitScope : std::uint8_t { All, Kernels, WholeModels, GraphKernels };
 struct FitOptions {
   FitScope scope = FitScope::All;

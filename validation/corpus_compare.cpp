@@ -232,13 +232,7 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
       family.fit_rows = kernels.size() + graphs.size() + models.size();
       if (family.fit_rows == 0) continue;
       FitResult fit;
-      if (!kernels.empty() && !options.fit_whole_models_only) {
-        fit = fit_calibration(kernels, specs, pricing,
-                              {.scope = FitScope::Kernels, .min_rows_per_knob = kMinRowsPerKnob});
-        for (std::size_t k = 0; k < specs.size(); ++k) specs[k].calibration = fit.fitted[k];
-      } else {
-        for (const arch::ArchSpec& spec : specs) fit.fitted.push_back(spec.calibration);
-      }
+      for (const arch::ArchSpec& spec : specs) fit.fitted.push_back(spec.calibration);
       const auto stage = [&](const std::vector<FitRow>& rows, const FitOptions& o) {
         if (rows.empty()) return;
         FitResult next = fit_calibration(rows, specs, pricing, o);
@@ -248,6 +242,8 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
         for (FittedKnob& k : next.knobs) fit.knobs.push_back(std::move(k));
         for (std::string& note : next.notes) fit.notes.push_back(std::move(note));
       };
+      if (!options.fit_whole_models_only)
+        stage(kernels, {.scope = FitScope::Kernels, .min_rows_per_knob = kMinRowsPerKnob});
       stage(graphs, {.scope = FitScope::GraphKernels, .min_rows_per_knob = kMinRowsPerKnob});
       stage(models, {.scope = FitScope::WholeModels,
                      .hold_in_model_fixed_cost = !graphs.empty(),

@@ -212,7 +212,7 @@ std::optional<Problem> check_model(Measurement& m, std::string_view text) {
   return std::nullopt;
 }
 
-// llm_* and network rows may say how their kernels were launched; no other row does.
+// How a row's kernels were launched (check_launch says which rows may say what).
 std::string read_launch(Measurement& m, std::string_view t) {
   for (const Launch l : {Launch::Default, Launch::Graph, Launch::Eager})
     if (launch_name(l) == t) {

@@ -30,9 +30,10 @@ struct DeviceInfo {
   friend bool operator==(const DeviceInfo&, const DeviceInfo&) = default;
 };
 
-// How a whole-model row's kernels were launched: from a CUDA graph (or captured and replayed),
-// eagerly (one by one from the host, calibration.eager_issue_time apart at the least), or not
-// stated (priced as a graph: the host never binds).
+// How a row's kernels were launched: from a CUDA graph (or captured and replayed), eagerly (one
+// by one from the host, calibration.eager_issue_time apart at the least), or not stated. A whole
+// model not stated is priced as a graph (the host never binds); a kernel row not stated is a
+// kernel timed on its own, and only `graph` (back to back from a graph) may be said of it.
 enum class Launch : std::uint8_t { Default, Graph, Eager };
 // "", "graph", "eager"
 std::string_view launch_name(Launch launch);
@@ -46,7 +47,7 @@ struct Measurement {
   // Published rows (validation/published/README.md); coda-bench leaves them empty.
   Impl impl = Impl::Default;  // the implementation class, where the kernel has them
   std::string model;          // llm_* and network rows: a coda LLM preset or CNN-zoo name
-  Launch launch = Launch::Default;  // llm_* and network rows: how the kernels were launched
+  Launch launch = Launch::Default;  // how the kernels were launched (see Launch)
   std::uint32_t repetitions = 0;
   std::uint32_t warmup = 0;
   double median_us = kNotMeasured;  // of the timed repetitions; NaN when the case did not run

@@ -176,6 +176,12 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
                             c.dram_seconds * 1e6, c.fixed_seconds * 1e6));
 }
 
+// An attention_fwd or attention_bwd row: by its implementation class, unfused or fused.
+std::optional<Prediction> attention_pass(const Measurement& m, const arch::HardwareModel& hw,
+                                         std::string& why) {
+  return m.impl == Impl::Unfused ? unfused_attention(m, hw, why) : fused_attention(m, hw, why);
+}
+
 // A forward and its backward as one row: the two priced apart and summed, as the published
 // figures time them (flash-attention's benchmark_fwd_bwd: the forward's mean + the backward's),
 // each with its own fixed cost.
@@ -186,8 +192,7 @@ std::optional<Prediction> attention_fwd_bwd(const Measurement& m, const arch::Ha
   for (const Kernel kernel : {Kernel::AttentionFwd, Kernel::AttentionBwd}) {
     Measurement pass = m;
     pass.kernel = kernel;
-    const std::optional<Prediction> p = m.impl == Impl::Unfused ? unfused_attention(pass, hw, why)
-                                                                : fused_attention(pass, hw, why);
+    const std::optional<Prediction> p = attention_pass(pass, hw, why);
     if (!p) return std::nullopt;
     out.seconds += p->seconds;
     out.parts.insert(out.parts.end(), p->parts.begin(), p->parts.end());
@@ -387,7 +392,8 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
   const auto prefill = [&] {
-    return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager, hw, pricing, why);
+    return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager, hw, pricing,
+                    why);
   };
   // The mean decode step over contexts input_len .. input_len + output_len - 1: the mean of the
   // first and the last (a step is affine in the context).
@@ -478,9 +484,7 @@ std::optional<Prediction> predict_published(const Measurement& m, const arch::Ha
   switch (m.kernel) {
     case Kernel::Gemm: return gemm(m, hw, cuda_cores, why);
     case Kernel::AttentionFwd:
-    case Kernel::AttentionBwd:
-      if (m.impl == Impl::Unfused) return unfused_attention(m, hw, why);
-      return fused_attention(m, hw, why);
+    case Kernel::AttentionBwd: return attention_pass(m, hw, why);
     case Kernel::AttentionFwdBwd: return attention_fwd_bwd(m, hw, why);
     case Kernel::AttentionDecode: return fused_attention(m, hw, why);
     case Kernel::Softmax:
