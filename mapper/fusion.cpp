@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/builders.h"
+
 namespace coda::mapper {
 namespace {
 
@@ -29,18 +31,6 @@ struct Touch {
   std::size_t op = 0;
   TensorRole role = TensorRole::Input;
 };
-
-// make_attention's form: dims b, hk, g, q, kv, d; Q, K, V (inputs) and O (output), rank 4.
-bool in_attention_form(const Op& op) {
-  const auto& a = op.space.accesses;
-  if (op.space.dims.size() != 6 || a.size() != 4 ||
-      !std::holds_alternative<workload::AttentionSpec>(op.attributes))
-    return false;
-  for (std::size_t i = 0; i < 4; ++i)
-    if (a[i].shape.size() != 4 || a[i].role != (i == 3 ? TensorRole::Output : TensorRole::Input))
-      return false;
-  return true;
-}
 
 class Planner {
  public:
@@ -248,14 +238,16 @@ class Planner {
              plan);
       return;
     }
-    if (!in_attention_form(op)) {
+    const workload::AttentionForm form = workload::attention_form(op);
+    if (form == workload::AttentionForm::None) {
       reject(FusionKind::Attention, {i},
              fmt::format("'{}' is not in make_attention's form (dims b, hk, g, q, kv, d; Q, K, "
-                         "V, O)",
+                         "V, O) nor make_attention_backward's",
                          op.name),
              plan);
       return;
     }
+    const bool backward = form == workload::AttentionForm::Backward;
     const auto& dims = op.space.dims;
     const workload::TensorAccess& q_access = op.space.accesses[0];
     const std::uint64_t b = dims[0].extent, heads = q_access.shape[1], q = dims[3].extent,
@@ -264,19 +256,25 @@ class Planner {
     // in the softmax there, so a causal op's S and P are full size too).
     const Bytes s_bytes =
         workload::storage_bytes(std::vector<std::uint64_t>{b * heads * q * kv}, q_access.dtype);
+    const auto elements = [&](std::uint64_t n) {
+      return workload::storage_bytes(std::vector<std::uint64_t>{n}, q_access.dtype).value;
+    };
     for (const std::uint64_t block : kFlashBlocks) {
       const std::uint64_t br = std::min(block, q), bc = std::min(block, kv);
-      const Bytes need{br * bc * kScoreBytes +
-                       workload::storage_bytes(std::vector<std::uint64_t>{(br + 2 * bc) * d},
-                                               q_access.dtype)
-                           .value};
+      // Forward (FlashAttention-2, Algorithm 1): a Q block and a K and a V block, and the score
+      // tile. Backward (Algorithm 2): a K and a V block with their dK and dV accumulators
+      // (fp32), a Q, dO and dQ block, and two score tiles (P and dS).
+      const Bytes need{backward ? 2 * br * bc * kScoreBytes + elements((3 * br + 2 * bc) * d) +
+                                      2 * bc * d * kScoreBytes
+                                : br * bc * kScoreBytes + elements((br + 2 * bc) * d)};
       if (need.value > core_capacity_) continue;
       FusionGroup group{.kind = FusionKind::Attention, .ops = {i}};
-      group.intermediate_bytes = Bytes{2 * s_bytes.value};
+      // Forward: S and P stay on chip. Backward: P, dP and dS (decompose_attention_backward's).
+      group.intermediate_bytes = Bytes{(backward ? 3 : 2) * s_bytes.value};
       // The heads' merge that follows (O from b x heads x q x d to tokens x heads*d): a
       // FlashAttention kernel writes O already merged (its output layout is b x q x heads x d),
       // so the transpose is no kernel and no copy; its read and write of O are saved.
-      if (const auto merge = merged_heads(i)) {
+      if (const auto merge = backward ? std::nullopt : merged_heads(i)) {
         group.ops.push_back(i + 1);
         group.intermediate_bytes += bytes(*merge);
       }
@@ -284,6 +282,9 @@ class Planner {
       group.on_chip_capacity = Bytes{core_capacity_};
       group.flash_block = block;
       add(std::move(group), plan);
+      // Unfused, the backward reads P twice (dV, the softmax's backward), writes and reads dP,
+      // writes dS and reads it twice (dQ, dK): 7 score tensors' bytes, not 2 x 3.
+      if (backward) plan.groups.back().dram_bytes_saved = Bytes{7 * s_bytes.value};
       return;
     }
     reject(FusionKind::Attention, {i},

@@ -77,9 +77,11 @@ struct FusionGroup {
   std::vector<std::size_t> ops;                   // indices into graph.ops: consecutive, in order
   std::vector<workload::TensorId> intermediates;  // graph tensors kept on chip (attention: none)
   // Bytes of what stays on chip: the intermediates, or, for attention, S and P of the
-  // decomposed form (b x heads x q x kv elements each, in Q's type).
+  // decomposed form (b x heads x q x kv elements each, in Q's type; backward: P, dP and dS).
   Bytes intermediate_bytes;
-  Bytes dram_bytes_saved;   // 2 x intermediate_bytes: each written once and read once unfused
+  // 2 x intermediate_bytes: each written once and read once unfused (an attention backward:
+  // 7 x a score tensor's bytes, see plan_attention).
+  Bytes dram_bytes_saved;
   Bytes on_chip_bytes;      // what the group holds on chip at once (see the header comment)
   Bytes on_chip_capacity;   // what on_chip_bytes was compared with
   std::uint64_t flash_block = 0;  // attention: the Br = Bc block size taken

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/builders.h"
 #include "workloads/passes/builtin_passes.h"
 
 namespace coda::mapper {
@@ -169,27 +170,35 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
   return std::nullopt;
 }
 
-// An attention op as its three decomposed parts (see AttentionWork), unfused; schedule_graph
-// marks it fused when the fusion plan groups it.
+// An attention op as its decomposed parts (see AttentionWork), unfused; schedule_graph marks it
+// fused when the fusion plan groups it.
 std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::HardwareModel& hw,
                                            const ScheduleOptions& options, std::string& why) {
-  workload::Graph alone{op.name, "", {}, {}, {}};
-  workload::Op copy = op;
-  copy.tensors.clear();
-  alone.add(std::move(copy));
-  (void)workload::DecomposeAttention{}.run(alone);
-  if (alone.ops.size() != 3) {
-    why = fmt::format("{} is not in make_attention's form (dims b, hk, g, q, kv, d; Q, K, V, O), "
-                      "so it cannot be priced",
+  const workload::AttentionForm form = workload::attention_form(op);
+  std::vector<workload::Op> parts;
+  if (form == workload::AttentionForm::Forward) {
+    workload::Graph alone{op.name, "", {}, {}, {}};
+    workload::Op copy = op;
+    copy.tensors.clear();
+    alone.add(std::move(copy));
+    (void)workload::DecomposeAttention{}.run(alone);
+    parts = std::move(alone.ops);
+  } else if (form == workload::AttentionForm::Backward) {
+    parts = workload::decompose_attention_backward(op);
+  } else {
+    why = fmt::format("{} is not in make_attention's form (dims b, hk, g, q, kv, d; Q, K, V, O) "
+                      "nor make_attention_backward's (Q, K, V, O, dO; dQ, dK, dV), so it cannot "
+                      "be priced",
                       describe(op));
     return std::nullopt;
   }
   AttentionWork work;
-  for (const workload::Op& part : alone.ops) {
+  work.backward = form == workload::AttentionForm::Backward;
+  for (const workload::Op& part : parts) {
     std::string part_why;
     std::optional<ScheduledOp> placed = place(part, hw, options, part_why);
     if (!placed) {
-      why = fmt::format("{} runs Q K^T and P V on the matrix unit and the softmax on the vector "
+      why = fmt::format("{} runs its GEMMs on the matrix unit and its softmax on the vector "
                         "unit; its part '{}' cannot run: {}",
                         describe(op), part.name, part_why);
       return std::nullopt;

@@ -142,16 +142,22 @@ struct OnChipOperands {
 //            (pairs / all_pairs of their work), the vector unit an online softmax over the kept
 //            pairs, and DRAM sees `reads` (Q, K, V once) and `writes` (O once).
 //   unfused  the three parts one after another, each priced as it is, S and P through DRAM.
+// A backward op (make_attention_backward's form) has five parts (dV, dP, the softmax's backward,
+// dQ, dK: workload::decompose_attention_backward); fused, it is FlashAttention-2's backward
+// kernel (which recomputes S from Q and K), reading Q, K, V, O, dO and writing dQ, dK, dV once.
 struct AttentionWork {
   bool fused = false;
+  // The backward op (make_attention_backward): parts dv, dp, softmax_bwd, dq, dk
+  // (decompose_attention_backward); fused, FlashAttention-2's backward kernel.
+  bool backward = false;
   std::vector<ScheduledOp> parts;  // qk, softmax, pv
   std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1;
   std::uint64_t pairs = 0;         // query-key pairs the mask keeps, over batch and heads
   std::uint64_t all_pairs = 0;     // b x heads x q x kv
   std::uint64_t head_dim = 0;
   std::uint64_t block = 0;  // fused: the FlashAttention block Br = Bc the fusion plan took
-  Bytes reads;   // Q, K and V
-  Bytes writes;  // O
+  Bytes reads;   // Q, K and V (backward: also O and dO)
+  Bytes writes;  // O (backward: dQ, dK and dV)
 };
 
 using Work = std::variant<std::monostate, TensorCoreWork, VectorWork, TransferWork, CollectiveWork,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -226,6 +227,38 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
        {p.batch, p.heads, p.q_len, p.head_dim}, dtype},
   };
   return op;
+}
+
+Op make_attention_backward(std::string name, const AttentionParams& p, DataType dtype) {
+  Op op = make_attention(std::move(name), p, dtype);
+  std::get<AttentionSpec>(op.attributes).backward = true;
+  auto& a = op.space.accesses;  // Q, K, V, O
+  a[3].role = TensorRole::Input;
+  TensorAccess d_out = a[3];
+  d_out.tensor = "dO";
+  a.push_back(d_out);
+  for (std::size_t src = 0; src < 3; ++src) {  // dQ, dK, dV
+    TensorAccess grad = a[src];
+    grad.role = TensorRole::Output;
+    grad.tensor = "d" + grad.tensor;
+    a.push_back(std::move(grad));
+  }
+  return op;
+}
+
+AttentionForm attention_form(const Op& op) {
+  const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
+  const auto& a = op.space.accesses;
+  if (op.kind != OpKind::Attention || spec == nullptr || op.space.dims.size() != 6)
+    return AttentionForm::None;
+  // Forward: Q, K, V in, O out. Backward: Q, K, V, O, dO in, dQ, dK, dV out.
+  const std::size_t inputs = spec->backward ? 5 : 3, outputs = spec->backward ? 3 : 1;
+  if (a.size() != inputs + outputs) return AttentionForm::None;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].shape.size() != 4 || a[i].indices.size() != 4 ||
+        a[i].role != (i < inputs ? TensorRole::Input : TensorRole::Output))
+      return AttentionForm::None;
+  return spec->backward ? AttentionForm::Backward : AttentionForm::Forward;
 }
 
 Op make_data_movement(std::string name, Function f,

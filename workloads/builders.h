@@ -95,6 +95,15 @@ struct AttentionParams {
 // causal requires kv_len >= q_len (the queries are the last q_len positions).
 Op make_attention(std::string name, const AttentionParams& p, DataType dtype);
 
+// The gradient of make_attention's op as one op: make_attention's dims; Q, K, V, O and dO
+// (Input; dO shaped as O) -> dQ, dK, dV (Output, shaped as Q, K, V). AttentionSpec::backward.
+Op make_attention_backward(std::string name, const AttentionParams& p, DataType dtype);
+
+// Which of the two forms above an op is in (dims b, hk, g, q, kv, d; rank-4 accesses in the
+// order and roles given there; AttentionSpec's `backward` saying which); None for any other op.
+enum class AttentionForm : std::uint8_t { None, Forward, Backward };
+AttentionForm attention_form(const Op& op);
+
 // Reshape, Transpose, Copy, Concat, Split or Gather: inputs and outputs by shape only (no
 // element mapping). Dims: one, "elements", the output element count.
 Op make_data_movement(std::string name, Function f,

@@ -93,6 +93,11 @@ std::uint64_t attention_pairs(const Op& op) {
   return q * kv - q * (q - 1) / 2;
 }
 
+bool attention_backward(const Op& op) {
+  const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
+  return spec != nullptr && spec->backward;
+}
+
 std::uint64_t attention_heads(const Op& op) {
   return op.space.dims[kB].extent * op.space.dims[kHk].extent * op.space.dims[kG].extent;
 }
@@ -135,8 +140,12 @@ std::string_view to_string(TensorRole role) {
 std::uint64_t mac_count(const Op& op) {
   switch (op.kind) {
     case OpKind::Contraction: return space_points(op.space);
-    case OpKind::Attention:  // Q K^T and P V: d MACs per kept pair each
-      return 2 * attention_heads(op) * attention_pairs(op) * op.space.dims[kD].extent;
+    // Forward: Q K^T and P V, d MACs per kept pair each. Backward: the four gradient GEMMs
+    // (dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q), twice the forward's; a kernel that
+    // recomputes S (FlashAttention's) does more, which its pricing counts, not the model's MACs.
+    case OpKind::Attention:
+      return (attention_backward(op) ? 4 : 2) * attention_heads(op) * attention_pairs(op) *
+             op.space.dims[kD].extent;
     default: return 0;
   }
 }
@@ -146,9 +155,11 @@ std::uint64_t iteration_points(const Op& op) { return space_points(op.space); }
 std::uint64_t flop_count(const Op& op) {
   switch (op.kind) {
     case OpKind::Contraction: return 2 * mac_count(op);
-    case OpKind::Attention:  // the matmuls, and softmax over every kept score
+    // The matmuls, and per kept score the softmax (forward) or dS = P (dP - D) (backward: 2).
+    case OpKind::Attention:
       return 2 * mac_count(op) +
-             flops_per_point(Function::Softmax) * attention_heads(op) * attention_pairs(op);
+             (attention_backward(op) ? 2 : flops_per_point(Function::Softmax)) *
+                 attention_heads(op) * attention_pairs(op);
     case OpKind::DataMovement:
     case OpKind::Collective: return 0;
     default: return flops_per_point(op.function) * space_points(op.space);
@@ -188,9 +199,23 @@ Bytes tensor_bytes(const Op& op) {
          tensor_bytes(op, TensorRole::Output);
 }
 
+namespace {
+
+// An Input access that reads an output as it indexes it (C += A B: the accumulator that
+// accumulate-into-output ops read, beta = 1): no operand of the contraction's loops.
+bool is_accumulator(const Einsum& space, const TensorAccess& access) {
+  if (access.role != TensorRole::Input || access.indices.empty()) return false;
+  return std::any_of(space.accesses.begin(), space.accesses.end(), [&](const TensorAccess& out) {
+    return out.role == TensorRole::Output && out.indices == access.indices &&
+           out.shape == access.shape;
+  });
+}
+
+}  // namespace
+
 bool dim_indexes_role(const Einsum& space, std::size_t dim, TensorRole role) {
   for (const TensorAccess& access : space.accesses) {
-    if (access.role != role) continue;
+    if (access.role != role || is_accumulator(space, access)) continue;
     for (const IndexExpr& index : access.indices)
       for (const IndexTerm& term : index.terms)
         if (term.dim == dim && term.coefficient != 0) return true;

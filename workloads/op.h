@@ -97,6 +97,8 @@ struct Einsum {
 
 struct AttentionSpec {
   bool causal = false;  // query i attends to the first (kv - q + i + 1) keys
+  // The backward pass (make_attention_backward): dQ, dK, dV from Q, K, V, O and dO.
+  bool backward = false;
   friend bool operator==(const AttentionSpec&, const AttentionSpec&) = default;
 };
 
@@ -138,7 +140,8 @@ Bytes tensor_bytes(const Op& op);
 Bytes tensor_bytes(const Op& op, TensorRole role);
 
 // Whether some index expression of some access with `role` uses dims[dim] with a non-zero
-// coefficient.
+// coefficient. An Input that reads an output at the output's own indices (the accumulator of an
+// op that adds into its output, C += A B) does not count: it is no operand of the loops.
 bool dim_indexes_role(const Einsum& space, std::size_t dim, TensorRole role);
 
 // The op seen as a batch of independent GEMMs, derived only from which tensors each dim indexes

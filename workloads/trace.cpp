@@ -57,8 +57,10 @@ Json op_json(const Op& op) {
             {"dims", std::move(dims)},
             {"accesses", std::move(accesses)},
             {"tensors", std::move(tensors)}};
-  if (const auto* a = std::get_if<AttentionSpec>(&op.attributes))
+  if (const auto* a = std::get_if<AttentionSpec>(&op.attributes)) {
     j["attributes"] = {{"causal", a->causal}};
+    if (a->backward) j["attributes"]["backward"] = true;
+  }
   else if (const auto* c = std::get_if<CollectiveSpec>(&op.attributes))
     j["attributes"] = {{"ranks", c->ranks}};
   if (op.source != SourceLocation{})
@@ -311,17 +313,20 @@ TensorAccess read_access(Reader& r, const Tables& t, const Json& j, const std::s
 
 void read_attributes(Reader& r, const Json& j, const std::string& path, Op& op) {
   if (!r.expect(j, j.is_object(), path, "an object")) return;
-  r.reject_unknown_keys(j, path, {"causal", "ranks"});
+  r.reject_unknown_keys(j, path, {"causal", "backward", "ranks"});
   if (j.contains("causal") && j.contains("ranks")) {
     r.error(path, "has both 'causal' (attention) and 'ranks' (collective)");
     return;
   }
-  if (j.contains("causal")) {
+  if (j.contains("causal") || j.contains("backward")) {
     AttentionSpec spec;
+    const char* key = j.contains("causal") ? "causal" : "backward";
     if (op.kind != OpKind::Attention)
-      r.error(child(path, "causal"), fmt::format("only attention ops have 'causal', not {}",
-                                                 to_string(op.kind)));
-    if (r.field(j, "causal", path, true, spec.causal)) op.attributes = spec;
+      r.error(child(path, key), fmt::format("only attention ops have '{}', not {}", key,
+                                            to_string(op.kind)));
+    const bool backward_ok =
+        !j.contains("backward") || r.field(j, "backward", path, false, spec.backward);
+    if (r.field(j, "causal", path, true, spec.causal) && backward_ok) op.attributes = spec;
   } else if (j.contains("ranks")) {
     std::uint64_t ranks = 0;
     if (op.kind != OpKind::Collective)

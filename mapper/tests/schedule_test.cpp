@@ -155,10 +155,50 @@ TEST(Schedule, AttentionIsPlacedAsItsThreeParts) {
       parse_arch(kMiniNpu));
   ASSERT_EQ(npu.unsupported.size(), 1u);
   EXPECT_EQ(npu.unsupported[0].reason,
-            "an attention op runs Q K^T and P V on the matrix unit and the softmax on the vector "
+            "an attention op runs its GEMMs on the matrix unit and its softmax on the vector "
             "unit; its part 'attn.softmax' cannot run: a normalization op (softmax) cannot run on "
             "'mini-npu': a systolic array computes contractions only, and this one has no vector "
             "unit");
+}
+
+// The backward op (make_attention_backward) as its five parts, each a GEMM of the forward's
+// size or the softmax's backward over b x heads x q x kv scores. Shape: b 1, 4 query heads over
+// 2 kv heads (g 2), q = kv = 128, d 64, fp16. gemm_view's classes per part (batch, m, n, k):
+//   dV = P^T dO   batch b hk = 2, m kv = 128, n d = 64, k g q = 256
+//   dP = dO V^T   batch 2, m g q = 256, n kv = 128, k d = 64
+//   dQ = dS K     batch 2, m 256, n d = 64, k kv = 128
+//   dK = dS^T Q   batch 2, m kv = 128, n 64, k 256
+// Their MACs: 4 x (2 x 256 x 128 x 64) = 2 x the forward's 2 x 4 x 128 x 128 x 64.
+TEST(Schedule, AttentionBackwardIsPlacedAsItsFiveParts) {
+  const auto hw = parse_arch(kMiniGpu);
+  const workload::AttentionParams p{.heads = 4, .kv_heads = 2, .q_len = 128, .kv_len = 128,
+                                    .head_dim = 64};
+  const Schedule s =
+      schedule_graph(graph_of({workload::make_attention_backward("attn", p, DataType::Fp16)}), hw);
+  ASSERT_TRUE(s.unsupported.empty()) << s.unsupported[0].reason;
+  ASSERT_EQ(s.ops.size(), 1u);
+  const auto& work = std::get<AttentionWork>(s.ops[0].work);
+  EXPECT_TRUE(work.backward);
+  EXPECT_FALSE(work.fused);
+  ASSERT_EQ(work.parts.size(), 5u);
+  const auto gemm = [&](std::size_t i) {
+    return std::get<TensorCoreWork>(work.parts[i].work).gemm;
+  };
+  EXPECT_EQ(gemm(0), (workload::GemmView{2, 128, 64, 256}));  // dV
+  EXPECT_EQ(gemm(1), (workload::GemmView{2, 256, 128, 64}));  // dP
+  EXPECT_EQ(gemm(3), (workload::GemmView{2, 256, 64, 128}));  // dQ
+  EXPECT_EQ(gemm(4), (workload::GemmView{2, 128, 64, 256}));  // dK
+  std::uint64_t part_macs = 0;
+  for (const std::size_t i : {0UL, 1UL, 3UL, 4UL}) part_macs += work.parts[i].macs;
+  EXPECT_EQ(part_macs, 4ULL * 2 * 256 * 128 * 64);
+  EXPECT_EQ(s.ops[0].macs, 2ULL * (2ULL * 4 * 128 * 128 * 64));
+  // The softmax's backward reads P and dP and writes dS: 4 x 128 x 128 fp16 each.
+  const auto& softmax = std::get<VectorWork>(work.parts[2].work);
+  EXPECT_EQ(softmax.reads, Bytes{2ULL * 4 * 128 * 128 * 2});
+  EXPECT_EQ(softmax.writes, Bytes{4ULL * 128 * 128 * 2});
+  // The op itself reads Q, K, V, O and dO and writes dQ, dK and dV once.
+  EXPECT_EQ(work.reads, Bytes{(4ULL + 2 + 2 + 4 + 4) * 128 * 64 * 2});
+  EXPECT_EQ(work.writes, Bytes{(4ULL + 2 + 2) * 128 * 64 * 2});
 }
 
 }  // namespace

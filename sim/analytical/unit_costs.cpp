@@ -330,10 +330,13 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
                        .softmax_precision = softmax->precision,
                        .reads = static_cast<double>(work.reads.value),
                        .writes = static_cast<double>(work.writes.value),
-                       .backward = false};
+                       .backward = work.backward};
   const arch::AttentionImpl impl = hw.attention_impl();
   std::optional<double> systolic;
-  if (!hw.has_tensor_cores()) systolic = systolic_matrix_seconds(work, hw);
+  // Backward: the parts' four gradient GEMMs and the recompute of S = Q K^T, one more of their
+  // size (FlashAttention-2's backward, Dao 2023, Algorithm 2: 5 d MACs a pair for their 4 d).
+  if (!hw.has_tensor_cores())
+    systolic = systolic_matrix_seconds(work, hw) * (work.backward ? 5.0 / 4.0 : 1.0);
   const FusedAttentionCost c =
       fused_attention_cost(shape, impl, hw, op.own_kernel, systolic, why);
   if (!why.empty()) return std::nullopt;
@@ -500,7 +503,7 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
                             static_cast<double>(element_bytes);
     reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
   } else if (systolic_matrix_seconds) {
-    out.matrix_seconds = *systolic_matrix_seconds * (shape.backward ? 2.5 : 1.0);
+    out.matrix_seconds = *systolic_matrix_seconds;
     out.wave_efficiency = 1.0;
   } else {
     const arch::TensorPath path = impl == arch::AttentionImpl::Fa3 ? arch::TensorPath::Wgmma

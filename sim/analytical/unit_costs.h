@@ -81,8 +81,9 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
 //            attention_backward), with a kv head's queries padded to the MMA's m (16 or 64) and
 //            the grid's wave efficiency (blocks of `block` queries; a grid under one wave splits
 //            the keys), and a block's prologue and epilogue (calibration.tile_overhead.attention
-//            key-block steps on top of the mean kept key blocks per block). A systolic array: its
-//            compute cycles for the two GEMMs (x 2.5 backward).
+//            key-block steps on top of the mean kept key blocks per block). A systolic array:
+//            `systolic_matrix_seconds` as given (fused_attention passes the compute cycles of
+//            the two GEMMs; backward, of the four gradient GEMMs x 5/4, the recompute of S).
 //   vector   the online softmax over the kept pairs in fp32: 5 ops + 1 exp (+ d / block rescale
 //            ops forward) per pair, at the achievable vector and special-function rates.
 //   overlap  fa2: matrix + vector (a block's softmax runs between its GEMMs on the same warps);

@@ -85,6 +85,54 @@ TEST(FusionPricing, UnfusedAttentionCostsWhatItsDecomposedOpsCost) {
   }
 }
 
+workload::Graph attention_backward() {
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_attention_backward(
+      "attn", {.heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128, .head_dim = 64},
+      DataType::Fp16));
+  return g;
+}
+
+TEST(FusionPricing, UnfusedAttentionBackwardCostsWhatItsFivePartsCost) {
+  const auto hw = parse_arch(kMiniGpu);
+  const results::RunResult whole = run(attention_backward(), hw, FusionMode::None);
+  workload::Graph parts{"g", "", {}, {}, {}};
+  for (workload::Op& op : workload::decompose_attention_backward(attention_backward().ops[0]))
+    parts.add(std::move(op));
+  const results::RunResult decomposed = run(parts, hw, FusionMode::None);
+  ASSERT_EQ(decomposed.ops.size(), 5u);
+  const results::Cost& a = whole.ops.at(0).cost;
+  const results::Cost& b = decomposed.total;
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_EQ(a.dram_reads, b.dram_reads);
+  EXPECT_EQ(a.dram_writes, b.dram_writes);
+  EXPECT_DOUBLE_EQ(a.energy.value, b.energy.value);
+}
+
+TEST(FusionPricing, FlashAttentionBackwardKeepsPdPAndDsOffDram) {
+  const auto hw = parse_arch(kMiniGpu);
+  const results::RunResult none = run(attention_backward(), hw, FusionMode::None);
+  const results::RunResult fused = run(attention_backward(), hw, FusionMode::Epilogue);
+  // Q, K, V, O, dO, dQ, dK, dV are 1 x 4 x 128 x 64 x 2 B = 65536 B each; P, dP, dS are
+  // 4 x 128 x 128 x 2 B = 131072 B. Fused: Q, K, V, O and dO read once, dQ, dK, dV written once.
+  EXPECT_EQ(fused.ops[0].cost.dram_reads, Bytes{5ULL * 65536});
+  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{3ULL * 65536});
+  // Unfused, every part's operands fit the 4 MiB L2 (compulsory bytes only, as the forward's):
+  //   dV = P^T dO     reads P, dO; writes dV
+  //   dP = dO V^T     reads dO, V; writes dP
+  //   softmax bwd     reads P, dP (a row of 128 scores of each fits shared memory: one pass);
+  //                   writes dS
+  //   dQ = dS K       reads dS, K; writes dQ
+  //   dK = dS^T Q     reads dS, Q; writes dK
+  // = 5 x 65536 (dO twice, V, K, Q) + 5 x 131072 (P twice, dP, dS twice) read, 3 x 65536 +
+  // 2 x 131072 (dP, dS) written. Against the fused kernel (whose O read stands for the unfused
+  // second dO read): 7 x 131072 more, the plan's dram_bytes_saved.
+  EXPECT_EQ(dram(none.total), 8u * 65536 + 7 * 131072);
+  EXPECT_EQ(dram(none.total) - dram(fused.total), 7u * 131072);
+  EXPECT_LT(fused.total.cycles, none.total.cycles);
+}
+
 TEST(FusionPricing, FlashAttentionKeepsSAndPOffDram) {
   const auto hw = parse_arch(kMiniGpu);
   const results::RunResult none = run(attention(), hw, FusionMode::None);
@@ -166,6 +214,25 @@ TEST(FusionPricing, FlashAttention2TimeIsMatrixPlusSoftmaxPlusOneLaunch) {
   // rounded up with the launch: 12273.
   const results::RunResult causal = run(one_head(true), hw, FusionMode::Epilogue);
   EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{12273});
+}
+
+// FlashAttention-2's backward on the same GPU (fa2): the matrix unit does 5 d MACs a kept pair
+// (the recompute of S and the four gradient GEMMs: 16384 x 320 / 65536 = 80 cycles; the arch
+// states no attention_backward share, so 1), the vector unit 5 ops and one exp a pair without
+// the forward's rescale (arithmetic 16384 x 5 / 16 = 5120, special 16384 cycles); fa2 adds them:
+// 4 us + 80 + 16384 = 20464 cycles. Its MACs are the model's: the four gradient GEMMs,
+// 4 x 16384 x 64.
+TEST(FusionPricing, FlashAttention2BackwardIsFiveGemmsPlusTheSoftmax) {
+  const auto hw = parse_arch(slow_vector_gpu("[mma_sync]"));
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_attention_backward(
+      "attn", {.heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128, .head_dim = 64},
+      DataType::Fp16));
+  const results::RunResult r = run(g, hw, FusionMode::Epilogue);
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops[0].cost.cycles, Cycles{4000 + 80 + 16384});
+  EXPECT_EQ(r.ops[0].cost.compute_cycles, Cycles{80 + 16384});
+  EXPECT_EQ(r.ops[0].cost.macs, 4u * 16384 * 64);
 }
 
 TEST(ResidencyPricing, TwoLayersKeepTheirIntermediateOnChip) {

@@ -647,29 +647,14 @@ class Builder {
       case NodeKind::Attention: {
         const auto d_o = grad(grads, t[3]);
         if (!d_o) return;
-        // Two attention-shaped ops of the forward's size: dQ, and dK with dV. Each does the
-        // forward's matmul and softmax work, so attention backward = 2 x forward (docs/llm.md).
-        const auto backward_op = [&](const std::string& name, bool kv) {
-          Op op = make_attention(name, node.attention, dt_);
-          auto& a = op.space.accesses;
-          a[3].role = TensorRole::Input;
-          a[3].tensor = "O";
-          TensorAccess d_out = a[3];
-          d_out.tensor = "dO";
-          a.push_back(d_out);
-          for (const std::size_t src : kv ? std::vector<std::size_t>{1, 2} : std::vector<std::size_t>{0}) {
-            TensorAccess out = a[src];
-            out.role = TensorRole::Output;
-            out.tensor = "d" + out.tensor;
-            a.push_back(out);
-          }
-          return op;
-        };
+        // One op, as FlashAttention's backward kernel (or, unfused, its five parts) computes
+        // dQ, dK and dV together: make_attention_backward (the four gradient GEMMs, twice the
+        // forward's MACs; docs/llm.md).
         const TensorId dq = act(f.name + ".dq", shape(t[0]));
-        emit(backward_op(f.name + ".dq", false), {t[0], t[1], t[2], t[3], *d_o, dq});
         const TensorId dk = act(f.name + ".dk", shape(t[1]));
         const TensorId dv = act(f.name + ".dv", shape(t[2]));
-        emit(backward_op(f.name + ".dkv", true), {t[0], t[1], t[2], t[3], *d_o, dk, dv});
+        emit(make_attention_backward(f.name + ".bwd", node.attention, dt_),
+             {t[0], t[1], t[2], t[3], *d_o, dq, dk, dv});
         add_grad(grads, t[0], dq);
         add_grad(grads, t[1], dk);
         add_grad(grads, t[2], dv);

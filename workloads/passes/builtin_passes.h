@@ -3,6 +3,7 @@
 // PassPipeline, which verifies the graph after it. docs/workloads.md, "Passes", describes them.
 
 #include <string_view>
+#include <vector>
 
 #include "workloads/passes/pass.h"
 
@@ -29,6 +30,13 @@ struct DecomposeAttention {
   static constexpr std::string_view kName = "decompose-attention";
   PassReport run(Graph& graph);
 };
+
+// An attention backward op (make_attention_backward's form) as the five ops an unfused backward
+// runs, unbound (no tensors): dV = P^T dO, dP = dO V^T, the softmax's backward dS = P (dP -
+// rowsum(dP P)), dQ = dS K and dK = dS^T Q, with P the forward's softmax output (saved, not
+// recomputed) and P, dP, dS full b x heads x q x kv tensors. The GEMMs cover every query-key
+// pair (the mask acts in the softmax), as the forward's decomposition does.
+std::vector<Op> decompose_attention_backward(const Op& attn);
 
 // Inference batch norm (make_normalization BatchNorm: y = x * scale[c] + shift[c]) whose input
 // is written by a contraction and read by nothing else is folded into that contraction: the

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/check.h"
 #include "workloads/builders.h"
 #include "workloads/passes/builtin_passes.h"
 
@@ -17,18 +18,21 @@ enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kDims };
 enum : std::size_t { kQAccess, kKAccess, kVAccess, kOAccess, kAccesses };
 
 bool in_builder_form(const Op& op) {
-  const auto& a = op.space.accesses;
-  if (op.space.dims.size() != kDims || a.size() != kAccesses ||
-      op.tensors.size() != kAccesses || !std::holds_alternative<AttentionSpec>(op.attributes))
-    return false;
-  for (std::size_t i = 0; i < kAccesses; ++i)
-    if (a[i].indices.size() != 4 || a[i].shape.size() != 4 ||
-        a[i].role != (i == kOAccess ? TensorRole::Output : TensorRole::Input))
-      return false;
-  return true;
+  return attention_form(op) == AttentionForm::Forward && op.tensors.size() == kAccesses;
 }
 
 IndexExpr dim_index(std::size_t dim) { return IndexExpr{{IndexTerm{dim, 1}}, 0}; }
+
+// S's (and P's, dP's, dS's) shape and index: b x heads x q x kv, the head at rank 1 as in Q.
+std::vector<std::uint64_t> score_shape_of(const Op& attn) {
+  const auto& dims = attn.space.dims;
+  return {dims[kB].extent, attn.space.accesses[kQAccess].shape[1], dims[kQ].extent,
+          dims[kKv].extent};
+}
+std::vector<IndexExpr> score_index_of(const Op& attn) {
+  return {dim_index(kB), attn.space.accesses[kQAccess].indices[1], dim_index(kQ),
+          dim_index(kKv)};
+}
 
 struct Decomposed {
   std::vector<Op> ops;
@@ -40,8 +44,7 @@ Decomposed decompose(const Op& attn, TensorId scores, TensorId probs,
                      const std::vector<std::uint64_t>& score_shape) {
   const auto& acc = attn.space.accesses;
   const DataType dtype = acc[kQAccess].dtype;
-  const IndexExpr& head = acc[kQAccess].indices[1];  // hk*G + g
-  const std::vector<IndexExpr> score_index{dim_index(kB), head, dim_index(kQ), dim_index(kKv)};
+  const std::vector<IndexExpr> score_index = score_index_of(attn);
 
   Op qk;
   qk.name = attn.name + ".qk";
@@ -78,6 +81,52 @@ Decomposed decompose(const Op& attn, TensorId scores, TensorId probs,
 
 }  // namespace
 
+std::vector<Op> decompose_attention_backward(const Op& attn) {
+  CODA_CHECK(attention_form(attn) == AttentionForm::Backward);
+  // make_attention_backward's accesses: Q, K, V, O, dO (Input), dQ, dK, dV (Output).
+  enum : std::size_t { kBwdQ, kBwdK, kBwdV, kBwdO, kBwdDo, kBwdDq, kBwdDk, kBwdDv };
+  const auto& acc = attn.space.accesses;
+  const DataType dtype = acc[kBwdQ].dtype;
+  const std::vector<std::uint64_t> shape = score_shape_of(attn);
+  const std::vector<IndexExpr> index = score_index_of(attn);
+  const auto score = [&](TensorRole role, const char* name) {
+    return TensorAccess{role, name, index, shape, dtype};
+  };
+  const auto as_weight = [](TensorAccess a) {
+    a.role = TensorRole::Weight;  // the operand indexed by the GEMM's n
+    return a;
+  };
+  const auto contraction = [&](const char* part, std::vector<TensorAccess> accesses) {
+    Op op;
+    op.name = attn.name + "." + part;
+    op.kind = OpKind::Contraction;
+    op.space.dims = attn.space.dims;
+    op.space.accesses = std::move(accesses);
+    op.source = attn.source;
+    return op;
+  };
+  std::vector<Op> ops;
+  // dV = P^T dO (m = kv, n = d, k = g q): P as the forward's softmax saved it.
+  ops.push_back(contraction("dv", {score(TensorRole::Input, "P"), as_weight(acc[kBwdDo]),
+                                   acc[kBwdDv]}));
+  // dP = dO V^T (m = g q, n = kv, k = d).
+  ops.push_back(contraction("dp", {acc[kBwdDo], as_weight(acc[kBwdV]),
+                                   score(TensorRole::Output, "dP")}));
+  // dS = P (dP - rowsum(dP P)): the softmax's backward over each row of kv, reading P and dP.
+  Op softmax = make_normalization(attn.name + ".softmax_bwd", Function::Softmax, shape, {3}, dtype);
+  TensorAccess dy = softmax.space.accesses.front();
+  dy.tensor = "dy";
+  softmax.space.accesses.insert(softmax.space.accesses.begin() + 1, std::move(dy));
+  softmax.source = attn.source;
+  ops.push_back(std::move(softmax));
+  // dQ = dS K (m = g q, n = d, k = kv); dK = dS^T Q (m = kv, n = d, k = g q).
+  ops.push_back(contraction("dq", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdK]),
+                                   acc[kBwdDq]}));
+  ops.push_back(contraction("dk", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdQ]),
+                                   acc[kBwdDk]}));
+  return ops;
+}
+
 PassReport DecomposeAttention::run(Graph& graph) {
   PassReport report;
   std::vector<Op> ops;
@@ -89,16 +138,19 @@ PassReport DecomposeAttention::run(Graph& graph) {
       continue;
     }
     if (!in_builder_form(op)) {
-      report.notes.push_back(fmt::format(
-          "left attention '{}' fused: it is not in make_attention's form (6 dims; Q, K, V, O)",
-          op.name));
+      report.notes.push_back(
+          attention_form(op) == AttentionForm::Backward
+              ? fmt::format("left attention backward '{}' as one op: the schedule prices it "
+                            "fused or as its five parts (dV, dP, the softmax's backward, dQ, dK)",
+                            op.name)
+              : fmt::format("left attention '{}' fused: it is not in make_attention's form (6 "
+                            "dims; Q, K, V, O)",
+                            op.name));
       ops.push_back(std::move(op));
       continue;
     }
-    const auto& dims = op.space.dims;
     const DataType dtype = op.space.accesses[kQAccess].dtype;
-    const std::vector<std::uint64_t> score_shape{dims[kB].extent, op.space.accesses[kQAccess].shape[1],
-                                                 dims[kQ].extent, dims[kKv].extent};
+    const std::vector<std::uint64_t> score_shape = score_shape_of(op);
     const TensorId scores =
         graph.add_tensor({op.name + ".scores", score_shape, dtype, TensorKind::Activation});
     const TensorId probs =

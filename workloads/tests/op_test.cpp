@@ -80,6 +80,44 @@ TEST(GemmView, ComesFromIndexingNotNames) {
   EXPECT_EQ(gemm_view(op), (GemmView{.batch = 1, .m = 3, .n = 5, .k = 7}));
 }
 
+// A GEMM that adds into its output (C += A B, as a weight gradient accumulates over
+// micro-batches: an Input access reads C at C's own indices). That input is the accumulator, not
+// an operand: m and n stay m and n (reading it as an operand made n index input, weight and output,
+// a batch of n GEMMs of one column each).
+TEST(GemmView, AccumulatorInputIsNoOperand) {
+  Op op = make_gemm("dw", 16, 8, 4);
+  TensorAccess c_in = op.space.accesses.back();
+  c_in.role = TensorRole::Input;
+  c_in.tensor = "C_in";
+  op.space.accesses.insert(op.space.accesses.end() - 1, c_in);
+  EXPECT_EQ(gemm_view(op), (GemmView{.batch = 1, .m = 16, .n = 8, .k = 4}));
+  EXPECT_EQ(mac_count(op), 16u * 8u * 4u);
+}
+
+// make_attention_backward: Q, K, V, O, dO in, dQ, dK, dV out. b 2, 8 heads over 2 kv heads,
+// q 3, kv 5, d 4, causal: kept pairs per head 3 x 5 - 3 x 2 / 2 = 12; the forward's MACs
+// 2 x (2 x 8) x 12 x 4 = 1536, the backward's four GEMMs twice that, 3072; FLOPs 2 x 3072 +
+// 2 x (2 x 8 x 12) for dS = P (dP - D) = 6528.
+TEST(AttentionBackward, FormMacsAndFlops) {
+  const AttentionParams p{.batch = 2, .heads = 8, .kv_heads = 2, .q_len = 3, .kv_len = 5,
+                          .head_dim = 4, .causal = true};
+  const Op fwd = make_attention("a", p, DataType::Bf16);
+  const Op bwd = make_attention_backward("a.bwd", p, DataType::Bf16);
+  EXPECT_EQ(attention_form(fwd), AttentionForm::Forward);
+  EXPECT_EQ(attention_form(bwd), AttentionForm::Backward);
+  EXPECT_EQ(attention_form(make_gemm("g", 2, 2, 2)), AttentionForm::None);
+  ASSERT_EQ(bwd.space.accesses.size(), 8u);
+  EXPECT_EQ(bwd.space.accesses[4].tensor, "dO");
+  EXPECT_EQ(bwd.space.accesses[6].tensor, "dK");
+  EXPECT_EQ(bwd.space.accesses[6].shape, (std::vector<std::uint64_t>{2, 2, 5, 4}));
+  EXPECT_EQ(mac_count(fwd), 1536u);
+  EXPECT_EQ(mac_count(bwd), 3072u);
+  EXPECT_EQ(flop_count(bwd), 6528u);
+  Op broken = bwd;
+  broken.space.accesses.pop_back();  // no dV
+  EXPECT_EQ(attention_form(broken), AttentionForm::None);
+}
+
 TEST(Graph, TotalMacs) {
   Graph g{"g", "hand", {}, {}};
   g.add(make_gemm("a", 2, 3, 4));

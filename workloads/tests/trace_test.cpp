@@ -36,6 +36,10 @@ Graph every_builder_graph() {
   g.add(make_attention("attn", {.batch = 2, .heads = 8, .kv_heads = 2, .q_len = 3, .kv_len = 5,
                                 .head_dim = 4, .causal = true},
                        DataType::Fp8E4M3));
+  g.add(make_attention_backward("attn.bwd",
+                                {.batch = 1, .heads = 2, .kv_heads = 1, .q_len = 4, .kv_len = 4,
+                                 .head_dim = 8},
+                                DataType::Bf16));
   g.add(make_data_movement("concat", Function::Concat, {{2, 3}, {2, 5}}, {{2, 8}},
                            DataType::Fp32));
   g.add(make_embedding("embed", 50, 8, 4, DataType::Bf16));
@@ -165,6 +169,18 @@ TEST(Trace, RejectsBadVersionsAttributesAndAttentionShapes) {
                 "schema_version 1",
                 "t.json: error: ops[0].attributes.ranks: only collective ops have 'ranks', not "
                 "contraction",
+            }));
+
+  // "backward" is a boolean of attention ops, beside "causal".
+  auto b = gemm_json();
+  b["ops"][0]["attributes"] = {{"backward", true}};
+  Diagnostics diags3;
+  EXPECT_FALSE(read(b.dump(), diags3).has_value());
+  EXPECT_EQ(formatted(diags3),
+            (std::vector<std::string>{
+                "t.json: error: ops[0].attributes.backward: only attention ops have 'backward', "
+                "not contraction",
+                "t.json: error: ops[0].attributes: missing required key 'causal'",
             }));
 
   Graph g;
