@@ -89,9 +89,10 @@ constexpr std::array<std::pair<std::string_view, TensorPath>, 2> kTensorPaths{{
     {"wgmma", TensorPath::Wgmma},
 }};
 
-constexpr std::array<std::pair<std::string_view, AttentionImpl>, 2> kAttentionImpls{{
+constexpr std::array<std::pair<std::string_view, AttentionImpl>, 3> kAttentionImpls{{
     {"fa2", AttentionImpl::Fa2},
     {"fa3", AttentionImpl::Fa3},
+    {"triton", AttentionImpl::Triton},
 }};
 
 constexpr std::array<std::pair<std::string_view, DecodeAttention>, 2> kDecodeAttentions{{
@@ -1028,6 +1029,10 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         check_path(at, spec, impl == AttentionImpl::Fa3 ? TensorPath::Wgmma : TensorPath::MmaSync,
                    diags))
       out.attention = impl;
+    if (out.attention == AttentionImpl::Triton && !node.has("attention_triton"))
+      diags.error(at.location(), at.path(),
+                  "attention: triton needs attention_triton (its share of fa2's matrix rate)",
+                  "state calibration.attention_triton, or choose fa2 or fa3");
   }
   if (node.has("decode_attention")) {
     DecodeAttention impl = DecodeAttention::Grouped;
@@ -1071,6 +1076,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
     if (read_fraction(node.at(key), value, what, diags)) into = value;
   };
   fraction("attention_backward", "the forward's matrix rate", out.attention_backward);
+  fraction("attention_triton", "the fa2 class's matrix rate", out.attention_triton);
   fraction("attention_overlap", "the shorter of the matrix and softmax work",
            out.attention_overlap);
   fraction("dram_fraction", "the DRAM bandwidth", out.dram_fraction);
@@ -1272,6 +1278,8 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   if (c.fusion) out += fmt::format("{}fusion: {}\n", pad, to_string(*c.fusion));
   if (c.attention_backward)
     out += fmt::format("{}attention_backward: {}\n", pad, *c.attention_backward);
+  if (c.attention_triton)
+    out += fmt::format("{}attention_triton: {}\n", pad, *c.attention_triton);
   if (c.attention_overlap)
     out += fmt::format("{}attention_overlap: {}\n", pad, *c.attention_overlap);
   if (c.dram_fraction) out += fmt::format("{}dram_fraction: {}\n", pad, *c.dram_fraction);

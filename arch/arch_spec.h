@@ -82,8 +82,12 @@ std::string_view to_string(TensorPath path);  // "mma_sync", "wgmma"
 //        runs between its two GEMMs (no overlap of the matrix and the softmax work)
 //   fa3  FlashAttention-3: wgmma GEMMs, two warpgroups ping-pong so one's softmax runs under the
 //        other's GEMMs (the matrix and the softmax work overlap)
-enum class AttentionImpl : std::uint8_t { Fa2, Fa3 };
-std::string_view to_string(AttentionImpl impl);  // "fa2", "fa3"
+// fa2: FlashAttention-2's kind (mma.sync, the softmax between the GEMMs); fa3: FlashAttention-3's
+// (wgmma, the softmax overlapped); triton: FlashAttention-2's algorithm as Triton compiled it in
+// 2023 (flash_attn_triton.py and its descendants, e.g. MPT's), fa2's model at the arch's
+// calibration.attention_triton share of fa2's matrix rate.
+enum class AttentionImpl : std::uint8_t { Fa2, Fa3, Triton };
+std::string_view to_string(AttentionImpl impl);  // "fa2", "fa3", "triton"
 
 // Decode attention (one query token per sequence over its KV cache) by how a kernel walks the
 // heads of a GQA group (docs/cost_models.md, "Decode attention"):
@@ -340,6 +344,9 @@ struct CalibrationSpec {
   // The share of the forward's matrix rate a fused attention backward's five GEMMs reach, in
   // (0, 1] (they run smaller tiles and accumulate dQ across blocks). Default 1.
   std::optional<double> attention_backward;
+  // The triton attention class's share of the fa2 class's matrix rate, in (0, 1]. No default:
+  // an arch that does not state it cannot price that class.
+  std::optional<double> attention_triton;
   // fa3: the share of the shorter of the matrix and softmax work hidden under the longer one by
   // the ping-pong schedule, in (0, 1]. Default 1 (fully hidden). fa2 hides none.
   std::optional<double> attention_overlap;

@@ -226,6 +226,10 @@ double HardwareModel::attention_backward_share() const {
   return spec_.calibration.attention_backward.value_or(1.0);
 }
 
+std::optional<double> HardwareModel::attention_triton_share() const {
+  return spec_.calibration.attention_triton;
+}
+
 double HardwareModel::attention_overlap() const {
   return spec_.calibration.attention_overlap.value_or(1.0);
 }

@@ -141,6 +141,9 @@ class HardwareModel {
   double eager_issue_seconds() const;
   // The share of the forward's matrix rate a fused attention backward reaches (default 1).
   double attention_backward_share() const;
+  // The triton attention class's share of fa2's matrix rate (calibration.attention_triton);
+  // nullopt when the arch does not state it.
+  std::optional<double> attention_triton_share() const;
   // fa3's share of the shorter of matrix and softmax work hidden under the longer (default 1).
   double attention_overlap() const;
 

@@ -170,7 +170,9 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     // CLI11 has checked the name already.
     if (!args.fusion.empty()) files.fusion = mapper::parse_fusion_mode(args.fusion);
     if (!args.attention.empty())  // CLI11 has checked the name
-      files.attention = args.attention == "fa3" ? arch::AttentionImpl::Fa3 : arch::AttentionImpl::Fa2;
+      files.attention = args.attention == "fa3"      ? arch::AttentionImpl::Fa3
+                        : args.attention == "triton" ? arch::AttentionImpl::Triton
+                                                     : arch::AttentionImpl::Fa2;
     if (!args.decode_attention.empty())  // CLI11 has checked the name
       files.decode_attention = args.decode_attention == "per_head"
                                    ? arch::DecodeAttention::PerHead
@@ -319,10 +321,12 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
       ->check(CLI::IsMember({"none", "epilogue", "all"}));
   run->add_option("--attention", run_args.attention,
                   "The fused-attention implementation on GPUs: fa2 (FlashAttention-2's kind: "
-                  "mma.sync, softmax between the GEMMs) or fa3 (FlashAttention-3's: wgmma, softmax "
-                  "overlapped; needs Hopper's wgmma); default: the arch's (calibration.attention, "
-                  "else fa3 where the tensor cores have wgmma); docs/cost_models.md")
-      ->check(CLI::IsMember({"fa2", "fa3"}));
+                  "mma.sync, softmax between the GEMMs), fa3 (FlashAttention-3's: wgmma, softmax "
+                  "overlapped; needs Hopper's wgmma) or triton (FlashAttention-2's algorithm as "
+                  "Triton compiled it in 2023, at the arch's calibration.attention_triton share of "
+                  "fa2's matrix rate); default: the arch's (calibration.attention, else fa3 where "
+                  "the tensor cores have wgmma); docs/cost_models.md")
+      ->check(CLI::IsMember({"fa2", "fa3", "triton"}));
   run->add_option("--decode-attention", run_args.decode_attention,
                   "The decode-attention kernel class on GPUs (one query per sequence): grouped "
                   "(a GQA group's query heads share one load of their KV head, on the tensor "

@@ -134,6 +134,13 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
                   "leave --attention out, or use fa2");
       return std::nullopt;
     }
+    if (*files.attention == arch::AttentionImpl::Triton && !spec.calibration.attention_triton) {
+      diags.error({files.arch.string(), 0, 0}, "--attention",
+                  "triton needs calibration.attention_triton (its share of fa2's matrix rate), "
+                  "which this arch does not state",
+                  "leave --attention out, use fa2, or state calibration.attention_triton");
+      return std::nullopt;
+    }
     spec.calibration.attention = *files.attention;
   }
   if (files.decode_attention) {

@@ -27,7 +27,7 @@ using workload::Function;
 
 constexpr std::array kClasses{CaseClass::Gemm,   CaseClass::Memory,     CaseClass::Attention,
                               CaseClass::Fusion, CaseClass::Launch,     CaseClass::Collective,
-                              CaseClass::Llm,    CaseClass::Network};
+                              CaseClass::Llm,    CaseClass::Training, CaseClass::Network};
 
 // Kernels whose arithmetic runs on the CUDA cores in fp32 (see Predictor).
 bool on_cuda_cores(const Measurement& m) {
@@ -901,6 +901,7 @@ std::string_view to_string(CaseClass c) {
     case CaseClass::Launch: return "launch";
     case CaseClass::Collective: return "collective";
     case CaseClass::Llm: return "llm";
+    case CaseClass::Training: return "training";
     case CaseClass::Network: return "network";
   }
   return "?";
@@ -915,6 +916,7 @@ std::string_view describe(CaseClass c) {
     case CaseClass::Launch: return "kernel launch";
     case CaseClass::Collective: return "collectives among the chips of a node";
     case CaseClass::Llm: return "whole-model LLM inference (first token, per token, generation)";
+    case CaseClass::Training: return "whole-model LLM training: one optimizer step on one GPU";
     case CaseClass::Network: return "whole-network CNN inference";
   }
   return "?";
@@ -962,6 +964,7 @@ std::vector<CaseClass> classes_of(Kernel kernel) {
     case Kernel::LlmPrefill:
     case Kernel::LlmDecode:
     case Kernel::LlmGenerate: return {CaseClass::Llm};
+    case Kernel::LlmTrain: return {CaseClass::Training};
     case Kernel::Network: return {CaseClass::Network};
   }
   return {};
@@ -978,7 +981,7 @@ std::string_view to_string(PredictedBound bound) {
 
 bool Predictor::whole_model(Kernel kernel) {
   return kernel == Kernel::LlmPrefill || kernel == Kernel::LlmDecode ||
-         kernel == Kernel::LlmGenerate || kernel == Kernel::Network;
+         kernel == Kernel::LlmGenerate || kernel == Kernel::LlmTrain || kernel == Kernel::Network;
 }
 
 bool Predictor::in_model(const Measurement& m) {

@@ -44,6 +44,7 @@ enum class CaseClass : std::uint8_t {
   Launch,     // the empty-kernel launch probe
   Collective, // all-reduce, all-gather, reduce-scatter among the chips of a node
   Llm,        // whole-model LLM inference: first-token latency, per-token latency, generation
+  Training,   // whole-model LLM training: an optimizer step's time on one GPU
   Network,    // whole-network CNN inference
 };
 std::string_view to_string(CaseClass c);   // "gemm", "memory", "attention", "fusion", "launch"

@@ -18,18 +18,19 @@ constexpr std::array<std::pair<std::string_view, Split>, 2> kSplits{{
     {"validation", Split::Validation},
 }};
 
-constexpr std::array<std::pair<std::string_view, CorpusClass>, 7> kClasses{{
+constexpr std::array<std::pair<std::string_view, CorpusClass>, 8> kClasses{{
     {"gemm", CorpusClass::Gemm},
     {"attention", CorpusClass::Attention},
     {"row", CorpusClass::Row},
     {"copy", CorpusClass::Copy},
     {"collective", CorpusClass::Collective},
     {"llm", CorpusClass::Llm},
+    {"training", CorpusClass::Training},
     {"network", CorpusClass::Network},
 }};
 constexpr std::array kAllClasses{CorpusClass::Gemm, CorpusClass::Attention, CorpusClass::Row,
                                  CorpusClass::Copy, CorpusClass::Collective, CorpusClass::Llm,
-                                 CorpusClass::Network};
+                                 CorpusClass::Training, CorpusClass::Network};
 
 bool is_file(const fs::path& p) {
   std::error_code ec;

@@ -41,7 +41,9 @@ enum class Split : std::uint8_t { Calibration, Validation };
 std::string_view to_string(Split split);
 
 // What a source's rows are, as its manifest entry states it.
-enum class CorpusClass : std::uint8_t { Gemm, Attention, Row, Copy, Collective, Llm, Network };
+enum class CorpusClass : std::uint8_t {
+  Gemm, Attention, Row, Copy, Collective, Llm, Training, Network
+};
 std::string_view to_string(CorpusClass c);
 std::span<const CorpusClass> all_corpus_classes();
 

@@ -27,12 +27,14 @@ constexpr std::array kCopyTypes{DType::Fp32, DType::Fp16, DType::Bf16, DType::In
 constexpr std::array kLlmTypes{DType::Fp16, DType::Bf16, DType::Fp8E4M3, DType::Int8};
 constexpr std::array kNetworkTypes{DType::Int8, DType::Fp16, DType::Fp32};
 constexpr std::array kGemmImpls{Impl::Wgmma, Impl::MmaSync};
-constexpr std::array kAttentionImpls{Impl::Fa2, Impl::Fa3, Impl::Unfused};
+constexpr std::array kAttentionImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::Unfused};
 constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
 // llm_decode, llm_generate: the decode attention's class (arch::DecodeAttention).
 constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead};
+constexpr std::array kTrainImpls{Impl::Fa2, Impl::Fa3, Impl::Triton};
+constexpr std::array kTrainTypes{DType::Fp16, DType::Bf16};
 
-constexpr std::array<KernelInfo, 39> kCatalog{{
+constexpr std::array<KernelInfo, 40> kCatalog{{
     {Kernel::GemmNaive, "gemm_naive", ShapeKind::Gemm, kFp32, "one thread per C element"},
     {Kernel::GemmTiled, "gemm_tiled", ShapeKind::Gemm, kFp32, "shared-memory tiled fp32 GEMM"},
     {Kernel::GemmWmma, "gemm_wmma", ShapeKind::Gemm, kHalves,
@@ -99,6 +101,8 @@ constexpr std::array<KernelInfo, 39> kCatalog{{
      "published: time per output token of a model", true, kDecodeImpls},
     {Kernel::LlmGenerate, "llm_generate", ShapeKind::LlmGeneration, kLlmTypes,
      "published: whole static-batch generation of a model", true, kDecodeImpls},
+    {Kernel::LlmTrain, "llm_train", ShapeKind::LlmTraining, kTrainTypes,
+     "published: one optimizer step of a model's training on one GPU", true, kTrainImpls},
     {Kernel::Network, "network", ShapeKind::Network, kNetworkTypes,
      "published: one inference of a CNN", true},
 }};
@@ -107,7 +111,7 @@ constexpr std::array kAllDTypes{DType::Fp32, DType::Tf32,    DType::Fp16,
                                 DType::Bf16, DType::Fp8E4M3, DType::Int8};
 constexpr std::array kAllImpls{Impl::Wgmma, Impl::MmaSync, Impl::Fa2,  Impl::Fa3,
                                Impl::Unfused, Impl::Ring,  Impl::Tree, Impl::Nvls,
-                               Impl::Grouped, Impl::PerHead};
+                               Impl::Grouped, Impl::PerHead, Impl::Triton};
 
 constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
 constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
@@ -125,6 +129,8 @@ constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
 constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
                                                              "tp"};
+constexpr std::array<std::string_view, 6> kLlmTrainingKeys{"batch", "seq",       "grad_accum",
+                                                           "dp",    "recompute", "tp"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
@@ -182,6 +188,7 @@ std::string_view impl_name(Impl impl) {
     case Impl::Nvls: return "nvls";
     case Impl::Grouped: return "grouped";
     case Impl::PerHead: return "per_head";
+    case Impl::Triton: return "triton";
   }
   return "?";
 }
@@ -189,7 +196,7 @@ std::string_view impl_name(Impl impl) {
 bool takes_model(Kernel kernel) {
   const ShapeKind kind = info(kernel).shape;
   return kind == ShapeKind::LlmPrefill || kind == ShapeKind::LlmGeneration ||
-         kind == ShapeKind::Network;
+         kind == ShapeKind::LlmTraining || kind == ShapeKind::Network;
 }
 
 std::span<const std::string_view> shape_keys(ShapeKind kind) {
@@ -207,6 +214,7 @@ std::span<const std::string_view> shape_keys(ShapeKind kind) {
     case ShapeKind::Collective: return kCollectiveKeys;
     case ShapeKind::LlmPrefill: return kLlmPrefillKeys;
     case ShapeKind::LlmGeneration: return kLlmGenerationKeys;
+    case ShapeKind::LlmTraining: return kLlmTrainingKeys;
     case ShapeKind::Network: return kNetworkKeys;
   }
   return {};
@@ -240,7 +248,9 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
   }
 }
 
-bool shape_key_may_be_zero(std::string_view key) { return key == "pad" || key == "causal"; }
+bool shape_key_may_be_zero(std::string_view key) {
+  return key == "pad" || key == "causal" || key == "recompute";
+}
 
 std::uint64_t* shape_field(Shape& s, std::string_view key) {
   const std::pair<std::string_view, std::uint64_t*> fields[] = {
@@ -268,6 +278,9 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"input_len", &s.input_len},
       {"output_len", &s.output_len},
       {"tp", &s.tp},
+      {"grad_accum", &s.grad_accum},
+      {"dp", &s.dp},
+      {"recompute", &s.recompute},
   };
   for (const auto& [name, field] : fields) {
     if (name == key) return field;
@@ -325,6 +338,7 @@ double operation_count(Kernel kernel, DType /*dtype*/, const Shape& s) {
     case ShapeKind::Collective:  // the reduction's adds are not what a collective is judged by
     case ShapeKind::LlmPrefill:  // llm_* and network: the work is the model's, not the row's
     case ShapeKind::LlmGeneration:
+    case ShapeKind::LlmTraining:
     case ShapeKind::Network: return 0.0;
   }
   return 0.0;
@@ -410,6 +424,7 @@ double minimum_bytes(Kernel kernel, DType dtype, const Shape& s) {
     case Kernel::LlmPrefill:
     case Kernel::LlmDecode:
     case Kernel::LlmGenerate:
+    case Kernel::LlmTrain:
     case Kernel::Network:
       // Weights, activations and KV cache are the model's: not derivable from the row without
       // it (the predictor resolves `model`), so 0, "not stated".

@@ -53,6 +53,7 @@ enum class Kernel : std::uint8_t {
   LlmPrefill,
   LlmDecode,
   LlmGenerate,
+  LlmTrain,
   Network,
 };
 
@@ -63,7 +64,7 @@ enum class DType : std::uint8_t { Fp32, Fp16, Bf16, Int8, Tf32, Fp8E4M3 };
 // GEMMs wgmma (Hopper warpgroup MMA) or mma_sync (Ampere-style); attention fa2, fa3 or unfused;
 // collectives ring, tree or nvls. Default (an empty cell): the arch's default.
 enum class Impl : std::uint8_t {
-  Default, Wgmma, MmaSync, Fa2, Fa3, Unfused, Ring, Tree, Nvls, Grouped, PerHead
+  Default, Wgmma, MmaSync, Fa2, Fa3, Unfused, Ring, Tree, Nvls, Grouped, PerHead, Triton
 };
 
 // Which shape fields a kernel reads (the case-list keys, and the CSV columns it fills).
@@ -82,6 +83,7 @@ enum class ShapeKind : std::uint8_t {
   Collective,     // bytes, ranks (at least 2)
   LlmPrefill,     // batch, input_len, tp
   LlmGeneration,  // batch, input_len, output_len, tp
+  LlmTraining,    // batch, seq, grad_accum, dp, recompute (0 or 1), tp
   Network,        // batch
 };
 
@@ -96,6 +98,7 @@ struct Shape {
   std::uint64_t causal = 0, kv_heads = 0;  // published attention: causal is 0 or 1
   std::uint64_t bytes = 0, ranks = 0;      // copy and collectives
   std::uint64_t input_len = 0, output_len = 0, tp = 0;  // LLM serving rows
+  std::uint64_t grad_accum = 0, dp = 0, recompute = 0;  // LLM training rows (and batch, seq, tp)
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 

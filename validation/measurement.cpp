@@ -95,7 +95,8 @@ constexpr double kMaxBytes = 1e16;
 
 // The shape's keys must be the kernel's (optional ones may be left out and then take their
 // defaults), each at least 1 (pad and causal: 0 too), and the work it names small enough to
-// model; causal is 0 or 1, kv_heads divides heads, a collective has at least 2 ranks.
+// model; causal and recompute are 0 or 1, kv_heads divides heads, a collective has at least 2
+// ranks.
 std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
   const KernelInfo& k = info(m.kernel);
   const std::span<const std::string_view> keys = shape_keys(k.shape);
@@ -139,6 +140,9 @@ std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
       (conv_out_extent(s, s.height) == 0 || conv_out_extent(s, s.width) == 0))
     return Problem{"the filter is larger than the padded input",
                    "filter_size <= height + 2 pad and width + 2 pad"};
+  if (k.shape == ShapeKind::LlmTraining && s.recompute > 1)
+    return Problem{fmt::format("'recompute' = {} is neither 0 nor 1", s.recompute),
+                   "recompute=1 for full activation recomputation (checkpointing), 0 for none"};
   if (k.shape == ShapeKind::AttentionGqa && s.causal > 1)
     return Problem{fmt::format("'causal' = {} is neither 0 nor 1", s.causal),
                    "causal=1 for a causal mask, causal=0 for none"};
@@ -167,10 +171,13 @@ std::optional<Problem> check_impl(Measurement& m, std::string_view text) {
   m.impl = Impl::Default;
   if (text.empty()) return std::nullopt;
   const KernelInfo& k = info(m.kernel);
-  if (k.impls.empty())
+  if (k.impls.empty()) {
+    std::vector<std::string_view> with;
+    for (const KernelInfo& other : kernel_catalog())
+      if (!other.impls.empty()) with.push_back(other.name);
     return Problem{fmt::format("{} takes no implementation class", k.name),
-                   "leave the cell empty; only gemm, attention_fwd, attention_bwd, "
-                   "attention_fwd_bwd and the collectives name one"};
+                   fmt::format("leave the cell empty; only {} name one", fmt::join(with, ", "))};
+  }
   std::vector<std::string_view> names;
   for (Impl i : k.impls) {
     if (impl_name(i) == text) {

@@ -137,6 +137,7 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
   arch::AttentionImpl impl = hw.attention_impl();
   if (m.impl == Impl::Fa2) impl = arch::AttentionImpl::Fa2;
   if (m.impl == Impl::Fa3) impl = arch::AttentionImpl::Fa3;
+  if (m.impl == Impl::Triton) impl = arch::AttentionImpl::Triton;
   if (impl == arch::AttentionImpl::Fa3 && !has_path(hw, arch::TensorPath::Wgmma)) {
     why = fmt::format("FlashAttention-3's kind needs wgmma, which the tensor cores of '{}' lack",
                       hw.name());
@@ -310,7 +311,7 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
                                        mapper::FusionMode fusion, const std::string& what,
                                        const arch::HardwareModel& hw,
                                        const PublishedPricing& pricing, std::string& why,
-                                       bool eager) {
+                                       bool eager, bool by_unit = true) {
   const auto make = [&]() -> std::optional<mapper::Schedule> {
     const std::optional<workload::Graph> graph = build();
     if (!graph) return std::nullopt;
@@ -327,7 +328,7 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
     if (why.empty()) why = "the workload could not be built";
     return std::nullopt;
   }
-  return price_schedule(*schedule, fusion, what, hw, true, why, eager);
+  return price_schedule(*schedule, fusion, what, hw, by_unit, why, eager);
 }
 
 std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
@@ -367,6 +368,23 @@ void add_scaled(Prediction& p, const Prediction& q, double times) {
   }
 }
 
+// The LLM preset a row names, at the row's element type; nullopt with `why` when it cannot be
+// read.
+std::optional<workload::llm::LlmConfig> row_model(const Measurement& m,
+                                                  const PublishedPricing& pricing,
+                                                  std::string& why) {
+  Diagnostics diags;
+  auto config = workload::llm::load_llm_config(pricing.llm_dir / (m.model + ".yaml"), diags);
+  if (!config) {
+    why = fmt::format("model '{}': {}", m.model,
+                      diags.all().empty() ? std::string("cannot be read")
+                                          : format(diags.all().front()));
+    return std::nullopt;
+  }
+  config->dtype = data_type_of(m.dtype);
+  return config;
+}
+
 std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& arch_hw,
                               const PublishedPricing& pricing, std::string& why) {
   const Shape& s = m.shape;
@@ -379,16 +397,8 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
     named.emplace(with);
   }
   const arch::HardwareModel& hw = named ? *named : arch_hw;
-  Diagnostics diags;
-  const std::filesystem::path file = pricing.llm_dir / (m.model + ".yaml");
-  auto config = workload::llm::load_llm_config(file, diags);
-  if (!config) {
-    why = fmt::format("model '{}': {}", m.model,
-                      diags.all().empty() ? std::string("cannot be read")
-                                          : format(diags.all().front()));
-    return std::nullopt;
-  }
-  config->dtype = data_type_of(m.dtype);
+  auto config = row_model(m, pricing, why);
+  if (!config) return std::nullopt;
   const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
   const auto prefill = [&] {
@@ -457,6 +467,114 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   return out;
 }
 
+// One optimizer step of data-parallel training on one GPU as PyTorch FSDP's FULL_SHARD (ZeRO-3)
+// runs it: grad_accum micro-batches of `batch` sequences of `seq` tokens, each a forward and a
+// backward (full recomputation when recompute=1), then AdamW over the rank's 1/dp shard.
+//   compute   one micro-batch's training graph (the builder, dp 1, fused as whole-model rows
+//             are): its ops but AdamW are a micro-batch's forward and backward, priced once and
+//             taken grad_accum times (every micro-batch runs the same ops), + its AdamW ops / dp
+//   comm      per micro-batch, FSDP all-gathers the weights before the forward and again before
+//             the backward (FULL_SHARD frees them after the forward) in the model's type, and
+//             reduce-scatters the gradients in fp32 (Composer's DEFAULT mixed precision keeps
+//             reductions in fp32), among dp GPUs on the arch's collective model
+//   overlap   FSDP prefetches the next layer's weights while the current one computes, so only
+//             a micro-batch's communication beyond its compute is exposed (an assumption: no
+//             interference between the two is modelled)
+std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareModel& arch_hw,
+                                    const PublishedPricing& pricing, std::string& why) {
+  const Shape& s = m.shape;
+  if (s.tp != 1) {
+    why = "llm_train rows with tp > 1 are not modelled yet (FSDP data parallelism only)";
+    return std::nullopt;
+  }
+  std::optional<arch::HardwareModel> named;  // the row's attention class over the arch's
+  if (m.impl == Impl::Fa2 || m.impl == Impl::Fa3 || m.impl == Impl::Triton) {
+    arch::ArchSpec with = arch_hw.spec();
+    with.calibration.attention = m.impl == Impl::Fa2   ? arch::AttentionImpl::Fa2
+                                 : m.impl == Impl::Fa3 ? arch::AttentionImpl::Fa3
+                                                       : arch::AttentionImpl::Triton;
+    named.emplace(with);
+  }
+  const arch::HardwareModel& hw = named ? *named : arch_hw;
+  const auto& ic = hw.spec().interconnect;
+  if (s.dp > 1 && (!ic || ic->chips < s.dp)) {
+    why = fmt::format("dp {} needs an interconnect joining {} chips; '{}' has {}", s.dp, s.dp,
+                      hw.name(), ic ? fmt::format("{}", ic->chips) : std::string("none"));
+    return std::nullopt;
+  }
+  auto config = row_model(m, pricing, why);
+  if (!config) return std::nullopt;
+  // A learned position table has as many rows as the run's longest sequence: a training run
+  // sizes it by its sequence length (llm-foundry's benchmark sets max_seq_len to it), so the
+  // row's seq, not the preset's maximum (the table's weights, gradients and AdamW state).
+  const bool learned = config->positions == workload::llm::PositionEncoding::Learned;
+  if (learned) config->max_positions = s.seq;
+  const workload::llm::LlmPhase step{.kind = workload::llm::PhaseKind::Training,
+                                     .batch = s.batch, .seq_len = s.seq,
+                                     .recompute = s.recompute != 0};
+  std::uint64_t parameters = 0;
+  const auto build = [&]() -> std::optional<workload::Graph> {
+    Diagnostics d;
+    auto graph = workload::llm::try_build_llm(*config, step, {}, d);
+    if (!graph)
+      why = d.all().empty() ? std::string("the LLM builder refused the step")
+                            : d.all().front().message;
+    return graph;
+  };
+  const std::string what =
+      fmt::format("{} training micro-batch of {}, batch {}, {} tokens{}{}", config->name,
+                  to_string(config->dtype), s.batch, s.seq,
+                  s.recompute != 0 ? ", full recomputation" : "",
+                  learned ? fmt::format(", a learned position table of {} rows", s.seq) : "");
+  const auto micro = price_cached(what + (named ? std::string(impl_name(m.impl)) : ""), build,
+                                  whole_model_fusion(hw), what, hw, pricing, why,
+                                  m.launch == Launch::Eager, false);
+  if (!micro) return std::nullopt;
+  double optimizer = 0;
+  for (const PredictedPart& part : micro->parts)
+    if (part.name.ends_with(".adamw")) optimizer += part.seconds;
+  const double forward_backward = micro->seconds - optimizer;
+  parameters = workload::llm::llm_headline(*config, 0).parameters;
+
+  Prediction out;
+  out.parts.push_back({.name = "forward and backward", .unit = "compute",
+                       .seconds = static_cast<double>(s.grad_accum) * forward_backward,
+                       .compute_seconds = 0, .dram_bytes = 0, .bound = micro->bound,
+                       .mapping = {}});
+  out.parts.push_back({.name = "AdamW (the rank's shard)", .unit = "optimizer",
+                       .seconds = optimizer / static_cast<double>(s.dp), .compute_seconds = 0,
+                       .dram_bytes = 0, .bound = PredictedBound::Memory, .mapping = {}});
+  double exposed = 0, comm = 0;
+  if (s.dp > 1) {
+    const auto ranks = static_cast<std::uint32_t>(s.dp);
+    const double weight_bytes = static_cast<double>(parameters) * bytes_of(config->dtype);
+    const auto gather = an::price_collective(an::CollectiveKind::AllGather,
+                                             static_cast<std::uint64_t>(weight_bytes), ranks,
+                                             std::nullopt, hw);
+    const auto scatter = an::price_collective(an::CollectiveKind::ReduceScatter,
+                                              parameters * 4, ranks, std::nullopt, hw);
+    if (!gather || !scatter) {
+      why = fmt::format("'{}' prices no all-gather or reduce-scatter among {} ranks", hw.name(),
+                        s.dp);
+      return std::nullopt;
+    }
+    comm = 2 * gather->cost.seconds + scatter->cost.seconds;
+    exposed = static_cast<double>(s.grad_accum) * std::max(0.0, comm - forward_backward);
+    out.parts.push_back({.name = "FSDP communication (exposed)", .unit = "collective",
+                         .seconds = exposed, .compute_seconds = 0, .dram_bytes = 0,
+                         .bound = PredictedBound::Launch, .mapping = {}});
+  }
+  for (const PredictedPart& part : out.parts) out.seconds += part.seconds;
+  out.bound = micro->bound;
+  out.model = fmt::format(
+      "{} micro-batches x forward+backward {:.4g} ms + AdamW {:.4g} ms / dp {}; FSDP "
+      "communication {:.4g} ms a micro-batch, {:.4g} ms exposed beyond its compute; micro-batch: "
+      "{}",
+      s.grad_accum, forward_backward * 1e3, optimizer * 1e3, s.dp, comm * 1e3, exposed * 1e3,
+      micro->model);
+  return out;
+}
+
 std::optional<Prediction> network(const Measurement& m, const arch::HardwareModel& hw,
                                   const PublishedPricing& pricing, std::string& why) {
   const auto build = [&]() -> std::optional<workload::Graph> {
@@ -499,6 +617,7 @@ std::optional<Prediction> predict_published(const Measurement& m, const arch::Ha
     case Kernel::LlmPrefill:
     case Kernel::LlmDecode:
     case Kernel::LlmGenerate: return llm(m, hw, pricing, why);
+    case Kernel::LlmTrain: return llm_train(m, hw, pricing, why);
     case Kernel::Network: return network(m, hw, pricing, why);
     default: break;
   }

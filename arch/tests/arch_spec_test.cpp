@@ -477,6 +477,24 @@ TEST(ArchCalibration, KernelRateParametersAreCheckedAgainstTheHardware) {
                        "interconnect; add interconnect: or leave link_fraction out");
 }
 
+// The triton attention class needs its share of fa2's matrix rate: there is no default.
+TEST(ArchCalibration, TritonAttentionStatesItsShare) {
+  Diagnostics diags;
+  const auto spec =
+      parse(std::string(kGpu) + "calibration: {attention: triton, attention_triton: 0.5}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const HardwareModel hw(*spec);
+  EXPECT_EQ(hw.attention_impl(), AttentionImpl::Triton);
+  EXPECT_EQ(hw.attention_triton_share(), 0.5);
+  EXPECT_NE(calibration_yaml(spec->calibration, 2).find("  attention_triton: 0.5\n"),
+            std::string::npos);
+  const auto missing = errors_of(std::string(kGpu) + "calibration: {attention: triton}\n");
+  ASSERT_EQ(missing.size(), 1u) << ::testing::PrintToString(missing);
+  EXPECT_EQ(missing[0], "a.yaml:9:26: error: calibration.attention: attention: triton needs "
+                        "attention_triton (its share of fa2's matrix rate); state "
+                        "calibration.attention_triton, or choose fa2 or fa3");
+}
+
 TEST(ArchCalibration, RasterGroupIsACountOfTilesOnTensorCores) {
   Diagnostics diags;
   const auto spec = parse(std::string(kGpu) + "calibration: {raster_group: 8}\n", diags);

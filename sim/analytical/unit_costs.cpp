@@ -347,7 +347,7 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
   out.unit = "attention";
   out.mapping = {{"fused", 1}, {"block", work.block}, {"pairs", work.pairs}};
   if (hw.has_tensor_cores())
-    out.mapping.emplace_back(impl == arch::AttentionImpl::Fa3 ? "fa3" : "fa2", 1);
+    out.mapping.emplace_back(std::string(arch::to_string(impl)), 1);
   out.cost.macs = op.macs;
   set_time(out, c.seconds, c.compute_seconds, hw);
   // per_head decode's K/V re-reads from DRAM (0 otherwise) come on top of the op's reads.
@@ -515,6 +515,16 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
       return out;
     }
     if (shape.backward) rate *= hw.attention_backward_share();
+    if (impl == arch::AttentionImpl::Triton) {
+      const std::optional<double> share = hw.attention_triton_share();
+      if (!share) {
+        why = fmt::format("'{}' states no calibration.attention_triton, the triton attention "
+                          "class's share of fa2's matrix rate",
+                          hw.name());
+        return out;
+      }
+      rate *= *share;
+    }
     // Queries of one kv head (GQA packs a group's heads together) are padded to the MMA's m:
     // mma.sync's m16, wgmma's m64 (PTX ISA, "Matrix shape"). A thread block takes `block`
     // queries; blocks spread over the SMs in waves, and a grid smaller than one wave splits the

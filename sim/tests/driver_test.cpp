@@ -147,6 +147,26 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
             "cores: its decode attention is not a GPU kernel; leave --decode-attention out\n1 error\n");
 }
 
+// --attention triton prices the fused attention at the arch's calibration.attention_triton share
+// of fa2's matrix rate: the H100 preset states none, so it is a located error there (and the
+// A100 preset's 0.49 runs).
+TEST(Driver, TritonAttentionNeedsTheArchsShare) {
+  const std::filesystem::path trace = "configs/sweeps/workloads/llama2_7b_decode_b1_ctx2k_int8.json";
+  RunFiles h100{"configs/arch/nvidia_h100_sxm.yaml", trace, "analytical"};
+  h100.attention = arch::AttentionImpl::Triton;
+  Diagnostics diags;
+  EXPECT_FALSE(run_files(h100, diags));
+  EXPECT_EQ(diags.format_all(),
+            "configs/arch/nvidia_h100_sxm.yaml: error: --attention: triton needs "
+            "calibration.attention_triton (its share of fa2's matrix rate), which this arch does "
+            "not state; leave --attention out, use fa2, or state calibration.attention_triton\n"
+            "1 error\n");
+  RunFiles a100{"configs/arch/nvidia_a100_sxm_80gb.yaml", trace, "analytical"};
+  a100.attention = arch::AttentionImpl::Triton;
+  Diagnostics a100_diags;
+  EXPECT_TRUE(run_files(a100, a100_diags)) << a100_diags.format_all();
+}
+
 // An eager launch: kernel i waits for the host's i-th issue slot (add_host_issue).
 TEST(Driver, EagerLaunchWaitsOnTheHost) {
   // Three ops at 1 GHz: a kernel of 10 us, an op fused into it (2 us, no kernel of its own) and a

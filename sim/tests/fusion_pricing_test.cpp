@@ -11,6 +11,7 @@
 
 #include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/unit_costs.h"
 #include "testing/graph_checks.h"
 #include "testing/test_hardware.h"
 #include "workloads/builders.h"
@@ -35,6 +36,15 @@ results::RunResult run(const workload::Graph& g, const arch::HardwareModel& hw, 
 }
 
 std::uint64_t dram(const results::Cost& c) { return c.dram_reads.value + c.dram_writes.value; }
+
+// An op priced whole and its parts priced one by one: the same time, work, DRAM traffic and energy.
+void expect_same_cost(const results::Cost& a, const results::Cost& b) {
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_EQ(a.dram_reads, b.dram_reads);
+  EXPECT_EQ(a.dram_writes, b.dram_writes);
+  EXPECT_DOUBLE_EQ(a.energy.value, b.energy.value);
+}
 
 TEST(FusionPricing, EpilogueSavesTheIntermediatesDramTraffic) {
   const auto hw = parse_arch(kMiniGpu);
@@ -74,14 +84,8 @@ TEST(FusionPricing, UnfusedAttentionCostsWhatItsDecomposedOpsCost) {
     (void)workload::DecomposeAttention{}.run(parts);
     const results::RunResult decomposed = run(parts, hw, FusionMode::None);
     ASSERT_EQ(decomposed.ops.size(), 3u);
-    const results::Cost& a = whole.ops.at(0).cost;
-    const results::Cost& b = decomposed.total;
-    EXPECT_EQ(a.cycles, b.cycles);
-    EXPECT_EQ(a.macs, b.macs);
-    EXPECT_EQ(a.dram_reads, b.dram_reads);
-    EXPECT_EQ(a.dram_writes, b.dram_writes);
-    EXPECT_EQ(a.sram_reads, b.sram_reads);
-    EXPECT_DOUBLE_EQ(a.energy.value, b.energy.value);
+    expect_same_cost(whole.ops.at(0).cost, decomposed.total);
+    EXPECT_EQ(whole.ops.at(0).cost.sram_reads, decomposed.total.sram_reads);
   }
 }
 
@@ -101,13 +105,7 @@ TEST(FusionPricing, UnfusedAttentionBackwardCostsWhatItsFivePartsCost) {
     parts.add(std::move(op));
   const results::RunResult decomposed = run(parts, hw, FusionMode::None);
   ASSERT_EQ(decomposed.ops.size(), 5u);
-  const results::Cost& a = whole.ops.at(0).cost;
-  const results::Cost& b = decomposed.total;
-  EXPECT_EQ(a.cycles, b.cycles);
-  EXPECT_EQ(a.macs, b.macs);
-  EXPECT_EQ(a.dram_reads, b.dram_reads);
-  EXPECT_EQ(a.dram_writes, b.dram_writes);
-  EXPECT_DOUBLE_EQ(a.energy.value, b.energy.value);
+  expect_same_cost(whole.ops.at(0).cost, decomposed.total);
 }
 
 TEST(FusionPricing, FlashAttentionBackwardKeepsPdPAndDsOffDram) {
@@ -214,6 +212,25 @@ TEST(FusionPricing, FlashAttention2TimeIsMatrixPlusSoftmaxPlusOneLaunch) {
   // rounded up with the launch: 12273.
   const results::RunResult causal = run(one_head(true), hw, FusionMode::Epilogue);
   EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{12273});
+}
+
+// The triton class is fa2's model at calibration.attention_triton of its matrix rate: with 0.5
+// the GEMMs take 64 cycles, 4 us + 64 + 16384 = 20448. An arch that states no share cannot
+// price the class (the error names the key).
+TEST(FusionPricing, TritonAttentionIsFa2AtItsShareOfTheMatrixRate) {
+  const auto hw = parse_arch(slow_vector_gpu("[mma_sync]") +
+                             "calibration: {attention: triton, attention_triton: 0.5}\n");
+  ASSERT_EQ(hw.attention_impl(), arch::AttentionImpl::Triton);
+  const results::RunResult full = run(one_head(false), hw, FusionMode::Epilogue);
+  EXPECT_EQ(full.ops[0].cost.cycles, Cycles{4000 + 64 + 16384});
+  std::string why;
+  analytical::AttentionShape shape{.heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128,
+                                   .head_dim = 64, .pairs = 16384};
+  (void)analytical::fused_attention_cost(shape, arch::AttentionImpl::Triton,
+                                         parse_arch(slow_vector_gpu("[mma_sync]")), true,
+                                         std::nullopt, why);
+  EXPECT_EQ(why, "'slow-vector-gpu' states no calibration.attention_triton, the triton attention "
+                 "class's share of fa2's matrix rate");
 }
 
 // FlashAttention-2's backward on the same GPU (fa2): the matrix unit does 5 d MACs a kept pair

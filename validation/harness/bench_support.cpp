@@ -71,6 +71,7 @@ double tolerance(Kernel kernel, DType dtype) {
     case ShapeKind::Collective:
     case ShapeKind::LlmPrefill:
     case ShapeKind::LlmGeneration:
+    case ShapeKind::LlmTraining:
     case ShapeKind::Network: return 0.0;
   }
   return 0.0;

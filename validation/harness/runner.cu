@@ -934,6 +934,7 @@ Measurement Runner::run(const Case& c, const RunSettings& settings) {
       case ShapeKind::Collective:
       case ShapeKind::LlmPrefill:
       case ShapeKind::LlmGeneration:
+      case ShapeKind::LlmTraining:
       case ShapeKind::Network:
         throw CaseFailure(std::string("not runnable: ") + std::string(info(c.kernel).name) +
                           " is a kernel of published tables, not one coda-bench ships");

@@ -105,7 +105,7 @@ TEST_F(CorpusTest, BadSplitAndClassListTheValidOnes) {
             "validation\n"
             "TOP/validation/published/corpus.yaml:4:22: error: sources[0].classes[1]: "
             "\"colective\" is not valid (did you mean 'collective'?); expected one of: gemm, "
-            "attention, row, copy, collective, llm, network\n");
+            "attention, row, copy, collective, llm, training, network\n");
 }
 
 TEST_F(CorpusTest, AFileListedTwiceNamesTheFirst) {

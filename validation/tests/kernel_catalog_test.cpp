@@ -43,9 +43,9 @@ TEST(KernelCatalog, PublishedKernelsAsTheReadmeLists) {
             (std::vector{DType::Fp16, DType::Bf16, DType::Fp8E4M3}));
   EXPECT_EQ(dtypes_of(Kernel::Network), (std::vector{DType::Int8, DType::Fp16, DType::Fp32}));
   EXPECT_EQ(info(Kernel::PublishedLayerNorm).name, "layer_norm");
-  EXPECT_EQ(info(Kernel::AttentionBwd).impls.size(), 3u);  // fa2, fa3, unfused
+  EXPECT_EQ(info(Kernel::AttentionBwd).impls.size(), 4u);  // fa2, fa3, triton, unfused
   EXPECT_EQ(info(Kernel::AttentionFwdBwd).name, "attention_fwd_bwd");
-  EXPECT_EQ(info(Kernel::AttentionFwdBwd).impls.size(), 3u);
+  EXPECT_EQ(info(Kernel::AttentionFwdBwd).impls.size(), 4u);
   EXPECT_TRUE(info(Kernel::AttentionDecode).impls.empty());
   EXPECT_EQ(info(Kernel::ReduceScatter).impls.front(), Impl::Ring);
   EXPECT_TRUE(takes_model(Kernel::LlmPrefill));
@@ -53,7 +53,9 @@ TEST(KernelCatalog, PublishedKernelsAsTheReadmeLists) {
   EXPECT_FALSE(takes_model(Kernel::Gemm));
   std::size_t published = 0;
   for (const KernelInfo& k : kernel_catalog()) published += k.published_only ? 1 : 0;
-  EXPECT_EQ(published, 18u);
+  EXPECT_EQ(published, 19u);
+  EXPECT_TRUE(takes_model(Kernel::LlmTrain));
+  EXPECT_EQ(info(Kernel::LlmTrain).impls.size(), 3u);  // fa2, fa3, triton
 }
 
 TEST(KernelCatalog, OptionalKeysTakeTheirDefaults) {

@@ -285,15 +285,16 @@ TEST(PublishedRows, UnknownImplSuggestsTheClosestAndListsTheKernels) {
   EXPECT_EQ(only_error("attention_fwd,fp16,batch=1 heads=1 seq=64 head_dim=64 causal=0,ring,,10,"
                        ",,FIXTURE,,\n"),
             "published.csv:2:64: error: row 2, column 'impl': \"ring\" is not an implementation "
-            "class of attention_fwd; expected one of: fa2, fa3, unfused, or nothing (the arch's "
-            "default)");
+            "class of attention_fwd; expected one of: fa2, fa3, triton, unfused, or nothing (the "
+            "arch's default)");
 }
 
 TEST(PublishedRows, ImplOnAKernelThatTakesNone) {
   EXPECT_EQ(only_error("softmax,fp16,rows=64 cols=64,fa2,,10,,,FIXTURE,,\n"),
             "published.csv:2:30: error: row 2, column 'impl': softmax takes no implementation "
             "class; leave the cell empty; only gemm, attention_fwd, attention_bwd, "
-            "attention_fwd_bwd and the collectives name one");
+            "attention_fwd_bwd, all_reduce, all_gather, reduce_scatter, llm_decode, llm_generate, "
+            "llm_train name one");
 }
 
 TEST(PublishedRows, ModelMissingOrWhereNoneBelongs) {

@@ -35,7 +35,7 @@ TEST(LlmPresets, EveryPresetBuildsEveryPhase) {
     }
     EXPECT_TRUE(diags.all().empty()) << diags.format_all();
   }
-  EXPECT_EQ(files, 12u);
+  EXPECT_EQ(files, 20u);
 }
 
 }  // namespace
