@@ -1156,6 +1156,11 @@ std::string_view to_string(AttentionImpl impl) { return name_of(kAttentionImpls,
 std::string_view to_string(DecodeAttention impl) { return name_of(kDecodeAttentions, impl); }
 std::string_view to_string(KernelKind kind) { return name_of(kKernelKinds, kind); }
 std::string_view to_string(FusionMode mode) { return name_of(kFusionModes, mode); }
+std::optional<AttentionImpl> parse_attention_impl(std::string_view text) {
+  for (const auto& [name, impl] : kAttentionImpls)
+    if (name == text) return impl;
+  return std::nullopt;
+}
 std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
   for (const auto& [name, mode] : kFusionModes)
     if (name == text) return mode;

@@ -80,14 +80,14 @@ std::string_view to_string(TensorPath path);  // "mma_sync", "wgmma"
 // Fused attention by implementation class (docs/cost_models.md, "Fused attention"):
 //   fa2  FlashAttention-2 and kernels of its kind: mma.sync GEMMs, the online softmax of a block
 //        runs between its two GEMMs (no overlap of the matrix and the softmax work)
-//   fa3  FlashAttention-3: wgmma GEMMs, two warpgroups ping-pong so one's softmax runs under the
-//        other's GEMMs (the matrix and the softmax work overlap)
-// fa2: FlashAttention-2's kind (mma.sync, the softmax between the GEMMs); fa3: FlashAttention-3's
-// (wgmma, the softmax overlapped); triton: FlashAttention-2's algorithm as Triton compiled it in
-// 2023 (flash_attn_triton.py and its descendants, e.g. MPT's), fa2's model at the arch's
-// calibration.attention_triton share of fa2's matrix rate.
+//   fa3     FlashAttention-3: wgmma GEMMs, two warpgroups ping-pong so one's softmax runs under
+//           the other's GEMMs (the matrix and the softmax work overlap)
+//   triton  FlashAttention in Triton as of 2023 (triton.ops.flash_attention, flash_attn_triton.py
+//           and its descendants such as MPT's): fa2's model at the arch's
+//           calibration.attention_triton share of fa2's matrix rate
 enum class AttentionImpl : std::uint8_t { Fa2, Fa3, Triton };
 std::string_view to_string(AttentionImpl impl);  // "fa2", "fa3", "triton"
+std::optional<AttentionImpl> parse_attention_impl(std::string_view text);
 
 // Decode attention (one query token per sequence over its KV cache) by how a kernel walks the
 // heads of a GQA group (docs/cost_models.md, "Decode attention"):

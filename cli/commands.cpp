@@ -170,9 +170,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     // CLI11 has checked the name already.
     if (!args.fusion.empty()) files.fusion = mapper::parse_fusion_mode(args.fusion);
     if (!args.attention.empty())  // CLI11 has checked the name
-      files.attention = args.attention == "fa3"      ? arch::AttentionImpl::Fa3
-                        : args.attention == "triton" ? arch::AttentionImpl::Triton
-                                                     : arch::AttentionImpl::Fa2;
+      files.attention = arch::parse_attention_impl(args.attention);
     if (!args.decode_attention.empty())  // CLI11 has checked the name
       files.decode_attention = args.decode_attention == "per_head"
                                    ? arch::DecodeAttention::PerHead

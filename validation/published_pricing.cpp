@@ -512,7 +512,6 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   const workload::llm::LlmPhase step{.kind = workload::llm::PhaseKind::Training,
                                      .batch = s.batch, .seq_len = s.seq,
                                      .recompute = s.recompute != 0};
-  std::uint64_t parameters = 0;
   const auto build = [&]() -> std::optional<workload::Graph> {
     Diagnostics d;
     auto graph = workload::llm::try_build_llm(*config, step, {}, d);
@@ -530,11 +529,12 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                                   whole_model_fusion(hw), what, hw, pricing, why,
                                   m.launch == Launch::Eager, false);
   if (!micro) return std::nullopt;
+  // The builder names each weight's AdamW op "<weight>.adamw" (llm_builder.cpp, optimizer()).
   double optimizer = 0;
   for (const PredictedPart& part : micro->parts)
     if (part.name.ends_with(".adamw")) optimizer += part.seconds;
   const double forward_backward = micro->seconds - optimizer;
-  parameters = workload::llm::llm_headline(*config, 0).parameters;
+  const std::uint64_t parameters = workload::llm::llm_headline(*config, 0).parameters;
 
   Prediction out;
   out.parts.push_back({.name = "forward and backward", .unit = "compute",
