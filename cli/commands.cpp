@@ -20,6 +20,7 @@
 #include "cli/report_command.h"
 #include "cli/search_options.h"
 #include "cli/sweep_command.h"
+#include "cli/train_command.h"
 #include "cli/validate_command.h"
 #include "cli/workload_command.h"
 #include "core/version.h"
@@ -379,6 +380,9 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   ReportArgs report_args;
   CLI::App* report = add_report_command(app, report_args);
 
+  TrainArgs train_args;
+  CLI::App* train = add_train_command(app, train_args);
+
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
@@ -397,6 +401,7 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (sweep->parsed()) return run_sweep_command(sweep_args, out, err);
   if (validate->parsed()) return run_validate_command(validate_args, out, err);
   if (report->parsed()) return run_report_command(report_args, out, err);
+  if (train->parsed()) return run_train_command(train_args, out, err);
   return 2;
 }
 

@@ -111,6 +111,43 @@ void add_host_issue(results::RunResult& run, const mapper::Schedule& schedule, d
   run.host_wait = Seconds{std::max(0.0, analytical::host_issued_seconds(kernels, issue) - own)};
 }
 
+bool apply_attention_choice(arch::ArchSpec& spec, const std::filesystem::path& arch_file,
+                            std::optional<arch::AttentionImpl> attention,
+                            std::optional<arch::DecodeAttention> decode_attention,
+                            Diagnostics& diags) {
+  if (attention) {
+    const arch::ComputeUnitSpec* tc = arch::find_unit(spec, arch::UnitKind::TensorCore);
+    const bool wgmma = tc != nullptr && tc->tensor_core &&
+                       std::find(tc->tensor_core->paths.begin(), tc->tensor_core->paths.end(),
+                                 arch::TensorPath::Wgmma) != tc->tensor_core->paths.end();
+    if (tc == nullptr || (*attention == arch::AttentionImpl::Fa3 && !wgmma)) {
+      diags.error({arch_file.string(), 0, 0}, "--attention",
+                  tc == nullptr ? "the arch has no tensor cores: its attention is not a GPU kernel"
+                                : "fa3 needs the wgmma path, which this arch's tensor cores lack",
+                  "leave --attention out, or use fa2");
+      return false;
+    }
+    if (*attention == arch::AttentionImpl::Triton && !spec.calibration.attention_triton) {
+      diags.error({arch_file.string(), 0, 0}, "--attention",
+                  "triton needs calibration.attention_triton (its share of fa2's matrix rate), "
+                  "which this arch does not state",
+                  "leave --attention out, use fa2, or state calibration.attention_triton");
+      return false;
+    }
+    spec.calibration.attention = *attention;
+  }
+  if (decode_attention) {
+    if (arch::find_unit(spec, arch::UnitKind::TensorCore) == nullptr) {
+      diags.error({arch_file.string(), 0, 0}, "--decode-attention",
+                  "the arch has no tensor cores: its decode attention is not a GPU kernel",
+                  "leave --decode-attention out");
+      return false;
+    }
+    spec.calibration.decode_attention = *decode_attention;
+  }
+  return true;
+}
+
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags) {
   EngineRegistry builtin;
   if (files.engines == nullptr) register_builtin_engines(builtin);
@@ -122,36 +159,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   if (!arch || !graph) return std::nullopt;
 
   arch::ArchSpec spec = arch->spec;
-  if (files.attention) {
-    const arch::ComputeUnitSpec* tc = arch::find_unit(spec, arch::UnitKind::TensorCore);
-    const bool wgmma = tc != nullptr && tc->tensor_core &&
-                       std::find(tc->tensor_core->paths.begin(), tc->tensor_core->paths.end(),
-                                 arch::TensorPath::Wgmma) != tc->tensor_core->paths.end();
-    if (tc == nullptr || (*files.attention == arch::AttentionImpl::Fa3 && !wgmma)) {
-      diags.error({files.arch.string(), 0, 0}, "--attention",
-                  tc == nullptr ? "the arch has no tensor cores: its attention is not a GPU kernel"
-                                : "fa3 needs the wgmma path, which this arch's tensor cores lack",
-                  "leave --attention out, or use fa2");
-      return std::nullopt;
-    }
-    if (*files.attention == arch::AttentionImpl::Triton && !spec.calibration.attention_triton) {
-      diags.error({files.arch.string(), 0, 0}, "--attention",
-                  "triton needs calibration.attention_triton (its share of fa2's matrix rate), "
-                  "which this arch does not state",
-                  "leave --attention out, use fa2, or state calibration.attention_triton");
-      return std::nullopt;
-    }
-    spec.calibration.attention = *files.attention;
-  }
-  if (files.decode_attention) {
-    if (arch::find_unit(spec, arch::UnitKind::TensorCore) == nullptr) {
-      diags.error({files.arch.string(), 0, 0}, "--decode-attention",
-                  "the arch has no tensor cores: its decode attention is not a GPU kernel",
-                  "leave --decode-attention out");
-      return std::nullopt;
-    }
-    spec.calibration.decode_attention = *files.decode_attention;
-  }
+  if (!apply_attention_choice(spec, files.arch, files.attention, files.decode_attention, diags))
+    return std::nullopt;
   if (files.eager && !spec.calibration.eager_issue_time) {
     diags.error({files.arch.string(), 0, 0}, "--launch eager",
                 "the arch states no calibration.eager_issue_time (the host's time to issue one "

@@ -49,6 +49,14 @@ struct RunFiles {
   bool eager = false;
 };
 
+// Sets the arch's fused-attention and decode-attention classes to the command line's choices
+// (nullopt: the arch's own), with an error naming `arch_file` when the arch cannot run the one
+// chosen (no tensor cores; fa3 without wgmma; triton without calibration.attention_triton).
+bool apply_attention_choice(arch::ArchSpec& spec, const std::filesystem::path& arch_file,
+                            std::optional<arch::AttentionImpl> attention,
+                            std::optional<arch::DecodeAttention> decode_attention,
+                            Diagnostics& diags);
+
 // nullopt when an input has errors (they are in `diags`); throws std::invalid_argument for an
 // unknown engine name.
 std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& diags);

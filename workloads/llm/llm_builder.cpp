@@ -151,20 +151,31 @@ class Builder {
       rope_table_ = tensor("rope.table", {q_len_, c_.head_dim}, TensorKind::Activation, false);
     const std::uint64_t m = par_.micro_batches;
     std::vector<MicroBatch> mbs(m);
+    const auto run_forward = [&](std::uint64_t i) {
+      const std::size_t first = g_.ops.size();
+      forward(mbs[i], i);
+      spans_.push_back({StepPart::Forward, i, first, g_.ops.size()});
+    };
     if (!training_) {
-      for (std::uint64_t i = 0; i < m; ++i) forward(mbs[i], i);
+      for (std::uint64_t i = 0; i < m; ++i) run_forward(i);
       return std::move(g_);
     }
     // 1F1B: stage s runs pp - s - 1 warm-up forwards, then alternates forward and backward.
     const std::uint64_t warmup = std::min(par_.pp - par_.stage - 1, m);
-    for (std::uint64_t i = 0; i < warmup; ++i) forward(mbs[i], i);
+    for (std::uint64_t i = 0; i < warmup; ++i) run_forward(i);
     for (std::uint64_t i = 0; i < m; ++i) {
-      if (warmup + i < m) forward(mbs[warmup + i], warmup + i);
+      if (warmup + i < m) run_forward(warmup + i);
+      const std::size_t first = g_.ops.size();
       backward(mbs[i]);
+      spans_.push_back({StepPart::Backward, i, first, g_.ops.size()});
     }
+    const std::size_t first = g_.ops.size();
     optimizer();
+    spans_.push_back({StepPart::Optimizer, 0, first, g_.ops.size()});
     return std::move(g_);
   }
+
+  std::vector<OpSpan> take_spans() { return std::move(spans_); }
 
  private:
   // ---- tensors and ops --------------------------------------------------------------------
@@ -784,9 +795,19 @@ class Builder {
   std::optional<TensorId> embed_, position_table_, final_norm_, final_norm_shift_, lm_head_,
       rope_table_;
   std::vector<LayerWeights> layer_weights_;
+  std::vector<OpSpan> spans_;
 };
 
 }  // namespace
+
+std::string_view to_string(StepPart part) {
+  switch (part) {
+    case StepPart::Forward: return "forward";
+    case StepPart::Backward: return "backward";
+    case StepPart::Optimizer: return "optimizer";
+  }
+  return "?";
+}
 
 bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par,
                      Diagnostics& diags) {
@@ -877,6 +898,16 @@ std::optional<Graph> try_build_llm(const LlmConfig& config, const LlmPhase& phas
                                    const Parallelism& parallelism, Diagnostics& diags) {
   if (!check_llm_build(config, phase, parallelism, diags)) return std::nullopt;
   return Builder(config, phase, parallelism).build();
+}
+
+std::optional<LlmBuild> try_build_llm_parts(const LlmConfig& config, const LlmPhase& phase,
+                                            const Parallelism& parallelism, Diagnostics& diags) {
+  if (!check_llm_build(config, phase, parallelism, diags)) return std::nullopt;
+  Builder builder(config, phase, parallelism);
+  LlmBuild built;
+  built.graph = builder.build();
+  built.spans = builder.take_spans();
+  return built;
 }
 
 LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par) {

@@ -17,8 +17,11 @@
 //   * Tensor kinds: weights Weight, KV cache KvCache, weight gradients Gradient (accumulated in
 //     place over micro-batches), AdamW moments OptimizerState (fp32), everything else Activation.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "core/diagnostics.h"
 #include "core/units.h"
@@ -64,6 +67,27 @@ Graph build_llm(const LlmConfig& config, const LlmPhase& phase, const Parallelis
 // check_llm_build, then build_llm.
 std::optional<Graph> try_build_llm(const LlmConfig& config, const LlmPhase& phase,
                                    const Parallelism& parallelism, Diagnostics& diags);
+
+// Which part of a step a run of consecutive ops is: a micro-batch's forward (with, on the last
+// stage of a training step, the loss and its gradient), its backward (with a full recomputation's
+// re-run forward, and the receive and send of the stage boundary's gradient), or the optimizer.
+enum class StepPart : std::uint8_t { Forward, Backward, Optimizer };
+std::string_view to_string(StepPart part);  // "forward", "backward", "optimizer"
+struct OpSpan {
+  StepPart part = StepPart::Forward;
+  std::uint64_t micro_batch = 0;  // 0 for the optimizer
+  std::size_t first = 0;          // graph ops [first, end)
+  std::size_t end = 0;
+  friend bool operator==(const OpSpan&, const OpSpan&) = default;
+};
+// The graph and its ops' parts, in the order the builder emitted them: the spans cover every op
+// once. For the training step model (sim/training_step.h), which prices each part on its own.
+struct LlmBuild {
+  Graph graph;
+  std::vector<OpSpan> spans;
+};
+std::optional<LlmBuild> try_build_llm_parts(const LlmConfig& config, const LlmPhase& phase,
+                                            const Parallelism& parallelism, Diagnostics& diags);
 
 // Closed-form numbers of a step that the graph does not carry.
 struct LlmStepStats {

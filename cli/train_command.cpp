@@ -1,0 +1,351 @@
+#include "cli/train_command.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "arch/arch_spec.h"
+#include "arch/hardware_model.h"
+#include "cli/options.h"
+#include "core/diagnostics.h"
+#include "mapper/fusion.h"
+#include "sim/driver.h"
+#include "sim/training_step.h"
+#include "workloads/llm/hf_config.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::cli {
+namespace {
+
+namespace tr = sim::training;
+using nlohmann::ordered_json;
+
+std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
+std::string ms(double s) { return fmt::format("{:.4g} ms", s * 1e3); }
+
+std::string layout_text(const tr::Layout& l) {
+  return fmt::format("tp {} pp {} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp, l.pp,
+                     l.dp, l.micro_batch_size, l.micro_batches, l.recompute ? "full" : "none",
+                     l.zero);
+}
+
+ordered_json memory_json(const tr::StageMemory& m) {
+  return {{"weights_bytes", m.weights.value},
+          {"gradients_bytes", m.gradients.value},
+          {"optimizer_state_bytes", m.optimizer_state.value},
+          {"activations_bytes", m.activations.value},
+          {"total_bytes", m.total.value}};
+}
+
+ordered_json report_json(const tr::StepReport& r) {
+  const tr::Layout& l = r.layout;
+  ordered_json stages = ordered_json::array();
+  for (const tr::StageReport& s : r.stages)
+    stages.push_back({{"stage", s.stage},
+                      {"first_layer", s.first_layer},
+                      {"layers", s.layers},
+                      {"forward_s", s.forward_s},
+                      {"backward_s", s.backward_s},
+                      {"tp_comm_s", s.tp_comm_s},
+                      {"send_s", s.send_s},
+                      {"compute_s", s.compute_s},
+                      {"bubble_s", s.bubble_s},
+                      {"dp_comm_s", s.dp_comm_s},
+                      {"dp_exposed_s", s.dp_exposed_s},
+                      {"optimizer_s", s.optimizer_s},
+                      {"end_s", s.end_s},
+                      {"in_flight_micro_batches", s.in_flight},
+                      {"memory", memory_json(s.memory)},
+                      {"model_flops", s.model_flops},
+                      {"hardware_flops", s.hardware_flops}});
+  return {{"model", r.model},
+          {"arch", r.arch},
+          {"layout",
+           {{"tp", l.tp},
+            {"pp", l.pp},
+            {"dp", l.dp},
+            {"chips", l.chips()},
+            {"micro_batch_size", l.micro_batch_size},
+            {"micro_batches", l.micro_batches},
+            {"global_batch", l.global_batch()},
+            {"recompute", l.recompute ? "full" : "none"},
+            {"zero", l.zero}}},
+          {"framework",
+           {{"bucket_bytes", r.framework.bucket.value},
+            {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
+                                                    : std::string("model")},
+            {"overlap_param_gather", r.framework.overlap_param_gather}}},
+          {"seq", r.seq},
+          {"tokens", r.tokens},
+          {"fusion", r.fusion},
+          {"step_s", r.step_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"mfu", r.mfu},
+          {"hfu", r.hfu},
+          {"model_flops", r.model_flops},
+          {"hardware_flops", r.hardware_flops},
+          {"peak_flops_per_chip", r.peak_flops_per_chip},
+          {"critical_stage", r.critical_stage},
+          {"memory_per_chip_bytes", r.memory_per_chip.value},
+          {"capacity_bytes", r.capacity ? ordered_json(r.capacity->value) : ordered_json(nullptr)},
+          {"fits", r.fits},
+          {"stages", std::move(stages)}};
+}
+
+void print_report(const tr::StepReport& r, std::ostream& out) {
+  const tr::Layout& l = r.layout;
+  out << fmt::format("{} training on {} x '{}': {}; global batch {} sequences of {} tokens "
+                     "({} tokens), fusion {}\n",
+                     r.model, l.chips(), r.arch, layout_text(l), l.global_batch(), r.seq,
+                     r.tokens, r.fusion);
+  out << fmt::format("step {}, {:.0f} tokens/s ({:.0f} per chip), MFU {}, HFU {}\n",
+                     ms(r.step_s), r.tokens_per_s,
+                     r.tokens_per_s / static_cast<double>(l.chips()), pct(r.mfu), pct(r.hfu));
+  const tr::StageReport& worst = r.stages.at(r.critical_stage);
+  std::string fit = "capacity unknown";
+  if (r.capacity)
+    fit = fmt::format("of {}: {}", to_string(*r.capacity), r.fits ? "fits" : "does NOT fit");
+  out << fmt::format("memory per chip {} {} (stage {}: weights {}, gradients {}, optimizer "
+                     "state {}, activations {})\n",
+                     to_string(r.memory_per_chip), fit, worst.stage,
+                     to_string(worst.memory.weights), to_string(worst.memory.gradients),
+                     to_string(worst.memory.optimizer_state), to_string(worst.memory.activations));
+  out << fmt::format("{:>5} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                     "stage", "layers", "forward", "backward", "compute", "tp comm", "bubble",
+                     "dp exposed", "optimizer", "end");
+  const auto cell = [](double s) { return fmt::format("{:.4g} ms", s * 1e3); };
+  for (const tr::StageReport& s : r.stages)
+    out << fmt::format("{:>5} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                       s.stage, fmt::format("{}-{}", s.first_layer, s.first_layer + s.layers - 1),
+                       cell(s.forward_s), cell(s.backward_s), cell(s.compute_s),
+                       cell(static_cast<double>(l.micro_batches) * s.tp_comm_s),
+                       cell(s.bubble_s), cell(s.dp_exposed_s), cell(s.optimizer_s),
+                       cell(s.end_s));
+  const double step = r.step_s > 0 ? r.step_s : 1.0;
+  const double tp = static_cast<double>(l.micro_batches) * worst.tp_comm_s;
+  out << fmt::format("time of stage {} (the step's): compute {} (of which TP communication {}), "
+                     "pipeline bubble {}, exposed data-parallel communication {} (of {} in "
+                     "all), optimizer {}\n",
+                     worst.stage, pct((worst.compute_s) / step), pct(tp / step),
+                     pct(worst.bubble_s / step), pct(worst.dp_exposed_s / step),
+                     ms(worst.dp_comm_s), pct(worst.optimizer_s / step));
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Price one optimizer step of LLM training on tp x pp x dp chips: step time, "
+               "tokens/s, MFU and HFU, memory per chip, and each pipeline stage's time split "
+               "into compute, bubble, exposed data-parallel communication and optimizer "
+               "(docs/training.md); with --search-layouts, every layout of --chips chips");
+  cmd->add_option("--arch", args.arch, "Architecture config of one chip (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--llm", args.llm,
+                  "The model: a coda model YAML (configs/workloads/llm/) or a Hugging Face "
+                  "config.json")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dtype", args.dtype, "The model's compute type (default: the config's)");
+  cmd->add_option("--seq", args.seq, "Sequence length")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", args.tp, "Tensor-parallel ranks (Megatron-LM splits)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--pp", args.pp, "Pipeline stages (1F1B)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dp", args.dp, "Data-parallel replicas")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--micro-batch-size", args.micro_batch_size, "Sequences per micro-batch")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  CLI::Option* micro = cmd->add_option("--micro-batches", args.micro_batches,
+                                       "Micro-batches per replica per step (gradient "
+                                       "accumulation; the pipeline's micro-batches)")
+                           ->capture_default_str()
+                           ->check(CLI::PositiveNumber);
+  CLI::Option* global =
+      cmd->add_option("--global-batch", args.global_batch,
+                      "Sequences per step over all replicas: sets --micro-batches to "
+                      "global / (dp x micro-batch size); with --search-layouts, the batch "
+                      "every layout runs")
+          ->check(CLI::PositiveNumber);
+  micro->excludes(global);
+  cmd->add_flag("--recompute", args.recompute, "Full activation recomputation");
+  cmd->add_option("--zero", args.zero,
+                  "What the data-parallel ranks shard: 0 nothing (DDP all-reduce), 1 optimizer "
+                  "state (distributed optimizer), 2 and gradients, 3 and weights (FSDP "
+                  "FULL_SHARD)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--bucket-mib", args.bucket_mib,
+                  "Gradient bucket of the data-parallel reduction, MiB (PyTorch DDP's default 25)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--grad-reduce", args.grad_reduce,
+                  "The type gradients are reduced in (default: the model's; e.g. fp32)");
+  cmd->add_flag("--overlap-param-gather", args.overlap_param_gather,
+                "ZeRO 1/2: the updated weights' all-gather runs under the next step's forward "
+                "(Megatron-LM --overlap-param-gather)");
+  cmd->add_option("--fusion", args.fusion,
+                  "none, epilogue or all (docs/fusion.md); default: the arch's, else epilogue")
+      ->check(CLI::IsMember({"none", "epilogue", "all"}));
+  cmd->add_option("--attention", args.attention,
+                  "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
+      ->check(CLI::IsMember({"fa2", "fa3", "triton"}));
+  cmd->add_option("--engine", args.engine, "analytical or systemc")->capture_default_str();
+  cmd->add_option("--mapper", args.mapper, "fixed or search (as coda run --mapper)")
+      ->check(CLI::IsMember({"fixed", "search"}))
+      ->capture_default_str();
+  add_search_options(*cmd, args.search);
+  cmd->add_flag("--search-layouts", args.search_layouts,
+                "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO) layout of --chips "
+                "chips at --global-batch and print the best --top by step time, those that fit "
+                "in memory first");
+  cmd->add_option("--chips", args.chips, "With --search-layouts: the chips to lay out")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--top", args.top, "With --search-layouts: layouts to print")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--json", args.json_out, "Write the report (or the ranked layouts) as JSON");
+  return cmd;
+}
+
+int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.search_layouts && (args.chips == 0 || args.global_batch == 0)) {
+    err << "error: --search-layouts needs --chips N and --global-batch B\n";
+    return 2;
+  }
+  Diagnostics diags;
+  namespace llm = workload::llm;
+  const std::filesystem::path model_path(args.llm);
+  auto model = model_path.extension() == ".json" ? llm::load_hf_config(model_path, diags)
+                                                 : llm::load_llm_config(model_path, diags);
+  auto arch = arch::load_arch(args.arch, diags);
+  if (!model || !arch) {
+    err << diags.format_all();
+    return 1;
+  }
+  if (!args.dtype.empty()) {
+    const auto dtype = parse_data_type(args.dtype);
+    if (!dtype) {
+      err << fmt::format("error: --dtype: unknown element type '{}'; expected one of: {}\n",
+                         args.dtype, data_type_list());
+      return 2;
+    }
+    model->dtype = *dtype;
+  }
+  tr::Framework framework;
+  framework.bucket = Bytes{static_cast<std::uint64_t>(args.bucket_mib * 1024.0 * 1024.0)};
+  framework.overlap_param_gather = args.overlap_param_gather;
+  if (!args.grad_reduce.empty()) {
+    framework.grad_reduce = parse_data_type(args.grad_reduce);
+    if (!framework.grad_reduce) {
+      err << fmt::format("error: --grad-reduce: unknown element type '{}'; expected one of: {}\n",
+                         args.grad_reduce, data_type_list());
+      return 2;
+    }
+  }
+  arch::ArchSpec spec = arch->spec;
+  const std::optional<arch::AttentionImpl> attention =
+      args.attention.empty() ? std::nullopt : arch::parse_attention_impl(args.attention);
+  if (!sim::apply_attention_choice(spec, args.arch, attention, std::nullopt, diags)) {
+    err << diags.format_all();
+    return 1;
+  }
+  const arch::HardwareModel hw(spec);
+  tr::StepOptions options;
+  if (!args.fusion.empty()) options.fusion = mapper::parse_fusion_mode(args.fusion);
+  if (args.mapper == "search") {
+    options.search = read_search(args.search, err);
+    if (!options.search) return 2;
+  }
+  const sim::EngineRegistry engines = all_engines();
+  std::unique_ptr<sim::Engine> engine;
+  try {
+    engine = engines.create(args.engine);
+  } catch (const std::invalid_argument& e) {
+    err << "error: --engine: " << e.what() << "\n";
+    return 2;
+  }
+  options.engine = engine.get();
+
+  if (args.search_layouts) {
+    const tr::LayoutSearch search{.chips = args.chips, .global_batch = args.global_batch};
+    const tr::LayoutSearchResult found =
+        tr::search_layouts(*model, args.seq, search, framework, hw, options);
+    if (found.ranked.empty()) {
+      err << fmt::format("error: no layout of {} chips runs {} at a global batch of {}{}\n",
+                         args.chips, model->name, args.global_batch,
+                         found.first_refusal.empty() ? "" : ": e.g. " + found.first_refusal);
+      return 1;
+    }
+    std::size_t fitting = 0;
+    for (const tr::StepReport& r : found.ranked) fitting += r.fits ? 1 : 0;
+    out << fmt::format("{} on {} x '{}', global batch {} of {} tokens: {} layouts priced ({} "
+                       "refused by the model or the arch), {} fit in memory\n",
+                       model->name, args.chips, hw.name(), args.global_batch, args.seq,
+                       found.tried, found.refused, fitting);
+    out << fmt::format("{:>4} {:>11} {:>9} {:>6} {:>10} {:>5}  {}\n", "rank", "step",
+                       "tokens/s", "MFU", "memory", "fits", "layout");
+    ordered_json ranked = ordered_json::array();
+    for (std::size_t i = 0; i < found.ranked.size(); ++i) {
+      const tr::StepReport& r = found.ranked[i];
+      ranked.push_back(report_json(r));
+      if (i >= args.top) continue;
+      out << fmt::format("{:>4} {:>11} {:>9.0f} {:>6} {:>10} {:>5}  {}\n", i + 1, ms(r.step_s),
+                         r.tokens_per_s, pct(r.mfu), to_string(r.memory_per_chip),
+                         r.fits ? "yes" : "no", layout_text(r.layout));
+    }
+    if (!args.json_out.empty() &&
+        !write_file(args.json_out,
+                    ordered_json{{"schema_version", 1}, {"layouts", std::move(ranked)}}.dump(2) +
+                        "\n",
+                    err))
+      return 1;
+    return 0;
+  }
+
+  tr::Layout layout{.tp = args.tp, .pp = args.pp, .dp = args.dp,
+                    .micro_batch_size = args.micro_batch_size,
+                    .micro_batches = args.micro_batches, .recompute = args.recompute,
+                    .zero = args.zero};
+  if (args.global_batch > 0) {
+    const std::uint64_t per = args.dp * args.micro_batch_size;
+    if (args.global_batch % per != 0) {
+      err << fmt::format("error: --global-batch {} is not a multiple of dp {} x micro-batch size "
+                         "{}\n",
+                         args.global_batch, args.dp, args.micro_batch_size);
+      return 2;
+    }
+    layout.micro_batches = args.global_batch / per;
+  }
+  const auto report =
+      tr::price_training_step(*model, args.seq, layout, framework, hw, options, diags);
+  if (!report) {
+    err << diags.format_all();
+    return 1;
+  }
+  if (!diags.all().empty()) err << diags.format_all();
+  print_report(*report, out);
+  if (!args.json_out.empty() &&
+      !write_file(args.json_out,
+                  ordered_json{{"schema_version", 1}, {"training_step", report_json(*report)}}
+                          .dump(2) +
+                      "\n",
+                  err))
+    return 1;
+  return 0;
+}
+
+}  // namespace coda::cli

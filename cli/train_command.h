@@ -1,0 +1,49 @@
+#pragma once
+// `coda train --arch A --llm M --seq S [--tp --pp --dp --micro-batch-size --micro-batches
+// --recompute --zero ...]`: one optimizer step of LLM training on tp x pp x dp chips
+// (sim/training_step.h): step time, tokens/s, MFU and HFU, memory per chip and whether it fits,
+// and each pipeline stage's time split into compute, bubble, exposed data-parallel communication
+// and optimizer. With --search-layouts --chips N --global-batch B, every layout of N chips priced
+// and the best few printed.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "cli/search_options.h"
+
+namespace CLI {
+class App;
+}
+
+namespace coda::cli {
+
+struct TrainArgs {
+  std::string arch;
+  std::string llm;
+  std::string dtype;
+  std::uint64_t seq = 2048;
+  std::uint64_t tp = 1, pp = 1, dp = 1;
+  std::uint64_t micro_batch_size = 1;
+  std::uint64_t micro_batches = 1;
+  std::uint64_t global_batch = 0;  // sequences; with --search-layouts (or instead of --micro-batches)
+  bool recompute = false;
+  std::uint32_t zero = 0;
+  double bucket_mib = 25;
+  std::string grad_reduce;
+  bool overlap_param_gather = false;
+  std::string fusion;
+  std::string attention;
+  std::string engine = "analytical";
+  std::string mapper = "fixed";
+  SearchArgs search;
+  bool search_layouts = false;
+  std::uint64_t chips = 0;
+  std::uint64_t top = 10;
+  std::string json_out;
+};
+
+CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
+int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace coda::cli

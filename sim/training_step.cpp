@@ -1,0 +1,533 @@
+#include "sim/training_step.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/unit_costs.h"
+#include "workloads/llm/llm_builder.h"
+#include "workloads/op.h"
+#include "workloads/tensor.h"
+
+namespace coda::sim::training {
+namespace {
+
+namespace llm = workload::llm;
+using workload::Function;
+using workload::OpKind;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+double bytes_per_element(DataType type) { return bit_width(type) / 8.0; }
+
+Bytes scaled(std::uint64_t elements, double bytes_each) {
+  return Bytes{static_cast<std::uint64_t>(static_cast<double>(elements) * bytes_each)};
+}
+
+// What one stage's graph of one micro-batch costs and holds.
+struct StagePrice {
+  std::uint64_t first_layer = 0, layers = 0;
+  double forward = 0, backward = 0, optimizer = 0, tp_comm = 0, send = 0;
+  double forward_matrix_flops = 0, executed_matrix_flops = 0;  // one micro-batch, one rank
+  std::uint64_t parameters = 0;  // elements of the rank's weights on the stage
+  Bytes peak_activations;        // the one-micro-batch run's, at its peak
+  Bytes saved_activations;       // written by the forward, read by the backward
+};
+
+bool matrix_op(const workload::Op& op) {
+  return op.kind == OpKind::Contraction || op.kind == OpKind::Attention;
+}
+
+// The activations a micro-batch's forward writes and its backward reads: what 1F1B keeps per
+// micro-batch in flight.
+Bytes saved_activations(const llm::LlmBuild& built) {
+  const workload::Graph& g = built.graph;
+  std::vector<llm::StepPart> part_of(g.ops.size(), llm::StepPart::Optimizer);
+  for (const llm::OpSpan& span : built.spans)
+    for (std::size_t i = span.first; i < span.end; ++i) part_of[i] = span.part;
+  std::set<std::uint32_t> written_forward;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (part_of[i] != llm::StepPart::Forward) continue;
+    const workload::Op& op = g.ops[i];
+    for (std::size_t a = 0; a < op.tensors.size() && a < op.space.accesses.size(); ++a)
+      if (op.space.accesses[a].role == workload::TensorRole::Output)
+        written_forward.insert(op.tensors[a].value);
+  }
+  std::set<std::uint32_t> saved;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (part_of[i] != llm::StepPart::Backward) continue;
+    const workload::Op& op = g.ops[i];
+    for (std::size_t a = 0; a < op.tensors.size() && a < op.space.accesses.size(); ++a) {
+      const std::uint32_t t = op.tensors[a].value;
+      if (op.space.accesses[a].role != workload::TensorRole::Output && written_forward.contains(t) &&
+          g.tensors[t].kind == workload::TensorKind::Activation)
+        saved.insert(t);
+    }
+  }
+  Bytes total;
+  for (const std::uint32_t t : saved) total += workload::storage_bytes(g.tensors[t]);
+  return total;
+}
+
+std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t seq,
+                                      const Layout& layout, std::uint64_t stage,
+                                      mapper::FusionMode fusion, const arch::HardwareModel& hw,
+                                      const StepOptions& options, Diagnostics& diags) {
+  const llm::LlmPhase phase{.kind = llm::PhaseKind::Training, .batch = layout.micro_batch_size,
+                            .seq_len = seq, .recompute = layout.recompute};
+  const llm::Parallelism par{.tp = layout.tp, .pp = layout.pp, .dp = 1, .stage = stage,
+                             .micro_batches = 1};
+  Diagnostics build_diags;
+  auto built = llm::try_build_llm_parts(model, phase, par, build_diags);
+  if (!built) {
+    for (const Diagnostic& d : build_diags.all()) {
+      std::string path = d.path;
+      if (path.starts_with("parallelism.tp") || path.starts_with("parallelism.pp"))
+        path = "layout." + path.substr(std::string_view("parallelism.").size());
+      else if (path == "phase.batch")
+        path = "layout.micro_batch_size";
+      diags.error({}, path, d.message, d.hint);
+    }
+    return std::nullopt;
+  }
+  const workload::Graph& g = built->graph;
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(g, hw, {.precision = std::nullopt, .fusion = fusion,
+                                     .search = options.search});
+  if (!schedule.unsupported.empty()) {
+    for (const mapper::UnsupportedOp& op : schedule.unsupported)
+      diags.error({}, "arch", fmt::format("'{}' cannot run on '{}': {}", op.name, hw.name(),
+                                          op.reason));
+    return std::nullopt;
+  }
+  const analytical::AnalyticalEngine analytical;
+  const Engine& engine = options.engine != nullptr ? *options.engine : analytical;
+  const results::RunResult run = engine.run(schedule, hw, {});
+  CODA_CHECK(run.ops.size() == g.ops.size());  // every op placed: one result each, in order
+
+  StagePrice out;
+  const llm::LlmStepStats stats = llm::llm_step_stats(model, phase, par);
+  out.first_layer = stats.first_layer;
+  out.layers = stats.stage_layers;
+  const double clock = hw.clock().value;
+  for (const llm::OpSpan& span : built->spans) {
+    for (std::size_t i = span.first; i < span.end; ++i) {
+      const workload::Op& op = g.ops[i];
+      const double seconds = static_cast<double>(run.ops[i].cost.cycles.value) / clock;
+      if (op.function == Function::SendRecv) {  // the pipeline's transfers: simulate_1f1b's
+        out.send = std::max(out.send, seconds);
+        continue;
+      }
+      // Matrix FLOPs: 2 per MAC of the contractions and attentions; MFU conventions leave the
+      // softmax's arithmetic out.
+      const double flops = matrix_op(op) ? 2.0 * static_cast<double>(workload::mac_count(op)) : 0.0;
+      switch (span.part) {
+        case llm::StepPart::Forward:
+          out.forward += seconds;
+          out.forward_matrix_flops += flops;
+          out.executed_matrix_flops += flops;
+          break;
+        case llm::StepPart::Backward:
+          out.backward += seconds;
+          out.executed_matrix_flops += flops;
+          break;
+        case llm::StepPart::Optimizer: out.optimizer += seconds; break;
+      }
+      if (op.function == Function::AllReduce && span.part != llm::StepPart::Optimizer)
+        out.tp_comm += seconds;
+    }
+  }
+  for (const workload::Tensor& t : g.tensors)
+    if (t.kind == workload::TensorKind::Weight) out.parameters += workload::element_count(t.shape);
+  out.peak_activations = schedule.memory.peak_activations;
+  out.saved_activations = saved_activations(*built);
+  return out;
+}
+
+// A collective among `ranks` chips of the arch's interconnect with its kernel's fixed cost, as
+// the engine prices a collective op.
+std::optional<double> collective_seconds(analytical::CollectiveKind kind, std::uint64_t bytes,
+                                         std::uint64_t ranks, const arch::HardwareModel& hw) {
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  const auto priced =
+      analytical::price_collective(kind, bytes, static_cast<std::uint32_t>(ranks), std::nullopt, hw);
+  if (!priced) return std::nullopt;
+  return priced->cost.seconds + hw.kernel_fixed_seconds(arch::KernelKind::Collective);
+}
+
+// `bytes` in buckets of at most `bucket`, each a collective among `ranks`.
+std::optional<std::vector<double>> buckets(analytical::CollectiveKind kind, std::uint64_t bytes,
+                                           std::uint64_t bucket, std::uint64_t ranks,
+                                           const arch::HardwareModel& hw) {
+  std::vector<double> out;
+  if (ranks <= 1 || bytes == 0) return out;
+  const std::uint64_t size = bucket == 0 ? bytes : bucket;
+  const std::uint64_t full = bytes / size, rest = bytes % size;
+  const auto one = collective_seconds(kind, size, ranks, hw);
+  if (!one) return std::nullopt;
+  out.assign(full, *one);
+  if (rest > 0) {
+    const auto last = collective_seconds(kind, rest, ranks, hw);
+    if (!last) return std::nullopt;
+    out.push_back(*last);
+  }
+  return out;
+}
+
+double sum(std::span<const double> xs) {
+  double s = 0;
+  for (const double x : xs) s += x;
+  return s;
+}
+
+bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& layout,
+                  const arch::HardwareModel& hw, Diagnostics& diags) {
+  const std::size_t before = diags.error_count();
+  const auto positive = [&](std::string_view field, std::uint64_t value) {
+    if (value == 0) diags.error({}, fmt::format("layout.{}", field), "must be at least 1");
+  };
+  positive("tp", layout.tp);
+  positive("pp", layout.pp);
+  positive("dp", layout.dp);
+  positive("micro_batch_size", layout.micro_batch_size);
+  positive("micro_batches", layout.micro_batches);
+  if (seq == 0) diags.error({}, "seq", "must be at least 1");
+  if (layout.zero > 3)
+    diags.error({}, "layout.zero", fmt::format("ZeRO stage {} does not exist", layout.zero),
+                "0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights: FSDP)");
+  if (diags.error_count() != before) return false;
+  if (layout.zero > 0 && layout.dp == 1)
+    diags.warning({}, "layout.zero", "ZeRO shards over the data-parallel ranks: with dp 1 it "
+                                     "changes nothing");
+  const std::uint64_t chips = layout.chips();
+  if (chips > 1) {
+    const auto& ic = hw.spec().interconnect;
+    if (!ic)
+      diags.error({}, "layout",
+                  fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' states no interconnect",
+                              layout.tp, layout.pp, layout.dp, chips, hw.name()),
+                  "add an interconnect: section to the arch (docs/arch.md)");
+    else if (ic->chips < chips)
+      diags.error({}, "layout",
+                  fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' joins {} "
+                              "(interconnect.chips)",
+                              layout.tp, layout.pp, layout.dp, chips, hw.name(), ic->chips),
+                  "groups across nodes need a cluster description, which is not modelled yet");
+  }
+  if (hw.peak_ops_per_second(model.dtype) <= 0) {
+    std::string types;
+    for (const DataType t : hw.matrix_precisions())
+      types += fmt::format("{}{}", types.empty() ? "" : ", ", to_string(t));
+    diags.error({}, "model",
+                fmt::format("'{}' has no matrix unit for {}", hw.name(), to_string(model.dtype)),
+                "train in one of its types: " + types);
+  }
+  return diags.error_count() == before;
+}
+
+// Stage prices by (tp, pp, stage, micro-batch size, recompute): what the graph depends on.
+using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool>;
+using StageCache = std::map<StageKey, StagePrice>;
+
+std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
+                                     const Layout& layout, const Framework& framework,
+                                     const arch::HardwareModel& hw, const StepOptions& options,
+                                     StageCache& cache, Diagnostics& diags);
+
+}  // namespace
+
+PipelineTimeline simulate_1f1b(std::span<const PipelineStageTimes> stages,
+                               std::uint64_t micro_batches) {
+  CODA_CHECK(!stages.empty() && micro_batches >= 1);
+  const std::size_t p = stages.size();
+  const std::uint64_t m = micro_batches;
+  // Each stage's task list: (is_backward, micro-batch).
+  std::vector<std::vector<std::pair<bool, std::uint64_t>>> tasks(p);
+  for (std::size_t s = 0; s < p; ++s) {
+    const std::uint64_t warmup = std::min<std::uint64_t>(p - s - 1, m);
+    for (std::uint64_t i = 0; i < warmup; ++i) tasks[s].emplace_back(false, i);
+    for (std::uint64_t i = 0; i < m; ++i) {
+      if (warmup + i < m) tasks[s].emplace_back(false, warmup + i);
+      tasks[s].emplace_back(true, i);
+    }
+  }
+  constexpr double kNotYet = -1;
+  std::vector<std::vector<double>> fwd_end(p, std::vector<double>(m, kNotYet));
+  std::vector<std::vector<double>> bwd_end(p, std::vector<double>(m, kNotYet));
+  std::vector<std::size_t> next(p, 0);
+  std::vector<double> free_at(p, 0.0);
+  PipelineTimeline out;
+  out.end.assign(p, 0.0);
+  out.busy.assign(p, 0.0);
+  std::size_t remaining = p * 2 * m;
+  while (remaining > 0) {
+    bool progressed = false;
+    for (std::size_t s = 0; s < p; ++s) {
+      while (next[s] < tasks[s].size()) {
+        const auto [backward, i] = tasks[s][next[s]];
+        double ready = 0;
+        if (!backward && s > 0) {
+          if (fwd_end[s - 1][i] == kNotYet) break;
+          ready = fwd_end[s - 1][i] + stages[s - 1].send;
+        } else if (backward && s + 1 < p) {
+          if (bwd_end[s + 1][i] == kNotYet) break;
+          ready = bwd_end[s + 1][i] + stages[s + 1].send;
+        }
+        const double duration = backward ? stages[s].backward : stages[s].forward;
+        const double end = std::max(free_at[s], ready) + duration;
+        (backward ? bwd_end : fwd_end)[s][i] = end;
+        free_at[s] = end;
+        out.busy[s] += duration;
+        ++next[s];
+        --remaining;
+        progressed = true;
+      }
+    }
+    CODA_CHECK(progressed);  // 1F1B has no cycle: some stage can always go on
+  }
+  for (std::size_t s = 0; s < p; ++s) {
+    out.end[s] = free_at[s];
+    out.makespan = std::max(out.makespan, free_at[s]);
+  }
+  return out;
+}
+
+double exposed_bucketed(double window, std::span<const double> bucket_seconds) {
+  if (bucket_seconds.empty()) return 0.0;
+  const auto n = static_cast<double>(bucket_seconds.size());
+  double t = 0;
+  for (std::size_t k = 0; k < bucket_seconds.size(); ++k) {
+    const double ready = window * static_cast<double>(k + 1) / n;
+    t = std::max(t, ready) + bucket_seconds[k];
+  }
+  return std::max(0.0, t - window);
+}
+
+std::optional<StepReport> price_training_step(const llm::LlmConfig& model, std::uint64_t seq,
+                                              const Layout& layout, const Framework& framework,
+                                              const arch::HardwareModel& hw,
+                                              const StepOptions& options, Diagnostics& diags) {
+  StageCache cache;
+  return price_step(model, seq, layout, framework, hw, options, cache, diags);
+}
+
+namespace {
+
+std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
+                                     const Layout& layout, const Framework& framework,
+                                     const arch::HardwareModel& hw, const StepOptions& options,
+                                     StageCache& cache, Diagnostics& diags) {
+  if (!check_layout(model, seq, layout, hw, diags)) return std::nullopt;
+  const mapper::FusionMode fusion = options.fusion.value_or(
+      hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
+  const std::uint64_t p = layout.pp, m = layout.micro_batches, dp = layout.dp;
+
+  // The distinct stages: the first, one middle stage for all (they hold the same layers' ops),
+  // the last.
+  std::map<std::uint64_t, const StagePrice*> priced;
+  const auto kind_of = [&](std::uint64_t s) -> std::uint64_t {
+    return (s == 0 || s + 1 == p) ? s : 1;
+  };
+  for (std::uint64_t s = 0; s < p; ++s) {
+    const std::uint64_t k = kind_of(s);
+    if (priced.contains(k)) continue;
+    const StageKey key{layout.tp, p, k, layout.micro_batch_size, layout.recompute};
+    auto found = cache.find(key);
+    if (found == cache.end()) {
+      auto stage = price_stage(model, seq, layout, k, fusion, hw, options, diags);
+      if (!stage) return std::nullopt;
+      found = cache.emplace(key, std::move(*stage)).first;
+    }
+    priced.emplace(k, &found->second);
+  }
+
+  const DataType grad_type = framework.grad_reduce.value_or(model.dtype);
+  const double e = bytes_per_element(model.dtype), ge = bytes_per_element(grad_type);
+  using analytical::CollectiveKind;
+  StepReport out;
+  out.model = model.name;
+  out.arch = hw.name();
+  out.layout = layout;
+  out.framework = framework;
+  out.seq = seq;
+  out.tokens = layout.global_batch() * seq;
+  out.fusion = std::string(mapper::to_string(fusion));
+  out.peak_flops_per_chip = hw.peak_ops_per_second(model.dtype);
+
+  // Data-parallel communication that stretches each micro-batch (ZeRO 2 and 3), then the
+  // pipeline.
+  std::vector<PipelineStageTimes> times(p);
+  std::vector<double> stretch(p, 0.0);
+  const auto fail = [&](std::string_view what) -> std::optional<StepReport> {
+    diags.error({}, "arch", fmt::format("'{}' prices no {} among {} ranks", hw.name(), what, dp));
+    return std::nullopt;
+  };
+  for (std::uint64_t s = 0; s < p; ++s) {
+    const StagePrice& sp = *priced.at(kind_of(s));
+    PipelineStageTimes& t = times[s];
+    t.forward = sp.forward;
+    t.backward = sp.backward;
+    t.send = sp.send;
+    const std::uint64_t weight_bytes = scaled(sp.parameters, e).value;
+    const std::uint64_t grad_bytes = scaled(sp.parameters, ge).value;
+    if (dp > 1 && layout.zero == 3) {  // FSDP: gathers hidden under the forward and backward
+      const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
+      const auto scatter = collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp, hw);
+      if (!gather || !scatter) return fail("all-gather or reduce-scatter");
+      t.forward = std::max(sp.forward, *gather);
+      t.backward = std::max(sp.backward, *gather + *scatter);
+    } else if (dp > 1 && layout.zero == 2) {  // a bucketed reduce-scatter after every backward
+      const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value,
+                              dp, hw);
+      if (!rs) return fail("reduce-scatter");
+      t.backward = sp.backward + exposed_bucketed(sp.backward, *rs);
+    }
+    stretch[s] = static_cast<double>(m) * (t.forward - sp.forward + t.backward - sp.backward);
+  }
+  const PipelineTimeline timeline = simulate_1f1b(times, m);
+
+  for (std::uint64_t s = 0; s < p; ++s) {
+    const StagePrice& sp = *priced.at(kind_of(s));
+    StageReport r;
+    r.stage = s;
+    r.first_layer = s * sp.layers;
+    r.layers = sp.layers;
+    r.forward_s = sp.forward;
+    r.backward_s = sp.backward;
+    r.tp_comm_s = sp.tp_comm;
+    r.send_s = p > 1 ? sp.send : 0.0;
+    r.compute_s = static_cast<double>(m) * (sp.forward + sp.backward);
+    r.bubble_s = timeline.end[s] - timeline.busy[s];
+    r.dp_exposed_s = stretch[s];
+    const std::uint64_t weight_bytes = scaled(sp.parameters, e).value;
+    const std::uint64_t grad_bytes = scaled(sp.parameters, ge).value;
+    double after = 0;  // exposed after the stage's last backward
+    if (dp > 1) {
+      switch (layout.zero) {
+        case 0: {
+          const auto ar = buckets(CollectiveKind::AllReduce, grad_bytes, framework.bucket.value,
+                                  dp, hw);
+          if (!ar) return fail("all-reduce");
+          r.dp_comm_s = sum(*ar);
+          after = exposed_bucketed(sp.backward, *ar);
+          break;
+        }
+        case 1:
+        case 2: {
+          const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes,
+                                  framework.bucket.value, dp, hw);
+          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
+          if (!rs || !gather) return fail("reduce-scatter or all-gather");
+          const double per_backward = sum(*rs);
+          r.dp_comm_s = (layout.zero == 2 ? static_cast<double>(m) : 1.0) * per_backward + *gather;
+          if (layout.zero == 1) after = exposed_bucketed(sp.backward, *rs);
+          if (!framework.overlap_param_gather) after += *gather;
+          break;
+        }
+        default: {
+          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
+          const auto scatter =
+              collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp, hw);
+          if (!gather || !scatter) return fail("all-gather or reduce-scatter");
+          r.dp_comm_s = static_cast<double>(m) * (2 * *gather + *scatter);
+          break;
+        }
+      }
+    }
+    r.dp_exposed_s += after;
+    r.optimizer_s = layout.zero >= 1 ? sp.optimizer / static_cast<double>(dp) : sp.optimizer;
+    r.end_s = timeline.end[s] + after + r.optimizer_s;
+    r.bubble_s = std::max(0.0, timeline.end[s] - timeline.busy[s]);
+
+    // Memory per chip.
+    const std::uint64_t shard_w = layout.zero >= 3 ? ceil_div(sp.parameters, dp) : sp.parameters;
+    const std::uint64_t shard_g = layout.zero >= 2 ? ceil_div(sp.parameters, dp) : sp.parameters;
+    const std::uint64_t shard_o = layout.zero >= 1 ? ceil_div(sp.parameters, dp) : sp.parameters;
+    const double master = model.dtype == DataType::Fp32 ? 0.0 : 4.0;
+    r.in_flight = std::min<std::uint64_t>(p - s, m);
+    r.memory.weights = scaled(shard_w, e);
+    r.memory.gradients = scaled(shard_g, bytes_per_element(model.dtype));
+    r.memory.optimizer_state = scaled(shard_o, 8.0 + master);
+    r.memory.activations =
+        sp.peak_activations + Bytes{(r.in_flight - 1) * sp.saved_activations.value};
+    r.memory.total = r.memory.weights + r.memory.gradients + r.memory.optimizer_state +
+                     r.memory.activations;
+
+    r.model_flops = static_cast<double>(m) * 3.0 * sp.forward_matrix_flops;
+    r.hardware_flops = static_cast<double>(m) * sp.executed_matrix_flops;
+    out.model_flops += r.model_flops * static_cast<double>(layout.tp * dp);
+    out.hardware_flops += r.hardware_flops * static_cast<double>(layout.tp * dp);
+    if (r.end_s > out.step_s) {
+      out.step_s = r.end_s;
+      out.critical_stage = s;
+    }
+    if (r.memory.total > out.memory_per_chip) out.memory_per_chip = r.memory.total;
+    out.stages.push_back(std::move(r));
+  }
+  const double chip_seconds = out.step_s * static_cast<double>(layout.chips());
+  if (out.step_s > 0) {
+    out.tokens_per_s = static_cast<double>(out.tokens) / out.step_s;
+    out.mfu = out.model_flops / (chip_seconds * out.peak_flops_per_chip);
+    out.hfu = out.hardware_flops / (chip_seconds * out.peak_flops_per_chip);
+  }
+  if (const auto& capacity = hw.spec().dram.capacity) {
+    out.capacity = *capacity;
+    out.fits = out.memory_per_chip <= *capacity;
+  }
+  return out;
+}
+
+}  // namespace
+
+LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq,
+                                  const LayoutSearch& search, const Framework& framework,
+                                  const arch::HardwareModel& hw, const StepOptions& options) {
+  LayoutSearchResult out;
+  StageCache cache;
+  const std::uint64_t n = search.chips;
+  for (std::uint64_t tp = 1; tp <= n; ++tp) {
+    if (n % tp != 0 || model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0)
+      continue;
+    for (std::uint64_t pp = 1; pp <= n / tp; ++pp) {
+      if ((n / tp) % pp != 0 || model.layers % pp != 0) continue;
+      const std::uint64_t dp = n / tp / pp;
+      for (const std::uint64_t mbs : search.micro_batch_sizes) {
+        if (mbs == 0 || search.global_batch % (dp * mbs) != 0) continue;
+        const std::uint64_t m = search.global_batch / (dp * mbs);
+        for (const bool recompute : search.recompute) {
+          for (const std::uint32_t zero : search.zero_stages) {
+            if (dp == 1 && zero > 0) continue;  // nothing to shard over
+            const Layout layout{.tp = tp, .pp = pp, .dp = dp, .micro_batch_size = mbs,
+                                .micro_batches = m, .recompute = recompute, .zero = zero};
+            Diagnostics diags;
+            auto report = price_step(model, seq, layout, framework, hw, options, cache, diags);
+            ++out.tried;
+            if (!report) {
+              ++out.refused;
+              if (out.first_refusal.empty() && !diags.all().empty())
+                out.first_refusal = format(diags.all().front());
+              continue;
+            }
+            out.ranked.push_back(std::move(*report));
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(out.ranked.begin(), out.ranked.end(),
+                   [](const StepReport& a, const StepReport& b) {
+                     if (a.fits != b.fits) return a.fits;
+                     return a.step_s < b.step_s;
+                   });
+  return out;
+}
+
+}  // namespace coda::sim::training

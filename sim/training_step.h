@@ -1,0 +1,196 @@
+#pragma once
+// One optimizer step of LLM training on tp x pp x dp chips, priced end to end (docs/training.md):
+//
+//   stages     each distinct pipeline stage's graph (the first, a middle one, the last) is built
+//              for one micro-batch of one TP rank (workloads/llm/llm_builder.h), scheduled and run
+//              on the chip; its ops' times are summed by part (forward, backward, optimizer), TP
+//              all-reduces inside the parts (on the critical path, as Megatron-LM runs them)
+//   pipeline   the 1F1B schedule itself (simulate_1f1b): each stage runs its forwards and
+//              backwards in 1F1B order, a forward waits for the previous stage's forward of the
+//              same micro-batch and a backward for the next stage's backward, plus the boundary
+//              transfer; a stage's bubble is the time it waits
+//   data       the gradients' reduction among dp ranks by ZeRO stage (Layout::zero), in buckets
+//              released as the last backward produces them (exposed_bucketed), FSDP's
+//              all-gathers and reduce-scatter overlapped with each micro-batch's forward and
+//              backward; then AdamW over the rank's share
+//   step       the slowest stage's pipeline end + its exposed data-parallel communication + its
+//              optimizer (+ ZeRO 1/2's weight all-gather unless overlapped)
+//   memory     per chip: weights, gradients, optimizer state (fp32 moments, and fp32 master
+//              weights when the model computes in a narrower type), sharded by the ZeRO stage;
+//              activations: the one-micro-batch run's peak plus, for every further micro-batch
+//              1F1B keeps in flight on the stage, the activations its backward reads
+//   MFU        model FLOPs (3 x the forward's matrix FLOPs: the backward's two GEMMs per forward
+//              GEMM; causal attention counts its kept pairs) per step / (step x chips x the chip's
+//              dense peak at the model's type); HFU counts the matrix FLOPs the chips execute,
+//              recomputation included
+//
+// Not modelled (errors where a layout asks for it): interleaved 1F1B, sequence/context/expert
+// parallelism, selective recomputation, groups spanning more chips than the arch's interconnect
+// joins (a cluster description: issue 18), interference of overlapped communication with compute.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arch/hardware_model.h"
+#include "core/data_type.h"
+#include "core/diagnostics.h"
+#include "core/units.h"
+#include "mapper/fusion.h"
+#include "mapper/schedule.h"
+#include "sim/engine.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::sim::training {
+
+// How the step is laid over the chips: tp x pp x dp chips in all.
+struct Layout {
+  std::uint64_t tp = 1;
+  std::uint64_t pp = 1;
+  std::uint64_t dp = 1;
+  std::uint64_t micro_batch_size = 1;  // sequences per micro-batch
+  std::uint64_t micro_batches = 1;     // per data-parallel replica per step
+  bool recompute = false;              // full activation recomputation
+  // What the data-parallel ranks shard (ZeRO, Rajbhandari et al. 2020):
+  //   0  nothing: an all-reduce of the gradients (PyTorch DDP, Megatron-LM's default)
+  //   1  the optimizer state: a reduce-scatter of the gradients, AdamW on the rank's 1/dp, an
+  //      all-gather of the updated weights (Megatron-LM's distributed optimizer)
+  //   2  and the gradients: a reduce-scatter after every micro-batch's backward
+  //   3  and the weights: FSDP FULL_SHARD, all-gathers before every forward and backward
+  std::uint32_t zero = 0;
+  std::uint64_t chips() const { return tp * pp * dp; }
+  std::uint64_t global_batch() const { return dp * micro_batches * micro_batch_size; }
+  friend bool operator==(const Layout&, const Layout&) = default;
+};
+
+// What the framework decides that the layout does not (docs/training.md gives each default's
+// source).
+struct Framework {
+  // Gradient bucket of the data-parallel reduction: PyTorch DDP's bucket_cap_mb default, 25 MiB.
+  Bytes bucket{25ull << 20};
+  // The type gradients are reduced in; nullopt: the model's (DDP's and Megatron-LM's bf16 grads).
+  std::optional<DataType> grad_reduce;
+  // ZeRO 1/2: the updated weights' all-gather runs under the next step's forward
+  // (Megatron-LM --overlap-param-gather); false: after the optimizer, exposed.
+  bool overlap_param_gather = false;
+  friend bool operator==(const Framework&, const Framework&) = default;
+};
+
+struct StepOptions {
+  // nullopt: the arch's vendor fusion (calibration.fusion), else epilogue.
+  std::optional<mapper::FusionMode> fusion;
+  std::optional<mapper::ScheduleSearch> search;
+  const Engine* engine = nullptr;  // null: the analytical engine
+};
+
+// ---- the pieces, on their own (tests derive them by hand) ----------------------------------
+
+struct PipelineStageTimes {
+  double forward = 0;   // one micro-batch
+  double backward = 0;  // one micro-batch
+  double send = 0;      // the boundary transfer to the next stage (activation or its gradient)
+};
+struct PipelineTimeline {
+  double makespan = 0;                  // the last backward's end over all stages
+  std::vector<double> end;              // each stage's last backward's end
+  std::vector<double> busy;             // each stage's forward + backward time
+};
+// 1F1B (PipeDream-Flush, Megatron-LM's default schedule): stage s runs min(p - s - 1, m) forwards,
+// then alternates one forward and one backward, then drains its backwards. A forward of
+// micro-batch i on stage s > 0 starts after stage s-1's forward of i ends plus s-1's send; a
+// backward of i on stage s < p-1 after stage s+1's backward of i ends plus s+1's send (a transfer
+// delays the receiver; it does not occupy either stage). Precondition: stages non-empty, m >= 1.
+PipelineTimeline simulate_1f1b(std::span<const PipelineStageTimes> stages,
+                               std::uint64_t micro_batches);
+
+// Communication beyond `window` seconds of compute during which buckets[k] becomes ready at
+// window x (k+1) / n: each bucket is sent when ready and after the previous one (one link).
+// max(0, the last bucket's end - window). Empty buckets: 0.
+double exposed_bucketed(double window, std::span<const double> bucket_seconds);
+
+// ---- the step --------------------------------------------------------------------------------
+
+struct StageMemory {
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer_state;   // AdamW's moments, and master weights under mixed precision
+  Bytes activations;
+  Bytes total;
+  friend bool operator==(const StageMemory&, const StageMemory&) = default;
+};
+
+struct StageReport {
+  std::uint64_t stage = 0;
+  std::uint64_t first_layer = 0;
+  std::uint64_t layers = 0;
+  double forward_s = 0;        // one micro-batch, TP communication included
+  double backward_s = 0;       // one micro-batch, recomputation and TP communication included
+  double tp_comm_s = 0;        // of forward + backward, one micro-batch
+  double send_s = 0;           // one boundary transfer to the next stage
+  double compute_s = 0;        // micro_batches x (forward + backward)
+  double bubble_s = 0;         // waiting in the pipeline: pipeline end - compute
+  double dp_comm_s = 0;        // data-parallel communication in all
+  double dp_exposed_s = 0;     // of it, not hidden under compute
+  double optimizer_s = 0;      // AdamW over the rank's share
+  double end_s = 0;            // when the stage is done with the step
+  std::uint64_t in_flight = 0; // micro-batches whose activations 1F1B holds at once
+  StageMemory memory;
+  double model_flops = 0;      // per chip per step
+  double hardware_flops = 0;   // per chip per step
+};
+
+struct StepReport {
+  std::string model;
+  std::string arch;
+  Layout layout;
+  Framework framework;
+  std::uint64_t seq = 0;
+  std::uint64_t tokens = 0;    // per step, all replicas
+  std::string fusion;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double model_flops = 0;      // per step, all chips
+  double hardware_flops = 0;   // per step, all chips
+  double peak_flops_per_chip = 0;
+  std::uint64_t critical_stage = 0;  // the stage that ends last
+  std::vector<StageReport> stages;   // every stage, 0 .. pp-1
+  Bytes memory_per_chip;             // the largest stage's
+  std::optional<Bytes> capacity;     // DRAM per chip; nullopt when the arch states none
+  bool fits = true;                  // memory_per_chip <= capacity (true when unknown)
+};
+
+// nullopt with errors in `diags` (paths "layout.*", "model", "arch") when the layout does not fit
+// the model or the chips, or an op cannot run on the arch.
+std::optional<StepReport> price_training_step(const workload::llm::LlmConfig& model,
+                                              std::uint64_t seq, const Layout& layout,
+                                              const Framework& framework,
+                                              const arch::HardwareModel& hw,
+                                              const StepOptions& options, Diagnostics& diags);
+
+// ---- the layouts of a cluster ------------------------------------------------------------
+
+struct LayoutSearch {
+  std::uint64_t chips = 1;         // tp x pp x dp
+  std::uint64_t global_batch = 1;  // sequences per step
+  std::vector<std::uint64_t> micro_batch_sizes{1, 2, 4, 8};
+  std::vector<bool> recompute{false, true};
+  std::vector<std::uint32_t> zero_stages{0, 1, 3};  // tried where dp > 1
+};
+struct LayoutSearchResult {
+  std::vector<StepReport> ranked;  // the layouts that fit first, each group by step time
+  std::uint64_t tried = 0;         // layouts priced
+  std::uint64_t refused = 0;       // of them, those the model or the arch refused
+  std::string first_refusal;       // the first refusal's error, formatted
+};
+// Every layout of `search.chips` chips: tp dividing the heads, kv heads and FFN; pp dividing the
+// layers; dp the rest; each micro-batch size that divides global_batch / dp; each recompute
+// choice and ZeRO stage. A stage's graph is priced once for all layouts that share it.
+LayoutSearchResult search_layouts(const workload::llm::LlmConfig& model, std::uint64_t seq,
+                                  const LayoutSearch& search, const Framework& framework,
+                                  const arch::HardwareModel& hw, const StepOptions& options);
+
+}  // namespace coda::sim::training

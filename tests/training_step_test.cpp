@@ -1,0 +1,284 @@
+// The training step model (sim/training_step.h; issue 18, items 4, 5 and 7): the 1F1B schedule,
+// the bucketed overlap of the gradients' reduction, memory per chip under each ZeRO stage, the
+// FLOPs of recomputation, the bytes of a TP=8 layer's collectives, and the layout search, each
+// against values derived by hand in the comments.
+
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_spec.h"
+#include "arch/hardware_model.h"
+#include "cli/commands.h"
+#include "core/diagnostics.h"
+#include "sim/training_step.h"
+#include "testing/temp_dir.h"
+#include "workloads/llm/llm_builder.h"
+#include "workloads/llm/llm_config.h"
+#include "workloads/op.h"
+#include "workloads/tensor.h"
+
+namespace coda::sim::training {
+namespace {
+
+namespace llm = workload::llm;
+
+llm::LlmConfig model(const std::string& name) {
+  Diagnostics diags;
+  auto config = llm::load_llm_config("configs/workloads/llm/" + name + ".yaml", diags);
+  EXPECT_TRUE(config.has_value()) << diags.format_all();
+  return config.value_or(llm::LlmConfig{});
+}
+
+arch::HardwareModel h100() {
+  Diagnostics diags;
+  auto loaded = arch::load_arch("configs/arch/nvidia_h100_sxm.yaml", diags);
+  EXPECT_TRUE(loaded.has_value()) << diags.format_all();
+  return arch::HardwareModel(loaded.value().spec);
+}
+
+// ---- 1F1B -------------------------------------------------------------------------------------
+
+// Uniform stages, free transfers: 1F1B takes (m + p - 1)(F + B) (Narayanan et al. 2021, Sec.
+// 2.2: the bubble is (p - 1)(F + B) of every stage's time). p = 4, m = 8, F = 1, B = 2: 33; the
+// first stage computes m (F + B) = 24 of it and waits 9.
+TEST(TrainingStep, OneFOneBTakesMPlusPMinusOneSlots) {
+  const std::vector<PipelineStageTimes> stages(4, {.forward = 1, .backward = 2, .send = 0});
+  const PipelineTimeline t = simulate_1f1b(stages, 8);
+  EXPECT_DOUBLE_EQ(t.makespan, 33.0);
+  EXPECT_DOUBLE_EQ(t.end[0], 33.0);
+  EXPECT_DOUBLE_EQ(t.busy[0], 24.0);
+  // The last stage runs F B F B ... from its first forward at 3 (after three forwards upstream),
+  // with no gap: it ends at 3 + 24 = 27.
+  EXPECT_DOUBLE_EQ(t.end[3], 27.0);
+}
+
+// Two stages, one micro-batch, a transfer of 0.5 each way: stage 0's forward 0-1; stage 1's
+// forward 1.5-2.5 and backward 2.5-4.5; stage 0's backward from 4.5 + 0.5 = 5 to 7.
+TEST(TrainingStep, OneFOneBWaitsForTheTransfers) {
+  const std::vector<PipelineStageTimes> stages(2, {.forward = 1, .backward = 2, .send = 0.5});
+  const PipelineTimeline t = simulate_1f1b(stages, 1);
+  EXPECT_DOUBLE_EQ(t.makespan, 7.0);
+  EXPECT_DOUBLE_EQ(t.end[1], 4.5);
+}
+
+// One stage: no bubble, m (F + B).
+TEST(TrainingStep, OneStageHasNoBubble) {
+  const std::vector<PipelineStageTimes> stages(1, {.forward = 1.5, .backward = 3, .send = 9});
+  EXPECT_DOUBLE_EQ(simulate_1f1b(stages, 5).makespan, 22.5);
+}
+
+// ---- bucketed overlap ---------------------------------------------------------------------------
+
+// A window of 10 s, four buckets ready at 2.5, 5, 7.5 and 10:
+//   buckets of 1 s end at 3.5, 6, 8.5, 11: 1 s exposed (the last bucket's);
+//   buckets of 4 s end at 6.5, 10.5, 14.5, 18.5: 8.5 s exposed.
+TEST(TrainingStep, BucketsOverlapTheBackward) {
+  EXPECT_DOUBLE_EQ(exposed_bucketed(10.0, std::vector<double>(4, 1.0)), 1.0);
+  EXPECT_DOUBLE_EQ(exposed_bucketed(10.0, std::vector<double>(4, 4.0)), 8.5);
+  EXPECT_DOUBLE_EQ(exposed_bucketed(10.0, {}), 0.0);
+}
+
+// ---- memory per chip by ZeRO stage ----------------------------------------------------------
+
+// GPT-2 small on 8 H100s, data parallel: P = the preset's parameters (llm_headline; tied
+// embeddings counted once, the learned position table's 1024 rows), bf16 (2 bytes), fp32 AdamW
+// moments (8 bytes) and fp32 master weights (4 bytes) a parameter:
+//   ZeRO 0  weights 2P, gradients 2P, optimizer 12P
+//   ZeRO 1  optimizer 12 ceil(P/8)
+//   ZeRO 2  and gradients 2 ceil(P/8)
+//   ZeRO 3  and weights 2 ceil(P/8)
+TEST(TrainingStep, ZeroShardsWhatItsStageSays) {
+  const llm::LlmConfig c = model("gpt2_small");
+  const std::uint64_t p = llm::llm_headline(c, 0).parameters;
+  const std::uint64_t shard = (p + 7) / 8;
+  const arch::HardwareModel hw = h100();
+  for (std::uint32_t zero = 0; zero <= 3; ++zero) {
+    SCOPED_TRACE(zero);
+    Diagnostics diags;
+    const Layout layout{.dp = 8, .micro_batch_size = 2, .micro_batches = 2, .zero = zero};
+    const auto r = price_training_step(c, 512, layout, {}, hw, {}, diags);
+    ASSERT_TRUE(r.has_value()) << diags.format_all();
+    const StageMemory& m = r->stages.at(0).memory;
+    EXPECT_EQ(m.weights.value, 2 * (zero >= 3 ? shard : p));
+    EXPECT_EQ(m.gradients.value, 2 * (zero >= 2 ? shard : p));
+    EXPECT_EQ(m.optimizer_state.value, 12 * (zero >= 1 ? shard : p));
+    EXPECT_EQ(m.total, m.weights + m.gradients + m.optimizer_state + m.activations);
+    EXPECT_TRUE(r->fits);
+    EXPECT_GT(r->stages[0].dp_comm_s, 0.0);
+  }
+}
+
+// ---- FLOPs ------------------------------------------------------------------------------------
+
+// GPT-2 small, one sequence of s = 256 tokens (T = 256), h = 768, 12 layers, 12 heads of 64,
+// FFN 4h, vocabulary 50257. A layer's forward matrix FLOPs: QKV 2 T h 3h + output 2 T h h + FFN
+// 2 x 2 T h 4h = 24 T h^2, plus causal attention 2 x 2 heads d pairs with pairs = s (s + 1) / 2
+// (Q K^T and P V over the kept pairs). The LM head: 2 T h V.
+//   model FLOPs = 3 x (12 layers + LM head)
+//   full recomputation executes each layer's forward once more (not the LM head's):
+//   hardware FLOPs = model FLOPs + 12 layers' forward.
+TEST(TrainingStep, FlopsCountTheModelAndTheRecomputation) {
+  const llm::LlmConfig c = model("gpt2_small");
+  const double t = 256, h = 768, v = 50257, pairs = 256.0 * 257.0 / 2.0;
+  const double layer = 24 * t * h * h + 4 * 12 * 64 * pairs;
+  const double forward = 12 * layer + 2 * t * h * v;
+  const arch::HardwareModel hw = h100();
+  for (const bool recompute : {false, true}) {
+    SCOPED_TRACE(recompute);
+    Diagnostics diags;
+    const auto r = price_training_step(c, 256, {.recompute = recompute}, {}, hw, {}, diags);
+    ASSERT_TRUE(r.has_value()) << diags.format_all();
+    EXPECT_DOUBLE_EQ(r->model_flops, 3 * forward);
+    EXPECT_DOUBLE_EQ(r->hardware_flops, 3 * forward + (recompute ? 12 * layer : 0.0));
+    // MFU: the model FLOPs over the step at H100's dense bf16 peak (989.4 TFLOP/s in the preset).
+    EXPECT_DOUBLE_EQ(r->mfu, r->model_flops / (r->step_s * hw.peak_ops_per_second(c.dtype)));
+    EXPECT_GT(r->mfu, 0.0);
+    EXPECT_LT(r->mfu, 1.0);
+  }
+}
+
+// ---- a TP=8 layer's collectives ------------------------------------------------------------
+
+// LLaMA-2-7B at TP 8, one sequence of 2048 tokens: Megatron's g after the attention's output
+// GEMM and after the FFN's down GEMM all-reduce [T x h] = 2048 x 4096 bf16 = 16 MiB each in the
+// forward; the backward all-reduces the gradient of each column-parallel GEMM's input (f's
+// backward: QKV's and the FFN's up/gate input), two more of 16 MiB. Per layer: 4 x 16 MiB.
+TEST(TrainingStep, ATpEightLayerAllReducesFourTimesSixteenMiB) {
+  const llm::LlmConfig c = model("llama2_7b");
+  Diagnostics diags;
+  const auto built = llm::try_build_llm_parts(
+      c, {.kind = llm::PhaseKind::Training, .batch = 1, .seq_len = 2048},
+      {.tp = 8, .pp = 1, .dp = 1, .stage = 0, .micro_batches = 1}, diags);
+  ASSERT_TRUE(built.has_value()) << diags.format_all();
+  std::uint64_t in_layers = 0, bytes = 0;
+  for (const workload::Op& op : built->graph.ops) {
+    if (op.function != workload::Function::AllReduce || !op.name.starts_with("L")) continue;
+    ++in_layers;
+    bytes = workload::tensor_bytes(op).value;
+  }
+  EXPECT_EQ(in_layers, 4u * 32u);
+  // tensor_bytes counts the input and the output once each: 2 x 16 MiB.
+  EXPECT_EQ(bytes, 2u * 2048u * 4096u * 2u);
+  // The spans cover every op once, forward before backward before the optimizer.
+  ASSERT_EQ(built->spans.size(), 3u);
+  EXPECT_EQ(built->spans[0].part, llm::StepPart::Forward);
+  EXPECT_EQ(built->spans[1].part, llm::StepPart::Backward);
+  EXPECT_EQ(built->spans[2].part, llm::StepPart::Optimizer);
+  EXPECT_EQ(built->spans[0].first, 0u);
+  EXPECT_EQ(built->spans[0].end, built->spans[1].first);
+  EXPECT_EQ(built->spans[1].end, built->spans[2].first);
+  EXPECT_EQ(built->spans[2].end, built->graph.ops.size());
+}
+
+// ---- a pipeline of stages -------------------------------------------------------------------
+
+// LLaMA-2-7B, pp 4, 8 micro-batches: the middle stages are priced alike; the first stage waits
+// for (p - 1) slots of the pipeline at the least, and the step ends with stage 0 (1F1B's last
+// backward is stage 0's). Activations: stage s keeps min(p - s, m) micro-batches in flight.
+TEST(TrainingStep, APipelinedStepHasItsBubble) {
+  const llm::LlmConfig c = model("llama2_7b");
+  const arch::HardwareModel hw = h100();
+  Diagnostics diags;
+  const auto r = price_training_step(c, 2048, {.tp = 2, .pp = 4, .micro_batches = 8}, {}, hw, {},
+                                     diags);
+  ASSERT_TRUE(r.has_value()) << diags.format_all();
+  ASSERT_EQ(r->stages.size(), 4u);
+  EXPECT_EQ(r->critical_stage, 0u);
+  EXPECT_DOUBLE_EQ(r->stages[1].forward_s, r->stages[2].forward_s);
+  const StageReport& s0 = r->stages[0];
+  const double slot = s0.forward_s + s0.backward_s;
+  EXPECT_GE(s0.bubble_s, 3 * std::min(slot, r->stages[1].forward_s + r->stages[1].backward_s));
+  EXPECT_EQ(s0.in_flight, 4u);
+  EXPECT_EQ(r->stages[3].in_flight, 1u);
+  EXPECT_GT(s0.memory.activations, r->stages[3].memory.activations);
+  EXPECT_GT(s0.tp_comm_s, 0.0);
+  EXPECT_EQ(r->stages[0].first_layer, 0u);
+  EXPECT_EQ(r->stages[3].first_layer, 24u);
+}
+
+// ---- bad layouts ------------------------------------------------------------------------------
+
+TEST(TrainingStep, BadLayoutsAreLocatedErrors) {
+  const llm::LlmConfig c = model("llama2_7b");
+  const arch::HardwareModel hw = h100();
+  const auto first_path = [&](const Layout& layout) {
+    Diagnostics diags;
+    EXPECT_FALSE(price_training_step(c, 2048, layout, {}, hw, {}, diags).has_value());
+    return diags.all().empty() ? std::string() : diags.all().front().path;
+  };
+  EXPECT_EQ(first_path({.zero = 4}), "layout.zero");
+  EXPECT_EQ(first_path({.micro_batches = 0}), "layout.micro_batches");
+  EXPECT_EQ(first_path({.tp = 3, .dp = 2}), "layout.tp");  // 32 heads
+  EXPECT_EQ(first_path({.pp = 3, .dp = 2}), "layout.pp");  // 32 layers
+  EXPECT_EQ(first_path({.dp = 16}), "layout");             // HGX H100 joins 8
+}
+
+// ---- the layout search ------------------------------------------------------------------------
+
+// GPT-2 small on 8 H100s at a global batch of 16: tp in {1, 2, 4} (12 heads, 8 chips), pp in
+// the divisors of 12 and of 8 / tp, micro-batch sizes dividing 16 / dp. Every layout is ranked,
+// those that fit first, each group by step time.
+TEST(TrainingStep, TheLayoutSearchRanksEveryLayout) {
+  const llm::LlmConfig c = model("gpt2_small");
+  const arch::HardwareModel hw = h100();
+  const LayoutSearchResult found =
+      search_layouts(c, 1024, {.chips = 8, .global_batch = 16}, {}, hw, {});
+  EXPECT_EQ(found.refused, 0u) << found.first_refusal;
+  ASSERT_FALSE(found.ranked.empty());
+  EXPECT_EQ(found.tried, found.ranked.size());
+  for (std::size_t i = 1; i < found.ranked.size(); ++i) {
+    const StepReport& a = found.ranked[i - 1];
+    const StepReport& b = found.ranked[i];
+    EXPECT_TRUE(a.fits >= b.fits);
+    if (a.fits == b.fits) {
+      EXPECT_LE(a.step_s, b.step_s);
+    }
+    EXPECT_EQ(b.layout.chips(), 8u);
+    EXPECT_EQ(b.layout.global_batch(), 16u);
+  }
+}
+
+// ---- the command --------------------------------------------------------------------------------
+
+int coda(const std::vector<std::string>& args, std::string& out, std::string& err) {
+  std::vector<const char*> argv{"coda"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream o, e;
+  const int rc = cli::run_main(argv, o, e);
+  out = o.str();
+  err = e.str();
+  return rc;
+}
+
+TEST(TrainCommand, PrintsTheStepAndWritesJson) {
+  const testing::TempDir dir;
+  const std::string json = (dir.path() / "train.json").string();
+  std::string out, err;
+  ASSERT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--seq", "1024", "--pp", "2", "--dp",
+                  "4", "--global-batch", "32", "--zero", "1", "--json", json},
+                 out, err),
+            0)
+      << err;
+  EXPECT_NE(out.find("tp 1 pp 2 dp 4, micro-batch 1 x 8"), std::string::npos) << out;
+  EXPECT_NE(out.find("MFU"), std::string::npos);
+  EXPECT_NE(out.find("pipeline bubble"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(json));
+  ASSERT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--tp", "5"},
+                 out, err),
+            1);
+  EXPECT_NE(err.find("layout.tp"), std::string::npos) << err;
+  EXPECT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--search-layouts"},
+                 out, err),
+            2);
+}
+
+}  // namespace
+}  // namespace coda::sim::training
