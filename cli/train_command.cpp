@@ -30,7 +30,8 @@ std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
 std::string ms(double s) { return fmt::format("{:.4g} ms", s * 1e3); }
 
 std::string layout_text(const tr::Layout& l) {
-  return fmt::format("tp {} pp {} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp, l.pp,
+  return fmt::format("tp {} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp, l.pp,
+                     l.virtual_stages > 1 ? fmt::format(" (x{} virtual)", l.virtual_stages) : "",
                      l.dp, l.micro_batch_size, l.micro_batches, l.recompute ? "full" : "none",
                      l.zero);
 }
@@ -50,6 +51,7 @@ ordered_json report_json(const tr::StepReport& r) {
     stages.push_back({{"stage", s.stage},
                       {"first_layer", s.first_layer},
                       {"layers", s.layers},
+                      {"layer_ranges", s.layer_ranges},
                       {"forward_s", s.forward_s},
                       {"backward_s", s.backward_s},
                       {"tp_comm_s", s.tp_comm_s},
@@ -69,6 +71,7 @@ ordered_json report_json(const tr::StepReport& r) {
           {"layout",
            {{"tp", l.tp},
             {"pp", l.pp},
+            {"virtual_stages", l.virtual_stages},
             {"dp", l.dp},
             {"chips", l.chips()},
             {"micro_batch_size", l.micro_batch_size},
@@ -116,13 +119,13 @@ void print_report(const tr::StepReport& r, std::ostream& out) {
                      to_string(r.memory_per_chip), fit, worst.stage,
                      to_string(worst.memory.weights), to_string(worst.memory.gradients),
                      to_string(worst.memory.optimizer_state), to_string(worst.memory.activations));
-  out << fmt::format("{:>5} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+  out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
                      "stage", "layers", "forward", "backward", "compute", "tp comm", "bubble",
                      "dp exposed", "optimizer", "end");
   const auto cell = [](double s) { return fmt::format("{:.4g} ms", s * 1e3); };
   for (const tr::StageReport& s : r.stages)
-    out << fmt::format("{:>5} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                       s.stage, fmt::format("{}-{}", s.first_layer, s.first_layer + s.layers - 1),
+    out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                       s.stage, s.layer_ranges,
                        cell(s.forward_s), cell(s.backward_s), cell(s.compute_s),
                        cell(static_cast<double>(l.micro_batches) * s.tp_comm_s),
                        cell(s.bubble_s), cell(s.dp_exposed_s), cell(s.optimizer_s),
@@ -161,6 +164,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--pp", args.pp, "Pipeline stages (1F1B)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--virtual-stages", args.virtual_stages,
+                  "Model chunks per pipeline stage: Megatron-LM's interleaved 1F1B (micro-batches "
+                  "a multiple of --pp)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dp", args.dp, "Data-parallel replicas")
@@ -319,7 +327,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   tr::Layout layout{.tp = args.tp, .pp = args.pp, .dp = args.dp,
                     .micro_batch_size = args.micro_batch_size,
                     .micro_batches = args.micro_batches, .recompute = args.recompute,
-                    .zero = args.zero};
+                    .virtual_stages = args.virtual_stages, .zero = args.zero};
   if (args.global_batch > 0) {
     const std::uint64_t per = args.dp * args.micro_batch_size;
     if (args.global_batch % per != 0) {

@@ -24,6 +24,7 @@ struct TrainArgs {
   std::string dtype;
   std::uint64_t seq = 2048;
   std::uint64_t tp = 1, pp = 1, dp = 1;
+  std::uint64_t virtual_stages = 1;
   std::uint64_t micro_batch_size = 1;
   std::uint64_t micro_batches = 1;
   std::uint64_t global_batch = 0;  // sequences; with --search-layouts (or instead of --micro-batches)

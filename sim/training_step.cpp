@@ -83,14 +83,17 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                                       const StepOptions& options, Diagnostics& diags) {
   const llm::LlmPhase phase{.kind = llm::PhaseKind::Training, .batch = layout.micro_batch_size,
                             .seq_len = seq, .recompute = layout.recompute};
-  const llm::Parallelism par{.tp = layout.tp, .pp = layout.pp, .dp = 1, .stage = stage,
-                             .micro_batches = 1};
+  // The virtual stage's layers: pp x virtual_stages stages of the model.
+  const llm::Parallelism par{.tp = layout.tp, .pp = layout.pp * layout.virtual_stages, .dp = 1,
+                             .stage = stage, .micro_batches = 1};
   Diagnostics build_diags;
   auto built = llm::try_build_llm_parts(model, phase, par, build_diags);
   if (!built) {
     for (const Diagnostic& d : build_diags.all()) {
       std::string path = d.path;
-      if (path.starts_with("parallelism.tp") || path.starts_with("parallelism.pp"))
+      if (path.starts_with("parallelism.pp") && layout.virtual_stages > 1)
+        path = "layout.virtual_stages";
+      else if (path.starts_with("parallelism.tp") || path.starts_with("parallelism.pp"))
         path = "layout." + path.substr(std::string_view("parallelism.").size());
       else if (path == "phase.batch")
         path = "layout.micro_batch_size";
@@ -199,10 +202,21 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
   positive("dp", layout.dp);
   positive("micro_batch_size", layout.micro_batch_size);
   positive("micro_batches", layout.micro_batches);
+  positive("virtual_stages", layout.virtual_stages);
   if (seq == 0) diags.error({}, "seq", "must be at least 1");
   if (layout.zero > 3)
     diags.error({}, "layout.zero", fmt::format("ZeRO stage {} does not exist", layout.zero),
                 "0 (none), 1 (optimizer state), 2 (and gradients) or 3 (and weights: FSDP)");
+  if (diags.error_count() != before) return false;
+  if (layout.virtual_stages > 1 && layout.pp < 2)
+    diags.error({}, "layout.virtual_stages", "interleaving needs a pipeline: pp of 2 or more");
+  else if (layout.virtual_stages > 1 && layout.micro_batches % layout.pp != 0)
+    diags.error({}, "layout.virtual_stages",
+                fmt::format("the interleaved schedule runs micro-batches in groups of pp: {} "
+                            "micro-batches are not a multiple of pp {}",
+                            layout.micro_batches, layout.pp),
+                "use a multiple of pp micro-batches (Megatron-LM's requirement), or "
+                "virtual_stages 1");
   if (diags.error_count() != before) return false;
   if (layout.zero > 0 && layout.dp == 1)
     diags.warning({}, "layout.zero", "ZeRO shards over the data-parallel ranks: with dp 1 it "
@@ -244,60 +258,106 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
 
 }  // namespace
 
-PipelineTimeline simulate_1f1b(std::span<const PipelineStageTimes> stages,
-                               std::uint64_t micro_batches) {
-  CODA_CHECK(!stages.empty() && micro_batches >= 1);
-  const std::size_t p = stages.size();
-  const std::uint64_t m = micro_batches;
-  // Each stage's task list: (is_backward, micro-batch).
-  std::vector<std::vector<std::pair<bool, std::uint64_t>>> tasks(p);
-  for (std::size_t s = 0; s < p; ++s) {
-    const std::uint64_t warmup = std::min<std::uint64_t>(p - s - 1, m);
-    for (std::uint64_t i = 0; i < warmup; ++i) tasks[s].emplace_back(false, i);
+namespace {
+
+struct Task {
+  std::uint64_t stage = 0;  // virtual stage
+  std::uint64_t micro_batch = 0;
+  bool backward = false;
+};
+
+// Device d's tasks in the order Megatron-LM's schedules run them (megatron/core/pipeline_parallel/
+// schedules.py): without interleaving, 1F1B (min(p - d - 1, m) warm-up forwards); with v chunks,
+// forward_backward_pipelining_with_interleaving: micro-batches in groups of p, the j-th forward
+// of the device on chunk (j mod pv) / p, the j-th backward on chunk v - 1 - that, and
+// (p - d - 1) 2 + (v - 1) p warm-up forwards.
+std::vector<Task> device_order(std::uint64_t p, std::uint64_t v, std::uint64_t m,
+                               std::uint64_t d) {
+  std::vector<Task> order;
+  if (v == 1) {
+    const std::uint64_t warmup = std::min(p - d - 1, m);
+    for (std::uint64_t i = 0; i < warmup; ++i) order.push_back({d, i, false});
     for (std::uint64_t i = 0; i < m; ++i) {
-      if (warmup + i < m) tasks[s].emplace_back(false, warmup + i);
-      tasks[s].emplace_back(true, i);
+      if (warmup + i < m) order.push_back({d, warmup + i, false});
+      order.push_back({d, i, true});
     }
+    return order;
   }
+  const std::uint64_t total = m * v;
+  const auto task = [&](std::uint64_t j, bool backward) {
+    const std::uint64_t within = j % (p * v);
+    std::uint64_t chunk = within / p;
+    if (backward) chunk = v - 1 - chunk;
+    return Task{chunk * p + d, (j / (p * v)) * p + within % p, backward};
+  };
+  const std::uint64_t warmup = std::min((p - d - 1) * 2 + (v - 1) * p, total);
+  for (std::uint64_t j = 0; j < warmup; ++j) order.push_back(task(j, false));
+  for (std::uint64_t j = 0; j + warmup < total; ++j) {
+    order.push_back(task(warmup + j, false));
+    order.push_back(task(j, true));
+  }
+  for (std::uint64_t j = total - warmup; j < total; ++j) order.push_back(task(j, true));
+  return order;
+}
+
+}  // namespace
+
+PipelineTimeline simulate_pipeline(std::span<const PipelineStageTimes> stages,
+                                   std::uint64_t devices, std::uint64_t micro_batches) {
+  CODA_CHECK(devices >= 1 && !stages.empty() && stages.size() % devices == 0 &&
+             micro_batches >= 1);
+  const std::uint64_t p = devices, n = stages.size(), v = n / p, m = micro_batches;
+  CODA_CHECK(v == 1 || m % p == 0);
+  std::vector<std::vector<Task>> order(p);
+  for (std::uint64_t d = 0; d < p; ++d) order[d] = device_order(p, v, m, d);
   constexpr double kNotYet = -1;
-  std::vector<std::vector<double>> fwd_end(p, std::vector<double>(m, kNotYet));
-  std::vector<std::vector<double>> bwd_end(p, std::vector<double>(m, kNotYet));
+  std::vector<std::vector<double>> fwd_end(n, std::vector<double>(m, kNotYet));
+  std::vector<std::vector<double>> bwd_end(n, std::vector<double>(m, kNotYet));
   std::vector<std::size_t> next(p, 0);
   std::vector<double> free_at(p, 0.0);
   PipelineTimeline out;
   out.end.assign(p, 0.0);
   out.busy.assign(p, 0.0);
-  std::size_t remaining = p * 2 * m;
+  std::uint64_t remaining = n * 2 * m;
   while (remaining > 0) {
     bool progressed = false;
-    for (std::size_t s = 0; s < p; ++s) {
-      while (next[s] < tasks[s].size()) {
-        const auto [backward, i] = tasks[s][next[s]];
+    for (std::uint64_t d = 0; d < p; ++d) {
+      while (next[d] < order[d].size()) {
+        const Task& t = order[d][next[d]];
+        const std::uint64_t k = t.stage, i = t.micro_batch;
         double ready = 0;
-        if (!backward && s > 0) {
-          if (fwd_end[s - 1][i] == kNotYet) break;
-          ready = fwd_end[s - 1][i] + stages[s - 1].send;
-        } else if (backward && s + 1 < p) {
-          if (bwd_end[s + 1][i] == kNotYet) break;
-          ready = bwd_end[s + 1][i] + stages[s + 1].send;
+        if (!t.backward && k > 0) {
+          if (fwd_end[k - 1][i] == kNotYet) break;
+          ready = fwd_end[k - 1][i] + stages[k - 1].send;
+        } else if (t.backward && k + 1 < n) {
+          if (bwd_end[k + 1][i] == kNotYet) break;
+          ready = bwd_end[k + 1][i] + stages[k + 1].send;
+        } else if (t.backward) {  // the last stage's backward follows its own forward
+          if (fwd_end[k][i] == kNotYet) break;
+          ready = fwd_end[k][i];
         }
-        const double duration = backward ? stages[s].backward : stages[s].forward;
-        const double end = std::max(free_at[s], ready) + duration;
-        (backward ? bwd_end : fwd_end)[s][i] = end;
-        free_at[s] = end;
-        out.busy[s] += duration;
-        ++next[s];
+        const double duration = t.backward ? stages[k].backward : stages[k].forward;
+        const double end = std::max(free_at[d], ready) + duration;
+        (t.backward ? bwd_end : fwd_end)[k][i] = end;
+        free_at[d] = end;
+        out.busy[d] += duration;
+        ++next[d];
         --remaining;
         progressed = true;
       }
     }
-    CODA_CHECK(progressed);  // 1F1B has no cycle: some stage can always go on
+    CODA_CHECK(progressed);  // Megatron's orders have no cycle: some device can always go on
   }
-  for (std::size_t s = 0; s < p; ++s) {
-    out.end[s] = free_at[s];
-    out.makespan = std::max(out.makespan, free_at[s]);
+  for (std::uint64_t d = 0; d < p; ++d) {
+    out.end[d] = free_at[d];
+    out.makespan = std::max(out.makespan, free_at[d]);
   }
   return out;
+}
+
+PipelineTimeline simulate_1f1b(std::span<const PipelineStageTimes> stages,
+                               std::uint64_t micro_batches) {
+  return simulate_pipeline(stages, stages.size(), micro_batches);
 }
 
 double exposed_bucketed(double window, std::span<const double> bucket_seconds) {
@@ -328,26 +388,28 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   if (!check_layout(model, seq, layout, hw, diags)) return std::nullopt;
   const mapper::FusionMode fusion = options.fusion.value_or(
       hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
-  const std::uint64_t p = layout.pp, m = layout.micro_batches, dp = layout.dp;
+  const std::uint64_t p = layout.pp, v = layout.virtual_stages, n = p * v;
+  const std::uint64_t m = layout.micro_batches, dp = layout.dp;
 
-  // The distinct stages: the first, one middle stage for all (they hold the same layers' ops),
-  // the last.
+  // The distinct virtual stages: the first, one middle stage for all (they hold the same
+  // layers' ops), the last.
   std::map<std::uint64_t, const StagePrice*> priced;
-  const auto kind_of = [&](std::uint64_t s) -> std::uint64_t {
-    return (s == 0 || s + 1 == p) ? s : 1;
+  const auto kind_of = [&](std::uint64_t k) -> std::uint64_t {
+    return (k == 0 || k + 1 == n) ? k : 1;
   };
-  for (std::uint64_t s = 0; s < p; ++s) {
-    const std::uint64_t k = kind_of(s);
-    if (priced.contains(k)) continue;
-    const StageKey key{layout.tp, p, k, layout.micro_batch_size, layout.recompute};
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const std::uint64_t kind = kind_of(k);
+    if (priced.contains(kind)) continue;
+    const StageKey key{layout.tp, n, kind, layout.micro_batch_size, layout.recompute};
     auto found = cache.find(key);
     if (found == cache.end()) {
-      auto stage = price_stage(model, seq, layout, k, fusion, hw, options, diags);
+      auto stage = price_stage(model, seq, layout, kind, fusion, hw, options, diags);
       if (!stage) return std::nullopt;
       found = cache.emplace(key, std::move(*stage)).first;
     }
-    priced.emplace(k, &found->second);
+    priced.emplace(kind, &found->second);
   }
+  const auto chunk = [&](std::uint64_t k) -> const StagePrice& { return *priced.at(kind_of(k)); };
 
   const DataType grad_type = framework.grad_reduce.value_or(model.dtype);
   const double e = bytes_per_element(model.dtype), ge = bytes_per_element(grad_type);
@@ -361,55 +423,75 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   out.tokens = layout.global_batch() * seq;
   out.fusion = std::string(mapper::to_string(fusion));
   out.peak_flops_per_chip = hw.peak_ops_per_second(model.dtype);
-
-  // Data-parallel communication that stretches each micro-batch (ZeRO 2 and 3), then the
-  // pipeline.
-  std::vector<PipelineStageTimes> times(p);
-  std::vector<double> stretch(p, 0.0);
   const auto fail = [&](std::string_view what) -> std::optional<StepReport> {
     diags.error({}, "arch", fmt::format("'{}' prices no {} among {} ranks", hw.name(), what, dp));
     return std::nullopt;
   };
-  for (std::uint64_t s = 0; s < p; ++s) {
-    const StagePrice& sp = *priced.at(kind_of(s));
-    PipelineStageTimes& t = times[s];
-    t.forward = sp.forward;
-    t.backward = sp.backward;
-    t.send = sp.send;
-    const std::uint64_t weight_bytes = scaled(sp.parameters, e).value;
-    const std::uint64_t grad_bytes = scaled(sp.parameters, ge).value;
+
+  // Data-parallel communication that stretches each micro-batch's chunks (ZeRO 2 and 3), then
+  // the pipeline.
+  std::vector<PipelineStageTimes> times(n);
+  std::vector<double> stretch(p, 0.0);
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const StagePrice& c = chunk(k);
+    PipelineStageTimes& t = times[k];
+    t.forward = c.forward;
+    t.backward = c.backward;
+    t.send = c.send;
+    const std::uint64_t weight_bytes = scaled(c.parameters, e).value;
+    const std::uint64_t grad_bytes = scaled(c.parameters, ge).value;
     if (dp > 1 && layout.zero == 3) {  // FSDP: gathers hidden under the forward and backward
       const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
       const auto scatter = collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp, hw);
       if (!gather || !scatter) return fail("all-gather or reduce-scatter");
-      t.forward = std::max(sp.forward, *gather);
-      t.backward = std::max(sp.backward, *gather + *scatter);
+      t.forward = std::max(c.forward, *gather);
+      t.backward = std::max(c.backward, *gather + *scatter);
     } else if (dp > 1 && layout.zero == 2) {  // a bucketed reduce-scatter after every backward
       const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value,
                               dp, hw);
       if (!rs) return fail("reduce-scatter");
-      t.backward = sp.backward + exposed_bucketed(sp.backward, *rs);
+      t.backward = c.backward + exposed_bucketed(c.backward, *rs);
     }
-    stretch[s] = static_cast<double>(m) * (t.forward - sp.forward + t.backward - sp.backward);
+    stretch[k % p] +=
+        static_cast<double>(m) * (t.forward - c.forward + t.backward - c.backward);
   }
-  const PipelineTimeline timeline = simulate_1f1b(times, m);
+  const PipelineTimeline timeline = simulate_pipeline(times, p, m);
 
-  for (std::uint64_t s = 0; s < p; ++s) {
-    const StagePrice& sp = *priced.at(kind_of(s));
+  for (std::uint64_t d = 0; d < p; ++d) {
     StageReport r;
-    r.stage = s;
-    r.first_layer = s * sp.layers;
+    r.stage = d;
+    StagePrice sum_chunks;  // the device's chunks together
+    std::string ranges;
+    for (std::uint64_t c = 0; c < v; ++c) {
+      const std::uint64_t k = c * p + d;
+      const StagePrice& sp = chunk(k);
+      sum_chunks.forward += sp.forward;
+      sum_chunks.backward += sp.backward;
+      sum_chunks.optimizer += sp.optimizer;
+      sum_chunks.tp_comm += sp.tp_comm;
+      sum_chunks.send = std::max(sum_chunks.send, sp.send);
+      sum_chunks.forward_matrix_flops += sp.forward_matrix_flops;
+      sum_chunks.executed_matrix_flops += sp.executed_matrix_flops;
+      sum_chunks.parameters += sp.parameters;
+      sum_chunks.peak_activations = std::max(sum_chunks.peak_activations, sp.peak_activations);
+      sum_chunks.saved_activations = std::max(sum_chunks.saved_activations, sp.saved_activations);
+      sum_chunks.layers += sp.layers;
+      ranges += fmt::format("{}{}-{}", ranges.empty() ? "" : ",", k * sp.layers,
+                            (k + 1) * sp.layers - 1);
+      if (c == 0) r.first_layer = k * sp.layers;
+    }
+    const StagePrice& sp = sum_chunks;
     r.layers = sp.layers;
+    r.layer_ranges = ranges;
     r.forward_s = sp.forward;
     r.backward_s = sp.backward;
     r.tp_comm_s = sp.tp_comm;
     r.send_s = p > 1 ? sp.send : 0.0;
     r.compute_s = static_cast<double>(m) * (sp.forward + sp.backward);
-    r.bubble_s = timeline.end[s] - timeline.busy[s];
-    r.dp_exposed_s = stretch[s];
+    r.dp_exposed_s = stretch[d];
     const std::uint64_t weight_bytes = scaled(sp.parameters, e).value;
     const std::uint64_t grad_bytes = scaled(sp.parameters, ge).value;
-    double after = 0;  // exposed after the stage's last backward
+    double after = 0;  // exposed after the device's last backward
     if (dp > 1) {
       switch (layout.zero) {
         case 0: {
@@ -427,7 +509,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
           const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
           if (!rs || !gather) return fail("reduce-scatter or all-gather");
           const double per_backward = sum(*rs);
-          r.dp_comm_s = (layout.zero == 2 ? static_cast<double>(m) : 1.0) * per_backward + *gather;
+          r.dp_comm_s =
+              (layout.zero == 2 ? static_cast<double>(m) : 1.0) * per_backward + *gather;
           if (layout.zero == 1) after = exposed_bucketed(sp.backward, *rs);
           if (!framework.overlap_param_gather) after += *gather;
           break;
@@ -444,15 +527,18 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     }
     r.dp_exposed_s += after;
     r.optimizer_s = layout.zero >= 1 ? sp.optimizer / static_cast<double>(dp) : sp.optimizer;
-    r.end_s = timeline.end[s] + after + r.optimizer_s;
-    r.bubble_s = std::max(0.0, timeline.end[s] - timeline.busy[s]);
+    r.end_s = timeline.end[d] + after + r.optimizer_s;
+    // The pipeline's idle time, less what the stretch by ZeRO's communication took of it.
+    r.bubble_s = std::max(0.0, timeline.end[d] - timeline.busy[d]);
 
-    // Memory per chip.
+    // Memory per chip. In flight: 1F1B holds min(p - d, m) micro-batches' activations; the
+    // interleaved schedule its warm-up forwards' chunks and the one running.
     const std::uint64_t shard_w = layout.zero >= 3 ? ceil_div(sp.parameters, dp) : sp.parameters;
     const std::uint64_t shard_g = layout.zero >= 2 ? ceil_div(sp.parameters, dp) : sp.parameters;
     const std::uint64_t shard_o = layout.zero >= 1 ? ceil_div(sp.parameters, dp) : sp.parameters;
     const double master = model.dtype == DataType::Fp32 ? 0.0 : 4.0;
-    r.in_flight = std::min<std::uint64_t>(p - s, m);
+    r.in_flight = v == 1 ? std::min<std::uint64_t>(p - d, m)
+                         : std::min<std::uint64_t>((p - d - 1) * 2 + (v - 1) * p + 1, m * v);
     r.memory.weights = scaled(shard_w, e);
     r.memory.gradients = scaled(shard_g, bytes_per_element(model.dtype));
     r.memory.optimizer_state = scaled(shard_o, 8.0 + master);
@@ -467,7 +553,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     out.hardware_flops += r.hardware_flops * static_cast<double>(layout.tp * dp);
     if (r.end_s > out.step_s) {
       out.step_s = r.end_s;
-      out.critical_stage = s;
+      out.critical_stage = d;
     }
     if (r.memory.total > out.memory_per_chip) out.memory_per_chip = r.memory.total;
     out.stages.push_back(std::move(r));

@@ -5,10 +5,11 @@
 //              for one micro-batch of one TP rank (workloads/llm/llm_builder.h), scheduled and run
 //              on the chip; its ops' times are summed by part (forward, backward, optimizer), TP
 //              all-reduces inside the parts (on the critical path, as Megatron-LM runs them)
-//   pipeline   the 1F1B schedule itself (simulate_1f1b): each stage runs its forwards and
-//              backwards in 1F1B order, a forward waits for the previous stage's forward of the
-//              same micro-batch and a backward for the next stage's backward, plus the boundary
-//              transfer; a stage's bubble is the time it waits
+//   pipeline   the schedule itself (simulate_pipeline): each device runs its forwards and
+//              backwards in Megatron-LM's order (1F1B, or interleaved 1F1B over virtual stages),
+//              a forward waits for the previous stage's forward of the same micro-batch and a
+//              backward for the next stage's backward, plus the boundary transfer; a device's
+//              bubble is the time it waits
 //   data       the gradients' reduction among dp ranks by ZeRO stage (Layout::zero), in buckets
 //              released as the last backward produces them (exposed_bucketed), FSDP's
 //              all-gathers and reduce-scatter overlapped with each micro-batch's forward and
@@ -24,7 +25,7 @@
 //              dense peak at the model's type); HFU counts the matrix FLOPs the chips execute,
 //              recomputation included
 //
-// Not modelled (errors where a layout asks for it): interleaved 1F1B, sequence/context/expert
+// Not modelled (errors where a layout asks for it): sequence/context/expert
 // parallelism, selective recomputation, groups spanning more chips than the arch's interconnect
 // joins (a cluster description: issue 18), interference of overlapped communication with compute.
 
@@ -53,6 +54,9 @@ struct Layout {
   std::uint64_t micro_batch_size = 1;  // sequences per micro-batch
   std::uint64_t micro_batches = 1;     // per data-parallel replica per step
   bool recompute = false;              // full activation recomputation
+  // Model chunks per pipeline device (Megatron-LM's interleaved 1F1B, virtual pipeline stages):
+  // device d holds virtual stages d, d + pp, ...; 1: plain 1F1B.
+  std::uint64_t virtual_stages = 1;
   // What the data-parallel ranks shard (ZeRO, Rajbhandari et al. 2020):
   //   0  nothing: an all-reduce of the gradients (PyTorch DDP, Megatron-LM's default)
   //   1  the optimizer state: a reduce-scatter of the gradients, AdamW on the rank's 1/dp, an
@@ -104,6 +108,14 @@ struct PipelineTimeline {
 // delays the receiver; it does not occupy either stage). Precondition: stages non-empty, m >= 1.
 PipelineTimeline simulate_1f1b(std::span<const PipelineStageTimes> stages,
                                std::uint64_t micro_batches);
+// The same over `devices` devices holding stages.size() / devices = v virtual stages each
+// (device d holds stages d, d + p, ..., as Megatron-LM's interleaved schedule assigns model
+// chunks), in the order Megatron-LM runs them: 1F1B when v = 1, else its interleaved 1F1B
+// (forward_backward_pipelining_with_interleaving: (p - d - 1) 2 + (v - 1) p warm-up forwards,
+// micro-batches in groups of p, chunks in turn). Result per device. Preconditions: the stages
+// divide evenly over the devices; v = 1 or p divides m.
+PipelineTimeline simulate_pipeline(std::span<const PipelineStageTimes> stages,
+                                   std::uint64_t devices, std::uint64_t micro_batches);
 
 // Communication beyond `window` seconds of compute during which buckets[k] becomes ready at
 // window x (k+1) / n: each bucket is sent when ready and after the previous one (one link).
@@ -121,10 +133,12 @@ struct StageMemory {
   friend bool operator==(const StageMemory&, const StageMemory&) = default;
 };
 
+// One pipeline device (with its model chunks under interleaving).
 struct StageReport {
   std::uint64_t stage = 0;
   std::uint64_t first_layer = 0;
   std::uint64_t layers = 0;
+  std::string layer_ranges;    // "0-7", or with virtual stages "0-3,16-19"
   double forward_s = 0;        // one micro-batch, TP communication included
   double backward_s = 0;       // one micro-batch, recomputation and TP communication included
   double tp_comm_s = 0;        // of forward + backward, one micro-batch

@@ -72,6 +72,19 @@ TEST(TrainingStep, OneStageHasNoBubble) {
   EXPECT_DOUBLE_EQ(simulate_1f1b(stages, 5).makespan, 22.5);
 }
 
+// Interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2): v model chunks per device shrink the
+// bubble to (p - 1)(F + B) / v. p = 4, m = 8, v = 2, a device's F = 1 and B = 2 split into two
+// chunks of 0.5 and 1: m (F + B) + (p - 1)(F + B) / v = 24 + 4.5 = 28.5.
+TEST(TrainingStep, InterleavingShrinksTheBubbleByTheChunks) {
+  const std::vector<PipelineStageTimes> chunks(8, {.forward = 0.5, .backward = 1, .send = 0});
+  const PipelineTimeline t = simulate_pipeline(chunks, 4, 8);
+  EXPECT_DOUBLE_EQ(t.makespan, 28.5);
+  EXPECT_DOUBLE_EQ(t.busy[0], 24.0);
+  // v = 1 is 1F1B.
+  const std::vector<PipelineStageTimes> stages(4, {.forward = 1, .backward = 2, .send = 0});
+  EXPECT_DOUBLE_EQ(simulate_pipeline(stages, 4, 8).makespan, 33.0);
+}
+
 // ---- bucketed overlap ---------------------------------------------------------------------------
 
 // A window of 10 s, four buckets ready at 2.5, 5, 7.5 and 10:
