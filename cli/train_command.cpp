@@ -212,6 +212,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                   "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
       ->check(CLI::IsMember({"fa2", "fa3", "triton"}));
   cmd->add_option("--engine", args.engine, "analytical or systemc")->capture_default_str();
+  cmd->add_option("--launch", args.launch,
+                  "graph (kernels from a CUDA graph) or eager (issued one by one by the host, "
+                  "as PyTorch eager runs a step: the arch's calibration.eager_issue_time apart)")
+      ->check(CLI::IsMember({"graph", "eager"}))
+      ->capture_default_str();
   cmd->add_option("--mapper", args.mapper, "fixed or search (as coda run --mapper)")
       ->check(CLI::IsMember({"fixed", "search"}))
       ->capture_default_str();
@@ -287,6 +292,17 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
     return 2;
   }
   options.engine = engine.get();
+  if (args.launch == "eager") {
+    if (!spec.calibration.eager_issue_time) {
+      err << fmt::format("{}: error: --launch eager: the arch states no "
+                         "calibration.eager_issue_time (the host's time to issue one kernel), so "
+                         "an eager launch cannot be priced; add it to the arch or leave --launch "
+                         "out (a CUDA graph)\n",
+                         args.arch);
+      return 1;
+    }
+    options.host_issue_s = hw.eager_issue_seconds();
+  }
 
   if (args.search_layouts) {
     const tr::LayoutSearch search{.chips = args.chips, .global_batch = args.global_batch};

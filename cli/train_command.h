@@ -36,6 +36,7 @@ struct TrainArgs {
   std::string fusion;
   std::string attention;
   std::string engine = "analytical";
+  std::string launch = "graph";
   std::string mapper = "fixed";
   SearchArgs search;
   bool search_layouts = false;

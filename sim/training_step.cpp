@@ -122,30 +122,35 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
   out.layers = stats.stage_layers;
   const double clock = hw.clock().value;
   for (const llm::OpSpan& span : built->spans) {
+    std::vector<double> kernels;  // the part's kernels (an op with the ops fused into it)
+    double part = 0;
     for (std::size_t i = span.first; i < span.end; ++i) {
       const workload::Op& op = g.ops[i];
       const double seconds = static_cast<double>(run.ops[i].cost.cycles.value) / clock;
-      if (op.function == Function::SendRecv) {  // the pipeline's transfers: simulate_1f1b's
+      if (op.function == Function::SendRecv) {  // the pipeline's transfers: simulate_pipeline's
         out.send = std::max(out.send, seconds);
         continue;
       }
+      if (schedule.ops[i].own_kernel || kernels.empty())
+        kernels.push_back(seconds);
+      else
+        kernels.back() += seconds;
+      part += seconds;
       // Matrix FLOPs: 2 per MAC of the contractions and attentions; MFU conventions leave the
       // softmax's arithmetic out.
       const double flops = matrix_op(op) ? 2.0 * static_cast<double>(workload::mac_count(op)) : 0.0;
-      switch (span.part) {
-        case llm::StepPart::Forward:
-          out.forward += seconds;
-          out.forward_matrix_flops += flops;
-          out.executed_matrix_flops += flops;
-          break;
-        case llm::StepPart::Backward:
-          out.backward += seconds;
-          out.executed_matrix_flops += flops;
-          break;
-        case llm::StepPart::Optimizer: out.optimizer += seconds; break;
-      }
+      out.executed_matrix_flops += flops;
+      if (span.part == llm::StepPart::Forward) out.forward_matrix_flops += flops;
       if (op.function == Function::AllReduce && span.part != llm::StepPart::Optimizer)
         out.tp_comm += seconds;
+    }
+    // Launched eagerly, a part's kernels wait on the host where they are shorter than its issue
+    // time (analytical::host_issued_seconds, as coda run --launch eager prices a graph).
+    if (options.host_issue_s > 0) part = analytical::host_issued_seconds(kernels, options.host_issue_s);
+    switch (span.part) {
+      case llm::StepPart::Forward: out.forward += part; break;
+      case llm::StepPart::Backward: out.backward += part; break;
+      case llm::StepPart::Optimizer: out.optimizer += part; break;
     }
   }
   for (const workload::Tensor& t : g.tensors)

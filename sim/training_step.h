@@ -87,6 +87,9 @@ struct StepOptions {
   std::optional<mapper::FusionMode> fusion;
   std::optional<mapper::ScheduleSearch> search;
   const Engine* engine = nullptr;  // null: the analytical engine
+  // Kernels issued one by one by the host at least this far apart (PyTorch eager: the arch's
+  // calibration.eager_issue_time); 0: from a CUDA graph.
+  double host_issue_s = 0;
 };
 
 // ---- the pieces, on their own (tests derive them by hand) ----------------------------------
