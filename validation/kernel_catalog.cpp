@@ -129,8 +129,8 @@ constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
 constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
                                                              "tp"};
-constexpr std::array<std::string_view, 6> kLlmTrainingKeys{"batch", "seq",       "grad_accum",
-                                                           "dp",    "recompute", "tp"};
+constexpr std::array<std::string_view, 10> kLlmTrainingKeys{
+    "batch", "seq", "grad_accum", "dp", "recompute", "tp", "pp", "vp", "zero", "grad_bits"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
@@ -225,6 +225,7 @@ bool shape_key_optional(ShapeKind kind, std::string_view key) {
     case ShapeKind::Conv: return key == "stride" || key == "pad";
     case ShapeKind::BatchedGemm: return key == "batch";
     case ShapeKind::AttentionGqa: return key == "kv_heads";
+    case ShapeKind::LlmTraining: return key == "pp" || key == "vp";
     default: return false;
   }
 }
@@ -244,12 +245,16 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
     case ShapeKind::AttentionGqa:
       if (absent("kv_heads")) s.kv_heads = s.heads;  // multi-head attention: a KV head per head
       break;
+    case ShapeKind::LlmTraining:  // no pipeline unless the row says so
+      if (absent("pp")) s.pp = 1;
+      if (absent("vp")) s.vp = 1;
+      break;
     default: break;
   }
 }
 
 bool shape_key_may_be_zero(std::string_view key) {
-  return key == "pad" || key == "causal" || key == "recompute";
+  return key == "pad" || key == "causal" || key == "recompute" || key == "zero";
 }
 
 std::uint64_t* shape_field(Shape& s, std::string_view key) {
@@ -281,6 +286,10 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"grad_accum", &s.grad_accum},
       {"dp", &s.dp},
       {"recompute", &s.recompute},
+      {"pp", &s.pp},
+      {"vp", &s.vp},
+      {"zero", &s.zero},
+      {"grad_bits", &s.grad_bits},
   };
   for (const auto& [name, field] : fields) {
     if (name == key) return field;

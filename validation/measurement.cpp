@@ -143,6 +143,13 @@ std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
   if (k.shape == ShapeKind::LlmTraining && s.recompute > 1)
     return Problem{fmt::format("'recompute' = {} is neither 0 nor 1", s.recompute),
                    "recompute=1 for full activation recomputation (checkpointing), 0 for none"};
+  if (k.shape == ShapeKind::LlmTraining && s.zero > 3)
+    return Problem{fmt::format("'zero' = {} is no ZeRO stage", s.zero),
+                   "zero=0 (DDP), 1 (sharded optimizer state), 2 (and gradients) or 3 (and "
+                   "weights: FSDP FULL_SHARD)"};
+  if (k.shape == ShapeKind::LlmTraining && s.grad_bits != 16 && s.grad_bits != 32)
+    return Problem{fmt::format("'grad_bits' = {} is neither 16 nor 32", s.grad_bits),
+                   "the bits gradients are reduced in: 16 (bf16/fp16) or 32 (fp32)"};
   if (k.shape == ShapeKind::AttentionGqa && s.causal > 1)
     return Problem{fmt::format("'causal' = {} is neither 0 nor 1", s.causal),
                    "causal=1 for a causal mask, causal=0 for none"};
