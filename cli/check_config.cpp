@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "arch/arch_spec.h"
+#include "arch/cluster_spec.h"
 #include "sim/sweep_spec.h"
 #include "validation/case_list.h"
 #include "validation/corpus.h"
@@ -63,6 +64,7 @@ ConfigKind config_kind(const std::filesystem::path& file) {
     if (root.IsMap() && root["cases"]) return ConfigKind::CaseList;
     // An arch's `sources:` is a line of text; a corpus manifest's is a list of files.
     if (root.IsMap() && root["sources"] && root["sources"].IsSequence()) return ConfigKind::Corpus;
+    if (root.IsMap() && root["chip"] && root["inter_node"]) return ConfigKind::Cluster;
   } catch (const YAML::Exception&) {
     // Reported with its location by the arch reader.
   }
@@ -118,6 +120,13 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     const auto graph = workload::load_workload(file, diags);
     if (!graph) return std::nullopt;
     return fmt::format("workload '{}', {} ops", graph->name, graph->ops.size());
+  }
+  if (kind == ConfigKind::Cluster) {
+    const auto cluster = arch::load_cluster(file, diags);
+    if (!cluster) return std::nullopt;
+    return fmt::format("cluster '{}', {} nodes x {} '{}' ({} chips)", cluster->spec.name,
+                       cluster->spec.nodes, cluster->spec.chips_per_node, cluster->spec.chip_name,
+                       cluster->spec.chips());
   }
   const auto arch = arch::load_arch(file, diags);
   if (!arch) return std::nullopt;
