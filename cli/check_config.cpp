@@ -13,6 +13,7 @@
 #include "sim/sweep_spec.h"
 #include "validation/case_list.h"
 #include "validation/corpus.h"
+#include "validation/corpus_compare.h"
 #include "validation/measurement.h"
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
@@ -101,11 +102,14 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     const auto errors_before = diags.error_count();
     const auto corpus = validation::load_corpus(file, diags);
     if (!corpus) return std::nullopt;
-    // Each arch it names is read too, as `coda validate` will read it.
+    // Each arch and cluster it names is read too, as `coda validate` will read it.
     std::size_t rows = 0;
     for (const validation::CorpusEntry& e : corpus->entries) {
       rows += e.rows.size();
       (void)arch::load_arch(e.arch, diags);
+      if (e.cluster.empty()) continue;
+      if (const auto cluster = arch::load_cluster(e.cluster, diags))
+        (void)validation::check_cluster_chip(*cluster, e, diags);
     }
     if (diags.error_count() != errors_before) return std::nullopt;
     return fmt::format("published corpus, {} source{}, {} row{}", corpus->entries.size(),
