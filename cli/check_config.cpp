@@ -9,9 +9,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "arch/arch_spec.h"
+#include "arch/cluster_spec.h"
 #include "sim/sweep_spec.h"
 #include "validation/case_list.h"
 #include "validation/corpus.h"
+#include "validation/corpus_compare.h"
 #include "validation/measurement.h"
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
@@ -63,6 +65,7 @@ ConfigKind config_kind(const std::filesystem::path& file) {
     if (root.IsMap() && root["cases"]) return ConfigKind::CaseList;
     // An arch's `sources:` is a line of text; a corpus manifest's is a list of files.
     if (root.IsMap() && root["sources"] && root["sources"].IsSequence()) return ConfigKind::Corpus;
+    if (root.IsMap() && root["chip"] && root["inter_node"]) return ConfigKind::Cluster;
   } catch (const YAML::Exception&) {
     // Reported with its location by the arch reader.
   }
@@ -99,11 +102,14 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     const auto errors_before = diags.error_count();
     const auto corpus = validation::load_corpus(file, diags);
     if (!corpus) return std::nullopt;
-    // Each arch it names is read too, as `coda validate` will read it.
+    // Each arch and cluster it names is read too, as `coda validate` will read it.
     std::size_t rows = 0;
     for (const validation::CorpusEntry& e : corpus->entries) {
       rows += e.rows.size();
       (void)arch::load_arch(e.arch, diags);
+      if (e.cluster.empty()) continue;
+      if (const auto cluster = arch::load_cluster(e.cluster, diags))
+        (void)validation::check_cluster_chip(*cluster, e, diags);
     }
     if (diags.error_count() != errors_before) return std::nullopt;
     return fmt::format("published corpus, {} source{}, {} row{}", corpus->entries.size(),
@@ -118,6 +124,13 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
     const auto graph = workload::load_workload(file, diags);
     if (!graph) return std::nullopt;
     return fmt::format("workload '{}', {} ops", graph->name, graph->ops.size());
+  }
+  if (kind == ConfigKind::Cluster) {
+    const auto cluster = arch::load_cluster(file, diags);
+    if (!cluster) return std::nullopt;
+    return fmt::format("cluster '{}', {} nodes x {} '{}' ({} chips)", cluster->spec.name,
+                       cluster->spec.nodes, cluster->spec.chips_per_node, cluster->spec.chip_name,
+                       cluster->spec.chips());
   }
   const auto arch = arch::load_arch(file, diags);
   if (!arch) return std::nullopt;

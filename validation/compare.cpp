@@ -993,10 +993,11 @@ Predictor::Predictor(const arch::ArchSpec& spec, PublishedPricing pricing)
   if (auto view = cuda_core_view(standalone_view(spec))) cuda_cores_.emplace(std::move(*view));
 }
 
-std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& why) const {
+std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& why,
+                                             const arch::ClusterSpec* cluster) const {
   if (info(m.kernel).published_only)
     return predict_published(m, in_model(m) ? hw_ : standalone_,
-                             cuda_cores_ ? &*cuda_cores_ : nullptr, pricing_, why);
+                             cuda_cores_ ? &*cuda_cores_ : nullptr, pricing_, why, cluster);
   if (m.kernel == Kernel::LaunchOverhead) return predict_launch(standalone_, why);
   if (m.kernel == Kernel::L2Bandwidth) return predict_l2(m, standalone_, why);
   const bool cuda = on_cuda_cores(m);

@@ -104,8 +104,10 @@ class Predictor {
   explicit Predictor(const arch::ArchSpec& spec, PublishedPricing pricing = {});
 
   // nullopt with `why` set when coda cannot price the case on this arch (an L2 probe when the
-  // arch states no L2 bandwidth, a precision no unit runs, ...).
-  std::optional<Prediction> predict(const Measurement& m, std::string& why) const;
+  // arch states no L2 bandwidth, a precision no unit runs, ...). `cluster`: the cluster the row's
+  // device runs on (predict_published), null: one node.
+  std::optional<Prediction> predict(const Measurement& m, std::string& why,
+                                    const arch::ClusterSpec* cluster = nullptr) const;
 
   const arch::HardwareModel& hardware() const { return hw_; }
   // Whether a kernel is a whole model (llm_*, network): priced with the arch's in-model fixed

@@ -80,6 +80,26 @@ std::optional<CorpusEntry> read_entry(const YamlReader& item, const fs::path& fo
     }
   }
 
+  if (item.has("cluster")) {
+    std::string cluster;
+    const YamlReader at = item.at("cluster");
+    if (read_text(item, "cluster", cluster, "configs/cluster/dgx_h100_superpod.yaml", diags)) {
+      e.cluster_where = at.location();
+      e.cluster_key = at.path();
+      if (!root) {
+        diags.error(at.location(), at.path(), "no folder above the manifest holds a configs/ folder",
+                    "cluster paths are relative to the repository top; keep the manifest inside it");
+      } else {
+        e.cluster = (*root / cluster).lexically_normal();
+        if (!is_file(e.cluster))
+          diags.error(at.location(), at.path(), fmt::format("no such file: {}", e.cluster.string()),
+                      fmt::format("the path is relative to the repository top ({}), e.g. "
+                                  "configs/cluster/dgx_h100_superpod.yaml",
+                                  root->string()));
+      }
+    }
+  }
+
   item.required_enum("split", e.split, EnumTable<Split>(kSplits), diags);
 
   if (item.has("classes")) {

@@ -12,13 +12,18 @@
 //       split: validation                       # calibration | validation
 //       classes: [attention]                    # gemm attention row copy collective llm network
 //       citation: "Shah et al., FlashAttention-3 (2024), Fig. 5"
+//       cluster: configs/cluster/dgx_h100_superpod.yaml  # optional, relative to the top
 //
 // A file is listed once; the entries of one source (id) must all have the same split, since a
 // source's rows go to one side. `file` must exist and read as a measurement CSV (load_measurements: its own diagnostics are
 // located in the CSV). `arch` is resolved against the repository top: the nearest folder that
 // holds a `configs/` folder, looking from the manifest's folder upwards (the folder itself
 // first); it must exist (it is read as an arch where the arch reader is at hand: `coda
-// check-config` reads it).
+// check-config` reads it). `cluster`, when given, names the cluster the rows' devices run on
+// (arch/cluster_spec.h: rows whose ranks span nodes, such as llm_train with dp beyond one node,
+// price their collectives on it); resolved as `arch`, it must exist, and its chip must be the
+// entry's arch (checked where the cluster reader is at hand: `coda check-config` and `coda
+// validate --corpus`).
 
 #include <cstdint>
 #include <filesystem>
@@ -51,6 +56,9 @@ struct CorpusEntry {
   std::string id;
   std::filesystem::path file;  // resolved: the manifest's folder / `file`
   std::filesystem::path arch;  // resolved: the repository top / `arch`
+  std::filesystem::path cluster;  // resolved: the repository top / `cluster`; empty: none
+  SourceLocation cluster_where;   // the `cluster:` value in the manifest
+  std::string cluster_key;        // its YAML path, "sources[3].cluster"
   Split split = Split::Validation;
   std::vector<CorpusClass> classes;
   std::string citation;

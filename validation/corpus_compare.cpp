@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -152,6 +154,17 @@ Json stats_json(const ErrorStats& s, const CorpusReport& report, const Corpus& c
 
 }  // namespace
 
+bool check_cluster_chip(const arch::LoadedCluster& cluster, const CorpusEntry& entry,
+                        Diagnostics& diags) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(cluster.spec.chip, entry.arch, ec)) return true;
+  diags.error(entry.cluster_where, entry.cluster_key,
+              fmt::format("the cluster '{}' is made of {}, not of this entry's arch {}",
+                          cluster.spec.name, cluster.spec.chip.string(), entry.arch.string()),
+              "name a cluster whose chip: is the entry's arch");
+  return false;
+}
+
 std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOptions& options,
                                            std::string& why) {
   CorpusReport report;
@@ -177,6 +190,29 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
     report.archs.push_back(std::move(a));
   }
 
+  // The clusters the entries name, each read once; an entry's cluster must be made of its arch.
+  std::map<std::string, arch::LoadedCluster> clusters;
+  std::vector<const arch::ClusterSpec*> cluster_of(corpus.entries.size(), nullptr);
+  for (std::size_t e = 0; e < corpus.entries.size(); ++e) {
+    const CorpusEntry& entry = corpus.entries[e];
+    if (entry.cluster.empty()) continue;
+    auto it = clusters.find(entry.cluster.string());
+    if (it == clusters.end()) {
+      Diagnostics diags;
+      auto loaded = arch::load_cluster(entry.cluster, diags);
+      if (!loaded) {
+        why = diags.format_all();
+        return std::nullopt;
+      }
+      it = clusters.emplace(entry.cluster.string(), std::move(*loaded)).first;
+    }
+    if (Diagnostics diags; !check_cluster_chip(it->second, entry, diags)) {
+      why = diags.format_all();
+      return std::nullopt;
+    }
+    cluster_of[e] = &it->second.spec;
+  }
+
   ScheduleCache own_cache;
   PublishedPricing pricing = options.pricing;
   if (pricing.cache == nullptr) pricing.cache = &own_cache;
@@ -199,7 +235,7 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
         r.row.skipped = "did not pass its correctness check";
       } else {
         std::string reason;
-        r.row.prediction = predictors[a].predict(m, reason);
+        r.row.prediction = predictors[a].predict(m, reason, cluster_of[e]);
         if (r.row.prediction)
           r.row.error = relative_error(r.row.prediction->seconds, m.median_us * 1e-6);
         else
@@ -256,7 +292,7 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
         for (CorpusRow& r : report.rows) {
           if (r.arch != family.archs[k] || !r.row.prediction) continue;
           std::string reason;
-          r.row.calibrated = after.predict(r.row.measurement, reason);
+          r.row.calibrated = after.predict(r.row.measurement, reason, cluster_of[r.entry]);
           CODA_CHECK(r.row.calibrated.has_value());  // knobs never make a row unpriceable
           r.row.calibrated_error =
               relative_error(r.row.calibrated->seconds, r.row.measurement.median_us * 1e-6);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "arch/arch_spec.h"
+#include "arch/cluster_spec.h"
 #include "validation/compare.h"
 #include "validation/corpus.h"
 
@@ -69,7 +70,13 @@ struct CorpusOptions {
   PublishedPricing pricing;  // llm_* rows' models (cache: set by compare_corpus when null)
 };
 
-// nullopt with `why` when an arch the manifest names cannot be read (its diagnostics in `why`).
+// Whether the cluster an entry names (`cluster:`) is made of the entry's arch (its chip: is the
+// same file); when not, a located error at the entry's `cluster:`.
+bool check_cluster_chip(const arch::LoadedCluster& cluster, const CorpusEntry& entry,
+                        Diagnostics& diags);
+
+// nullopt with `why` when an arch or a cluster the manifest names cannot be read, or a cluster is
+// not made of its entry's arch (the diagnostics in `why`).
 std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOptions& options,
                                            std::string& why);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/check.h"
+#include "sim/analytical/cluster_collective.h"
 #include "sim/analytical/collective_model.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/unit_costs.h"
@@ -476,12 +477,15 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
 //   comm      per micro-batch, FSDP all-gathers the weights before the forward and again before
 //             the backward (FULL_SHARD frees them after the forward) in the model's type, and
 //             reduce-scatters the gradients in fp32 (Composer's DEFAULT mixed precision keeps
-//             reductions in fp32), among dp GPUs on the arch's collective model
+//             reductions in fp32), among dp GPUs: price_cluster_collective with as many of them
+//             in each node as a node holds (at most dp; the runs fill whole nodes), on the
+//             arch's interconnect inside one node and on `cluster` when dp spans nodes
 //   overlap   FSDP prefetches the next layer's weights while the current one computes, so only
 //             a micro-batch's communication beyond its compute is exposed (an assumption: no
 //             interference between the two is modelled)
 std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareModel& arch_hw,
-                                    const PublishedPricing& pricing, std::string& why) {
+                                    const PublishedPricing& pricing,
+                                    const arch::ClusterSpec* cluster, std::string& why) {
   const Shape& s = m.shape;
   if (s.tp != 1) {
     why = "llm_train rows with tp > 1 are not modelled yet (FSDP data parallelism only)";
@@ -496,12 +500,6 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
     named.emplace(with);
   }
   const arch::HardwareModel& hw = named ? *named : arch_hw;
-  const auto& ic = hw.spec().interconnect;
-  if (s.dp > 1 && (!ic || ic->chips < s.dp)) {
-    why = fmt::format("dp {} needs an interconnect joining {} chips; '{}' has {}", s.dp, s.dp,
-                      hw.name(), ic ? fmt::format("{}", ic->chips) : std::string("none"));
-    return std::nullopt;
-  }
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;
   // A learned position table has as many rows as the run's longest sequence: a training run
@@ -509,6 +507,35 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   // row's seq, not the preset's maximum (the table's weights, gradients and AdamW state).
   const bool learned = config->positions == workload::llm::PositionEncoding::Learned;
   if (learned) config->max_positions = s.seq;
+  const std::uint64_t parameters = workload::llm::llm_headline(*config, 0).parameters;
+
+  // FSDP's collectives among the dp ranks (priced before the compute, so a group the hardware
+  // cannot hold is refused at once).
+  double comm = 0;
+  std::string span = "one node";
+  if (s.dp > 1) {
+    const auto ranks = static_cast<std::uint32_t>(s.dp);
+    const auto& ic = hw.spec().interconnect;
+    const std::uint32_t node_chips =
+        cluster != nullptr ? cluster->chips_per_node : (ic ? ic->chips : 1U);
+    const std::uint32_t per_node = std::min(ranks, node_chips);
+    const double weight_bytes = static_cast<double>(parameters) * bytes_of(config->dtype);
+    std::string reason;
+    const auto gather = an::price_cluster_collective(
+        an::CollectiveKind::AllGather, static_cast<std::uint64_t>(weight_bytes), ranks, per_node,
+        hw, cluster, reason);
+    const auto scatter =
+        gather ? an::price_cluster_collective(an::CollectiveKind::ReduceScatter, parameters * 4,
+                                              ranks, per_node, hw, cluster, reason)
+               : std::nullopt;
+    if (!gather || !scatter) {
+      why = fmt::format("dp {} on '{}': {}", s.dp, hw.name(), reason);
+      return std::nullopt;
+    }
+    comm = 2 * gather->cost.seconds + scatter->cost.seconds;
+    if (ranks > per_node)
+      span = fmt::format("{} nodes of {} on '{}'", ranks / per_node, per_node, cluster->name);
+  }
   const workload::llm::LlmPhase step{.kind = workload::llm::PhaseKind::Training,
                                      .batch = s.batch, .seq_len = s.seq,
                                      .recompute = s.recompute != 0};
@@ -534,7 +561,6 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   for (const PredictedPart& part : micro->parts)
     if (part.name.ends_with(".adamw")) optimizer += part.seconds;
   const double forward_backward = micro->seconds - optimizer;
-  const std::uint64_t parameters = workload::llm::llm_headline(*config, 0).parameters;
 
   Prediction out;
   out.parts.push_back({.name = "forward and backward", .unit = "compute",
@@ -544,21 +570,8 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   out.parts.push_back({.name = "AdamW (the rank's shard)", .unit = "optimizer",
                        .seconds = optimizer / static_cast<double>(s.dp), .compute_seconds = 0,
                        .dram_bytes = 0, .bound = PredictedBound::Memory, .mapping = {}});
-  double exposed = 0, comm = 0;
+  double exposed = 0;
   if (s.dp > 1) {
-    const auto ranks = static_cast<std::uint32_t>(s.dp);
-    const double weight_bytes = static_cast<double>(parameters) * bytes_of(config->dtype);
-    const auto gather = an::price_collective(an::CollectiveKind::AllGather,
-                                             static_cast<std::uint64_t>(weight_bytes), ranks,
-                                             std::nullopt, hw);
-    const auto scatter = an::price_collective(an::CollectiveKind::ReduceScatter,
-                                              parameters * 4, ranks, std::nullopt, hw);
-    if (!gather || !scatter) {
-      why = fmt::format("'{}' prices no all-gather or reduce-scatter among {} ranks", hw.name(),
-                        s.dp);
-      return std::nullopt;
-    }
-    comm = 2 * gather->cost.seconds + scatter->cost.seconds;
     exposed = static_cast<double>(s.grad_accum) * std::max(0.0, comm - forward_backward);
     out.parts.push_back({.name = "FSDP communication (exposed)", .unit = "collective",
                          .seconds = exposed, .compute_seconds = 0, .dram_bytes = 0,
@@ -568,10 +581,10 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   out.bound = micro->bound;
   out.model = fmt::format(
       "{} micro-batches x forward+backward {:.4g} ms + AdamW {:.4g} ms / dp {}; FSDP "
-      "communication {:.4g} ms a micro-batch, {:.4g} ms exposed beyond its compute; micro-batch: "
-      "{}",
-      s.grad_accum, forward_backward * 1e3, optimizer * 1e3, s.dp, comm * 1e3, exposed * 1e3,
-      micro->model);
+      "communication ({}) {:.4g} ms a micro-batch, {:.4g} ms exposed beyond its compute; "
+      "micro-batch: {}",
+      s.grad_accum, forward_backward * 1e3, optimizer * 1e3, s.dp, span, comm * 1e3,
+      exposed * 1e3, micro->model);
   return out;
 }
 
@@ -597,7 +610,8 @@ std::optional<Prediction> network(const Measurement& m, const arch::HardwareMode
 
 std::optional<Prediction> predict_published(const Measurement& m, const arch::HardwareModel& hw,
                                             const arch::HardwareModel* cuda_cores,
-                                            const PublishedPricing& pricing, std::string& why) {
+                                            const PublishedPricing& pricing, std::string& why,
+                                            const arch::ClusterSpec* cluster) {
   CODA_CHECK(info(m.kernel).published_only);
   switch (m.kernel) {
     case Kernel::Gemm: return gemm(m, hw, cuda_cores, why);
@@ -617,7 +631,7 @@ std::optional<Prediction> predict_published(const Measurement& m, const arch::Ha
     case Kernel::LlmPrefill:
     case Kernel::LlmDecode:
     case Kernel::LlmGenerate: return llm(m, hw, pricing, why);
-    case Kernel::LlmTrain: return llm_train(m, hw, pricing, why);
+    case Kernel::LlmTrain: return llm_train(m, hw, pricing, cluster, why);
     case Kernel::Network: return network(m, hw, pricing, why);
     default: break;
   }

@@ -20,6 +20,10 @@
 //   collectives       price_collective (unit_costs.h) on the arch's interconnect, plus the
 //                     collective kernel's fixed cost; `ring`/`tree`/`nvls` force NCCL's
 //                     algorithm (an arch stating no such pair skips the row with that reason).
+//   llm_train         one optimizer step per GPU of FSDP data parallelism (llm_train in the .cpp):
+//                     its all-gathers and reduce-scatter priced by price_cluster_collective
+//                     (sim/analytical/cluster_collective.h) among dp ranks, as many per node as
+//                     a node holds (at most dp), on the row's cluster when dp spans nodes.
 //   llm_*             the LLM preset `model` (configs/workloads/llm/<model>.yaml) at the row's
 //                     dtype and TP, built by the LLM builder, scheduled with FlashAttention and
 //                     epilogue fusion (what inference engines run) on the analytical engine:
@@ -40,6 +44,7 @@
 #include <optional>
 #include <string>
 
+#include "arch/cluster_spec.h"
 #include "arch/hardware_model.h"
 #include "mapper/schedule.h"
 #include "validation/measurement.h"
@@ -82,9 +87,12 @@ struct PublishedPricing {
 // nullopt with `why` set when coda cannot price the row on this arch (a precision the tensor
 // cores lack, an implementation the arch cannot run, an unknown model, more ranks than the
 // interconnect joins, ...). `cuda_cores`: the arch's CUDA-core view (compare.h Predictor), for
-// fp32 GEMMs; null when the arch has none. Precondition: info(m.kernel).published_only.
+// fp32 GEMMs; null when the arch has none. `cluster`: the cluster the row's device runs on (its
+// corpus entry's `cluster:`), for llm_train rows whose dp spans nodes; null: one node.
+// Precondition: info(m.kernel).published_only.
 std::optional<Prediction> predict_published(const Measurement& m, const arch::HardwareModel& hw,
                                             const arch::HardwareModel* cuda_cores,
-                                            const PublishedPricing& pricing, std::string& why);
+                                            const PublishedPricing& pricing, std::string& why,
+                                            const arch::ClusterSpec* cluster = nullptr);
 
 }  // namespace coda::validation

@@ -150,6 +150,25 @@ TEST_F(CorpusTest, ErrorsInANamedCsvAreLocatedInTheCsv) {
             "needs a model; name a coda LLM preset (configs/workloads/llm/) such as llama2_7b\n");
 }
 
+TEST_F(CorpusTest, AClusterIsResolvedAgainstTheTopAndMustExist) {
+  fs::create_directories(top() / "configs/cluster");
+  std::ofstream(top() / "configs/cluster/pod.yaml") << "schema_version: 1\n";
+  Diagnostics diags;
+  const auto corpus = load_corpus(
+      manifest(std::string("schema_version: 1\nsources:\n") + kEntry +
+               "    cluster: configs/cluster/./pod.yaml\n"),
+      diags);
+  ASSERT_TRUE(corpus) << diags.format_all();
+  EXPECT_EQ(corpus->entries[0].cluster, top() / "configs/cluster/pod.yaml");
+  EXPECT_EQ(corpus->entries[0].cluster_where.line, 9);
+  EXPECT_EQ(corpus->entries[0].cluster_key, "sources[0].cluster");
+  EXPECT_EQ(errors(std::string("schema_version: 1\nsources:\n") + kEntry +
+                   "    cluster: configs/cluster/dgx.yaml\n"),
+            "TOP/validation/published/corpus.yaml:9:14: error: sources[0].cluster: no such file: "
+            "TOP/configs/cluster/dgx.yaml; the path is relative to the repository top (TOP), e.g. "
+            "configs/cluster/dgx_h100_superpod.yaml\n");
+}
+
 TEST_F(CorpusTest, VersionAndMissingSources) {
   EXPECT_EQ(errors("schema_version: 2\nsourcs: []\n"),
             "TOP/validation/published/corpus.yaml:1:17: error: schema_version: unsupported "

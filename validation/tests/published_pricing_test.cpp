@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch_spec.h"
+#include "sim/analytical/cluster_collective.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/unit_costs.h"
 #include "validation/compare.h"
@@ -247,7 +248,35 @@ TEST(PublishedPricing, TrainingRowsComposeMicroBatchesShardsAndExposedCommunicat
   EXPECT_EQ(why, "llm_train rows with tp > 1 are not modelled yet (FSDP data parallelism only)");
   why.clear();
   EXPECT_FALSE(p.predict(train(1, 16), why));
-  EXPECT_EQ(why, "dp 16 needs an interconnect joining 16 chips; 'nvidia-h200-sxm' has 8");
+  EXPECT_EQ(why, "dp 16 on 'nvidia-h200-sxm': 16 ranks, 8 per node, span 2 nodes: give a cluster "
+                 "(configs/cluster/) to price the network between them");
+  // dp 16 on a cluster of two 8-GPU nodes: the same composition, the collectives among 16 ranks,
+  // 8 a node (sim/analytical/cluster_collective.h; its own tests derive them by hand).
+  arch::ClusterSpec two;
+  two.name = "two-h200-nodes";
+  two.chip_name = p.hardware().name();
+  two.nodes = 2;
+  two.chips_per_node = 8;
+  two.inter_node = {.bandwidth = BytesPerSecond{50e9}, .latency = Seconds{14e-6}, .efficiency = 1};
+  const auto across = [&](sim::analytical::CollectiveKind kind, std::uint64_t bytes) {
+    std::string reason;
+    const auto c = sim::analytical::price_cluster_collective(kind, bytes, 16, 8, p.hardware(), &two,
+                                                             reason);
+    EXPECT_TRUE(c) << reason;
+    return c ? c->cost.seconds : 0.0;
+  };
+  const double comm16 = 2 * across(sim::analytical::CollectiveKind::AllGather, params * 2) +
+                        across(sim::analytical::CollectiveKind::ReduceScatter, params * 4);
+  EXPECT_GT(comm16, comm);  // the network's latency on the steps that cross
+  const auto on_two = p.predict(train(1, 16), why, &two);
+  ASSERT_TRUE(on_two) << why;
+  EXPECT_NEAR(on_two->seconds, fb + opt / 16 + std::max(0.0, comm16 - fb), 1e-12);
+  // One node on the cluster prices as without it.
+  EXPECT_NEAR(seconds(p, train(1, 8)), p.predict(train(1, 8), why, &two)->seconds, 0.0);
+  two.nodes = 1;
+  EXPECT_FALSE(p.predict(train(1, 16), why, &two));
+  EXPECT_EQ(why, "dp 16 on 'nvidia-h200-sxm': 16 ranks, 8 per node, need 2 nodes; the cluster "
+                 "'two-h200-nodes' has 1 (8 chips)");
   EXPECT_EQ(classes_of(Kernel::LlmTrain), std::vector{CaseClass::Training});
 }
 
