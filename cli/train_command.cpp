@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch_spec.h"
+#include "arch/cluster_spec.h"
 #include "arch/hardware_model.h"
 #include "cli/options.h"
 #include "core/diagnostics.h"
@@ -27,7 +28,10 @@ namespace tr = sim::training;
 using nlohmann::ordered_json;
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
-std::string ms(double s) { return fmt::format("{:.4g} ms", s * 1e3); }
+// Seconds as ms below 1 s, else s.
+std::string ms(double s) {
+  return s < 1.0 ? fmt::format("{:.4g} ms", s * 1e3) : fmt::format("{:.4g} s", s);
+}
 
 std::string layout_text(const tr::Layout& l) {
   return fmt::format("tp {} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp, l.pp,
@@ -122,7 +126,7 @@ void print_report(const tr::StepReport& r, std::ostream& out) {
   out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
                      "stage", "layers", "forward", "backward", "compute", "tp comm", "bubble",
                      "dp exposed", "optimizer", "end");
-  const auto cell = [](double s) { return fmt::format("{:.4g} ms", s * 1e3); };
+  const auto cell = [](double s) { return ms(s); };
   for (const tr::StageReport& s : r.stages)
     out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
                        s.stage, s.layer_ranges,
@@ -148,9 +152,15 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                "tokens/s, MFU and HFU, memory per chip, and each pipeline stage's time split "
                "into compute, bubble, exposed data-parallel communication and optimizer "
                "(docs/training.md); with --search-layouts, every layout of --chips chips");
-  cmd->add_option("--arch", args.arch, "Architecture config of one chip (YAML)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  CLI::Option* arch_option =
+      cmd->add_option("--arch", args.arch, "Architecture config of one chip (YAML): one node")
+          ->check(CLI::ExistingFile);
+  CLI::Option* cluster_option =
+      cmd->add_option("--cluster", args.cluster,
+                      "A cluster file (configs/cluster/): its chip and nodes; collectives whose "
+                      "ranks span nodes go over its network (docs/arch.md, \"Clusters\")")
+          ->check(CLI::ExistingFile);
+  arch_option->excludes(cluster_option);
   cmd->add_option("--llm", args.llm,
                   "The model: a coda model YAML (configs/workloads/llm/) or a Hugging Face "
                   "config.json")
@@ -244,11 +254,24 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   const std::filesystem::path model_path(args.llm);
   auto model = model_path.extension() == ".json" ? llm::load_hf_config(model_path, diags)
                                                  : llm::load_llm_config(model_path, diags);
-  auto arch = arch::load_arch(args.arch, diags);
+  if (args.arch.empty() == args.cluster.empty()) {
+    err << "error: train: name the chip with --arch ARCH.yaml or a cluster with --cluster "
+           "CLUSTER.yaml\n";
+    return 2;
+  }
+  std::optional<arch::LoadedCluster> cluster;
+  std::optional<arch::LoadedArch> arch;
+  if (!args.cluster.empty()) {
+    cluster = arch::load_cluster(args.cluster, diags);
+    if (cluster) arch = cluster->chip;
+  } else {
+    arch = arch::load_arch(args.arch, diags);
+  }
   if (!model || !arch) {
     err << diags.format_all();
     return 1;
   }
+  const std::string arch_file = cluster ? cluster->spec.chip.string() : args.arch;
   if (!args.dtype.empty()) {
     const auto dtype = parse_data_type(args.dtype);
     if (!dtype) {
@@ -272,7 +295,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   arch::ArchSpec spec = arch->spec;
   const std::optional<arch::AttentionImpl> attention =
       args.attention.empty() ? std::nullopt : arch::parse_attention_impl(args.attention);
-  if (!sim::apply_attention_choice(spec, args.arch, attention, std::nullopt, diags)) {
+  if (!sim::apply_attention_choice(spec, arch_file, attention, std::nullopt, diags)) {
     err << diags.format_all();
     return 1;
   }
@@ -292,13 +315,14 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
     return 2;
   }
   options.engine = engine.get();
+  if (cluster) options.cluster = &cluster->spec;
   if (args.launch == "eager") {
     if (!spec.calibration.eager_issue_time) {
       err << fmt::format("{}: error: --launch eager: the arch states no "
                          "calibration.eager_issue_time (the host's time to issue one kernel), so "
                          "an eager launch cannot be priced; add it to the arch or leave --launch "
                          "out (a CUDA graph)\n",
-                         args.arch);
+                         arch_file);
       return 1;
     }
     options.host_issue_s = hw.eager_issue_seconds();

@@ -20,6 +20,7 @@ namespace coda::cli {
 
 struct TrainArgs {
   std::string arch;
+  std::string cluster;
   std::string llm;
   std::string dtype;
   std::uint64_t seq = 2048;

@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/cluster_collective.h"
 #include "sim/analytical/unit_costs.h"
 #include "workloads/llm/llm_builder.h"
 #include "workloads/op.h"
@@ -97,6 +98,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "layout." + path.substr(std::string_view("parallelism.").size());
       else if (path == "phase.batch")
         path = "layout.micro_batch_size";
+      else if (path == "phase.seq_len")
+        path = "seq";
       diags.error({}, path, d.message, d.hint);
     }
     return std::nullopt;
@@ -160,34 +163,58 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
   return out;
 }
 
-// A collective among `ranks` chips of the arch's interconnect with its kernel's fixed cost, as
-// the engine prices a collective op.
+// Where a group's ranks sit: `ranks` chips, `per_node` of them in each node it spans.
+struct Group {
+  std::uint64_t ranks = 1;
+  std::uint64_t per_node = 1;
+};
+
+// A collective among a group's chips, inside a node on the chip's interconnect and across nodes
+// on the cluster's network (price_cluster_collective), with its kernel's fixed cost as the engine
+// prices a collective op. nullopt with `why` when the hardware cannot hold the group.
 std::optional<double> collective_seconds(analytical::CollectiveKind kind, std::uint64_t bytes,
-                                         std::uint64_t ranks, const arch::HardwareModel& hw) {
-  if (ranks <= 1 || bytes == 0) return 0.0;
-  const auto priced =
-      analytical::price_collective(kind, bytes, static_cast<std::uint32_t>(ranks), std::nullopt, hw);
+                                         Group group, const arch::HardwareModel& hw,
+                                         const arch::ClusterSpec* cluster, std::string& why) {
+  if (group.ranks <= 1 || bytes == 0) return 0.0;
+  const auto priced = analytical::price_cluster_collective(
+      kind, bytes, static_cast<std::uint32_t>(group.ranks),
+      static_cast<std::uint32_t>(group.per_node), hw, cluster, why);
   if (!priced) return std::nullopt;
   return priced->cost.seconds + hw.kernel_fixed_seconds(arch::KernelKind::Collective);
 }
 
-// `bytes` in buckets of at most `bucket`, each a collective among `ranks`.
+// `bytes` in buckets of at most `bucket`, each a collective of the group.
 std::optional<std::vector<double>> buckets(analytical::CollectiveKind kind, std::uint64_t bytes,
-                                           std::uint64_t bucket, std::uint64_t ranks,
-                                           const arch::HardwareModel& hw) {
+                                           std::uint64_t bucket, Group group,
+                                           const arch::HardwareModel& hw,
+                                           const arch::ClusterSpec* cluster, std::string& why) {
   std::vector<double> out;
-  if (ranks <= 1 || bytes == 0) return out;
+  if (group.ranks <= 1 || bytes == 0) return out;
   const std::uint64_t size = bucket == 0 ? bytes : bucket;
   const std::uint64_t full = bytes / size, rest = bytes % size;
-  const auto one = collective_seconds(kind, size, ranks, hw);
+  const auto one = collective_seconds(kind, size, group, hw, cluster, why);
   if (!one) return std::nullopt;
   out.assign(full, *one);
   if (rest > 0) {
-    const auto last = collective_seconds(kind, rest, ranks, hw);
+    const auto last = collective_seconds(kind, rest, group, hw, cluster, why);
     if (!last) return std::nullopt;
     out.push_back(*last);
   }
   return out;
+}
+
+// Chips in a node: the cluster's, else the chip's interconnect's (1 without one).
+std::uint64_t node_chips(const arch::HardwareModel& hw, const arch::ClusterSpec* cluster) {
+  if (cluster != nullptr) return cluster->chips_per_node;
+  const auto& ic = hw.spec().interconnect;
+  return ic ? ic->chips : 1;
+}
+
+// Megatron-LM's rank order (tensor innermost, then data, then pipeline): a data-parallel group
+// has node / tp of its ranks in each node when TP leaves room in a node, else one.
+Group data_group(const Layout& layout, std::uint64_t node) {
+  const std::uint64_t per = layout.tp >= node ? 1 : std::min(layout.dp, node / layout.tp);
+  return {layout.dp, per};
 }
 
 double sum(std::span<const double> xs) {
@@ -197,7 +224,8 @@ double sum(std::span<const double> xs) {
 }
 
 bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& layout,
-                  const arch::HardwareModel& hw, Diagnostics& diags) {
+                  const arch::HardwareModel& hw, const arch::ClusterSpec* cluster,
+                  Diagnostics& diags) {
   const std::size_t before = diags.error_count();
   const auto positive = [&](std::string_view field, std::uint64_t value) {
     if (value == 0) diags.error({}, fmt::format("layout.{}", field), "must be at least 1");
@@ -227,19 +255,41 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
     diags.warning({}, "layout.zero", "ZeRO shards over the data-parallel ranks: with dp 1 it "
                                      "changes nothing");
   const std::uint64_t chips = layout.chips();
-  if (chips > 1) {
-    const auto& ic = hw.spec().interconnect;
-    if (!ic)
-      diags.error({}, "layout",
-                  fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' states no interconnect",
-                              layout.tp, layout.pp, layout.dp, chips, hw.name()),
-                  "add an interconnect: section to the arch (docs/arch.md)");
-    else if (ic->chips < chips)
-      diags.error({}, "layout",
-                  fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' joins {} "
-                              "(interconnect.chips)",
-                              layout.tp, layout.pp, layout.dp, chips, hw.name(), ic->chips),
-                  "groups across nodes need a cluster description, which is not modelled yet");
+  const std::uint64_t node = node_chips(hw, cluster);
+  const std::uint64_t all = cluster != nullptr ? cluster->chips() : node;
+  if (chips > 1 && !hw.spec().interconnect) {
+    diags.error({}, "layout",
+                fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' states no interconnect",
+                            layout.tp, layout.pp, layout.dp, chips, hw.name()),
+                "add an interconnect: section to the arch (docs/arch.md)");
+  } else if (chips > all) {
+    diags.error({}, "layout",
+                cluster != nullptr
+                    ? fmt::format("tp {} x pp {} x dp {} = {} chips, but the cluster '{}' has {}",
+                                  layout.tp, layout.pp, layout.dp, chips, cluster->name, all)
+                    : fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' joins {} "
+                                  "(interconnect.chips)",
+                                  layout.tp, layout.pp, layout.dp, chips, hw.name(), all),
+                cluster != nullptr ? std::string("use a larger cluster, or fewer chips")
+                                   : std::string("more chips than a node need a cluster "
+                                                 "(--cluster, docs/arch.md \"Clusters\")"));
+  } else if (layout.tp > node) {
+    diags.error({}, "layout.tp",
+                fmt::format("tp {} spans nodes of {} chips: TP's all-reduces across the network "
+                            "are not modelled",
+                            layout.tp, node),
+                fmt::format("keep tp within a node (at most {})", node));
+  } else if (chips > node && node % layout.tp != 0) {
+    diags.error({}, "layout.tp",
+                fmt::format("tp {} does not divide a node's {} chips, so the ranks of a layout "
+                            "across nodes have no placement coda models",
+                            layout.tp, node),
+                "use a tp that divides the chips per node");
+  } else if (chips > node && layout.dp % data_group(layout, node).per_node != 0) {
+    diags.error({}, "layout.dp",
+                fmt::format("dp {} does not fill whole nodes ({} of its ranks in each)",
+                            layout.dp, data_group(layout, node).per_node),
+                "use a dp that is a multiple of the chips per node / tp");
   }
   if (hw.peak_ops_per_second(model.dtype) <= 0) {
     std::string types;
@@ -390,7 +440,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                                      const Layout& layout, const Framework& framework,
                                      const arch::HardwareModel& hw, const StepOptions& options,
                                      StageCache& cache, Diagnostics& diags) {
-  if (!check_layout(model, seq, layout, hw, diags)) return std::nullopt;
+  const arch::ClusterSpec* cluster = options.cluster;
+  if (!check_layout(model, seq, layout, hw, cluster, diags)) return std::nullopt;
   const mapper::FusionMode fusion = options.fusion.value_or(
       hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
   const std::uint64_t p = layout.pp, v = layout.virtual_stages, n = p * v;
@@ -428,10 +479,33 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   out.tokens = layout.global_batch() * seq;
   out.fusion = std::string(mapper::to_string(fusion));
   out.peak_flops_per_chip = hw.peak_ops_per_second(model.dtype);
+  const std::uint64_t node = node_chips(hw, cluster);
+  const Group dp_group = data_group(layout, node);
+  std::string why;
   const auto fail = [&](std::string_view what) -> std::optional<StepReport> {
-    diags.error({}, "arch", fmt::format("'{}' prices no {} among {} ranks", hw.name(), what, dp));
+    diags.error({}, "layout",
+                fmt::format("the {} among the dp {} ranks cannot be priced: {}", what, dp, why));
     return std::nullopt;
   };
+  // A stage boundary crosses nodes when a stage fills whole nodes (tp x dp chips at least a
+  // node's): the activation goes over the network, Megatron-LM's scatter/gather (Narayanan et
+  // al. 2021, Sec. 4.1): each of the tp ranks sends 1/tp of it on its own NIC, then the tp
+  // ranks all-gather it over the node's links. Otherwise the graph's send/receive, in the node.
+  std::optional<double> network_send;
+  if (p > 1 && layout.tp * dp >= node && layout.chips() > node) {
+    const std::uint64_t bytes = scaled(layout.micro_batch_size * seq * model.hidden, e).value;
+    const auto send = collective_seconds(CollectiveKind::SendRecv,
+                                         std::max<std::uint64_t>(bytes / layout.tp, 1),
+                                         {.ranks = 2, .per_node = 1}, hw, cluster, why);
+    const auto gather = collective_seconds(CollectiveKind::AllGather, bytes,
+                                           {.ranks = layout.tp, .per_node = layout.tp}, hw,
+                                           cluster, why);
+    if (!send || !gather) {
+      diags.error({}, "layout", "the pipeline's transfer between nodes cannot be priced: " + why);
+      return std::nullopt;
+    }
+    network_send = *send + *gather;
+  }
 
   // Data-parallel communication that stretches each micro-batch's chunks (ZeRO 2 and 3), then
   // the pipeline.
@@ -442,18 +516,17 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     PipelineStageTimes& t = times[k];
     t.forward = c.forward;
     t.backward = c.backward;
-    t.send = c.send;
+    t.send = network_send.value_or(c.send);
     const std::uint64_t weight_bytes = scaled(c.parameters, e).value;
     const std::uint64_t grad_bytes = scaled(c.parameters, ge).value;
     if (dp > 1 && layout.zero == 3) {  // FSDP: gathers hidden under the forward and backward
-      const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
-      const auto scatter = collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp, hw);
+      const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp_group, hw, cluster, why);
+      const auto scatter = collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp_group, hw, cluster, why);
       if (!gather || !scatter) return fail("all-gather or reduce-scatter");
       t.forward = std::max(c.forward, *gather);
       t.backward = std::max(c.backward, *gather + *scatter);
     } else if (dp > 1 && layout.zero == 2) {  // a bucketed reduce-scatter after every backward
-      const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value,
-                              dp, hw);
+      const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value, dp_group, hw, cluster, why);
       if (!rs) return fail("reduce-scatter");
       t.backward = c.backward + exposed_bucketed(c.backward, *rs);
     }
@@ -491,7 +564,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     r.forward_s = sp.forward;
     r.backward_s = sp.backward;
     r.tp_comm_s = sp.tp_comm;
-    r.send_s = p > 1 ? sp.send : 0.0;
+    r.send_s = p > 1 ? network_send.value_or(sp.send) : 0.0;
     r.compute_s = static_cast<double>(m) * (sp.forward + sp.backward);
     r.dp_exposed_s = stretch[d];
     const std::uint64_t weight_bytes = scaled(sp.parameters, e).value;
@@ -500,8 +573,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     if (dp > 1) {
       switch (layout.zero) {
         case 0: {
-          const auto ar = buckets(CollectiveKind::AllReduce, grad_bytes, framework.bucket.value,
-                                  dp, hw);
+          const auto ar = buckets(CollectiveKind::AllReduce, grad_bytes, framework.bucket.value, dp_group, hw, cluster, why);
           if (!ar) return fail("all-reduce");
           r.dp_comm_s = sum(*ar);
           after = exposed_bucketed(sp.backward, *ar);
@@ -509,9 +581,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
         }
         case 1:
         case 2: {
-          const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes,
-                                  framework.bucket.value, dp, hw);
-          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
+          const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value, dp_group, hw, cluster, why);
+          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp_group, hw, cluster, why);
           if (!rs || !gather) return fail("reduce-scatter or all-gather");
           const double per_backward = sum(*rs);
           r.dp_comm_s =
@@ -521,9 +592,9 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
           break;
         }
         default: {
-          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp, hw);
+          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp_group, hw, cluster, why);
           const auto scatter =
-              collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp, hw);
+              collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp_group, hw, cluster, why);
           if (!gather || !scatter) return fail("all-gather or reduce-scatter");
           r.dp_comm_s = static_cast<double>(m) * (2 * *gather + *scatter);
           break;

@@ -25,9 +25,12 @@
 //              dense peak at the model's type); HFU counts the matrix FLOPs the chips execute,
 //              recomputation included
 //
-// Not modelled (errors where a layout asks for it): sequence/context/expert
-// parallelism, selective recomputation, groups spanning more chips than the arch's interconnect
-// joins (a cluster description: issue 18), interference of overlapped communication with compute.
+// Across nodes (StepOptions::cluster): ranks in Megatron-LM's order, tensor innermost, then data,
+// then pipeline; a data-parallel group has node / tp ranks in each node; a stage boundary
+// crosses the network when a stage fills whole nodes.
+//
+// Not modelled (errors where a layout asks for it): TP across nodes, sequence/context/expert
+// parallelism, selective recomputation, interference of overlapped communication with compute.
 
 #include <cstdint>
 #include <optional>
@@ -35,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/cluster_spec.h"
 #include "arch/hardware_model.h"
 #include "core/data_type.h"
 #include "core/diagnostics.h"
@@ -87,6 +91,10 @@ struct StepOptions {
   std::optional<mapper::FusionMode> fusion;
   std::optional<mapper::ScheduleSearch> search;
   const Engine* engine = nullptr;  // null: the analytical engine
+  // The cluster the chips are nodes of (arch/cluster_spec.h); null: one node, the chip's
+  // interconnect. Collectives whose group spans nodes go over its network
+  // (analytical::price_cluster_collective); the chip must be the cluster's.
+  const arch::ClusterSpec* cluster = nullptr;
   // Kernels issued one by one by the host at least this far apart (PyTorch eager: the arch's
   // calibration.eager_issue_time); 0: from a CUDA graph.
   double host_issue_s = 0;

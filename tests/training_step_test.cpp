@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch_spec.h"
+#include "arch/cluster_spec.h"
 #include "arch/hardware_model.h"
 #include "cli/commands.h"
 #include "core/diagnostics.h"
+#include "sim/analytical/cluster_collective.h"
 #include "sim/training_step.h"
 #include "testing/temp_dir.h"
 #include "workloads/llm/llm_builder.h"
@@ -231,6 +233,63 @@ TEST(TrainingStep, BadLayoutsAreLocatedErrors) {
   EXPECT_EQ(first_path({.dp = 16}), "layout");             // HGX H100 joins 8
 }
 
+// ---- across nodes ---------------------------------------------------------------------------
+
+arch::LoadedCluster dgx_h100() {
+  Diagnostics diags;
+  auto loaded = arch::load_cluster("configs/cluster/dgx_h100_superpod.yaml", diags);
+  EXPECT_TRUE(loaded.has_value()) << diags.format_all();
+  return loaded.value();
+}
+
+// LLaMA-2-7B at tp 8, pp 2 on two DGX H100 nodes: each stage fills a node, so the boundary
+// crosses the network with Megatron-LM's scatter/gather: each TP rank sends 1/8 of the
+// activation (1 x 2048 x 4096 bf16 = 16 MiB) on its NIC, then the 8 ranks all-gather it over
+// NVLink; each a collective kernel (its fixed cost):
+//   send = SendRecv(2 MiB, 2 ranks, 1 a node) + AllGather(16 MiB, 8 in the node) + 2 fixed.
+// Data parallelism over 2 nodes at tp 1 (dp 16): the reduce-scatter's group has 8 ranks a node.
+TEST(TrainingStep, StagesAndReplicasAcrossNodesUseTheNetwork) {
+  namespace an = analytical;
+  const arch::LoadedCluster cluster = dgx_h100();
+  const arch::HardwareModel hw(cluster.chip.spec);
+  const llm::LlmConfig c = model("llama2_7b");
+  StepOptions options;
+  options.cluster = &cluster.spec;
+  Diagnostics diags;
+  const auto r = price_training_step(c, 2048, {.tp = 8, .pp = 2, .micro_batches = 4}, {}, hw,
+                                     options, diags);
+  ASSERT_TRUE(r.has_value()) << diags.format_all();
+  std::string why;
+  const auto send = an::price_cluster_collective(an::CollectiveKind::SendRecv, 2u << 20, 2, 1, hw,
+                                                 &cluster.spec, why);
+  const auto gather = an::price_cluster_collective(an::CollectiveKind::AllGather, 16u << 20, 8, 8,
+                                                   hw, &cluster.spec, why);
+  ASSERT_TRUE(send && gather) << why;
+  const double fixed = hw.kernel_fixed_seconds(arch::KernelKind::Collective);
+  EXPECT_DOUBLE_EQ(r->stages[0].send_s, send->cost.seconds + gather->cost.seconds + 2 * fixed);
+
+  const std::uint64_t grad_bytes = 2 * llm::llm_headline(c, 0).parameters;
+  const auto dp = price_training_step(c, 2048, {.dp = 16, .zero = 1}, {.bucket = Bytes{grad_bytes}},
+                                      hw, options, diags);
+  ASSERT_TRUE(dp.has_value()) << diags.format_all();
+  const auto scatter = an::price_cluster_collective(an::CollectiveKind::ReduceScatter, grad_bytes,
+                                                    16, 8, hw, &cluster.spec, why);
+  const auto weights = an::price_cluster_collective(an::CollectiveKind::AllGather, grad_bytes, 16,
+                                                    8, hw, &cluster.spec, why);
+  ASSERT_TRUE(scatter && weights) << why;
+  EXPECT_DOUBLE_EQ(dp->stages[0].dp_comm_s,
+                   scatter->cost.seconds + weights->cost.seconds + 2 * fixed);
+  // What the placement cannot hold is an error naming the field.
+  const auto first_path = [&](const Layout& layout) {
+    Diagnostics d;
+    EXPECT_FALSE(price_training_step(c, 2048, layout, {}, hw, options, d).has_value());
+    return d.all().empty() ? std::string() : d.all().front().path;
+  };
+  EXPECT_EQ(first_path({.tp = 16, .dp = 2}), "layout.tp");            // TP across nodes
+  EXPECT_EQ(first_path({.tp = 2, .pp = 2, .dp = 6}), "layout.dp");    // 4 a node, 6 in all
+  EXPECT_EQ(first_path({.dp = 1024 + 8}), "layout");                  // beyond 127 nodes
+}
+
 // ---- the layout search ------------------------------------------------------------------------
 
 // GPT-2 small on 8 H100s at a global batch of 16: tp in {1, 2, 4} (12 heads, 8 chips), pp in
@@ -291,6 +350,14 @@ TEST(TrainCommand, PrintsTheStepAndWritesJson) {
                   "configs/workloads/llm/gpt2_small.yaml", "--search-layouts"},
                  out, err),
             2);
+  // Across two nodes of a cluster; a chip named twice is a usage error.
+  ASSERT_EQ(coda({"train", "--cluster", "configs/cluster/dgx_a100_superpod.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--seq", "1024", "--dp", "16"},
+                 out, err),
+            0)
+      << err;
+  EXPECT_NE(out.find("on 16 x 'nvidia-a100-sxm-80gb'"), std::string::npos) << out;
+  EXPECT_EQ(coda({"train", "--llm", "configs/workloads/llm/gpt2_small.yaml"}, out, err), 2);
 }
 
 }  // namespace

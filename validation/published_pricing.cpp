@@ -10,6 +10,7 @@
 #include "sim/analytical/collective_model.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/unit_costs.h"
+#include "sim/training_step.h"
 #include "validation/compare.h"
 #include "workloads/builders.h"
 #include "workloads/cnn/cnn_zoo.h"
@@ -468,29 +469,16 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   return out;
 }
 
-// One optimizer step of data-parallel training on one GPU as PyTorch FSDP's FULL_SHARD (ZeRO-3)
-// runs it: grad_accum micro-batches of `batch` sequences of `seq` tokens, each a forward and a
-// backward (full recomputation when recompute=1), then AdamW over the rank's 1/dp shard.
-//   compute   one micro-batch's training graph (the builder, dp 1, fused as whole-model rows
-//             are): its ops but AdamW are a micro-batch's forward and backward, priced once and
-//             taken grad_accum times (every micro-batch runs the same ops), + its AdamW ops / dp
-//   comm      per micro-batch, FSDP all-gathers the weights before the forward and again before
-//             the backward (FULL_SHARD frees them after the forward) in the model's type, and
-//             reduce-scatters the gradients in fp32 (Composer's DEFAULT mixed precision keeps
-//             reductions in fp32), among dp GPUs: price_cluster_collective with as many of them
-//             in each node as a node holds (at most dp; the runs fill whole nodes), on the
-//             arch's interconnect inside one node and on `cluster` when dp spans nodes
-//   overlap   FSDP prefetches the next layer's weights while the current one computes, so only
-//             a micro-batch's communication beyond its compute is exposed (an assumption: no
-//             interference between the two is modelled)
+// One optimizer step of LLM training, per GPU, priced by the training step model
+// (sim/training_step.h, docs/training.md) for the row's layout: tp x pp (x vp virtual stages) x
+// dp GPUs, grad_accum micro-batches of `batch` sequences of `seq` tokens per replica, full
+// recomputation when recompute=1, ZeRO stage `zero` (3: FSDP FULL_SHARD), gradients reduced in
+// grad_bits; the kernels fused as whole-model rows are (whole_model_fusion), launched eagerly
+// when the row says so; collectives across nodes on the row's cluster.
 std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareModel& arch_hw,
                                     const PublishedPricing& pricing,
                                     const arch::ClusterSpec* cluster, std::string& why) {
   const Shape& s = m.shape;
-  if (s.tp != 1) {
-    why = "llm_train rows with tp > 1 are not modelled yet (FSDP data parallelism only)";
-    return std::nullopt;
-  }
   std::optional<arch::HardwareModel> named;  // the row's attention class over the arch's
   if (m.impl == Impl::Fa2 || m.impl == Impl::Fa3 || m.impl == Impl::Triton) {
     arch::ArchSpec with = arch_hw.spec();
@@ -507,84 +495,51 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   // row's seq, not the preset's maximum (the table's weights, gradients and AdamW state).
   const bool learned = config->positions == workload::llm::PositionEncoding::Learned;
   if (learned) config->max_positions = s.seq;
-  const std::uint64_t parameters = workload::llm::llm_headline(*config, 0).parameters;
-
-  // FSDP's collectives among the dp ranks (priced before the compute, so a group the hardware
-  // cannot hold is refused at once).
-  double comm = 0;
-  std::string span = "one node";
-  if (s.dp > 1) {
-    const auto ranks = static_cast<std::uint32_t>(s.dp);
-    const auto& ic = hw.spec().interconnect;
-    const std::uint32_t node_chips =
-        cluster != nullptr ? cluster->chips_per_node : (ic ? ic->chips : 1U);
-    const std::uint32_t per_node = std::min(ranks, node_chips);
-    const double weight_bytes = static_cast<double>(parameters) * bytes_of(config->dtype);
-    std::string reason;
-    const auto gather = an::price_cluster_collective(
-        an::CollectiveKind::AllGather, static_cast<std::uint64_t>(weight_bytes), ranks, per_node,
-        hw, cluster, reason);
-    const auto scatter =
-        gather ? an::price_cluster_collective(an::CollectiveKind::ReduceScatter, parameters * 4,
-                                              ranks, per_node, hw, cluster, reason)
-               : std::nullopt;
-    if (!gather || !scatter) {
-      why = fmt::format("dp {} on '{}': {}", s.dp, hw.name(), reason);
-      return std::nullopt;
-    }
-    comm = 2 * gather->cost.seconds + scatter->cost.seconds;
-    if (ranks > per_node)
-      span = fmt::format("{} nodes of {} on '{}'", ranks / per_node, per_node, cluster->name);
+  namespace tr = sim::training;
+  const tr::Layout layout{.tp = s.tp, .pp = s.pp, .dp = s.dp, .micro_batch_size = s.batch,
+                         .micro_batches = s.grad_accum, .recompute = s.recompute != 0,
+                         .virtual_stages = s.vp, .zero = static_cast<std::uint32_t>(s.zero)};
+  tr::Framework framework;
+  framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
+  tr::StepOptions options;
+  options.fusion = whole_model_fusion(hw);
+  options.host_issue_s = m.launch == Launch::Eager ? hw.eager_issue_seconds() : 0.0;
+  options.cluster = cluster;
+  Diagnostics diags;
+  const auto step = tr::price_training_step(*config, s.seq, layout, framework, hw, options, diags);
+  if (!step) {
+    why = diags.all().empty() ? std::string("the training step cannot be priced")
+                              : fmt::format("{}: {}", diags.all().front().path,
+                                            diags.all().front().message);
+    return std::nullopt;
   }
-  const workload::llm::LlmPhase step{.kind = workload::llm::PhaseKind::Training,
-                                     .batch = s.batch, .seq_len = s.seq,
-                                     .recompute = s.recompute != 0};
-  const auto build = [&]() -> std::optional<workload::Graph> {
-    Diagnostics d;
-    auto graph = workload::llm::try_build_llm(*config, step, {}, d);
-    if (!graph)
-      why = d.all().empty() ? std::string("the LLM builder refused the step")
-                            : d.all().front().message;
-    return graph;
-  };
-  const std::string what =
-      fmt::format("{} training micro-batch of {}, batch {}, {} tokens{}{}", config->name,
-                  to_string(config->dtype), s.batch, s.seq,
-                  s.recompute != 0 ? ", full recomputation" : "",
-                  learned ? fmt::format(", a learned position table of {} rows", s.seq) : "");
-  const auto micro = price_cached(what + (named ? std::string(impl_name(m.impl)) : ""), build,
-                                  whole_model_fusion(hw), what, hw, pricing, why,
-                                  m.launch == Launch::Eager, false);
-  if (!micro) return std::nullopt;
-  // The builder names each weight's AdamW op "<weight>.adamw" (llm_builder.cpp, optimizer()).
-  double optimizer = 0;
-  for (const PredictedPart& part : micro->parts)
-    if (part.name.ends_with(".adamw")) optimizer += part.seconds;
-  const double forward_backward = micro->seconds - optimizer;
-
+  const tr::StageReport& st = step->stages.at(step->critical_stage);
   Prediction out;
-  out.parts.push_back({.name = "forward and backward", .unit = "compute",
-                       .seconds = static_cast<double>(s.grad_accum) * forward_backward,
-                       .compute_seconds = 0, .dram_bytes = 0, .bound = micro->bound,
-                       .mapping = {}});
-  out.parts.push_back({.name = "AdamW (the rank's shard)", .unit = "optimizer",
-                       .seconds = optimizer / static_cast<double>(s.dp), .compute_seconds = 0,
-                       .dram_bytes = 0, .bound = PredictedBound::Memory, .mapping = {}});
-  double exposed = 0;
-  if (s.dp > 1) {
-    exposed = static_cast<double>(s.grad_accum) * std::max(0.0, comm - forward_backward);
-    out.parts.push_back({.name = "FSDP communication (exposed)", .unit = "collective",
-                         .seconds = exposed, .compute_seconds = 0, .dram_bytes = 0,
-                         .bound = PredictedBound::Launch, .mapping = {}});
-  }
-  for (const PredictedPart& part : out.parts) out.seconds += part.seconds;
-  out.bound = micro->bound;
+  const auto part = [&](std::string name, std::string unit, double seconds,
+                        PredictedBound bound) {
+    out.parts.push_back({.name = std::move(name), .unit = std::move(unit), .seconds = seconds,
+                         .compute_seconds = 0, .dram_bytes = 0, .bound = bound, .mapping = {}});
+  };
+  part("forward and backward", "compute", st.compute_s, PredictedBound::Compute);
+  if (st.bubble_s > 0) part("pipeline bubble", "pipeline", st.bubble_s, PredictedBound::Launch);
+  if (st.dp_exposed_s > 0)
+    part("data-parallel communication (exposed)", "collective", st.dp_exposed_s,
+         PredictedBound::Launch);
+  part("AdamW (the rank's share)", "optimizer", st.optimizer_s, PredictedBound::Memory);
+  out.seconds = step->step_s;
+  out.bound = PredictedBound::Compute;
   out.model = fmt::format(
-      "{} micro-batches x forward+backward {:.4g} ms + AdamW {:.4g} ms / dp {}; FSDP "
-      "communication ({}) {:.4g} ms a micro-batch, {:.4g} ms exposed beyond its compute; "
-      "micro-batch: {}",
-      s.grad_accum, forward_backward * 1e3, optimizer * 1e3, s.dp, span, comm * 1e3,
-      exposed * 1e3, micro->model);
+      "{} training, {}: stage {} of {} ends the step: {} micro-batches x forward {:.4g} ms + "
+      "backward {:.4g} ms, bubble {:.4g} ms, data-parallel communication {:.4g} ms ({:.4g} ms "
+      "exposed), AdamW {:.4g} ms; MFU {:.1f}%{}{}",
+      config->name, fmt::format("tp {} pp {}{} dp {} ZeRO {}", s.tp, s.pp,
+                                s.vp > 1 ? fmt::format(" x{} virtual", s.vp) : "", s.dp, s.zero),
+      step->critical_stage, s.pp, s.grad_accum, st.forward_s * 1e3, st.backward_s * 1e3,
+      st.bubble_s * 1e3, st.dp_comm_s * 1e3, st.dp_exposed_s * 1e3, st.optimizer_s * 1e3,
+      100.0 * step->mfu, learned ? fmt::format("; a learned position table of {} rows", s.seq) : "",
+      cluster != nullptr && layout.chips() > cluster->chips_per_node
+          ? fmt::format("; across nodes of '{}'", cluster->name)
+          : "");
   return out;
 }
 

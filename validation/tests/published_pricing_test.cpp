@@ -11,6 +11,7 @@
 #include "sim/analytical/cluster_collective.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/unit_costs.h"
+#include "sim/training_step.h"
 #include "validation/compare.h"
 #include "workloads/llm/llm_builder.h"
 #include "workloads/llm/llm_config.h"
@@ -203,18 +204,20 @@ TEST(PublishedPricing, WholeModelRowsComposeTheirSteps) {
   EXPECT_NEAR(prefill, direct->seconds, 1e-12);
 }
 
-// An llm_train row: one optimizer step of FSDP data parallelism on one GPU (published_pricing.h).
+// An llm_train row: one optimizer step per GPU, priced by the training step model
+// (sim/training_step.h; its own arithmetic is derived by hand in tests/training_step_test.cpp).
 // GPT-2 small (learned positions: the table sized by the row's seq, 128), 2 sequences of 128
 // tokens. With the training graph's priced ops split into AdamW (`opt`) and the rest (`fb`, one
 // micro-batch's forward and backward):
 //   grad_accum g, dp 1:  g x fb + opt
-//   dp 8:                fb + opt / 8 + max(0, comm - fb), comm = 2 all-gathers of the bf16
-//                        weights + a reduce-scatter of fp32 gradients among 8 ranks
+//   dp 8, ZeRO 3:        the step model's price of that layout (FSDP's gathers can only add to
+//                        fb + opt / 8)
 TEST(PublishedPricing, TrainingRowsComposeMicroBatchesShardsAndExposedCommunication) {
   const Predictor p(pinned(), {.llm_dir = "configs/workloads/llm"});
   const auto train = [&](std::uint64_t grad_accum, std::uint64_t dp, std::uint64_t tp = 1) {
     return row(Kernel::LlmTrain, DType::Bf16,
-               {.batch = 2, .seq = 128, .tp = tp, .grad_accum = grad_accum, .dp = dp},
+               {.batch = 2, .seq = 128, .tp = tp, .grad_accum = grad_accum, .dp = dp, .pp = 1,
+                .vp = 1, .zero = 3, .grad_bits = 32},
                Impl::Default, "gpt2_small");
   };
   Diagnostics diags;
@@ -235,48 +238,19 @@ TEST(PublishedPricing, TrainingRowsComposeMicroBatchesShardsAndExposedCommunicat
   ASSERT_GT(opt, 0);
   EXPECT_NEAR(seconds(p, train(1, 1)), fb + opt, 1e-12);
   EXPECT_NEAR(seconds(p, train(3, 1)), 3 * fb + opt, 1e-12);
-  const std::uint64_t params = workload::llm::llm_headline(*config, 0).parameters;
-  const auto gather = sim::analytical::price_collective(
-      sim::analytical::CollectiveKind::AllGather, params * 2, 8, std::nullopt, p.hardware());
-  const auto scatter = sim::analytical::price_collective(
-      sim::analytical::CollectiveKind::ReduceScatter, params * 4, 8, std::nullopt, p.hardware());
-  ASSERT_TRUE(gather && scatter);
-  const double comm = 2 * gather->cost.seconds + scatter->cost.seconds;
-  EXPECT_NEAR(seconds(p, train(1, 8)), fb + opt / 8 + std::max(0.0, comm - fb), 1e-12);
-  // What it does not model is an error with the reason.
-  EXPECT_FALSE(p.predict(train(1, 8, 2), why));
-  EXPECT_EQ(why, "llm_train rows with tp > 1 are not modelled yet (FSDP data parallelism only)");
+  const auto step = sim::training::price_training_step(
+      *config, 128, {.dp = 8, .micro_batch_size = 2, .micro_batches = 1, .zero = 3},
+      {.grad_reduce = DataType::Fp32}, p.hardware(), {.fusion = mapper::FusionMode::Epilogue},
+      diags);
+  ASSERT_TRUE(step) << diags.format_all();
+  EXPECT_NEAR(seconds(p, train(1, 8)), step->step_s, 1e-12);
+  EXPECT_GE(seconds(p, train(1, 8)), fb + opt / 8 - 1e-12);
+  // Tensor parallelism inside the node is priced; what the hardware cannot hold is an error.
+  EXPECT_TRUE(p.predict(train(1, 4, 2), why)) << why;
   why.clear();
   EXPECT_FALSE(p.predict(train(1, 16), why));
-  EXPECT_EQ(why, "dp 16 on 'nvidia-h200-sxm': 16 ranks, 8 per node, span 2 nodes: give a cluster "
-                 "(configs/cluster/) to price the network between them");
-  // dp 16 on a cluster of two 8-GPU nodes: the same composition, the collectives among 16 ranks,
-  // 8 a node (sim/analytical/cluster_collective.h; its own tests derive them by hand).
-  arch::ClusterSpec two;
-  two.name = "two-h200-nodes";
-  two.chip_name = p.hardware().name();
-  two.nodes = 2;
-  two.chips_per_node = 8;
-  two.inter_node = {.bandwidth = BytesPerSecond{50e9}, .latency = Seconds{14e-6}, .efficiency = 1};
-  const auto across = [&](sim::analytical::CollectiveKind kind, std::uint64_t bytes) {
-    std::string reason;
-    const auto c = sim::analytical::price_cluster_collective(kind, bytes, 16, 8, p.hardware(), &two,
-                                                             reason);
-    EXPECT_TRUE(c) << reason;
-    return c ? c->cost.seconds : 0.0;
-  };
-  const double comm16 = 2 * across(sim::analytical::CollectiveKind::AllGather, params * 2) +
-                        across(sim::analytical::CollectiveKind::ReduceScatter, params * 4);
-  EXPECT_GT(comm16, comm);  // the network's latency on the steps that cross
-  const auto on_two = p.predict(train(1, 16), why, &two);
-  ASSERT_TRUE(on_two) << why;
-  EXPECT_NEAR(on_two->seconds, fb + opt / 16 + std::max(0.0, comm16 - fb), 1e-12);
-  // One node on the cluster prices as without it.
-  EXPECT_NEAR(seconds(p, train(1, 8)), p.predict(train(1, 8), why, &two)->seconds, 0.0);
-  two.nodes = 1;
-  EXPECT_FALSE(p.predict(train(1, 16), why, &two));
-  EXPECT_EQ(why, "dp 16 on 'nvidia-h200-sxm': 16 ranks, 8 per node, need 2 nodes; the cluster "
-                 "'two-h200-nodes' has 1 (8 chips)");
+  EXPECT_EQ(why, "layout: tp 1 x pp 1 x dp 16 = 16 chips, but 'nvidia-h200-sxm' joins 8 "
+                 "(interconnect.chips)");
   EXPECT_EQ(classes_of(Kernel::LlmTrain), std::vector{CaseClass::Training});
 }
 
