@@ -65,7 +65,9 @@ ConfigKind config_kind(const std::filesystem::path& file) {
     if (root.IsMap() && root["cases"]) return ConfigKind::CaseList;
     // An arch's `sources:` is a line of text; a corpus manifest's is a list of files.
     if (root.IsMap() && root["sources"] && root["sources"].IsSequence()) return ConfigKind::Corpus;
-    if (root.IsMap() && root["chip"] && root["inter_node"]) return ConfigKind::Cluster;
+    // A cluster states its chip and network, or extends a cluster and states its nodes.
+    if (root.IsMap() && (root["chip"] || root["inter_node"] || root["nodes"]))
+      return ConfigKind::Cluster;
   } catch (const YAML::Exception&) {
     // Reported with its location by the arch reader.
   }

@@ -31,7 +31,7 @@ constexpr std::array kAttentionImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::U
 constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
 // llm_decode, llm_generate: the decode attention's class (arch::DecodeAttention).
 constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead};
-constexpr std::array kTrainImpls{Impl::Fa2, Impl::Fa3, Impl::Triton};
+constexpr std::array kTrainImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::Unfused};
 constexpr std::array kTrainTypes{DType::Fp16, DType::Bf16};
 
 constexpr std::array<KernelInfo, 40> kCatalog{{

@@ -502,7 +502,9 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
   tr::StepOptions options;
-  options.fusion = whole_model_fusion(hw);
+  // An unfused row (attention as its parts, S and P through DRAM: frameworks before
+  // FlashAttention) prices every op on its own.
+  options.fusion = m.impl == Impl::Unfused ? mapper::FusionMode::None : whole_model_fusion(hw);
   options.host_issue_s = m.launch == Launch::Eager ? hw.eager_issue_seconds() : 0.0;
   options.cluster = cluster;
   Diagnostics diags;
