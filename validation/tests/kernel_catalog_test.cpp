@@ -55,7 +55,7 @@ TEST(KernelCatalog, PublishedKernelsAsTheReadmeLists) {
   for (const KernelInfo& k : kernel_catalog()) published += k.published_only ? 1 : 0;
   EXPECT_EQ(published, 19u);
   EXPECT_TRUE(takes_model(Kernel::LlmTrain));
-  EXPECT_EQ(info(Kernel::LlmTrain).impls.size(), 3u);  // fa2, fa3, triton
+  EXPECT_EQ(info(Kernel::LlmTrain).impls.size(), 4u);  // fa2, fa3, triton, unfused
 }
 
 TEST(KernelCatalog, OptionalKeysTakeTheirDefaults) {
