@@ -138,6 +138,46 @@ std::string group_table(const std::vector<CorpusGroup>& groups, Split split, boo
   return out;
 }
 
+// Training rows' MFU error by source: MFU is the model's FLOPs over step time x chips x peak, so
+// coda's MFU over the measured one is the measured step over coda's: error = t_measured /
+// t_coda - 1 (issue 18 states its target in MFU). Empty when the split has no llm_train row.
+std::string mfu_table(Split split, const CorpusReport& report, const Corpus& corpus) {
+  std::vector<std::string> sources;
+  std::map<std::string, std::vector<double>> errors;
+  for (const CorpusRow& r : report.rows) {
+    const Measurement& m = r.row.measurement;
+    if (m.kernel != Kernel::LlmTrain || !r.row.prediction || r.row.prediction->seconds <= 0 ||
+        corpus.entries[r.entry].split != split)
+      continue;
+    const std::string& id = corpus.entries[r.entry].id;
+    if (!errors.contains(id)) sources.push_back(id);
+    errors[id].push_back(m.median_us * 1e-6 / r.row.prediction->seconds - 1.0);
+  }
+  if (sources.empty()) return {};
+  std::string out =
+      " training MFU by source (error = measured step / coda's - 1: coda's MFU over the measured)\n";
+  for (const std::string& id : sources) {
+    std::vector<double> e = errors[id];
+    double sum = 0, worst = 0;
+    std::vector<double> magnitude;
+    for (const double x : e) {
+      sum += std::abs(x);
+      magnitude.push_back(std::abs(x));
+      if (std::abs(x) > std::abs(worst)) worst = x;
+    }
+    std::sort(magnitude.begin(), magnitude.end());
+    const std::size_t n = magnitude.size();
+    const double median =
+        n % 2 == 1 ? magnitude[n / 2] : (magnitude[n / 2 - 1] + magnitude[n / 2]) / 2.0;
+    std::size_t within = 0;
+    for (const double x : magnitude) within += x <= 0.10 ? 1 : 0;
+    out += fmt::format("  {:<22} {:>4} {:>8} {:>8}  worst {:+.1f}%, {} of {} within 10%\n", id,
+                       n, pct(sum / static_cast<double>(n)), pct(median), 100.0 * worst, within,
+                       n);
+  }
+  return out;
+}
+
 Json stats_json(const ErrorStats& s, const CorpusReport& report, const Corpus& corpus) {
   const auto number = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
   Json j;
@@ -320,6 +360,7 @@ std::string corpus_report_text(const CorpusReport& report, const Corpus& corpus)
     out += " by source\n" + group_table(report.by_source, split, fitted, report, corpus);
     out += " by arch\n" + group_table(report.by_arch, split, fitted, report, corpus);
     out += " by kernel\n" + group_table(report.by_kernel, split, fitted, report, corpus);
+    out += mfu_table(split, report, corpus);
   }
   for (std::size_t f = 0; f < report.families.size(); ++f) {
     const CorpusFamily& family = report.families[f];
