@@ -34,7 +34,8 @@ std::string ms(double s) {
 }
 
 std::string layout_text(const tr::Layout& l) {
-  return fmt::format("tp {} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp, l.pp,
+  return fmt::format("tp {}{} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp,
+                     l.sequence_parallel ? " (SP)" : "", l.pp,
                      l.virtual_stages > 1 ? fmt::format(" (x{} virtual)", l.virtual_stages) : "",
                      l.dp, l.micro_batch_size, l.micro_batches, l.recompute ? "full" : "none",
                      l.zero);
@@ -82,7 +83,8 @@ ordered_json report_json(const tr::StepReport& r) {
             {"micro_batches", l.micro_batches},
             {"global_batch", l.global_batch()},
             {"recompute", l.recompute ? "full" : "none"},
-            {"zero", l.zero}}},
+            {"zero", l.zero},
+            {"sequence_parallel", l.sequence_parallel}}},
           {"framework",
            {{"bucket_bytes", r.framework.bucket.value},
             {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
@@ -200,6 +202,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
           ->check(CLI::PositiveNumber);
   micro->excludes(global);
   cmd->add_flag("--recompute", args.recompute, "Full activation recomputation");
+  cmd->add_flag("--sequence-parallel", args.sequence_parallel,
+                "Megatron-LM's sequence parallelism (tp > 1): norms and residuals split over the "
+                "TP ranks, all-gathers and reduce-scatters for TP's all-reduces");
   cmd->add_option("--zero", args.zero,
                   "What the data-parallel ranks shard: 0 nothing (DDP all-reduce), 1 optimizer "
                   "state (distributed optimizer), 2 and gradients, 3 and weights (FSDP "
@@ -232,7 +237,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->capture_default_str();
   add_search_options(*cmd, args.search);
   cmd->add_flag("--search-layouts", args.search_layouts,
-                "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO) layout of --chips "
+                "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO, sequence parallelism) layout of --chips "
                 "chips at --global-batch and print the best --top by step time, those that fit "
                 "in memory first");
   cmd->add_option("--chips", args.chips, "With --search-layouts: the chips to lay out")
@@ -367,7 +372,8 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   tr::Layout layout{.tp = args.tp, .pp = args.pp, .dp = args.dp,
                     .micro_batch_size = args.micro_batch_size,
                     .micro_batches = args.micro_batches, .recompute = args.recompute,
-                    .virtual_stages = args.virtual_stages, .zero = args.zero};
+                    .virtual_stages = args.virtual_stages, .zero = args.zero,
+                    .sequence_parallel = args.sequence_parallel};
   if (args.global_batch > 0) {
     const std::uint64_t per = args.dp * args.micro_batch_size;
     if (args.global_batch % per != 0) {

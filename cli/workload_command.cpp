@@ -54,7 +54,8 @@ std::optional<workload::Graph> load_llm(const WorkloadArgs& args, Diagnostics& d
                 "expected one of: prefill, decode, training");
     return std::nullopt;
   }
-  const llm::Parallelism par{args.tp, args.pp, args.dp, args.stage, args.micro_batches};
+  const llm::Parallelism par{args.tp, args.pp, args.dp, args.stage, args.micro_batches,
+                             args.sequence_parallel};
   auto graph = llm::try_build_llm(*config, phase, par, diags);
   if (!graph) return std::nullopt;
   const llm::LlmHeadline head = llm::llm_headline(*config, args.seq);
@@ -169,6 +170,8 @@ CLI::App* add_workload_command(CLI::App& app, WorkloadArgs& args) {
   cmd->add_option("--dp", args.dp, "Data-parallel replicas")->capture_default_str();
   cmd->add_option("--stage", args.stage, "Which pipeline stage to build (0-based)")
       ->capture_default_str();
+  cmd->add_flag("--sequence-parallel", args.sequence_parallel,
+                "LLM training with --tp > 1: Megatron-LM's sequence parallelism");
   cmd->add_option("--micro-batches", args.micro_batches, "Pipeline micro-batches per step")
       ->capture_default_str();
   cmd->add_option("--image", args.image, "CNN input height and width")->capture_default_str();

@@ -27,6 +27,7 @@ struct WorkloadArgs {
   std::uint64_t seq = 2048;
   bool recompute = false;
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
+  bool sequence_parallel = false;
   // CNN input (batch is shared with the LLM) and element type for LLM and CNN.
   std::uint64_t image = 224;
   std::string dtype;  // empty: the model's own (LLM) or int8 (CNN)

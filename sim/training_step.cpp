@@ -86,7 +86,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                             .seq_len = seq, .recompute = layout.recompute};
   // The virtual stage's layers: pp x virtual_stages stages of the model.
   const llm::Parallelism par{.tp = layout.tp, .pp = layout.pp * layout.virtual_stages, .dp = 1,
-                             .stage = stage, .micro_batches = 1};
+                             .stage = stage, .micro_batches = 1,
+                             .sequence_parallel = layout.sequence_parallel};
   Diagnostics build_diags;
   auto built = llm::try_build_llm_parts(model, phase, par, build_diags);
   if (!built) {
@@ -100,6 +101,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "layout.micro_batch_size";
       else if (path == "phase.seq_len")
         path = "seq";
+      else if (path == "parallelism.sequence_parallel")
+        path = "layout.sequence_parallel";
       diags.error({}, path, d.message, d.hint);
     }
     return std::nullopt;
@@ -144,7 +147,9 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
       const double flops = matrix_op(op) ? 2.0 * static_cast<double>(workload::mac_count(op)) : 0.0;
       out.executed_matrix_flops += flops;
       if (span.part == llm::StepPart::Forward) out.forward_matrix_flops += flops;
-      if (op.function == Function::AllReduce && span.part != llm::StepPart::Optimizer)
+      // The stage graph has no data parallelism: its collectives are TP's (all-reduces, or
+      // sequence parallelism's all-gathers and reduce-scatters).
+      if (op.kind == OpKind::Collective && span.part != llm::StepPart::Optimizer)
         out.tp_comm += seconds;
     }
     // Launched eagerly, a part's kernels wait on the host where they are shorter than its issue
@@ -302,8 +307,10 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
   return diags.error_count() == before;
 }
 
-// Stage prices by (tp, pp, stage, micro-batch size, recompute): what the graph depends on.
-using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool>;
+// Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism): what the
+// graph depends on.
+using StageKey =
+    std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -456,7 +463,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   for (std::uint64_t k = 0; k < n; ++k) {
     const std::uint64_t kind = kind_of(k);
     if (priced.contains(kind)) continue;
-    const StageKey key{layout.tp, n, kind, layout.micro_batch_size, layout.recompute};
+    const StageKey key{layout.tp, n, kind, layout.micro_batch_size, layout.recompute,
+                       layout.sequence_parallel};
     auto found = cache.find(key);
     if (found == cache.end()) {
       auto stage = price_stage(model, seq, layout, kind, fusion, hw, options, diags);
@@ -666,9 +674,12 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
         const std::uint64_t m = search.global_batch / (dp * mbs);
         for (const bool recompute : search.recompute) {
           for (const std::uint32_t zero : search.zero_stages) {
+           for (const bool sp : search.sequence_parallel) {
             if (dp == 1 && zero > 0) continue;  // nothing to shard over
+            if (sp && tp == 1) continue;        // nothing to split the sequence over
             const Layout layout{.tp = tp, .pp = pp, .dp = dp, .micro_batch_size = mbs,
-                                .micro_batches = m, .recompute = recompute, .zero = zero};
+                                .micro_batches = m, .recompute = recompute, .zero = zero,
+                                .sequence_parallel = sp};
             Diagnostics diags;
             auto report = price_step(model, seq, layout, framework, hw, options, cache, diags);
             ++out.tried;
@@ -679,6 +690,7 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
               continue;
             }
             out.ranked.push_back(std::move(*report));
+           }
           }
         }
       }

@@ -68,6 +68,10 @@ struct Layout {
   //   2  and the gradients: a reduce-scatter after every micro-batch's backward
   //   3  and the weights: FSDP FULL_SHARD, all-gathers before every forward and backward
   std::uint32_t zero = 0;
+  // Megatron-LM's sequence parallelism (workloads/llm/llm_builder.h; tp > 1): the norms' and
+  // residuals' activations split over the TP ranks, all-gathers and reduce-scatters for TP's
+  // all-reduces.
+  bool sequence_parallel = false;
   std::uint64_t chips() const { return tp * pp * dp; }
   std::uint64_t global_batch() const { return dp * micro_batches * micro_batch_size; }
   friend bool operator==(const Layout&, const Layout&) = default;
@@ -204,6 +208,7 @@ struct LayoutSearch {
   std::vector<std::uint64_t> micro_batch_sizes{1, 2, 4, 8};
   std::vector<bool> recompute{false, true};
   std::vector<std::uint32_t> zero_stages{0, 1, 3};  // tried where dp > 1
+  std::vector<bool> sequence_parallel{false, true};  // true tried where tp > 1
 };
 struct LayoutSearchResult {
   std::vector<StepReport> ranked;  // the layouts that fit first, each group by step time
@@ -213,7 +218,7 @@ struct LayoutSearchResult {
 };
 // Every layout of `search.chips` chips: tp dividing the heads, kv heads and FFN; pp dividing the
 // layers; dp the rest; each micro-batch size that divides global_batch / dp; each recompute
-// choice and ZeRO stage. A stage's graph is priced once for all layouts that share it.
+// choice, ZeRO stage and, where tp > 1, sequence parallelism. A stage's graph is priced once for all layouts that share it.
 LayoutSearchResult search_layouts(const workload::llm::LlmConfig& model, std::uint64_t seq,
                                   const LayoutSearch& search, const Framework& framework,
                                   const arch::HardwareModel& hw, const StepOptions& options);

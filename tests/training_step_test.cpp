@@ -190,6 +190,49 @@ TEST(TrainingStep, ATpEightLayerAllReducesFourTimesSixteenMiB) {
   EXPECT_EQ(built->spans[2].end, built->graph.ops.size());
 }
 
+// Sequence parallelism (Korthikanti et al. 2022) at TP 8 on the same step: each layer's two
+// all-reduces become an all-gather before the column-parallel GEMM (QKV, FFN up/gate: [2048/8 x
+// 4096] -> [2048 x 4096]) and a reduce-scatter after the row-parallel one (out, FFN down), and the
+// backward runs the conjugates (reduce-scatter, all-gather): per layer 4 all-gathers and 4
+// reduce-scatters, each touching 2 MiB + 16 MiB (tensor_bytes: input and output), no all-reduce.
+// Splitting the norms' and residuals' activations 8 ways can only shrink the step's activations.
+TEST(TrainingStep, SequenceParallelismGathersAndScattersInsteadOfAllReducing) {
+  const llm::LlmConfig c = model("llama2_7b");
+  Diagnostics diags;
+  const auto built = llm::try_build_llm_parts(
+      c, {.kind = llm::PhaseKind::Training, .batch = 1, .seq_len = 2048},
+      {.tp = 8, .pp = 1, .dp = 1, .stage = 0, .micro_batches = 1, .sequence_parallel = true},
+      diags);
+  ASSERT_TRUE(built.has_value()) << diags.format_all();
+  std::uint64_t gathers = 0, scatters = 0, all_reduces = 0;
+  for (const workload::Op& op : built->graph.ops) {
+    if (!op.name.starts_with("L")) continue;
+    if (op.function == workload::Function::AllReduce) ++all_reduces;
+    if (op.function != workload::Function::AllGather &&
+        op.function != workload::Function::ReduceScatter)
+      continue;
+    ++(op.function == workload::Function::AllGather ? gathers : scatters);
+    EXPECT_EQ(workload::tensor_bytes(op).value, (2u << 20) + (16u << 20)) << op.name;
+  }
+  EXPECT_EQ(gathers, 4u * 32u);
+  EXPECT_EQ(scatters, 4u * 32u);
+  EXPECT_EQ(all_reduces, 0u);
+  const arch::HardwareModel hw = h100();
+  const auto plain = price_training_step(c, 2048, {.tp = 8}, {}, hw, {}, diags);
+  const auto sp = price_training_step(c, 2048, {.tp = 8, .sequence_parallel = true}, {}, hw, {},
+                                      diags);
+  ASSERT_TRUE(plain && sp) << diags.format_all();
+  EXPECT_LT(sp->stages[0].memory.activations, plain->stages[0].memory.activations);
+  EXPECT_DOUBLE_EQ(sp->model_flops, plain->model_flops);
+  // Modelled for training only, over tokens that split evenly.
+  EXPECT_FALSE(llm::try_build_llm(c, {.kind = llm::PhaseKind::Prefill, .batch = 1, .seq_len = 64},
+                                  {.tp = 8, .sequence_parallel = true}, diags));
+  Diagnostics odd;
+  EXPECT_FALSE(price_training_step(c, 2047, {.tp = 8, .sequence_parallel = true}, {}, hw, {}, odd));
+  ASSERT_FALSE(odd.all().empty());
+  EXPECT_EQ(odd.all().front().path, "layout.sequence_parallel");
+}
+
 // ---- a pipeline of stages -------------------------------------------------------------------
 
 // LLaMA-2-7B, pp 4, 8 micro-batches: the middle stages are priced alike; the first stage waits

@@ -83,6 +83,8 @@ enum class NodeKind : std::uint8_t {
   Embedding,     // a table gather
   TpEnter,       // Megatron's f: identity forward, all-reduce of the gradient backward
   Passthrough,   // a forward all-reduce (Megatron's g): the gradient passes unchanged
+  SpGather,      // sequence parallelism's g-bar: all-gather forward, reduce-scatter backward
+  SpScatter,     // sequence parallelism's g: reduce-scatter forward, all-gather backward
   StageInput,    // received from the previous stage: send its gradient back
 };
 
@@ -137,6 +139,7 @@ class Builder {
     first_stage_ = par.stage == 0;
     last_stage_ = par.stage + 1 == par.pp;
     training_ = phase.kind == PhaseKind::Training;
+    sp_ = par.sequence_parallel && tp_ > 1;
     q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len;
     kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
     mb_sequences_ = phase.batch / par.micro_batches;
@@ -330,6 +333,37 @@ class Builder {
     if (tp_ > 1) tape.push_back({NodeKind::TpEnter, {}, x, false, {}});
   }
 
+  // A collective over the sequence (dim 0) among the TP ranks: all-gather of [t/tp, h] into
+  // [t, h], or reduce-scatter of [t, h] into [t/tp, h] (sequence parallelism, Korthikanti et al.
+  // 2022).
+  TensorId sequence_collective(Tape* tape, const std::string& name, Function f, TensorId x,
+                               NodeKind kind) {
+    Shape s = shape(x);
+    Shape out = s;
+    out[0] = f == Function::AllGather ? s[0] * tp_ : s[0] / tp_;
+    const TensorId y = act(name + ".out", out);
+    emit(make_collective(name, f, s, static_cast<std::uint32_t>(tp_), dt_), {x, y}, tape, kind);
+    return y;
+  }
+
+  // Into a TP region (before a column-parallel GEMM): Megatron's f (identity; the gradient
+  // all-reduced), or under sequence parallelism the sequence's all-gather.
+  TensorId enter_tp(Tape& tape, const std::string& name, TensorId x) {
+    if (sp_) return sequence_collective(&tape, name + ".all_gather", Function::AllGather, x,
+                                        NodeKind::SpGather);
+    tp_enter(tape, x);
+    return x;
+  }
+
+  // Out of a TP region (after a row-parallel GEMM): Megatron's g (an all-reduce), or under
+  // sequence parallelism a reduce-scatter over the sequence.
+  TensorId leave_tp(Tape& tape, const std::string& name, TensorId x) {
+    if (tp_ == 1) return x;
+    if (sp_) return sequence_collective(&tape, name + ".reduce_scatter", Function::ReduceScatter,
+                                        x, NodeKind::SpScatter);
+    return all_reduce(&tape, name + ".all_reduce", x, tp_);
+  }
+
   // The FFN's GEMMs up to the row-parallel down projection (before its all-reduce).
   TensorId ffn_core(Tape& tape, const std::string& p, TensorId x, std::uint64_t rows,
                     const FfnWeights& w, std::uint64_t width, bool down_bias) {
@@ -386,8 +420,7 @@ class Builder {
   TensorId layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
                  std::uint64_t sequences, bool recomputing) {
     const std::uint64_t h = c_.hidden, d = c_.head_dim, tokens = sequences * q_len_;
-    const TensorId n1 = norm(tape, p + "norm1", x, w.norm1, w.norm1_shift);
-    tp_enter(tape, n1);
+    const TensorId n1 = enter_tp(tape, p + "norm1", norm(tape, p + "norm1", x, w.norm1, w.norm1_shift));
     const TensorId qkv = linear(tape, p + "qkv", n1, tokens, h, q_out_ + 2 * kv_out_, w.qkv,
                                 w.qkv_bias);
     TensorId q = act(p + "q", {sequences, heads_, q_len_, d});
@@ -424,20 +457,19 @@ class Builder {
                             dt_),
          {o, merged}, &tape, NodeKind::Movement);
     TensorId attn = linear(tape, p + "out", merged, tokens, q_out_, h, w.out);
-    if (tp_ > 1) attn = all_reduce(&tape, p + "out.all_reduce", attn, tp_);
+    attn = leave_tp(tape, p + "out", attn);
     if (w.out_bias) attn = add_weight(tape, p + "out.bias", attn, *w.out_bias);
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
 
-    const TensorId n2 = norm(tape, p + "norm2", x1, w.norm2, w.norm2_shift);
-    tp_enter(tape, n2);
+    const TensorId n2 = enter_tp(tape, p + "norm2", norm(tape, p + "norm2", x1, w.norm2, w.norm2_shift));
     TensorId ffn_out;
     if (w.dense) {
       ffn_out = ffn_core(tape, p + "ffn.", n2, tokens, *w.dense, ffn_, false);
-      if (tp_ > 1) ffn_out = all_reduce(&tape, p + "ffn.all_reduce", ffn_out, tp_);
+      ffn_out = leave_tp(tape, p + "ffn", ffn_out);
       if (w.dense->down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *w.dense->down_bias);
     } else {
       ffn_out = moe(tape, p + "moe.", n2, tokens, w);
-      if (tp_ > 1) ffn_out = all_reduce(&tape, p + "moe.all_reduce", ffn_out, tp_);
+      ffn_out = leave_tp(tape, p + "moe", ffn_out);
     }
     return binary(tape, p + "residual2", Function::Add, x1, ffn_out);
   }
@@ -460,6 +492,9 @@ class Builder {
     mb.sequences = mb_sequences_;
     const std::string& p = mb.prefix;
     const std::uint64_t h = c_.hidden, tokens = mb.sequences * q_len_;
+    // The residual stream's rows on this rank: the whole sequence, or its 1/tp share under
+    // sequence parallelism.
+    const std::uint64_t local = sp_ ? tokens / tp_ : tokens;
     TensorId x;
     if (first_stage_) {
       const TensorId ids = tensor(p + "token_ids", {tokens}, TensorKind::Activation, false,
@@ -467,20 +502,20 @@ class Builder {
       x = act(p + "embed.out", {tokens, h});
       emit(make_embedding(p + "embed", vocab_, h, tokens, dt_), {ids, *embed_, x}, &mb.pre,
            NodeKind::Embedding);
-      if (tp_ > 1) x = all_reduce(&mb.pre, p + "embed.all_reduce", x, tp_);  // vocab-parallel
+      x = leave_tp(mb.pre, p + "embed", x);  // vocab-parallel
       if (position_table_) {
-        const TensorId pos_ids = tensor(p + "position_ids", {tokens}, TensorKind::Activation,
+        const TensorId pos_ids = tensor(p + "position_ids", {local}, TensorKind::Activation,
                                         false, DataType::Int32);
-        const TensorId pos = act(p + "position.out", {tokens, h});
-        emit(make_embedding(p + "position", c_.max_positions, h, tokens, dt_),
+        const TensorId pos = act(p + "position.out", {local, h});
+        emit(make_embedding(p + "position", c_.max_positions, h, local, dt_),
              {pos_ids, *position_table_, pos}, &mb.pre, NodeKind::Embedding);
         x = binary(mb.pre, p + "embed.add_position", Function::Add, x, pos);
       }
     } else {
-      const TensorId remote = tensor(p + "recv.from_previous_stage", {tokens, h},
+      const TensorId remote = tensor(p + "recv.from_previous_stage", {local, h},
                                      TensorKind::Activation, false);
-      x = act(p + "recv.out", {tokens, h});
-      emit(make_collective(p + "recv", Function::SendRecv, {tokens, h}, 2, dt_), {remote, x});
+      x = act(p + "recv.out", {local, h});
+      emit(make_collective(p + "recv", Function::SendRecv, {local, h}, 2, dt_), {remote, x});
       mb.pre.push_back({NodeKind::StageInput, {}, x, false, {}});
     }
     mb.layers.resize(stage_layers_);
@@ -492,9 +527,9 @@ class Builder {
     }
     mb.stage_output = x;
     if (!last_stage_) {
-      const TensorId remote = tensor(p + "send.to_next_stage", {tokens, h},
+      const TensorId remote = tensor(p + "send.to_next_stage", {local, h},
                                      TensorKind::Activation, false);
-      emit(make_collective(p + "send", Function::SendRecv, {tokens, h}, 2, dt_), {x, remote});
+      emit(make_collective(p + "send", Function::SendRecv, {local, h}, 2, dt_), {x, remote});
       return;
     }
     TensorId f = norm(mb.post, p + "final_norm", x, *final_norm_, final_norm_shift_);
@@ -506,7 +541,7 @@ class Builder {
            {f, last});
       f = last;
     }
-    if (training_) tp_enter(mb.post, f);
+    if (training_) f = enter_tp(mb.post, p + "final_norm", f);
     const bool b_t = c_.tied_embeddings;  // the table is [vocab][hidden]
     const TensorId logits = linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_,
                                    std::nullopt, b_t);
@@ -727,6 +762,17 @@ class Builder {
         if (const auto dy = grad(grads, t[1])) add_grad(grads, t[0], *dy);
         return;
       }
+      case NodeKind::SpGather:
+      case NodeKind::SpScatter: {  // the conjugate collective on the gradient
+        if (const auto dy = grad(grads, t[1])) {
+          const bool gathered = node.kind == NodeKind::SpGather;
+          add_grad(grads, t[0],
+                   sequence_collective(nullptr, f.name + ".bwd",
+                                       gathered ? Function::ReduceScatter : Function::AllGather,
+                                       *dy, gathered ? NodeKind::SpScatter : NodeKind::SpGather));
+        }
+        return;
+      }
       case NodeKind::TpEnter:
       case NodeKind::StageInput: return;
     }
@@ -787,7 +833,7 @@ class Builder {
   DataType dt_;
   std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
-  bool first_stage_ = false, last_stage_ = false, training_ = false;
+  bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   Graph g_;
   std::vector<bool> differentiable_;
   std::vector<TensorId> weights_;
@@ -871,6 +917,15 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           "each micro-batch holds batch / micro_batches sequences");
   if (phase.recompute && phase.kind != PhaseKind::Training)
     error("phase.recompute", "recomputation applies to training steps only");
+  if (par.sequence_parallel && phase.kind != PhaseKind::Training)
+    error("parallelism.sequence_parallel", "sequence parallelism is modelled for training steps only");
+  if (par.sequence_parallel && par.tp > 1 && par.micro_batches > 0 &&
+      phase.batch % par.micro_batches == 0 &&
+      (phase.batch / par.micro_batches * phase.seq_len) % par.tp != 0)
+    error("parallelism.sequence_parallel",
+          fmt::format("a micro-batch's {} tokens do not split evenly over tp {}",
+                      phase.batch / par.micro_batches * phase.seq_len, par.tp),
+          "sequence parallelism gives each TP rank 1/tp of the tokens");
   if (phase.kind != PhaseKind::Training && par.dp > 1)
     diags.warning({}, "parallelism.dp",
                   "data parallelism adds no communication to inference: each replica serves its "

@@ -13,6 +13,9 @@
 //   * PP: the graph holds stage `stage` (layers split evenly), with a send/recv of the boundary
 //     activation (and, in training, of its gradient) per micro-batch; micro-batches run in
 //     1F1B order. The bubble (PP-1)/(micro_batches+PP-1) is in LlmStepStats.
+//   * SP (Parallelism::sequence_parallel): the residual stream split over the TP ranks by tokens;
+//     an all-gather before each column-parallel GEMM and a reduce-scatter after each row-parallel
+//     one (their conjugates in the backward) replace the all-reduces.
 //   * DP: in training, an all-reduce of each weight's gradient (this rank's shard) before AdamW.
 //   * Tensor kinds: weights Weight, KV cache KvCache, weight gradients Gradient (accumulated in
 //     place over micro-batches), AdamW moments OptimizerState (fp32), everything else Activation.
@@ -51,6 +54,11 @@ struct Parallelism {
   std::uint64_t dp = 1;  // data parallel replicas
   std::uint64_t stage = 0;          // which pipeline stage the graph holds, 0 .. pp-1
   std::uint64_t micro_batches = 1;  // must divide LlmPhase::batch
+  // Megatron-LM's sequence parallelism (Korthikanti et al. 2022; training, tp > 1): outside the
+  // TP regions (norms, residual adds, biases of the row-parallel GEMMs, the stage boundary) each
+  // TP rank holds 1/tp of the tokens; all-gathers enter a region and reduce-scatters leave it, in
+  // place of f's and g's all-reduces. No effect at tp 1.
+  bool sequence_parallel = false;
 };
 
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
