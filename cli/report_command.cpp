@@ -86,11 +86,13 @@ std::string add_arch_roofs(reports::RunInput& in, const fs::path& run_file) {
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "report", "Write the co-design report (docs/report.md) from stored results: a sweep's "
-                "output folder or results.json, and/or run.json files; DIR/report.html "
+                "output folder or results.json, and/or run.json files, and/or training steps "
+                "(coda train --json); DIR/report.html "
                 "(self-contained) and DIR/report.md");
   cmd->add_option("results", args.results,
                   "A sweep output folder or its results.json, and/or run.json files or the "
-                  "folders holding them (at most one sweep)")
+                  "folders holding them, and/or training steps as coda train --json writes "
+                  "them (at most one sweep)")
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("--out", args.out_dir, "Folder for report.html, report.md and charts/")
@@ -141,6 +143,15 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
         input.sweep = reports::SweepInput{file.string(), std::move(*sweep)};
       continue;
     }
+    if (reports::is_train_json(*text)) {  // coda train --json
+      auto step = reports::read_train_json(*text, file.string(), diags);
+      if (!step) continue;
+      const std::size_t n = run_count++;  // labels go to runs and training steps in order
+      input.trainings.push_back(
+          {n < args.labels.size() ? args.labels[n] : file.stem().string(), file.string(),
+           std::move(*step)});
+      continue;
+    }
     auto run = reports::read_run_json(*text, file.string(), diags);
     if (!run) continue;
     reports::RunInput in;
@@ -162,9 +173,10 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
     err << diags.format_all() << "no report was written.\n";
     return 1;
   }
-  if (args.labels.size() > input.runs.size()) {
-    err << fmt::format("error: --label given {} times for {} run{}\n", args.labels.size(),
-                       input.runs.size(), input.runs.size() == 1 ? "" : "s");
+  if (args.labels.size() > run_count) {
+    err << fmt::format("error: --label given {} times for {} run{} and training step{}\n",
+                       args.labels.size(), run_count, run_count == 1 ? "" : "s",
+                       run_count == 1 ? "" : "s");
     return 2;
   }
   const auto timeout = std::chrono::milliseconds(static_cast<long>(args.gnuplot_timeout_s * 1000));

@@ -444,6 +444,54 @@ void run_section(Document& doc, const RunInput& in, std::size_t index) {
   doc.chart(fmt::format("energy_{}.svg", index), energy.title, bar_script(energy));
 }
 
+// A training step (`coda train --json`): its headline, each pipeline stage's time split, and the
+// split as stacked bars per stage (docs/report.md, "Training steps").
+void training_section(Document& doc, const TrainingInput& in, std::size_t index) {
+  const TrainingStepResult& t = in.step;
+  doc.heading(2, "Training step " + in.label);
+  const std::string memory =
+      t.capacity_bytes
+          ? fmt::format("{} of {} ({})", to_string(Bytes{t.memory_per_chip_bytes}),
+                        to_string(Bytes{*t.capacity_bytes}), t.fits ? "fits" : "does not fit")
+          : to_string(Bytes{t.memory_per_chip_bytes});
+  doc.paragraph(fmt::format("From {}: {} on {} x {}, {}; sequences of {} tokens.", in.source,
+                            t.model, t.chips, t.arch, t.layout, t.seq));
+  doc.table({{"metric", "value"},
+             {{"step (s)", num(t.step_s)},
+              {"tokens per step", fmt::format("{}", t.tokens)},
+              {"tokens/s", num(t.tokens_per_s)},
+              {"tokens/s per chip", num(t.tokens_per_s / static_cast<double>(std::max<std::uint64_t>(t.chips, 1)))},
+              {"MFU", pct(t.mfu)},
+              {"HFU", pct(t.hfu)},
+              {"memory per chip", memory},
+              {"stage that ends the step", fmt::format("{}", t.critical_stage)}}});
+  Table stages{{"stage", "layers", "compute (s)", "of which TP comm (s)", "bubble (s)",
+                "DP exposed (s)", "optimizer (s)", "end (s)", "memory"},
+               {}};
+  BarChart split{fmt::format("Time split per pipeline stage (0, 1, ...), {}", in.label), "time (s)", {},
+                 {"compute", "TP communication", "pipeline bubble", "exposed DP communication",
+                  "optimizer"},
+                 std::vector<std::vector<double>>(5), true};
+  for (const TrainingStage& s : t.stages) {
+    stages.rows.push_back({fmt::format("{}", s.stage), s.layers, num(s.compute_s),
+                           num(s.tp_comm_s), num(s.bubble_s), num(s.dp_exposed_s),
+                           num(s.optimizer_s), num(s.end_s), to_string(Bytes{s.memory_bytes})});
+    split.categories.push_back(fmt::format("{}", s.stage));
+    const double values[] = {s.compute_s - s.tp_comm_s, s.tp_comm_s, s.bubble_s, s.dp_exposed_s,
+                             s.optimizer_s};
+    for (std::size_t k = 0; k < split.values.size(); ++k) split.values[k].push_back(values[k]);
+  }
+  doc.table(std::move(stages));
+  const TrainingStage& c = t.stages.at(t.critical_stage);
+  const double step = t.step_s > 0 ? t.step_s : 1.0;
+  doc.paragraph(fmt::format(
+      "Stage {} ends the step: compute {} of it (TP communication {}), pipeline bubble {}, "
+      "exposed data-parallel communication {}, optimizer {}.",
+      c.stage, pct((c.compute_s - c.tp_comm_s) / step), pct(c.tp_comm_s / step),
+      pct(c.bubble_s / step), pct(c.dp_exposed_s / step), pct(c.optimizer_s / step)));
+  doc.chart(fmt::format("training_{}.svg", index), split.title, bar_script(split));
+}
+
 // What the runs differ in, for the comparison's title.
 std::string comparison_title(const std::vector<RunInput>& runs) {
   std::set<std::string> workloads, archs, fusion;
@@ -505,7 +553,7 @@ void comparison_section(Document& doc, const std::vector<RunInput>& runs) {
 }  // namespace
 
 ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render) {
-  CODA_CHECK(input.sweep || !input.runs.empty());
+  CODA_CHECK(input.sweep || !input.runs.empty() || !input.trainings.empty());
   Document doc(render);
   const std::string title = "coda co-design report";
   doc.heading(1, title);
@@ -513,11 +561,16 @@ ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render
   if (input.sweep) sources = "sweep " + input.sweep->source;
   for (const RunInput& in : input.runs)
     sources += fmt::format("{}run {} = {}", sources.empty() ? "" : "; ", in.label, in.source);
+  for (const TrainingInput& in : input.trainings)
+    sources += fmt::format("{}training step {} = {}", sources.empty() ? "" : "; ", in.label,
+                           in.source);
   doc.paragraph("Made by coda report from stored results: " + sources +
                 ". Formulas and chart definitions: docs/report.md.");
   if (input.sweep) sweep_section(doc, *input.sweep, input.top);
   for (std::size_t i = 0; i < input.runs.size(); ++i) run_section(doc, input.runs[i], i + 1);
   if (input.runs.size() >= 2) comparison_section(doc, input.runs);
+  for (std::size_t i = 0; i < input.trainings.size(); ++i)
+    training_section(doc, input.trainings[i], i + 1);
   if (!doc.error().empty()) return {std::nullopt, doc.error()};
   Report report{doc.markdown(), doc.html(title), std::move(doc.charts())};
   return {std::move(report), {}};

@@ -30,9 +30,16 @@ struct SweepInput {
   SweepResults results;
 };
 
+struct TrainingInput {
+  std::string label;   // how the report names the step
+  std::string source;  // the file `coda train --json` wrote
+  TrainingStepResult step;
+};
+
 struct ReportInput {
   std::optional<SweepInput> sweep;
   std::vector<RunInput> runs;
+  std::vector<TrainingInput> trainings;  // `coda train --json` files
   std::size_t top = 10;  // designs per workload in the top-designs table
 };
 

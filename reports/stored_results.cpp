@@ -364,4 +364,90 @@ std::optional<SweepResults> read_sweep_json(std::string_view text, const std::st
   return out;
 }
 
+bool is_train_json(std::string_view text) {
+  const Json root = Json::parse(text, nullptr, false);
+  return root.is_object() && root.contains("training_step");
+}
+
+std::optional<TrainingStepResult> read_train_json(std::string_view text, const std::string& file,
+                                                  Diagnostics& diags) {
+  const std::optional<Json> root =
+      parse(text, file, diags, "a training step as `coda train --json` writes");
+  if (!root) return std::nullopt;
+  const Checker c(text, file, diags);
+  if (!c.expect(*root, {}, Kind::Object)) return std::nullopt;
+  const auto errors_before = diags.error_count();
+  const Where top;
+  const Json* step = c.field(*root, top, "training_step", Kind::Object);
+  if (step == nullptr) return std::nullopt;
+  const Where at = top.key("training_step");
+  TrainingStepResult out;
+  const auto number = [&](const Json& j, const Where& w, std::string_view key, double& v) {
+    if (const Json* f = c.field(j, w, key, Kind::Number)) v = f->get<double>();
+  };
+  const auto whole = [&](const Json& j, const Where& w, std::string_view key, std::uint64_t& v) {
+    if (const Json* f = c.field(j, w, key, Kind::Unsigned)) v = f->get<std::uint64_t>();
+  };
+  if (const Json* f = c.field(*step, at, "model", Kind::String)) out.model = f->get<std::string>();
+  if (const Json* f = c.field(*step, at, "arch", Kind::String)) out.arch = f->get<std::string>();
+  whole(*step, at, "seq", out.seq);
+  whole(*step, at, "tokens", out.tokens);
+  number(*step, at, "step_s", out.step_s);
+  number(*step, at, "tokens_per_s", out.tokens_per_s);
+  number(*step, at, "mfu", out.mfu);
+  number(*step, at, "hfu", out.hfu);
+  whole(*step, at, "memory_per_chip_bytes", out.memory_per_chip_bytes);
+  whole(*step, at, "critical_stage", out.critical_stage);
+  if (const Json* f = c.field(*step, at, "fits", Kind::Boolean)) out.fits = f->get<bool>();
+  if (const auto it = step->find("capacity_bytes"); it != step->end() && !it->is_null()) {
+    if (c.expect(*it, at.key("capacity_bytes"), Kind::Unsigned))
+      out.capacity_bytes = it->get<std::uint64_t>();
+  }
+  std::uint64_t micro_batches = 1;
+  if (const Json* l = c.field(*step, at, "layout", Kind::Object)) {
+    const Where lw = at.key("layout");
+    std::uint64_t tp = 0, pp = 0, dp = 0, mbs = 0, vp = 1, zero = 0;
+    whole(*l, lw, "tp", tp);
+    whole(*l, lw, "pp", pp);
+    whole(*l, lw, "dp", dp);
+    whole(*l, lw, "chips", out.chips);
+    whole(*l, lw, "micro_batch_size", mbs);
+    whole(*l, lw, "micro_batches", micro_batches);
+    whole(*l, lw, "virtual_stages", vp);
+    whole(*l, lw, "zero", zero);
+    std::string recompute;
+    if (const Json* f = c.field(*l, lw, "recompute", Kind::String)) recompute = f->get<std::string>();
+    bool sp = false;
+    if (const Json* f = c.field(*l, lw, "sequence_parallel", Kind::Boolean)) sp = f->get<bool>();
+    out.layout = fmt::format("tp {}{} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}",
+                             tp, sp ? " (SP)" : "", pp,
+                             vp > 1 ? fmt::format(" (x{} virtual)", vp) : "", dp, mbs,
+                             micro_batches, recompute, zero);
+  }
+  c.objects(*step, at, "stages", [&](const Json& j, const Where& w) {
+    TrainingStage st;
+    whole(j, w, "stage", st.stage);
+    if (const Json* f = c.field(j, w, "layer_ranges", Kind::String)) st.layers = f->get<std::string>();
+    number(j, w, "compute_s", st.compute_s);
+    double tp_per_micro_batch = 0;
+    number(j, w, "tp_comm_s", tp_per_micro_batch);
+    st.tp_comm_s = tp_per_micro_batch * static_cast<double>(micro_batches);
+    number(j, w, "bubble_s", st.bubble_s);
+    number(j, w, "dp_exposed_s", st.dp_exposed_s);
+    number(j, w, "optimizer_s", st.optimizer_s);
+    number(j, w, "end_s", st.end_s);
+    if (const Json* m = c.field(j, w, "memory", Kind::Object))
+      whole(*m, w.key("memory"), "total_bytes", st.memory_bytes);
+    out.stages.push_back(std::move(st));
+  });
+  if (diags.error_count() != errors_before) return std::nullopt;
+  if (out.stages.empty() || out.critical_stage >= out.stages.size()) {
+    c.error(at.key("critical_stage"),
+            fmt::format("stage {} of {} stages", out.critical_stage, out.stages.size()),
+            "critical_stage names one of `stages`");
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace coda::reports

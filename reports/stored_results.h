@@ -61,6 +61,43 @@ struct SweepObjective {
 std::span<const SweepObjective> sweep_objectives();
 const SweepObjective* find_sweep_objective(std::string_view name);  // null when unknown
 
+// One training step as `coda train --json` writes it (sim/training_step.h's StepReport): what a
+// report shows of it.
+struct TrainingStage {
+  std::uint64_t stage = 0;
+  std::string layers;        // "0-15", or with virtual stages "0-3,16-19"
+  double compute_s = 0;      // all micro-batches' forward + backward
+  double tp_comm_s = 0;      // of compute_s: TP's collectives, all micro-batches
+  double bubble_s = 0;
+  double dp_exposed_s = 0;
+  double optimizer_s = 0;
+  double end_s = 0;
+  std::uint64_t memory_bytes = 0;
+};
+struct TrainingStepResult {
+  std::string model;
+  std::string arch;
+  std::string layout;        // "tp 2 pp 4 dp 1, micro-batch 1 x 8, recompute full, ZeRO 1"
+  std::uint64_t chips = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t tokens = 0;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double hfu = 0;
+  std::uint64_t memory_per_chip_bytes = 0;
+  std::optional<std::uint64_t> capacity_bytes;
+  bool fits = true;
+  std::uint64_t critical_stage = 0;
+  std::vector<TrainingStage> stages;
+};
+// A file `coda train --json` wrote: an object with `training_step`. Checks every field read.
+std::optional<TrainingStepResult> read_train_json(std::string_view text, const std::string& file,
+                                                  Diagnostics& diags);
+// Whether `text` is such a file (a JSON object with a `training_step` member); false for
+// anything else, including text that is not JSON.
+bool is_train_json(std::string_view text);
+
 // Also checks that each objective is one of sweep_objectives().
 std::optional<SweepResults> read_sweep_json(std::string_view text, const std::string& file,
                                             Diagnostics& diags);

@@ -469,7 +469,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     if (found == cache.end()) {
       auto stage = price_stage(model, seq, layout, kind, fusion, hw, options, diags);
       if (!stage) return std::nullopt;
-      found = cache.emplace(key, std::move(*stage)).first;
+      found = cache.emplace(key, *stage).first;
     }
     priced.emplace(kind, &found->second);
   }

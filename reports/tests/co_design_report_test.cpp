@@ -78,5 +78,67 @@ TEST(CoDesignReport, AChartThatFailsStopsTheReport) {
   EXPECT_EQ(out.error, "chart 'Pareto front, w': 'gnuplot' is not installed");
 }
 
+
+// A training step as `coda train --json` writes it, two pipeline stages, 4 micro-batches; the
+// numbers are made up for the arithmetic below (not a measurement, not a coda price).
+constexpr std::string_view kTrainJson = R"({
+  "schema_version": 1,
+  "training_step": {
+    "model": "m", "arch": "chip",
+    "layout": {"tp": 2, "pp": 2, "virtual_stages": 1, "dp": 1, "chips": 4, "micro_batch_size": 1,
+               "micro_batches": 4, "global_batch": 4, "recompute": "full", "zero": 0,
+               "sequence_parallel": true},
+    "seq": 1024, "tokens": 4096, "step_s": 2.0, "tokens_per_s": 2048.0, "mfu": 0.4, "hfu": 0.5,
+    "memory_per_chip_bytes": 1073741824, "capacity_bytes": 2147483648, "fits": true,
+    "critical_stage": 0,
+    "stages": [
+      {"stage": 0, "layer_ranges": "0-3", "compute_s": 1.2, "tp_comm_s": 0.05, "bubble_s": 0.5,
+       "dp_exposed_s": 0.1, "optimizer_s": 0.2, "end_s": 2.0,
+       "memory": {"total_bytes": 1073741824}},
+      {"stage": 1, "layer_ranges": "4-7", "compute_s": 1.2, "tp_comm_s": 0.05, "bubble_s": 0.2,
+       "dp_exposed_s": 0.1, "optimizer_s": 0.2, "end_s": 1.7,
+       "memory": {"total_bytes": 536870912}}
+    ]
+  }
+})";
+
+// The stage that ends the step (2 s): TP communication 4 micro-batches x 0.05 s = 0.2 s, so
+// compute without it 1.0 s = 50.0%, TP 10.0%, bubble 0.5 s = 25.0%, DP 5.0%, optimizer 10.0%.
+TEST(CoDesignReport, TrainingStepsShowTheirTimeSplit) {
+  Diagnostics diags;
+  ASSERT_TRUE(is_train_json(kTrainJson));
+  EXPECT_FALSE(is_train_json("{\"ops\": []}"));
+  EXPECT_FALSE(is_train_json("not json"));
+  auto step = read_train_json(kTrainJson, "step.json", diags);
+  ASSERT_TRUE(step) << diags.format_all();
+  EXPECT_EQ(step->layout, "tp 2 (SP) pp 2 dp 1, micro-batch 1 x 4, recompute full, ZeRO 0");
+  EXPECT_DOUBLE_EQ(step->stages[0].tp_comm_s, 0.2);
+  ReportInput input;
+  input.trainings.push_back({"seven", "step.json", std::move(*step)});
+  const ReportOutcome out = build_report(input, fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  EXPECT_TRUE(has(md, "## Training step seven")) << md;
+  EXPECT_TRUE(has(md, "| memory per chip | 1 GiB of 2 GiB (fits) |")) << md;
+  EXPECT_TRUE(has(md, "Stage 0 ends the step: compute 50.0% of it (TP communication 10.0%), "
+                      "pipeline bubble 25.0%, exposed data-parallel communication 5.0%, "
+                      "optimizer 10.0%."))
+      << md;
+  EXPECT_EQ(out.report->charts.size(), 1u);
+}
+
+// A field of the wrong type is an error located in the file, naming the field.
+TEST(CoDesignReport, ABrokenTrainingStepIsALocatedError) {
+  std::string text(kTrainJson);
+  const std::string bad = "\"step_s\": 2.0";
+  text.replace(text.find(bad), bad.size(), "\"step_s\": \"2\"");
+  Diagnostics diags;
+  EXPECT_FALSE(read_train_json(text, "step.json", diags));
+  ASSERT_FALSE(diags.all().empty());
+  EXPECT_EQ(diags.all().front().path, "training_step.step_s");
+  EXPECT_EQ(diags.all().front().where.file, "step.json");
+  EXPECT_GT(diags.all().front().where.line, 1u);
+}
+
 }  // namespace
 }  // namespace coda::reports
