@@ -174,9 +174,9 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
     return 1;
   }
   if (args.labels.size() > run_count) {
-    err << fmt::format("error: --label given {} times for {} run{} and training step{}\n",
-                       args.labels.size(), run_count, run_count == 1 ? "" : "s",
-                       run_count == 1 ? "" : "s");
+    err << fmt::format("error: --label given {} times for {} run{}{}\n", args.labels.size(),
+                       run_count, run_count == 1 ? "" : "s",
+                       input.trainings.empty() ? "" : " and training steps");
     return 2;
   }
   const auto timeout = std::chrono::milliseconds(static_cast<long>(args.gnuplot_timeout_s * 1000));
