@@ -99,7 +99,10 @@ SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel
   m.space = op.space;
   if (precision)
     for (workload::TensorAccess& access : m.space.accesses) access.dtype = *precision;
+  const bool groups_split = m.gemm.batch >= hw.arrays();
+  const GemmDim larger = m.gemm.n >= m.gemm.m ? GemmDim::N : GemmDim::M;
   m.arrays = split_over_arrays(m.gemm, hw.arrays());
+  if (m.arrays > 1 && !groups_split) m.split = larger;
   switch (m.dataflow) {
     case arch::Dataflow::OutputStationary:
       m.row_dim = GemmDim::M, m.col_dim = GemmDim::N, m.time_dim = GemmDim::K;

@@ -49,6 +49,9 @@ struct SystolicMapping {
   std::uint64_t row_folds = 0;
   std::uint64_t col_folds = 0;
   std::uint64_t arrays = 1;  // arrays running a slice each, in parallel
+  // The GEMM dim cut into the arrays' slices (M or N; nullopt: one array, or groups split, which
+  // share no operand). The operand that does not use it is the same for every array.
+  std::optional<GemmDim> split;
   // The op's iteration space and tensors, each access with its element type (re-typed to the
   // run's precision when it overrides the op's): what the traffic model prices each operand at
   // and where a fold's tile sits in the tensors it reads (sim/analytical/systolic_traffic.h).

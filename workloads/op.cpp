@@ -199,10 +199,6 @@ Bytes tensor_bytes(const Op& op) {
          tensor_bytes(op, TensorRole::Output);
 }
 
-namespace {
-
-// An Input access that reads an output as it indexes it (C += A B: the accumulator that
-// accumulate-into-output ops read, beta = 1): no operand of the contraction's loops.
 bool is_accumulator(const Einsum& space, const TensorAccess& access) {
   if (access.role != TensorRole::Input || access.indices.empty()) return false;
   return std::any_of(space.accesses.begin(), space.accesses.end(), [&](const TensorAccess& out) {
@@ -210,8 +206,6 @@ bool is_accumulator(const Einsum& space, const TensorAccess& access) {
            out.shape == access.shape;
   });
 }
-
-}  // namespace
 
 bool dim_indexes_role(const Einsum& space, std::size_t dim, TensorRole role) {
   for (const TensorAccess& access : space.accesses) {

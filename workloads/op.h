@@ -139,6 +139,12 @@ std::uint64_t flop_count(const Op& op);
 Bytes tensor_bytes(const Op& op);
 Bytes tensor_bytes(const Op& op, TensorRole role);
 
+// Whether `access` is an Input that reads an output as the output indexes it (C += A B: the
+// accumulator that accumulate-into-output ops read, beta = 1; every weight gradient of a
+// training step with gradient accumulation). It is no operand of the contraction's loops: it is
+// read once per output tile, where the tile's sums start.
+bool is_accumulator(const Einsum& space, const TensorAccess& access);
+
 // Whether some index expression of some access with `role` uses dims[dim] with a non-zero
 // coefficient. An Input that reads an output at the output's own indices (the accumulator of an
 // op that adds into its output, C += A B) does not count: it is no operand of the loops.

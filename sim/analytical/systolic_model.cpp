@@ -17,6 +17,23 @@ using mapper::SystolicMapping;
 
 constexpr std::array<const char*, 3> kOperandNames{"ifmap", "filter", "ofmap"};
 
+// By input operand (ifmap, filter): how many arrays one DRAM fetch of it feeds. The operand
+// that does not use the dim cut into the arrays' slices (mapping.split) is the same for every
+// array; arrays reading it from one buffer share the fetch: a core's arrays when its level has
+// scope core, every array when it is the chip's. 1 otherwise.
+std::array<std::uint64_t, 2> input_sharers(const SystolicMapping& m, const arch::HardwareModel& hw) {
+  std::array<std::uint64_t, 2> sharers{1, 1};
+  if (!m.split || m.arrays <= 1 || hw.matrix_unit() == nullptr) return sharers;
+  // The ifmap's dims are M and K, the filter's K and N.
+  const std::size_t shared = *m.split == mapper::GemmDim::N ? 0 : 1;
+  const arch::MemoryLevelSpec* level =
+      hw.operand_level(shared == 0 ? arch::Operand::Ifmap : arch::Operand::Filter);
+  if (level == nullptr) return sharers;
+  const std::uint64_t per_core = hw.matrix_unit()->count;
+  sharers[shared] = level->scope == arch::Scope::Chip ? m.arrays : std::min(m.arrays, per_core);
+  return sharers;
+}
+
 }  // namespace
 
 results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
@@ -88,6 +105,16 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
     return static_cast<double>(cycles + (index == 0 ? first_load : 0));
   };
 
+  // Arrays that share a buffer (a core's arrays, its level of scope core; all of them, a chip
+  // level's) fetch the operand every slice reads whole, the one not using the split dim, once
+  // from DRAM for all of them: each array's fold carries 1 / sharers of its fetch.
+  const std::array<std::uint64_t, 2> sharers = input_sharers(m, hw);
+  const auto fold_in = [&](const FoldBytes& f) {
+    return static_cast<double>(f.ifmap) / static_cast<double>(sharers[0]) +
+           static_cast<double>(f.filter) / static_cast<double>(sharers[1]) +
+           static_cast<double>(f.accumulated);
+  };
+
   // Time the folds on one DRAM channel of `bw` bytes per cycle (see the header). Unlimited
   // bandwidth still walks the folds to count the traffic.
   // Each of the arrays running a slice in parallel has an equal share of the chip's DRAM.
@@ -95,14 +122,14 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
   if (bw) *bw /= static_cast<double>(m.arrays);
   const double b = bw.value_or(1.0);
   FoldBytes current = fold_io(0);
-  double time = hw.double_buffered() ? static_cast<double>(current.in()) / b : 0.0;
+  double time = hw.double_buffered() ? fold_in(current) / b : 0.0;
   double previous_out = 0.0;
   for (std::uint64_t i = 0; i < folds; ++i) {
     const FoldBytes next = i + 1 < folds ? fold_io(i + 1) : FoldBytes{};
-    const auto in = static_cast<double>(current.in());
+    const double in = fold_in(current);
     const auto out_bytes = static_cast<double>(current.ofmap);
     if (hw.double_buffered())
-      time += std::max(compute_of(i), (static_cast<double>(next.in()) + previous_out) / b);
+      time += std::max(compute_of(i), (fold_in(next) + previous_out) / b);
     else
       time += (in + out_bytes) / b + compute_of(i);
     previous_out = out_bytes;
@@ -126,14 +153,22 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
   for (std::size_t i = 0; i < kOperandNames.size(); ++i) {
     const bool is_output = i == 2;
     const Bytes sram{((passes - 1) * traffic.sram[i] + last_traffic.sram[i]) * m.arrays};
-    const Bytes dram{((passes - 1) * traffic.dram[i] + last_traffic.dram[i]) * m.arrays};
-    out.traffic.push_back({kOperandNames[i], "sram", is_output ? Bytes{} : sram,
+    const Bytes dram{((passes - 1) * traffic.dram[i] + last_traffic.dram[i]) * m.arrays /
+                     (is_output ? 1 : sharers[i])};
+    // The output's reads: its earlier values, where the op adds into it (C += A B).
+    const Bytes sram_acc{((passes - 1) * traffic.sram_accumulated + last_traffic.sram_accumulated) *
+                         m.arrays};
+    const Bytes dram_acc{((passes - 1) * traffic.dram_accumulated + last_traffic.dram_accumulated) *
+                         m.arrays};
+    out.traffic.push_back({kOperandNames[i], "sram", is_output ? sram_acc : sram,
                            is_output ? sram : Bytes{}});
-    out.traffic.push_back({kOperandNames[i], "dram", is_output ? Bytes{} : dram,
+    out.traffic.push_back({kOperandNames[i], "dram", is_output ? dram_acc : dram,
                            is_output ? dram : Bytes{}});
     if (is_output) {
       out.cost.sram_writes += sram;
       out.cost.dram_writes += dram;
+      out.cost.sram_reads += sram_acc;
+      out.cost.dram_reads += dram_acc;
     } else {
       out.cost.sram_reads += sram;
       out.cost.dram_reads += dram;

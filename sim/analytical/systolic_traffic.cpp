@@ -270,7 +270,13 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
   SystolicTraffic out;
   // Element sizes: the first access of each role (schema 1: the word).
   std::array<bool, 3> seen{};
+  // The accumulators' (C += A B) element bits, summed: each is read once per output tile.
+  std::uint64_t accumulator_bits = 0;
   for (const workload::TensorAccess& access : m.space.accesses) {
+    if (workload::is_accumulator(m.space, access)) {
+      accumulator_bits += word ? *word * 8 : bit_width(access.dtype);
+      continue;
+    }
     const std::size_t i = role_index(access.role);
     if (seen[i]) continue;
     seen[i] = true;
@@ -303,7 +309,9 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
   const auto bits_of = [&](std::size_t operand, const GemmBox& first, const GemmBox* second) {
     std::uint64_t bits = 0;
     for (std::size_t a = 0; a < m.space.accesses.size(); ++a) {
-      if (role_index(m.space.accesses[a].role) != operand) continue;
+      const workload::TensorAccess& access = m.space.accesses[a];
+      if (role_index(access.role) != operand || workload::is_accumulator(m.space, access))
+        continue;
       const std::uint64_t elements = second != nullptr
                                          ? footprints.union_elements(a, first, *second)
                                          : footprints.elements(a, first);
@@ -464,6 +472,13 @@ SystolicTraffic systolic_traffic(const SystolicMapping& m, const arch::HardwareM
     if (partial && !held) out.partial_sums = PartialSums::ToDram;
     fold.ofmap = (finished && !on_chip[2]) || (!finished && !held) ? ceil_bytes(bits) : 0;
     out.dram[2] += fold.ofmap;
+    // The output tile's earlier values, before the first fold that adds to it.
+    if (accumulator_bits > 0 && (!partial || r == 0)) {
+      const std::uint64_t acc = ceil_bytes(out_words * accumulator_bits);
+      out.sram_accumulated += acc;
+      fold.accumulated = on_chip[2] ? 0 : acc;
+      out.dram_accumulated += fold.accumulated;
+    }
     pc = c, ps = st, pr = r;
   }
 

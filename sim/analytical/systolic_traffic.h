@@ -52,6 +52,13 @@
 // stripe's range of T in its tile. Every (stripe, row fold) is a fold of S steps of T (the
 // cycle model times it so: fold_steps).
 //
+// Accumulators. An op that adds into its output (C += A B, workload::is_accumulator: every
+// weight gradient of a training step) reads the output's earlier values once per output tile,
+// before the first fold that adds to it (the first row fold of its column fold and stripe; every
+// fold when the outputs are finished in one), at the accumulator's own element size: they start
+// the tile's sums. The accumulator is no operand of the array's loops, so it is not part of the
+// streamed input's tiles. Held on chip with the output, it is read from the buffer, not DRAM.
+//
 // Operands held on chip for the whole op (`on_chip`: an activation the residency plan keeps, a
 // cached weight, a fused intermediate; mapper/residency.h) are already in the buffers: an input
 // held on chip is fetched by no fold, and an output held on chip has its finished outputs
@@ -73,7 +80,8 @@ struct FoldBytes {
   std::uint64_t ifmap = 0;   // fetched before the fold
   std::uint64_t filter = 0;  // fetched before the fold
   std::uint64_t ofmap = 0;   // written after it
-  std::uint64_t in() const { return ifmap + filter; }
+  std::uint64_t accumulated = 0;  // the output's earlier values (C += A B), read before it
+  std::uint64_t in() const { return ifmap + filter + accumulated; }
 };
 
 enum class PartialSums : std::uint8_t {
@@ -88,6 +96,10 @@ struct SystolicTraffic {
   // (inputs) or writes (outputs), and DRAM bytes (the sum over `folds`).
   std::array<std::uint64_t, 3> sram{};
   std::array<std::uint64_t, 3> dram{};
+  // The output's earlier values read into the accumulator (C += A B; 0 otherwise): from the
+  // buffer, and from DRAM (the sum of the folds' `accumulated`).
+  std::uint64_t sram_accumulated = 0;
+  std::uint64_t dram_accumulated = 0;
   // Element bits of the ifmap, filter and ofmap, and of a partial sum.
   std::array<std::uint32_t, 3> element_bits{};
   std::uint32_t partial_sum_bits = 0;
