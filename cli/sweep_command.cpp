@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <ostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -88,6 +90,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
                 "spec, arch and workload files must be unchanged)");
   cmd->add_option("--limit", args.limit, "Stop after this many new points")
       ->check(CLI::PositiveNumber);
+  // No group: left out of --help (see SweepArgs::test_pause_after).
+  cmd->add_option("--test-pause-after", args.test_pause_after)
+      ->check(CLI::PositiveNumber)
+      ->group("");
   return cmd;
 }
 
@@ -156,6 +162,14 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
   options.threads = args.threads;
   if (args.limit > 0) options.limit = args.limit;
   options.progress = sweep_progress(err);
+  if (args.test_pause_after > 0)
+    options.progress = [shown = options.progress, after = args.test_pause_after,
+                        &out](const sim::SweepProgress& p) {
+      shown(p);
+      if (p.done < after) return;
+      out << fmt::format("paused: {} points stored\n", p.done) << std::flush;
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // until killed
+    };
   const auto outcome = sim::run_sweep(*spec, *store, options, diags);
   if (!outcome) {
     err << diags.format_all() << "the sweep stopped.\n";

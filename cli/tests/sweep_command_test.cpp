@@ -3,12 +3,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -147,10 +146,12 @@ TEST(SweepCommand, BadSpecPrintsLocatedErrors) {
 }
 
 // The store survives SIGKILL: a child `coda sweep` on a bundled sweep (its first 200 points) is
-// killed once some points are stored; resuming with the rest of the limit ends with the rows of
-// an uninterrupted run of those 200 points. (With --limit N the run takes the first N missing
-// points in index order, so after k of the first 200 are stored, --limit 200-k takes exactly the
-// other 200-k of them, whichever k the kill left.)
+// killed mid-sweep; resuming with the rest of the limit ends with the rows of an uninterrupted run
+// of those 200 points. (With --limit N the run takes the first N missing points in index order, so
+// after k of the first 200 are stored, --limit 200-k takes exactly the other 200-k of them.) The
+// kill is deterministic: --test-pause-after 5 makes the child say how many points it has stored
+// once at least 5 are and then wait to be killed, so the test races neither the machine's speed
+// nor the child's writes (it polled the store before, and on a loaded machine never saw a point).
 TEST(SweepCommand, KillNineThenResumeEqualsAnUninterruptedRun) {
   constexpr const char* kSpec = "configs/sweeps/array_sram_bw_resnet50_bert.yaml";
   constexpr std::size_t kPoints = 200;
@@ -158,38 +159,46 @@ TEST(SweepCommand, KillNineThenResumeEqualsAnUninterruptedRun) {
   const std::filesystem::path killed = tmp.path() / "killed";
   const std::filesystem::path whole = tmp.path() / "whole";
   std::filesystem::create_directories(killed);
+  std::array<int, 2> pipe_fds{};
+  ASSERT_EQ(pipe(pipe_fds.data()), 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
+    close(pipe_fds[0]);
+    dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
     execl(CODA_BINARY, "coda", "sweep", kSpec, "--out", killed.c_str(), "--threads", "2",
-          "--limit", "200", static_cast<char*>(nullptr));
+          "--limit", "200", "--test-pause-after", "5", static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait until the first points are stored, then kill it mid-sweep.
-  const std::uint64_t hash = spec_hash(kSpec);
-  std::size_t stored = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (stored == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::string why;
-    if (const auto store = sim::SweepStore::open(killed / "sweep.db", hash, why))
-      stored = store->done_points().size();
+  close(pipe_fds[1]);
+  // Read the child's stdout until its "paused: K points stored" line (or its end).
+  std::string said;
+  std::array<char, 256> buffer{};
+  for (;;) {
+    const ssize_t n = read(pipe_fds[0], buffer.data(), buffer.size());
+    if (n <= 0) break;
+    said.append(buffer.data(), static_cast<std::size_t>(n));
+    if (said.find(" points stored\n") != std::string::npos) break;
   }
+  close(pipe_fds[0]);
   kill(child, SIGKILL);
   int status = 0;
   waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the child finished before it was killed";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended before it was killed: " << said;
+  const std::size_t paused_at = said.find("paused: ");
+  ASSERT_NE(paused_at, std::string::npos) << said;
+  const std::size_t said_stored = std::stoul(said.substr(paused_at + 8));
   std::size_t done = 0;
   {
     std::string why;
-    const auto store = sim::SweepStore::open(killed / "sweep.db", hash, why);
+    const auto store = sim::SweepStore::open(killed / "sweep.db", spec_hash(kSpec), why);
     ASSERT_TRUE(store) << why;
     const auto points = store->done_points();
     done = points.size();
-    EXPECT_GE(done, 1u);
+    EXPECT_EQ(done, said_stored);  // what it said it had committed, no more (its writer waited)
+    EXPECT_GE(done, 5u);
     EXPECT_LT(done, kPoints);
     EXPECT_LT(*points.rbegin(), kPoints);  // only points of the first 200
   }
