@@ -23,6 +23,7 @@
 #include "cli/train_command.h"
 #include "cli/validate_command.h"
 #include "cli/workload_command.h"
+#include "core/text.h"
 #include "core/version.h"
 #include "core/yaml_reader.h"
 #include "mapper/fusion.h"
@@ -251,7 +252,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
       return 1;
     }
     const nlohmann::ordered_json json = *run;
-    if (!write_file(dir / "run.json", json.dump(2) + "\n", err) ||
+    if (!write_file(dir / "run.json", dump_json(json, 2) + "\n", err) ||
         !write_file(dir / "layers.csv", reports::format_layers_csv(*run), err))
       return 1;
     if (!args.quiet)
@@ -280,7 +281,9 @@ int do_check(const std::vector<std::string>& files, std::ostream& out, std::ostr
 
 }  // namespace
 
-int run_main(std::span<const char* const> args, std::ostream& out, std::ostream& err) {
+namespace {
+
+int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream& err) {
   CLI::App app{"coda: accelerator performance simulator and co-design explorer", "coda"};
   app.set_version_flag("--version", std::string(kVersion));
   app.require_subcommand(1);
@@ -403,6 +406,31 @@ int run_main(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (report->parsed()) return run_report_command(report_args, out, err);
   if (train->parsed()) return run_train_command(train_args, out, err);
   return 2;
+}
+
+}  // namespace
+
+int run_main(std::span<const char* const> args, std::ostream& out, std::ostream& err) {
+  // The last resort: every reader reports bad input as located errors and returns, so nothing
+  // should throw this far; if something does, say so plainly, with the command line, and exit
+  // with a code of its own (70, BSD's EX_SOFTWARE) instead of terminate()'s abort.
+  const auto command = [&] {
+    std::string line;
+    for (const char* arg : args) line += (line.empty() ? "" : " ") + std::string(arg);
+    return line;
+  };
+  try {
+    return dispatch(args, out, err);
+  } catch (const std::exception& e) {
+    err << fmt::format("internal error: {} (while running '{}'); this is a bug in coda {}, please "
+                       "report it with the input files\n",
+                       e.what(), command(), kVersion);
+  } catch (...) {
+    err << fmt::format("internal error: an unknown exception (while running '{}'); this is a bug "
+                       "in coda {}, please report it with the input files\n",
+                       command(), kVersion);
+  }
+  return kInternalErrorExit;
 }
 
 }  // namespace coda::cli

@@ -15,6 +15,7 @@
 #include "arch/hardware_model.h"
 #include "cli/options.h"
 #include "core/diagnostics.h"
+#include "core/text.h"
 #include "mapper/fusion.h"
 #include "sim/driver.h"
 #include "sim/training_step.h"
@@ -362,7 +363,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
     }
     if (!args.json_out.empty() &&
         !write_file(args.json_out,
-                    ordered_json{{"schema_version", 1}, {"layouts", std::move(ranked)}}.dump(2) +
+                    dump_json(ordered_json{{"schema_version", 1}, {"layouts", std::move(ranked)}}, 2) +
                         "\n",
                     err))
       return 1;
@@ -394,8 +395,9 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   print_report(*report, out);
   if (!args.json_out.empty() &&
       !write_file(args.json_out,
-                  ordered_json{{"schema_version", 1}, {"training_step", report_json(*report)}}
-                          .dump(2) +
+                  dump_json(ordered_json{{"schema_version", 1},
+                                         {"training_step", report_json(*report)}},
+                            2) +
                       "\n",
                   err))
     return 1;

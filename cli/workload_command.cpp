@@ -12,6 +12,7 @@
 
 #include "cli/options.h"
 #include "core/diagnostics.h"
+#include "core/text.h"
 #include "workloads/cnn/cnn_zoo.h"
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
@@ -237,7 +238,7 @@ int run_workload_command(const WorkloadArgs& args, std::ostream& out, std::ostre
                                          {"passes", pipeline->describe()},
                                          {"pass_reports", std::move(reports)},
                                          {"summary", summary}};
-    if (!write_file(args.json_out, json.dump(2) + "\n", err)) return 1;
+    if (!write_file(args.json_out, dump_json(json, 2) + "\n", err)) return 1;
   }
   if (!args.trace_out.empty() && !write_file(args.trace_out, workload::write_trace(*graph), err))
     return 1;

@@ -1,6 +1,7 @@
 #include "core/yaml_reader.h"
 
 #include "core/hash.h"
+#include "core/text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -357,7 +358,16 @@ bool YamlReader::scalar_text(std::string& out, std::string_view what, std::strin
 }
 
 bool YamlReader::read(std::string& out, Diagnostics& diags) const {
-  return scalar_text(out, "a string", "", diags);
+  if (!scalar_text(out, "a string", "", diags)) return false;
+  if (const auto bad = first_invalid_utf8(out)) {
+    diags.error(location(), path_,
+                fmt::format("not UTF-8 text: byte {} (0x{:02X}) starts no UTF-8 character", *bad + 1,
+                            static_cast<unsigned char>(out[*bad])),
+                "save the file as UTF-8 (a Latin-1 'e with acute' is the byte 0xE9; in UTF-8 it "
+                "is 0xC3 0xA9)");
+    return false;
+  }
+  return true;
 }
 
 bool YamlReader::read(bool& out, Diagnostics& diags) const {

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
+#include "core/text.h"
 #include "mapper/schedule.h"
 #include "mapper/search.h"
 #include "sim/analytical/analytical_engine.h"
@@ -99,7 +100,7 @@ void fill_metrics(SweepRow& row, const results::RunResult& run, const SweepConst
 }
 
 // A JSON string literal (quotes and escapes) for the run summary.
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string quoted(const std::string& text) { return dump_json(nlohmann::json(text)); }
 
 // The cores this process may run on (its affinity mask), at least 1.
 unsigned usable_cores() {
@@ -243,7 +244,7 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
   record.index = index;
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
   for (const auto& [path, value] : point_values(spec, point)) values[path] = value;
-  record.axis_values = values.dump();
+  record.axis_values = dump_json(values);
 
   Diagnostics diags;
   std::uint64_t arch_hash = 0;
@@ -569,7 +570,7 @@ std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows
     results.push_back(std::move(row));
   }
   j["results"] = results;
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 }  // namespace coda::sim

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/text.h"
 #include "core/version.h"
 
 namespace coda::validation {
@@ -464,7 +465,7 @@ std::string corpus_report_json(const CorpusReport& report, const Corpus& corpus)
     }
     j["rows"].push_back(std::move(rj));
   }
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string family_calibration_yaml(const CorpusReport& report, std::size_t family) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "core/version.h"
 
 namespace coda::validation {
@@ -243,7 +244,7 @@ std::string report_json(const ValidationReport& report, const ReportInputs& inpu
     cj["notes"] = c.notes;
     j["calibration"] = std::move(cj);
   }
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string report_csv(const ValidationReport& report) {

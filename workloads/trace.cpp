@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "core/yaml_reader.h"
 
 namespace coda::workload {
@@ -164,7 +165,7 @@ class Reader {
                          j.get<std::uint64_t>() > static_cast<std::uint64_t>(limit);
     out = too_big ? limit + 1 : j.get<std::int64_t>();
     if (out < -limit || out > limit) {
-      error(path, fmt::format("{} is out of range (magnitude at most {})", j.dump(), limit));
+      error(path, fmt::format("{} is out of range (magnitude at most {})", dump_json(j), limit));
       return false;
     }
     return true;
@@ -437,7 +438,7 @@ std::string write_trace(const Graph& graph) {
                   {"tensors", std::move(tensors)},
                   {"outputs", std::move(outputs)},
                   {"ops", std::move(ops)}};
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::optional<Graph> read_trace(std::string_view text, const std::string& file,

@@ -26,6 +26,32 @@ TEST(Cli, HelpOnEveryCommand) {
   }
 }
 
+// Latin-1 bytes in an arch's name (issue 23): `coda run --out` aborted with nlohmann's
+// type_error 316 (exit 134) writing run.json, while check-config called the file ok. Now every
+// command that reads it stops at a located error (exit 1), and none reaches the last-resort
+// handler (kInternalErrorExit).
+TEST(Cli, AnArchNameThatIsNotUtf8IsALocatedErrorEverywhere) {
+  const testing::TempDir tmp;
+  const auto arch = tmp.path() / "latin1.yaml";
+  std::ofstream(arch) << "schema_version: 2\nname: \"caf\xe9\"\nclock: 1 GHz\ncompute:\n"
+                         "  - {name: mxu, kind: systolic, array: {rows: 8, cols: 8, dataflow: "
+                         "weight_stationary}, macs_per_pe: {int8: 1}}\n"
+                         "memory:\n  - {name: spad, capacity: 64 KiB, holds: [inputs, weights, "
+                         "outputs]}\ndram: {bandwidth: 10 GB/s}\n";
+  const std::string located = arch.string() + ":2:7: error: name: not UTF-8 text: byte 4 (0xE9)";
+  const std::string out = (tmp.path() / "out").string();
+  for (const auto& args : std::vector<std::vector<const char*>>{
+           {"check-config", arch.c_str()},
+           {"run", "--arch", arch.c_str(), "--workload", "configs/workloads/resnet18.yaml",
+            "--out", out.c_str()},
+           {"arch", arch.c_str()}}) {
+    const Outcome r = coda(args);
+    EXPECT_EQ(r.code, 1) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(located), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+}
+
 TEST(Cli, RunPrintsTheTableAndWritesResults) {
   const testing::TempDir tmp;
   const auto& dir = tmp.path();

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/systemc/chip_model.h"
 #include "sim/timing/chip_plan.h"
@@ -46,7 +47,7 @@ bool write_all(int fd, const std::string& text) {
   std::string message;
   try {
     nlohmann::ordered_json j = simulate_chip(chip, works);
-    message = "ok\n" + j.dump();
+    message = "ok\n" + dump_json(j);
   } catch (const std::exception& e) {
     message = std::string("error\n") + e.what();
   }

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace coda::sim::timing {
 namespace {
 
@@ -129,7 +131,7 @@ void write_chrome_trace(std::ostream& out, const std::vector<OpWork>& works,
   nlohmann::ordered_json trace = {{"traceEvents", events}, {"displayTimeUnit", "ns"},
                                   {"otherData", {{"engine", run.provenance.engine},
                                                  {"clock_hz", chip.clock_hz}}}};
-  out << trace.dump() << '\n';
+  out << dump_json(trace) << '\n';
 }
 
 void to_json(nlohmann::ordered_json& j, const ChipOutcome& outcome) {

@@ -1,0 +1,25 @@
+#pragma once
+// Text that crosses coda's edges: UTF-8 checks where text is read, and JSON written so that no
+// byte a user gave can stop it. Every reader checks its text fields (YamlReader::read, a located
+// error); JSON writers go through dump_json, which writes any invalid byte that still reaches
+// it (a name inside an ONNX file, a CSV cell) as U+FFFD instead of throwing.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace coda {
+
+// The offset of the first byte of `text` that does not start or continue a well-formed UTF-8
+// sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF); nullopt when the
+// whole text is UTF-8. Hand-written rather than taken from Boost.Locale or ICU: 30 lines against
+// a new link dependency for one check.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
+// nlohmann::json or ordered_json as text (indent < 0: one line), invalid UTF-8 replaced by U+FFFD.
+template <class Json>
+std::string dump_json(const Json& json, int indent = -1) {
+  return json.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace coda
