@@ -312,6 +312,19 @@ std::string read_shape(Measurement& m, std::string_view t) {
   [](Measurement& m, std::string_view t) -> std::string {                       \
     return parse_double(t, m.member) ? std::string{} : "a number or nothing";   \
   }
+// A time in microseconds: empty when the case was not measured, else finite and at least 1 ns
+// (0.001 us; no GPU kernel or step takes less). Zero, negative, NaN, infinite and smaller
+// values are errors: they were silently "not measured", or compared (1e-30 gave a 1.5e34 %
+// error).
+#define CODA_TIME(member)                                                                   \
+  [](Measurement& m, std::string_view t) -> std::string {                                   \
+    constexpr std::string_view kTime =                                                      \
+        "a time in microseconds of at least 0.001 (1 ns), or nothing for a case that was not " \
+        "measured";                                                                          \
+    if (!parse_double(t, m.member)) return std::string(kTime);                              \
+    if (t.empty() || (std::isfinite(m.member) && m.member >= 0.001)) return {};             \
+    return std::string(kTime);                                                              \
+  }
 #define CODA_TEXT(member)                                                       \
   [](Measurement& m, std::string_view t) -> std::string {                       \
     m.member = std::string(t);                                                  \
@@ -342,9 +355,9 @@ const std::array<Column, 47> kColumns{{
     {"repetitions", [](const Measurement& m) { return fmt::format("{}", m.repetitions); },
      CODA_U32(repetitions)},
     {"warmup", [](const Measurement& m) { return fmt::format("{}", m.warmup); }, CODA_U32(warmup)},
-    {"median_us", [](const Measurement& m) { return num(m.median_us); }, CODA_DOUBLE(median_us)},
-    {"min_us", [](const Measurement& m) { return num(m.min_us); }, CODA_DOUBLE(min_us)},
-    {"max_us", [](const Measurement& m) { return num(m.max_us); }, CODA_DOUBLE(max_us)},
+    {"median_us", [](const Measurement& m) { return num(m.median_us); }, CODA_TIME(median_us)},
+    {"min_us", [](const Measurement& m) { return num(m.min_us); }, CODA_TIME(min_us)},
+    {"max_us", [](const Measurement& m) { return num(m.max_us); }, CODA_TIME(max_us)},
     {"operations", [](const Measurement& m) { return num(m.operations); },
      CODA_DOUBLE(operations)},
     {"bytes", [](const Measurement& m) { return num(m.bytes); }, CODA_DOUBLE(bytes)},
@@ -404,6 +417,7 @@ const std::array<Column, 47> kColumns{{
 #undef CODA_U32
 #undef CODA_U64
 #undef CODA_DOUBLE
+#undef CODA_TIME
 #undef CODA_TEXT
 
 std::vector<std::string_view> column_names() {

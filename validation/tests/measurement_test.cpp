@@ -129,7 +129,8 @@ TEST(MeasurementCsv, BadCellIsLocated) {
   // "gemm_int8,int8,m=64 n=128 k=256,,,,64,128,256,,,,,,,,5,1," (impl, model, launch empty).
   EXPECT_EQ(format(diags.all()[0]),
             "fixture.csv:2:58: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
-            "number or nothing");
+            "time in microseconds of at least 0.001 (1 ns), or nothing for a case that was not "
+            "measured");
 }
 
 TEST(MeasurementCsv, UnknownAndMissingColumns) {
