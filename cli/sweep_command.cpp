@@ -1,16 +1,22 @@
 #include "cli/sweep_command.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <ostream>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -97,9 +103,50 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   return cmd;
 }
 
+SweepFolderLock::SweepFolderLock(SweepFolderLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)) {}
+
+SweepFolderLock& SweepFolderLock::operator=(SweepFolderLock&& other) noexcept {
+  std::swap(fd_, other.fd_);
+  return *this;
+}
+
+SweepFolderLock::~SweepFolderLock() {
+  if (fd_ >= 0) close(fd_);  // closing the descriptor releases the flock
+}
+
+bool SweepFolderLock::acquire(const std::filesystem::path& dir, std::string& why) {
+  const std::filesystem::path file = dir / "sweep.lock";
+  const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    why = fmt::format("cannot open '{}': {}", file.string(), std::strerror(errno));
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    std::array<char, 32> text{};
+    const ssize_t n = pread(fd, text.data(), text.size() - 1, 0);
+    const std::string pid = n > 0 ? std::string(text.data(), static_cast<std::size_t>(n)) : "?";
+    close(fd);
+    why = fmt::format("'{}' is in use by another coda sweep (process {}, which holds '{}'): wait "
+                      "for it to finish, or choose another --out folder",
+                      dir.string(), pid.substr(0, pid.find('\n')), file.string());
+    return false;
+  }
+  const std::string pid = fmt::format("{}\n", getpid());
+  if (ftruncate(fd, 0) != 0 ||
+      pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    why = fmt::format("cannot write '{}': {}", file.string(), std::strerror(errno));
+    close(fd);
+    return false;
+  }
+  if (fd_ >= 0) close(fd_);
+  fd_ = fd;
+  return true;
+}
+
 std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
                                                   const sim::SweepSpec& spec,
-                                                  std::ostream& err) {
+                                                  SweepFolderLock& lock, std::ostream& err) {
   const std::filesystem::path dir(args.out_dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -107,8 +154,12 @@ std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
     err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
     return nullptr;
   }
-  const std::filesystem::path db = dir / "sweep.db";
   std::string why;
+  if (!lock.acquire(dir, why)) {
+    err << fmt::format("error: {}\n", why);
+    return nullptr;
+  }
+  const std::filesystem::path db = dir / "sweep.db";
   auto store = args.resume ? sim::SweepStore::open(db, spec.hash, why)
                            : sim::SweepStore::create(db, spec.hash, spec.name, why);
   if (!store)
@@ -129,6 +180,13 @@ int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec,
                  const sim::SweepStore& store, const sim::SweepOutcome& outcome,
                  std::string_view how, std::ostream& out, std::ostream& err) {
   const std::filesystem::path dir(args.out_dir);
+  if (const auto damaged = store.damage()) {
+    err << fmt::format("error: '{}' is damaged (SQLite's quick_check: {}); results.csv and "
+                       "results.json were not written: run the sweep again into a new --out "
+                       "folder\n",
+                       (dir / "sweep.db").string(), *damaged);
+    return 1;
+  }
   const auto rows = store.rows();
   if (!write_file(dir / "results.csv", sim::export_csv(spec, rows), err) ||
       !write_file(dir / "results.json", sim::export_json(spec, rows), err))
@@ -154,7 +212,8 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
     err << diags.format_all() << "no point was run.\n";
     return 1;
   }
-  const auto store = open_sweep_store(args, *spec, err);
+  SweepFolderLock lock;  // before the store: it outlives it
+  const auto store = open_sweep_store(args, *spec, lock, err);
   if (!store) return 1;
   const sim::EngineRegistry engines = all_engines();
   sim::SweepOptions options;

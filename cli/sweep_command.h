@@ -8,6 +8,7 @@
 // (cli/sweep_mpi.h).
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -39,10 +40,30 @@ struct SweepArgs {
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err);
 
+// An exclusive lock (flock) on DIR/sweep.lock, which holds the owner's process id, for as long
+// as it lives: two sweeps into one folder would both compute its missing points and one would die
+// on the store's unique keys. The kernel drops it when the process ends, kill -9 included.
+class SweepFolderLock {
+ public:
+  SweepFolderLock() = default;
+  SweepFolderLock(const SweepFolderLock&) = delete;
+  SweepFolderLock& operator=(const SweepFolderLock&) = delete;
+  SweepFolderLock(SweepFolderLock&& other) noexcept;
+  SweepFolderLock& operator=(SweepFolderLock&& other) noexcept;
+  ~SweepFolderLock();
+  // Takes DIR's lock; false with `why` (naming the process that holds it) when another has it.
+  bool acquire(const std::filesystem::path& dir, std::string& why);
+
+ private:
+  int fd_ = -1;
+};
+
 // The pieces run_sweep_command and its MPI form (cli/sweep_mpi.cpp) share.
-// DIR/sweep.db created, or opened with --resume; nullptr after printing why to `err`.
+// DIR/sweep.db created, or opened with --resume, with DIR's lock taken into `lock` (declare it
+// before the store, so that it outlives it); nullptr after printing why to `err`.
 std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
-                                                  const sim::SweepSpec& spec, std::ostream& err);
+                                                  const sim::SweepSpec& spec,
+                                                  SweepFolderLock& lock, std::ostream& err);
 // The progress callback that renders to `err` (a bar on a terminal, else plain lines).
 std::function<void(const sim::SweepProgress&)> sweep_progress(std::ostream& err);
 // Writes DIR/results.csv and DIR/results.json from the store and prints the summary; `how` is

@@ -425,8 +425,9 @@ int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   const auto spec = sim::load_sweep_spec(args.spec, diags);
   if (!all_ok(mpi, spec.has_value(), diags.format_all() + "no point was run.\n", err)) return 1;
   // Only rank 0 touches the store (open_sweep_store prints its own errors).
+  SweepFolderLock lock;  // before the store: it outlives it
   std::unique_ptr<sim::SweepStore> store;
-  if (root) store = open_sweep_store(args, *spec, err);
+  if (root) store = open_sweep_store(args, *spec, lock, err);
   if (!all_ok(mpi, !root || store != nullptr, "", err)) return 1;
   const sim::EngineRegistry engines = all_engines();
   const auto inputs = sim::load_sweep_inputs(*spec, diags, &engines);

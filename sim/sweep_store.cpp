@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 
@@ -167,6 +168,13 @@ std::unique_ptr<SweepStore> SweepStore::open(const std::filesystem::path& file,
   sqlite3* db = open_db(file, SQLITE_OPEN_READWRITE, why);
   if (db == nullptr) return nullptr;
   std::unique_ptr<SweepStore> store(new SweepStore(db));
+  if (const auto damaged = store->damage()) {
+    why = fmt::format("'{}' is damaged (SQLite's quick_check: {}): its points cannot be trusted; "
+                      "run the sweep again into a new --out folder (`sqlite3 {} .recover` copies "
+                      "out what is intact)",
+                      file.string(), *damaged, file.string());
+    return nullptr;
+  }
   const auto schema = meta_value(db, "schema");
   const auto hash = meta_value(db, "spec_hash");
   if (!schema || !hash) {
@@ -187,6 +195,25 @@ std::unique_ptr<SweepStore> SweepStore::open(const std::filesystem::path& file,
     return nullptr;
   }
   return store;
+}
+
+std::optional<std::string> SweepStore::damage() const {
+  Statement stmt(db_, "PRAGMA quick_check(3)");
+  if (!stmt) return error_of(db_);
+  std::string found;
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    // One message per row, a row holding several lines; SQLite's "*** in database main ***"
+    // header says nothing here.
+    std::istringstream lines(stmt.text(0));
+    for (std::string line; std::getline(lines, line);) {
+      if (line == "ok" || line.rfind("*** in database", 0) == 0) continue;
+      found += (found.empty() ? "" : "; ") + line;
+    }
+  }
+  if (rc != SQLITE_DONE) found += (found.empty() ? "" : "; ") + error_of(db_);
+  if (found.empty()) return std::nullopt;
+  return found;
 }
 
 SweepStore::~SweepStore() { sqlite3_close(db_); }

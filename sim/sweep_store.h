@@ -93,6 +93,9 @@ class SweepStore {
   bool write_points(std::span<const SweepPointRecord> records, std::string& why);
   // Every row, by point index then workload index.
   std::vector<SweepRow> rows() const;
+  // SQLite's PRAGMA quick_check of the file: nullopt when it says ok, else what it found (its
+  // first messages). open() refuses a damaged store; run it again before trusting an export.
+  std::optional<std::string> damage() const;
 
  private:
   explicit SweepStore(sqlite3* db) : db_(db) {}

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "cli/sweep_command.h"
 #include "cli/tests/run_coda.h"
 #include "sim/sweep_spec.h"
 #include "sim/sweep_store.h"
@@ -107,6 +108,52 @@ TEST(SweepCommand, LimitThenResumeEqualsAnUninterruptedRun) {
   EXPECT_EQ(stored_rows(parts), stored_rows(whole));
   EXPECT_EQ(read_text(tmp.path() / "parts" / "results.csv"),
             read_text(tmp.path() / "whole" / "results.csv"));
+}
+
+// A store damaged on disk (issue 23: 8 KiB zeroed inside a finished sweep.db, and --resume said
+// success and rewrote results.csv with 4 of 7840 rows): resuming it is an error that says so.
+TEST(SweepCommand, ADamagedStoreIsNotResumed) {
+  const testing::TempDir tmp;
+  const std::string dir = (tmp.path() / "out").string();
+  ASSERT_EQ(coda({"sweep", kBundled, "--out", dir.c_str()}).code, 0);
+  const auto db = tmp.path() / "out" / "sweep.db";
+  const auto size = std::filesystem::file_size(db);
+  ASSERT_GT(size, 3u * 8192) << "the store is smaller than the damage";
+  {
+    std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(8192);
+    const std::string zeros(8192, '\0');
+    file.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+  }
+  const auto before = std::filesystem::last_write_time(tmp.path() / "out" / "results.csv");
+  const Outcome r = coda({"sweep", kBundled, "--out", dir.c_str(), "--resume"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.err.find("sweep.db' is damaged (SQLite's quick_check: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run the sweep again into a new --out folder"), std::string::npos) << r.err;
+  // Its exports are left as they were.
+  EXPECT_EQ(std::filesystem::last_write_time(tmp.path() / "out" / "results.csv"), before);
+}
+
+// A second sweep into a folder another process is sweeping into stops at once, naming it (it
+// used to compute the same missing points, and one died on "UNIQUE constraint failed").
+TEST(SweepCommand, AFolderInUseByAnotherSweepIsAnError) {
+  const testing::TempDir tmp;
+  const auto dir = tmp.path() / "out";
+  std::filesystem::create_directories(dir);
+  // This process holds the folder's lock, as a running sweep would.
+  SweepFolderLock held;
+  std::string why;
+  ASSERT_TRUE(held.acquire(dir, why)) << why;
+  const Outcome r = coda({"sweep", kBundled, "--out", dir.c_str()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(fmt::format("is in use by another coda sweep (process {}, which holds",
+                                   getpid())),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "sweep.db"));
+  // Released, the folder is free again.
+  held = SweepFolderLock{};
+  EXPECT_EQ(coda({"sweep", kBundled, "--out", dir.c_str()}).code, 0);
 }
 
 TEST(SweepCommand, ResumingWithAnotherSpecIsAnError) {
