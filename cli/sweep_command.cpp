@@ -1,10 +1,13 @@
 #include "cli/sweep_command.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -15,6 +18,8 @@
 #include <iostream>
 #include <memory>
 #include <ostream>
+#include <stop_token>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -73,6 +78,49 @@ class ProgressPrinter {
   std::ostream& out_;
   bool terminal_;
   double printed_at_ = -1e9;
+};
+
+// SIGINT and SIGTERM, while it lives, stop the sweep instead of the process: both are blocked in
+// the thread that makes it (and so in every thread that thread starts afterwards, the sweep's
+// workers and writer) and one thread waits for them with sigtimedwait, then sets `stop`. On
+// destruction the old mask comes back (a signal that came after the watcher ended is then
+// delivered as usual).
+class SignalStop {
+ public:
+  SignalStop() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    watcher_ = std::jthread([this](const std::stop_token& token) {
+      const timespec tick{0, 100'000'000};  // 100 ms: how soon the watcher sees it may end
+      while (!token.stop_requested()) {
+        const int caught = sigtimedwait(&set_, nullptr, &tick);
+        if (caught > 0) {
+          number_ = caught;
+          stop_ = true;
+          return;
+        }
+      }
+    });
+  }
+  ~SignalStop() {
+    watcher_.request_stop();
+    watcher_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalStop(const SignalStop&) = delete;
+  SignalStop& operator=(const SignalStop&) = delete;
+  const std::atomic<bool>& stop() const { return stop_; }
+  int number() const { return number_; }
+  std::string_view name() const { return number_ == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+ private:
+  sigset_t set_{};
+  sigset_t old_{};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> number_{0};
+  std::jthread watcher_;
 };
 
 }  // namespace
@@ -221,20 +269,27 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
   options.threads = args.threads;
   if (args.limit > 0) options.limit = args.limit;
   options.progress = sweep_progress(err);
+  SignalStop signals;
+  options.stop = &signals.stop();
   if (args.test_pause_after > 0)
-    options.progress = [shown = options.progress, after = args.test_pause_after,
+    options.progress = [shown = options.progress, after = args.test_pause_after, &signals,
                         &out](const sim::SweepProgress& p) {
       shown(p);
       if (p.done < after) return;
       out << fmt::format("paused: {} points stored\n", p.done) << std::flush;
-      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // until killed
+      while (!signals.stop())  // until killed, or a SIGINT / SIGTERM
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     };
   const auto outcome = sim::run_sweep(*spec, *store, options, diags);
   if (!outcome) {
     err << diags.format_all() << "the sweep stopped.\n";
     return 1;
   }
-  return finish_sweep(args, *spec, *store, *outcome, "", out, err);
+  const int code = finish_sweep(args, *spec, *store, *outcome, "", out, err);
+  if (!outcome->interrupted || code != 0) return code;
+  err << fmt::format("interrupted ({}): {} of {} points stored; continue with --resume\n",
+                     signals.name(), outcome->already_done + outcome->ran, outcome->points);
+  return 128 + signals.number();
 }
 
 }  // namespace coda::cli

@@ -32,8 +32,9 @@ struct SweepArgs {
   bool resume = false;
   std::uint64_t limit = 0;  // 0: no limit
   // Tests only (hidden --test-pause-after N): once N points of this run are committed, print
-  // "paused: K points stored" (K >= N, the stored count) to stdout and block the store's writer
-  // until the process is killed, so a test kills it at a known point (0: off).
+  // "paused: K points stored" (K >= N, the stored count) to stdout and hold the store's writer
+  // until the process is killed or a SIGINT / SIGTERM stops the sweep, so a test signals it at a
+  // known point (0: off).
   std::uint64_t test_pause_after = 0;
 };
 

@@ -468,8 +468,15 @@ std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
   mapper::MappingCache cache;
   SweepWriter writer(store, plan.todo.size(), options.progress);
   std::string why;
+  std::atomic<std::size_t> next{0};
+  const PointSource source = [&]() -> std::optional<std::uint64_t> {
+    if (options.stop != nullptr && options.stop->load()) return std::nullopt;
+    const std::size_t slot = next.fetch_add(1);
+    if (slot >= plan.todo.size()) return std::nullopt;
+    return plan.todo[slot];
+  };
   const bool ran = run_points(
-      spec, *inputs, plan.todo, options.threads,
+      spec, *inputs, source, plan.todo.size(), options.threads,
       [&writer](SweepPointRecord record, std::string& reason) {
         return writer.put(std::move(record), reason);
       },
@@ -477,6 +484,10 @@ std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
   std::string write_why;
   const bool written = writer.finish(write_why);
   outcome.ran = writer.written();
+  if (outcome.ran < plan.todo.size()) {  // stopped early: the rest is still missing
+    outcome.interrupted = options.stop != nullptr && options.stop->load();
+    outcome.remaining += plan.todo.size() - outcome.ran;
+  }
   outcome.infeasible = writer.infeasible();
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!written) {

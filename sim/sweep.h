@@ -17,6 +17,7 @@
 // A point whose values make an invalid arch, or a workload the arch cannot run, is a row with
 // status "infeasible" and the diagnostics as its reason.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,6 +56,9 @@ struct SweepOptions {
   std::function<void(const SweepProgress&)> progress;
   // Where the spec's engine comes from; null: register_builtin_engines'.
   const EngineRegistry* engines = nullptr;
+  // Set (by another thread: a signal's watcher) to stop early: no worker takes a new point, the
+  // points in flight finish and are stored, and the outcome says `interrupted`. Null: never.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SweepOutcome {
@@ -64,6 +68,7 @@ struct SweepOutcome {
   std::uint64_t remaining = 0;       // still missing (after --limit)
   std::uint64_t infeasible = 0;      // of `ran`
   double seconds = 0;
+  bool interrupted = false;          // options.stop was set before every planned point ran
 };
 
 // What every point of a sweep shares, made once per sweep (and per MPI rank): the workloads

@@ -199,44 +199,62 @@ TEST(SweepCommand, BadSpecPrintsLocatedErrors) {
 // kill is deterministic: --test-pause-after 5 makes the child say how many points it has stored
 // once at least 5 are and then wait to be killed, so the test races neither the machine's speed
 // nor the child's writes (it polled the store before, and on a loaded machine never saw a point).
+// A child `coda sweep SPEC --out DIR --threads 2 --limit 200 --test-pause-after 5`, with its stdout
+// read until it says "paused: K points stored" (its writer then waits: for SIGKILL, or for a
+// SIGINT / SIGTERM to stop the sweep); its stderr goes to `log`.
+struct PausedSweep {
+  pid_t pid = -1;
+  int out_fd = -1;   // the read end of its stdout, left open so that it may write on (no SIGPIPE)
+  std::string said;  // its stdout up to the pause
+  std::size_t stored() const {
+    const std::size_t at = said.find("paused: ");
+    return at == std::string::npos ? 0 : std::stoul(said.substr(at + 8));
+  }
+};
+PausedSweep start_paused_sweep(const char* spec, const std::filesystem::path& out,
+                               const std::filesystem::path& log) {
+  std::filesystem::create_directories(out);
+  std::array<int, 2> pipe_fds{};
+  PausedSweep child;
+  if (pipe(pipe_fds.data()) != 0) return child;
+  child.pid = fork();
+  if (child.pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    close(pipe_fds[0]);
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    execl(CODA_BINARY, "coda", "sweep", spec, "--out", out.c_str(), "--threads", "2", "--limit",
+          "200", "--test-pause-after", "5", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::array<char, 256> buffer{};
+  while (child.pid > 0) {
+    const ssize_t n = read(pipe_fds[0], buffer.data(), buffer.size());
+    if (n <= 0) break;
+    child.said.append(buffer.data(), static_cast<std::size_t>(n));
+    if (child.said.find(" points stored\n") != std::string::npos) break;
+  }
+  child.out_fd = pipe_fds[0];
+  return child;
+}
+
 TEST(SweepCommand, KillNineThenResumeEqualsAnUninterruptedRun) {
   constexpr const char* kSpec = "configs/sweeps/array_sram_bw_resnet50_bert.yaml";
   constexpr std::size_t kPoints = 200;
   const testing::TempDir tmp;
   const std::filesystem::path killed = tmp.path() / "killed";
   const std::filesystem::path whole = tmp.path() / "whole";
-  std::filesystem::create_directories(killed);
-  std::array<int, 2> pipe_fds{};
-  ASSERT_EQ(pipe(pipe_fds.data()), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    close(pipe_fds[0]);
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    execl(CODA_BINARY, "coda", "sweep", kSpec, "--out", killed.c_str(), "--threads", "2",
-          "--limit", "200", "--test-pause-after", "5", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  // Read the child's stdout until its "paused: K points stored" line (or its end).
-  std::string said;
-  std::array<char, 256> buffer{};
-  for (;;) {
-    const ssize_t n = read(pipe_fds[0], buffer.data(), buffer.size());
-    if (n <= 0) break;
-    said.append(buffer.data(), static_cast<std::size_t>(n));
-    if (said.find(" points stored\n") != std::string::npos) break;
-  }
-  close(pipe_fds[0]);
-  kill(child, SIGKILL);
+  const PausedSweep child = start_paused_sweep(kSpec, killed, tmp.path() / "child.log");
+  ASSERT_GT(child.pid, 0);
+  const std::string& said = child.said;
+  kill(child.pid, SIGKILL);
   int status = 0;
-  waitpid(child, &status, 0);
+  waitpid(child.pid, &status, 0);
+  close(child.out_fd);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended before it was killed: " << said;
-  const std::size_t paused_at = said.find("paused: ");
-  ASSERT_NE(paused_at, std::string::npos) << said;
-  const std::size_t said_stored = std::stoul(said.substr(paused_at + 8));
+  const std::size_t said_stored = child.stored();
+  ASSERT_GT(said_stored, 0u) << said;
   std::size_t done = 0;
   {
     std::string why;
@@ -257,6 +275,44 @@ TEST(SweepCommand, KillNineThenResumeEqualsAnUninterruptedRun) {
   const auto rows = stored_rows(killed, kSpec);
   EXPECT_EQ(rows.size(), 2 * kPoints);  // two workloads per point
   EXPECT_EQ(rows, stored_rows(whole, kSpec));
+}
+
+// SIGINT (Ctrl-C) and SIGTERM stop a sweep, not the process: the points in flight finish and
+// are stored, the exports are written, and it says how many points are stored and how to go on
+// (issue 23: it used to exit without a word). Exit status 128 + the signal, as a shell reports
+// a process killed by it.
+TEST(SweepCommand, SigintStoresThePointsInFlightAndSaysHowToResume) {
+  // LLaMA-2-7B decode points (about 0.3 s each on two threads): while the writer holds at its
+  // pause the workers finish a few more, which the interrupted run stores too.
+  constexpr const char* kSpec = "configs/sweeps/edge_npu_llama_decode_5w.yaml";
+  const testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path() / "out";
+  const PausedSweep child = start_paused_sweep(kSpec, dir, tmp.path() / "child.log");
+  ASSERT_GT(child.pid, 0);
+  ASSERT_GT(child.stored(), 0u) << child.said;
+  kill(child.pid, SIGINT);
+  int status = 0;
+  waitpid(child.pid, &status, 0);
+  close(child.out_fd);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  std::size_t stored = 0;
+  {
+    std::string why;
+    const auto store = sim::SweepStore::open(dir / "sweep.db", spec_hash(kSpec), why);
+    ASSERT_TRUE(store) << why;
+    stored = store->done_points().size();
+  }
+  // What it had said, and the points it finished while paused; not all 200 of its --limit.
+  EXPECT_GE(stored, child.stored());
+  EXPECT_LT(stored, 200u);
+  const std::string log = read_text(tmp.path() / "child.log");
+  EXPECT_NE(log.find(fmt::format("interrupted (SIGINT): {} of 540 points stored; continue with "
+                                 "--resume",
+                                 stored)),
+            std::string::npos)
+      << log;
+  EXPECT_TRUE(std::filesystem::exists(dir / "results.csv"));
 }
 
 TEST(SweepCommand, PointsRunOnTheSystemCEngineWhenTheSpecSaysSo) {
