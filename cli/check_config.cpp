@@ -10,6 +10,7 @@
 
 #include "arch/arch_spec.h"
 #include "arch/cluster_spec.h"
+#include "core/text.h"
 #include "sim/sweep_spec.h"
 #include "validation/case_list.h"
 #include "validation/corpus.h"
@@ -42,6 +43,14 @@ bool has_kernel_column(const std::filesystem::path& file) {
 }  // namespace
 
 ConfigKind config_kind(const std::filesystem::path& file) {
+  // Not a regular file (a device, a pipe: reading it could block or never end) or too large:
+  // left to the readers, which say what it is without reading it (core/text.h read_text_file).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec) ||
+      std::filesystem::file_size(file, ec) > kMaxTextFileBytes) {
+    if (file.extension() == ".csv" || file.extension() == ".json") return ConfigKind::Workload;
+    return ConfigKind::Arch;
+  }
   if (file.extension() == ".csv")
     return has_kernel_column(file) ? ConfigKind::Measurements : ConfigKind::Workload;
   if (file.extension() == ".json") {

@@ -1,5 +1,12 @@
 #include "core/text.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
 namespace coda {
 
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
@@ -31,6 +38,44 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
     i += length;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> read_text_file(const std::filesystem::path& file, std::string& why,
+                                          std::uint64_t max_bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(file, ec);
+  const auto kind = [&]() -> std::string_view {
+    switch (status.type()) {
+      case fs::file_type::directory: return "a folder";
+      case fs::file_type::character: return "a character device";
+      case fs::file_type::block: return "a block device";
+      case fs::file_type::fifo: return "a pipe (FIFO)";
+      case fs::file_type::socket: return "a socket";
+      default: return "";
+    }
+  }();
+  if (!kind.empty()) {
+    why = fmt::format("'{}' is {}, not a file", file.string(), kind);
+    return std::nullopt;
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    why = status.type() == fs::file_type::not_found
+              ? fmt::format("cannot open '{}': no such file", file.string())
+              : fmt::format("cannot open '{}': {}", file.string(), std::strerror(error));
+    return std::nullopt;
+  }
+  const std::uintmax_t size = fs::file_size(file, ec);
+  if (!ec && size > max_bytes) {
+    why = fmt::format("'{}' is {} bytes; coda reads text inputs of at most {} MiB", file.string(),
+                      size, max_bytes >> 20);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return std::move(text).str();
 }
 
 }  // namespace coda

@@ -4,6 +4,8 @@
 // error); JSON writers go through dump_json, which writes any invalid byte that still reaches
 // it (a name inside an ONNX file, a CSV cell) as U+FFFD instead of throwing.
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +17,17 @@ namespace coda {
 // whole text is UTF-8. Hand-written rather than taken from Boost.Locale or ICU: 30 lines against
 // a new link dependency for one check.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
+// The largest text input coda reads (YAML, CSV, JSON traces): 512 MiB, far above any config or
+// trace it writes (a LLaMA-2-70B training trace is tens of MB), and a clear error instead of
+// reading /dev/zero until memory runs out.
+inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{512} << 20;
+
+// The whole of `file` when it is a regular file of at most `max_bytes` that can be read; else
+// nullopt and `why`, a sentence that names the file and says what it is instead (a folder, a
+// device, a pipe or socket, too large, unreadable with the system's reason: "Permission denied").
+std::optional<std::string> read_text_file(const std::filesystem::path& file, std::string& why,
+                                          std::uint64_t max_bytes = kMaxTextFileBytes);
 
 // nlohmann::json or ordered_json as text (indent < 0: one line), invalid UTF-8 replaced by U+FFFD.
 template <class Json>

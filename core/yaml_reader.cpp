@@ -177,23 +177,20 @@ struct Loader {
       diags.error(named_at, "extends", "extends chain deeper than 16 files");
       return std::nullopt;
     }
-    std::ifstream in(file, std::ios::binary);
-    if (std::filesystem::is_directory(file, ec)) {  // opens, and reads as an empty document
-      diags.error(named_at, named_at.file.empty() ? "" : "extends",
-                  fmt::format("'{}' is a folder, not a file", file.string()),
-                  named_at.file.empty() ? "" : "name a preset file, e.g. base.yaml");
+    const bool extended = !stack.empty();  // named by another file's extends:
+    std::string why;
+    const auto text = read_text_file(file, why);
+    if (!text) {  // a folder, a device or pipe, too large, missing or unreadable (and why)
+      const bool missing = !std::filesystem::exists(file, ec);
+      diags.error(named_at, extended ? "extends" : "", why,
+                  !extended                                         ? ""
+                  : std::filesystem::is_directory(file, ec)         ? "name a preset file, e.g. base.yaml"
+                  : missing ? "the path is relative to the file that names it"
+                            : "");
       return std::nullopt;
     }
-    if (!in) {
-      diags.error(named_at, named_at.file.empty() ? "" : "extends",
-                  fmt::format("cannot open '{}'", file.string()),
-                  named_at.file.empty() ? "" : "the path is relative to the file that names it");
-      return std::nullopt;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
     const std::string name = file.string();
-    auto root = parse_text(text.str(), name, diags);
+    auto root = parse_text(*text, name, diags);
     if (!root) return std::nullopt;
     files.push_back(name);
     stack.push_back(canonical);

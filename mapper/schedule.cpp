@@ -74,6 +74,20 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
         // A run-wide precision re-types the op's tensors when it differs from the op's own.
         scheduled.mapping = map_onto_array(
             op, hw, precision != op_precision(op) ? std::optional{precision} : std::nullopt);
+        // The closed form walks a pack's folds one by one (its traffic and stalls, fold by fold)
+        // and every pack's in the stall model: bounded, so that an op of absurd size is an error
+        // here, not hours of work or memory exhausted.
+        if (const SystolicMapping& m = scheduled.mapping;
+            static_cast<long double>(m.row_folds) * static_cast<long double>(m.col_folds) *
+                static_cast<long double>(m.passes()) >
+            static_cast<long double>(kMaxSystolicFolds)) {
+          why = fmt::format("{} folds onto '{}' in {} row x {} column folds x {} packs, more than "
+                            "the {} (2^24) a systolic op may have: coda prices one fold by fold "
+                            "(split the op, or use a larger array)",
+                            describe(op), hw.name(), m.row_folds, m.col_folds, m.passes(),
+                            kMaxSystolicFolds);
+          return std::nullopt;
+        }
         // SCALE-Sim runs one GEMM on one array: a layer per group, no packing, no core split.
         if (hw.spec().dram.model == arch::DramModel::ScaleSim &&
             (scheduled.mapping.gemm.batch > 1 || scheduled.mapping.arrays > 1)) {

@@ -57,6 +57,12 @@
 
 namespace coda::mapper {
 
+// The most folds (row folds x column folds x packs) a systolic op may have: its traffic and
+// stalls are computed fold by fold (sim/analytical/systolic_traffic.h). 2^24 is about 16.7
+// million, above any layer of the bundled workloads on any bundled array by orders of magnitude
+// (LLaMA-2-70B's largest GEMM on an 8x8 array folds 3.7 million times).
+inline constexpr std::uint64_t kMaxSystolicFolds = std::uint64_t{1} << 24;
+
 enum class Placement : std::uint8_t {
   Systolic,
   TensorCore,

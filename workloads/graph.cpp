@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -168,6 +170,44 @@ std::vector<std::string> verify(const Graph& graph) {
                                      graph.tensors[t].name, graph.ops[r->second].name,
                                      graph.ops[w].name));
   }
+  return problems;
+}
+
+namespace {
+
+// The product of `extents`, or nullopt past kMaxWorkloadCount.
+std::optional<std::uint64_t> bounded_product(std::span<const std::uint64_t> extents) {
+  std::uint64_t product = 1;
+  for (const std::uint64_t e : extents)
+    if (__builtin_mul_overflow(product, e, &product) || product > kMaxWorkloadCount)
+      return std::nullopt;
+  return product;
+}
+
+std::string times(std::span<const std::uint64_t> extents) {
+  std::string text;
+  for (const std::uint64_t e : extents) text += (text.empty() ? "" : " x ") + fmt::format("{}", e);
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> size_problems(const Graph& graph) {
+  std::vector<std::string> problems;
+  for (const Op& op : graph.ops) {
+    std::vector<std::uint64_t> extents;
+    for (const Dim& d : op.space.dims) extents.push_back(d.extent);
+    if (!bounded_product(extents))
+      problems.push_back(fmt::format(
+          "op '{}': its iteration space ({}) has more than 2^62 points; coda counts MACs, bytes "
+          "and cycles in 64 bits: split the op",
+          op.name, times(extents)));
+  }
+  for (const Tensor& t : graph.tensors)
+    if (!bounded_product(t.shape))
+      problems.push_back(fmt::format(
+          "tensor '{}': its shape ({}) has more than 2^62 elements; coda counts bytes in 64 bits",
+          t.name, times(t.shape)));
   return problems;
 }
 

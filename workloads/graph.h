@@ -52,4 +52,14 @@ std::uint64_t total_elements(const Graph& graph, TensorKind kind);
 //   every entry of `outputs` names a tensor of the graph.
 std::vector<std::string> verify(const Graph& graph);
 
+// The largest count coda takes from a workload: every op's iteration space (its MACs, or its
+// points) and every tensor's elements, 2^62, so that products and sums of them in 64 bits
+// (bytes, FLOPs, cycles) cannot overflow.
+inline constexpr std::uint64_t kMaxWorkloadCount = std::uint64_t{1} << 62;
+
+// The ops and tensors whose counts exceed kMaxWorkloadCount, each a sentence naming it and its
+// extents (a GEMM of 2^31-1 on every side has 2^93 MACs: it priced at 0 cycles on H100 and ran
+// out of memory on a systolic array). The readers' value limits cannot catch a product.
+std::vector<std::string> size_problems(const Graph& graph);
+
 }  // namespace coda::workload

@@ -1,16 +1,17 @@
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "workloads/importers.h"
 #include "workloads/trace.h"
 
 namespace coda::workload {
 
-std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostics& diags) {
+namespace {
+
+std::optional<Graph> read_any(const std::filesystem::path& file, Diagnostics& diags) {
   std::string ext = file.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](char c) {
     return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -21,16 +22,14 @@ std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostic
     return read_layer_list(doc->root(), diags);
   }
   if (ext == ".csv" || ext == ".json") {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      diags.error({file.string(), 0, 0}, "", "cannot open the file",
-                  "check that the path exists and is readable");
+    std::string why;
+    const auto text = read_text_file(file, why);
+    if (!text) {
+      diags.error({file.string(), 0, 0}, "", why, "name a readable workload file");
       return std::nullopt;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (ext == ".json") return read_trace(text.str(), file.string(), diags);
-    return read_scalesim_csv(text.str(), file.string(), diags);
+    if (ext == ".json") return read_trace(*text, file.string(), diags);
+    return read_scalesim_csv(*text, file.string(), diags);
   }
   diags.error({file.string(), 0, 0}, "",
               ext.empty() ? std::string("workload file has no extension")
@@ -38,6 +37,17 @@ std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostic
               "expected .yaml or .yml (coda layer list), .csv (SCALE-Sim topology) or .json (coda "
               "trace)");
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Graph> load_workload(const std::filesystem::path& file, Diagnostics& diags) {
+  auto graph = read_any(file, diags);
+  if (!graph) return std::nullopt;
+  const std::vector<std::string> problems = size_problems(*graph);
+  for (const std::string& problem : problems) diags.error({file.string(), 0, 0}, "", problem);
+  if (!problems.empty()) return std::nullopt;
+  return graph;
 }
 
 }  // namespace coda::workload

@@ -1,5 +1,7 @@
 #include "cli/tests/run_coda.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -50,6 +52,40 @@ TEST(Cli, AnArchNameThatIsNotUtf8IsALocatedErrorEverywhere) {
     EXPECT_NE(r.err.find(located), std::string::npos) << args[0] << ": " << r.err;
     EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
   }
+}
+
+// Inputs that are not files, or sizes whose work would be unbounded (issue 23): each a located
+// error at once, never a hang, an allocation failure or a silent 0.
+TEST(Cli, DevicesPipesAndOpsTooLargeToFoldAreErrors) {
+  // --arch /dev/zero grew to 10 GB before it was killed; a pipe blocks whoever opens it.
+  const Outcome zero = coda({"run", "--arch", "/dev/zero", "--workload",
+                             "configs/workloads/resnet18.yaml"});
+  EXPECT_EQ(zero.code, 1);
+  EXPECT_NE(zero.err.find("/dev/zero: error: '/dev/zero' is a character device, not a file"),
+            std::string::npos)
+      << zero.err;
+  const testing::TempDir tmp;
+  const auto fifo = tmp.path() / "arch.yaml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const Outcome pipe = coda({"check-config", fifo.c_str()});
+  EXPECT_EQ(pipe.code, 1);
+  EXPECT_NE(pipe.err.find("is a pipe (FIFO), not a file"), std::string::npos) << pipe.err;
+  // 2^20 on every side on a 32 x 32 array: 32768 x 32768 folds, past kMaxSystolicFolds (2^24);
+  // it used to walk (and allocate) every fold. The same GEMM on a GPU is priced (no folds).
+  const auto big = tmp.path() / "big.yaml";
+  std::ofstream(big) << "schema_version: 1\nname: big\nlayers:\n"
+                        "  - {name: g, gemm: {m: 1048576, n: 1048576, k: 1048576}}\n";
+  const Outcome folds = coda({"run", "--arch", "configs/arch/scalesim_32x32_os.yaml",
+                              "--workload", big.c_str(), "-q"});
+  EXPECT_EQ(folds.code, 1);
+  EXPECT_NE(folds.err.find("in 32768 row x 32768 column folds x 1 packs, more than the 16777216 "
+                           "(2^24) a systolic op may have"),
+            std::string::npos)
+      << folds.err;
+  EXPECT_EQ(coda({"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--workload", big.c_str(),
+                  "-q"})
+                .code,
+            0);
 }
 
 TEST(Cli, RunPrintsTheTableAndWritesResults) {
