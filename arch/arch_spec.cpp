@@ -1188,6 +1188,54 @@ std::string_view short_name(Dataflow dataflow) {
   return "?";
 }
 
+namespace {
+
+// Values no real device has (docs/arch.md, "Plausibility"): legal, and priced as written, but
+// most likely a slip (a clock in kHz read as MHz, a size in KiB written as GiB), so each is a
+// warning at its key. The limits are well past every shipping part: 10 GHz (GPUs and NPUs run
+// at 1-3 GHz), 2^20 PEs in one array (TPU v4's MXU has 2^14), 1 GiB of on-chip memory per core
+// (H100's SM has 256 KiB; a whole Cerebras WSE-3 wafer 44 GB), 100 TB/s of DRAM bandwidth
+// (H200: 4.8 TB/s).
+constexpr double kMaxPlausibleClockHz = 10e9;
+constexpr std::uint64_t kMaxPlausiblePes = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMaxPlausibleCoreBytes = std::uint64_t{1} << 30;
+constexpr double kMaxPlausibleDramBytesPerSecond = 100e12;
+
+void warn_implausible(const YamlReader& root, const ArchSpec& spec, Diagnostics& diags) {
+  const auto warn = [&](const YamlReader& at, std::string message) {
+    diags.warning(at.location(), at.path(), std::move(message),
+                  "legal, and priced as written; check the unit (docs/arch.md, \"Plausibility\")");
+  };
+  if (spec.clock.value > kMaxPlausibleClockHz && root.has("clock"))
+    warn(root.at("clock"), fmt::format("{} GHz is above any real device's clock (10 GHz)",
+                                       spec.clock.value / 1e9));
+  for (const ComputeUnitSpec& unit : spec.compute) {
+    if (!unit.array) continue;
+    const std::uint64_t pes = std::uint64_t{unit.array->rows} * unit.array->cols;
+    if (pes > kMaxPlausiblePes)
+      warn(root.has("compute") ? root.at("compute") : root,
+           fmt::format("unit '{}': a {}x{} array has {} PEs, more than any real array (2^20)",
+                       unit.name, unit.array->rows, unit.array->cols, pes));
+  }
+  for (const MemoryLevelSpec& level : spec.memory) {
+    const std::uint64_t bytes = level.capacity.value * level.instances;
+    if (level.scope == Scope::Core && bytes > kMaxPlausibleCoreBytes)
+      warn(root.has("memory") ? root.at("memory") : root,
+           fmt::format("level '{}': {} MiB per core is more on-chip memory than any real core "
+                       "has (1 GiB)",
+                       level.name, bytes >> 20));
+  }
+  if (spec.dram.bandwidth) {
+    const double per_second = per_cycle(*spec.dram.bandwidth, spec.clock).value * spec.clock.value;
+    if (per_second > kMaxPlausibleDramBytesPerSecond)
+      warn(root.has("dram") ? root.at("dram") : root,
+           fmt::format("{} TB/s of DRAM bandwidth is above any real memory system's (100 TB/s)",
+                       per_second / 1e12));
+  }
+}
+
+}  // namespace
+
 std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diags) {
   const std::size_t errors_before = diags.error_count();
   if (!root.expect_map(diags)) return std::nullopt;
@@ -1224,6 +1272,7 @@ std::optional<ArchSpec> read_arch_spec(const YamlReader& root, Diagnostics& diag
   if (root.has("calibration")) read_calibration(root.at("calibration"), spec, spec.calibration, diags);
   root.reject_unknown_keys(diags);
   if (diags.error_count() != errors_before) return std::nullopt;
+  warn_implausible(root, spec, diags);
   return spec;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -76,6 +78,38 @@ TEST(ArchSpec, UnknownKeyWithDidYouMean) {
   EXPECT_EQ(errors_of(text), std::vector<std::string>{
                                  "a.yaml:5:51: error: sram.filtre: unknown key (did you mean "
                                  "'filter'?)"});
+}
+
+// Legal but absurd values (issue 23: a 65536x65536 array, a 1 TiB SRAM, a 1000 THz clock passed
+// without a word): each a warning at its key, and the spec is still read and priced as written.
+// A real part (kValid, and every bundled preset: PresetsTest) draws none.
+TEST(ArchSpec, ImplausibleValuesAreWarnedAboutAndStillRead) {
+  Diagnostics clean;
+  ASSERT_TRUE(parse(kValid, clean));
+  EXPECT_EQ(clean.all().size(), 0u);
+  const std::string absurd =
+      "schema_version: 2\nname: absurd\nclock: 1000 THz\ncompute:\n"
+      "  - {name: mxu, kind: systolic, array: {rows: 65536, cols: 65536, dataflow: "
+      "weight_stationary}, macs_per_pe: {int8: 1}}\nmemory:\n"
+      "  - {name: spad, capacity: 1 TiB, holds: [inputs, weights, outputs]}\n"
+      "dram: {bandwidth: 1000 TB/s}\n";
+  Diagnostics diags;
+  const auto spec = parse(absurd, diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(diags.error_count(), 0u);
+  std::vector<std::string> found;
+  for (const auto& d : diags.all()) found.push_back(format(d));
+  const std::string hint =
+      "; legal, and priced as written; check the unit (docs/arch.md, \"Plausibility\")";
+  EXPECT_EQ(found, (std::vector<std::string>{
+                       "a.yaml:3:8: warning: clock: 1000000 GHz is above any real device's clock "
+                       "(10 GHz)" + hint,
+                       "a.yaml:5:3: warning: compute: unit 'mxu': a 65536x65536 array has "
+                       "4294967296 PEs, more than any real array (2^20)" + hint,
+                       "a.yaml:7:3: warning: memory: level 'spad': 1048576 MiB per core is more "
+                       "on-chip memory than any real core has (1 GiB)" + hint,
+                       "a.yaml:8:7: warning: dram: 1000 TB/s of DRAM bandwidth is above any real "
+                       "memory system's (100 TB/s)" + hint}));
 }
 
 TEST(ArchSpec, BadUnitIsLocated) {
