@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/data_type.h"
@@ -14,6 +15,17 @@
 #include "sim/systemc/systemc_engine.h"
 
 namespace coda::cli {
+
+// A value above 0, for counts and sizes on the command line. CLI11's PositiveNumber says
+// "Value 0 not in range 0.000000 to 1797693134862315708...(309 digits)"; this says what is valid.
+inline const CLI::Validator kPositive(
+    [](const std::string& text) -> std::string {
+      double value = 0;
+      if (!CLI::detail::lexical_cast(text, value)) return fmt::format("'{}' is not a number", text);
+      if (value > 0) return {};
+      return fmt::format("{} is not allowed: give a number above 0 (e.g. 1)", text);
+    },
+    "POSITIVE");
 
 // Every engine coda has: the analytical one and the SystemC one (which lives in its own library,
 // so the driver alone knows only the first).

@@ -101,11 +101,11 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
                   "A name per run, in the order given (default: the folder of its run.json), "
                   "e.g. --label fp16 --label int8");
   cmd->add_option("--top", args.top, "Designs per workload in the top-designs table")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--gnuplot-timeout", args.gnuplot_timeout_s,
                   "Seconds one chart may take gnuplot before it is stopped")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   return cmd;
 }

@@ -138,15 +138,15 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->add_option("--threads", args.threads,
                   "Worker threads (default: every core this process may run on; under mpirun, "
                   "the cores of its rank)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_flag("--resume", args.resume,
                 "Continue the sweep stored in DIR/sweep.db: run only the missing points (the "
                 "spec, arch and workload files must be unchanged)");
   cmd->add_option("--limit", args.limit, "Stop after this many new points")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   // No group: left out of --help (see SweepArgs::test_pause_after).
   cmd->add_option("--test-pause-after", args.test_pause_after)
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->group("");
   return cmd;
 }

@@ -172,35 +172,35 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
   cmd->add_option("--dtype", args.dtype, "The model's compute type (default: the config's)");
   cmd->add_option("--seq", args.seq, "Sequence length")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--tp", args.tp, "Tensor-parallel ranks (Megatron-LM splits)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--pp", args.pp, "Pipeline stages (1F1B)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--virtual-stages", args.virtual_stages,
                   "Model chunks per pipeline stage: Megatron-LM's interleaved 1F1B (micro-batches "
                   "a multiple of --pp)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--dp", args.dp, "Data-parallel replicas")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--micro-batch-size", args.micro_batch_size, "Sequences per micro-batch")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   CLI::Option* micro = cmd->add_option("--micro-batches", args.micro_batches,
                                        "Micro-batches per replica per step (gradient "
                                        "accumulation; the pipeline's micro-batches)")
                            ->capture_default_str()
-                           ->check(CLI::PositiveNumber);
+                           ->check(kPositive);
   CLI::Option* global =
       cmd->add_option("--global-batch", args.global_batch,
                       "Sequences per step over all replicas: sets --micro-batches to "
                       "global / (dp x micro-batch size); with --search-layouts, the batch "
                       "every layout runs")
-          ->check(CLI::PositiveNumber);
+          ->check(kPositive);
   micro->excludes(global);
   cmd->add_flag("--recompute", args.recompute, "Full activation recomputation");
   cmd->add_flag("--sequence-parallel", args.sequence_parallel,
@@ -215,7 +215,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
   cmd->add_option("--bucket-mib", args.bucket_mib,
                   "Gradient bucket of the data-parallel reduction, MiB (PyTorch DDP's default 25)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--grad-reduce", args.grad_reduce,
                   "The type gradients are reduced in (default: the model's; e.g. fp32)");
   cmd->add_flag("--overlap-param-gather", args.overlap_param_gather,
@@ -242,10 +242,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                 "chips at --global-batch and print the best --top by step time, those that fit "
                 "in memory first");
   cmd->add_option("--chips", args.chips, "With --search-layouts: the chips to lay out")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--top", args.top, "With --search-layouts: layouts to print")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--json", args.json_out, "Write the report (or the ranked layouts) as JSON");
   return cmd;
 }

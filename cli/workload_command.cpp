@@ -159,12 +159,12 @@ CLI::App* add_workload_command(CLI::App& app, WorkloadArgs& args) {
       ->capture_default_str();
   cmd->add_option("--batch", args.batch, "Sequences (LLM) or images (CNN) per step")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--seq", args.seq,
                   "LLM prompt length (prefill), tokens in the KV cache (decode) or sequence "
                   "length (training)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_flag("--recompute", args.recompute, "LLM training: full activation recomputation");
   cmd->add_option("--tp", args.tp, "Tensor-parallel ranks")->capture_default_str();
   cmd->add_option("--pp", args.pp, "Pipeline stages")->capture_default_str();

@@ -24,6 +24,17 @@ std::string slurp(const std::filesystem::path& path) {
   return text.str();
 }
 
+// A count of 0 on the command line says what is valid (issue 23: CLI11's PositiveNumber printed
+// its range with a 309-digit upper bound).
+TEST(WorkloadCommand, AZeroCountSaysWhatIsValid) {
+  const Outcome r = coda({"workload", "--llm", "configs/workloads/llm/llama2_7b.yaml", "--seq", "0"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--seq: 0 is not allowed: give a number above 0 (e.g. 1)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("1797693134862315708"), std::string::npos) << r.err;
+}
+
 TEST(WorkloadCommand, ListsPasses) {
   const Outcome r = coda({"workload", "--list-passes"});
   EXPECT_EQ(r.code, 0) << r.err;

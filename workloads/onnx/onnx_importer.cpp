@@ -240,12 +240,14 @@ void Importer::strip_data(::onnx::GraphProto& g) {
 void Importer::bind_dims(::onnx::GraphProto& g) {
   std::set<std::string, std::less<>> initializers;
   for (const auto& init : g.initializer()) initializers.insert(init.name());
+  std::set<std::string, std::less<>> symbols;  // every symbolic dim the graph names
   const auto bind = [&](::onnx::ValueInfoProto& v, bool is_input) {
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
     auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (int d = 0; d < shape->dim_size(); ++d) {
       auto* dim = shape->mutable_dim(d);
       if (!dim->has_dim_param()) continue;
+      symbols.insert(dim->dim_param());
       const auto it = options_.dim_bindings.find(dim->dim_param());
       if (it != options_.dim_bindings.end()) {
         const std::uint64_t bound = it->second;
@@ -253,7 +255,8 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
       } else if (is_input) {
         path_ = fmt::format("graph.input '{}'", v.name());
         error(fmt::format("dim {} is symbolic ('{}') and has no binding", d, dim->dim_param()),
-              fmt::format("bind it: OnnxOptions::dim_bindings[\"{}\"] = <size>", dim->dim_param()));
+              fmt::format("bind it: --bind {}=<size> (OnnxOptions::dim_bindings)",
+                          dim->dim_param()));
       } else {
         dim->clear_dim_param();  // an output's or value_info's: shape inference derives it
       }
@@ -263,6 +266,15 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
     if (initializers.count(v.name()) == 0) bind(v, true);
   for (auto& v : *g.mutable_output()) bind(v, false);
   for (auto& v : *g.mutable_value_info()) bind(v, false);
+  // A binding of a name the graph does not use is a slip (a typo, another model's name): said,
+  // not ignored.
+  for (const auto& [name, value] : options_.dim_bindings) {
+    if (symbols.contains(name)) continue;
+    path_ = "dim_bindings";
+    error(fmt::format("'{}={}' binds no symbolic dim of the model", name, value),
+          symbols.empty() ? std::string("its dims are all static: drop --bind")
+                          : fmt::format("its symbolic dims: {}", fmt::join(symbols, ", ")));
+  }
 }
 
 // Conv and pooling nodes are checked before libonnx's shape inference, which trusts them.

@@ -167,7 +167,17 @@ TEST(OnnxImport, DynamicBatchNeedsABinding) {
   EXPECT_NE(errors.find("graph.input 'x': dim 0 is symbolic ('batch') and has no binding"),
             std::string::npos)
       << errors;
-  EXPECT_NE(errors.find("dim_bindings[\"batch\"]"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("bind it: --bind batch=<size>"), std::string::npos) << errors;
+
+  // A name the model does not use is an error that lists the ones it does (it was ignored).
+  OnnxOptions typo;
+  typo.dim_bindings["batch"] = 4;
+  typo.dim_bindings["btach"] = 4;
+  const std::string typo_errors = import_errors("dynamic_batch.onnx", typo);
+  EXPECT_NE(typo_errors.find("dim_bindings: 'btach=4' binds no symbolic dim of the model; its "
+                             "symbolic dims: batch"),
+            std::string::npos)
+      << typo_errors;
 
   OnnxOptions options;
   options.dim_bindings["batch"] = 4;
