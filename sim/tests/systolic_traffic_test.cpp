@@ -186,7 +186,7 @@ TEST(SystolicTraffic, ArraysOfOneCoreShareTheFetchOfTheOperandTheyAllRead) {
   EXPECT_EQ(traffic(r, "ofmap", "dram"), Bytes{1024});
   // The arrays still each read B from the buffer: 3 row folds x 2 col folds of 16 x 8 tiles,
   // 768 B per array.
-  EXPECT_EQ(traffic(r, "filter", "sram"), Bytes{2 * 768});
+  EXPECT_EQ(traffic(r, "filter", "sram"), Bytes{2ULL * 768});
 }
 
 // The 16 x 8 int8 WS array with accumulation: stripes, and `preload` (exposed or overlapped).
