@@ -236,6 +236,15 @@ int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec,
     return 1;
   }
   const auto rows = store.rows();
+  if (const auto count = store.row_count(); !count || *count != rows.size()) {
+    err << fmt::format("error: '{}' holds {} result rows but {} could be read; results.csv and "
+                       "results.json were not written: run the sweep again into a new --out "
+                       "folder\n",
+                       (dir / "sweep.db").string(),
+                       count ? fmt::format("{}", *count) : std::string("an uncountable number of"),
+                       rows.size());
+    return 1;
+  }
   if (!write_file(dir / "results.csv", sim::export_csv(spec, rows), err) ||
       !write_file(dir / "results.json", sim::export_json(spec, rows), err))
     return 1;

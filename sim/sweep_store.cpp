@@ -216,6 +216,12 @@ std::optional<std::string> SweepStore::damage() const {
   return found;
 }
 
+std::optional<std::uint64_t> SweepStore::row_count() const {
+  Statement stmt(db_, "SELECT COUNT(*) FROM points p JOIN results r ON r.point = p.idx");
+  if (!stmt || sqlite3_step(stmt.get()) != SQLITE_ROW) return std::nullopt;
+  return stmt.integer(0);
+}
+
 SweepStore::~SweepStore() { sqlite3_close(db_); }
 
 std::set<std::uint64_t> SweepStore::done_points() const {

@@ -96,6 +96,9 @@ class SweepStore {
   // SQLite's PRAGMA quick_check of the file: nullopt when it says ok, else what it found (its
   // first messages). open() refuses a damaged store; run it again before trusting an export.
   std::optional<std::string> damage() const;
+  // The number of result rows the store holds (SELECT COUNT(*)), to check an export against:
+  // rows() stops at the first row it cannot read. nullopt when it cannot be counted.
+  std::optional<std::uint64_t> row_count() const;
 
  private:
   explicit SweepStore(sqlite3* db) : db_(db) {}
