@@ -6,6 +6,13 @@
 #   OUT=/some/dir validation/run_on_gpu.sh    # results in /some/dir
 #   CASES=validation/cases/smoke.yaml validation/run_on_gpu.sh   # another case list
 #   JOBS=1 validation/run_on_gpu.sh           # build with one job (default: nproc)
+#   CODA_BENCH=DIR/coda-bench validation/run_on_gpu.sh   # a coda-bench built elsewhere (no build)
+#
+# A machine that cannot install packages (no network) runs a coda-bench built on another machine
+# with the same CUDA major version: CODA_BENCH names it, CODA_LIBS a folder of the shared libraries
+# it needs that this machine lacks (libyaml-cpp, libfmt); CUDA libraries that are not on the
+# loader's path are looked for under /usr/local and /opt (PyTorch's wheels carry cuBLAS and cuDNN).
+# CODA_GPU_TESTS names a validation_gpu_tests binary to run too (its log: gpu_tests.log).
 #
 # Steps and their time limits (the whole run stops by BUDGET_S, default 470 s, under 8 minutes):
 #   1. packages   the Debian -dev packages the build needs, installed only if missing  (< 2 x 90 s)
@@ -14,7 +21,12 @@
 #   4. measure    the case list -> measurements.csv (~2 min expected on one H200)      (< 330 s)
 #   5. ncu        where ncu exists and may read counters: DRAM bytes and tensor-pipe
 #                 utilisation per kernel of validation/cases/ncu.yaml -> ncu_metrics.csv (< 150 s)
-# Steps 4 and 5 get at most what is left of BUDGET_S (step 4 keeps 60 s back for step 5).
+#   6. gpu tests  CODA_GPU_TESTS, when given -> gpu_tests.log                          (< 60 s)
+#   7. torch      where python3 has PyTorch and Triton (TORCH_BENCH=0 skips it): library kernels
+#                 (cuBLAS, FlashAttention-2 and cuDNN attention, norms, copies) through
+#                 validation/torch_bench.py -> torch_raw.csv, torch_corpus.csv    (< TORCH_S, 150 s)
+# Steps 4 and 5 get at most what is left of BUDGET_S (step 4 keeps 60 s back for step 5); steps 6
+# and 7 have their own limits on top of it.
 # Expected on one H200 with the packages present: build ~1.5 min, measure ~2 min, ncu ~1 min.
 # Everything it writes goes to the output folder; the build goes to build-gpu/ (git-ignored).
 # Exit status: 0 all measured cases passed, 1 some case failed its check or did not run, 2 the
@@ -47,18 +59,43 @@ fail() {
 # --- 0. the machine ---------------------------------------------------------------------------
 command -v nvidia-smi >/dev/null || fail 2 "nvidia-smi not found: this machine has no NVIDIA driver"
 nvidia-smi -L >/dev/null 2>&1 || fail 2 "nvidia-smi -L failed: no GPU is visible ($(nvidia-smi -L 2>&1 | head -1))"
-[ -x "$nvcc" ] || fail 2 "$nvcc not found: install the CUDA toolkit under /usr/local/cuda"
+[ -n "${CODA_BENCH:-}" ] || [ -x "$nvcc" ] ||
+  fail 2 "$nvcc not found: install the CUDA toolkit under /usr/local/cuda (or give CODA_BENCH)"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(hostname)"
-  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "commit: ${CODA_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
   echo "tree: $(git status --porcelain 2>/dev/null | wc -l) changed or untracked paths"
-  echo "nvcc: $("$nvcc" --version | tail -1)"
+  echo "nvcc: $("$nvcc" --version 2>/dev/null | tail -1)"
   echo "cases: $cases"
   echo "nproc: $(nproc)"
 } > "$out/run_info.txt"
 log "output in $out"
 
+# The shared libraries a binary needs that the loader cannot find: looked for under /usr/local,
+# /opt and /usr/lib and added to LD_LIBRARY_PATH; those still missing are left in missing_libs.
+resolve_libs() {
+  if [ -n "${CODA_LIBS:-}" ]; then
+    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(realpath "$CODA_LIBS")"
+  fi
+  local lib found
+  for lib in $(ldd "$1" 2>/dev/null | awk '/not found/ {print $1}'); do
+    found=$(find /usr/local /opt /usr/lib -name "$lib" -print -quit 2>/dev/null || true)
+    if [ -n "$found" ]; then
+      export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(dirname "$found")"
+    fi
+  done
+  missing_libs=$(ldd "$1" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+}
+
+if [ -n "${CODA_BENCH:-}" ]; then
+  bench=$CODA_BENCH
+  [ -x "$bench" ] || fail 2 "CODA_BENCH=$bench is not an executable file"
+  resolve_libs "$bench"
+  [ -z "$missing_libs" ] || fail 2 "$bench needs libraries this machine lacks: $missing_libs(set CODA_LIBS)"
+  echo "coda-bench: prebuilt $bench; LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >>"$out/run_info.txt"
+  log "using the prebuilt $bench (no package or build step)"
+else
 # --- 1. packages --------------------------------------------------------------------------------
 packages=(cmake ninja-build g++ libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev)
 missing=()
@@ -90,6 +127,7 @@ timeout 240 cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" --target coda-benc
   fail 3 "build failed or took over 240 s (see $out/build.log)"
 bench="$build_dir/validation/coda-bench"
 log "built $bench"
+fi
 
 # --- 3. device ----------------------------------------------------------------------------------
 timeout 10 nvidia-smi -q >"$out/nvidia-smi-q.txt" 2>&1 || log "nvidia-smi -q failed (kept its output)"
@@ -159,6 +197,31 @@ else
     grep '^"' "$raw" | grep -v '^"ID"' | sed "s|^|\"$label\",|" >>"$out/ncu_metrics.csv" || true
   done
   log "ncu pass: $(grep -c '^"' "$out/ncu_metrics.csv" || true) lines in ncu_metrics.csv"
+fi
+
+# --- 6. gpu tests --------------------------------------------------------------------------------
+if [ -n "${CODA_GPU_TESTS:-}" ]; then
+  resolve_libs "$CODA_GPU_TESTS"
+  if [ -n "$missing_libs" ]; then
+    log "gpu tests not run: $CODA_GPU_TESTS needs $missing_libs"
+  else
+    log "running $CODA_GPU_TESTS (at most 60 s)"
+    timeout 60 "$CODA_GPU_TESTS" >"$out/gpu_tests.log" 2>&1 || log "gpu tests failed (see $out/gpu_tests.log)"
+    tail -3 "$out/gpu_tests.log" | tee -a "$out/run.log" >&2 || true
+  fi
+fi
+
+# --- 7. torch -------------------------------------------------------------------------------------
+if [ "${TORCH_BENCH:-1}" != 0 ] && python3 -c "import torch, triton; assert torch.cuda.is_available()" \
+     >/dev/null 2>&1; then
+  torch_s=${TORCH_S:-150}
+  log "torch bench (at most $torch_s s)"
+  CODA_COMMIT=${CODA_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)} timeout $(( torch_s + 30 )) \
+    python3 validation/torch_bench.py --out "$out" --budget-s "$torch_s" 2>"$out/torch_bench.log" ||
+    log "torch bench exited with $? (see $out/torch_bench.log)"
+  tail -1 "$out/torch_bench.log" | tee -a "$out/run.log" >&2 || true
+else
+  log "no python3 with PyTorch, Triton and a GPU (or TORCH_BENCH=0): no torch bench"
 fi
 
 log "done in $(( $(date +%s) - start )) s; results in $out"

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Times library kernels through PyTorch on this machine's GPU 0 and writes them as rows of the
+published-corpus schema (validation/published/README.md), with their provenance.
+
+    python3 validation/torch_bench.py --out DIR [--budget-s 150] [--quick]
+
+What it times (each a kernel or a short chain as PyTorch launches it, timed alone):
+  gemm               torch.matmul (cuBLAS), bf16 / fp16; torch._scaled_mm (fp8 e4m3, bf16 out)
+  attention_fwd      F.scaled_dot_product_attention, FLASH_ATTENTION backend (FlashAttention-2
+                     as bundled in PyTorch), CUDNN_ATTENTION backend (cuDNN fused attention) and
+                     MATH backend (unfused), fp16
+  attention_fwd_bwd  forward + backward of the same (one call, loss.backward())
+  attention_decode   one query token per sequence over a KV cache (FLASH_ATTENTION backend)
+  softmax, layer_norm, rms_norm, gelu, silu, copy
+Timing: triton.testing.do_bench (CUDA events around each call, the L2 cleared before each call by
+writing a 256 MB buffer, the median over ~100 ms of calls after ~25 ms of warm-up). Each case is
+also run once under torch.profiler to record the CUDA kernels it launched (names and count), so
+each row says which implementation ran.
+
+Outputs in DIR: torch_raw.csv (every case: label, the corpus row's fields, the kernels, their
+count, any error) and torch_corpus.csv (the corpus rows: only cases that ran, whose kernels match
+the implementation class the row claims; rules in `corpus_row`). Nothing is fitted here.
+"""
+import argparse
+import csv
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+
+def kernel_names(fn):
+    """The CUDA kernels (and memcpys) one call of fn launches, in launch order, with repeats."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = []
+    for e in prof.events():
+        if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA"):
+            names.append(e.name)
+    return names
+
+
+def classify(kernel, impl_claim, names):
+    """The implementation class the launched kernels show, or None where they contradict the
+    claim. Rules written before any run: a gemm row takes the class its kernel names show:
+    'wgmma' for a Hopper name (sm90, nvjet, wgmma, gmma), 'mma_sync' for an Ampere one (sm80,
+    ampere, cutlass_80, s16816), else none (the arch's default); attention 'fa2' needs
+    flash_fwd/flash_bwd kernels without sm90; 'fa3' a cuDNN (cudnn) kernel or an sm90 flash
+    kernel; 'unfused' at least three kernels; row kernels and copies exactly one kernel."""
+    low = [n.lower() for n in names]
+    joined = " ".join(low)
+    if kernel == "gemm":
+        if any(t in joined for t in ("sm90", "nvjet", "wgmma", "gmma")):
+            return "wgmma"
+        if any(t in joined for t in ("sm80", "ampere", "cutlass_80", "s16816", "sm75")):
+            return "mma_sync"
+        return ""  # neither (a GEMV or split-K kernel, say): the row states no class
+    if kernel.startswith("attention"):
+        if impl_claim == "unfused":
+            return "unfused" if len(names) >= 3 else None
+        if impl_claim == "fa3":
+            if "cudnn" in joined or ("flash" in joined and "sm90" in joined):
+                return "fa3"
+            return None
+        if impl_claim in ("fa2", ""):
+            if "flash" in joined and "sm90" not in joined:
+                return impl_claim
+            return None
+    if kernel in ("softmax", "layer_norm", "rms_norm", "gelu", "silu", "copy"):
+        return "" if len(names) == 1 else None
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=150.0)
+    ap.add_argument("--quick", action="store_true", help="a few cases per kernel (a smoke run)")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from triton.testing import do_bench
+
+    start = time.time()
+    dev = torch.device("cuda:0")
+    props = torch.cuda.get_device_properties(dev)
+    try:
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit",
+             "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception as e:  # noqa: BLE001 (provenance only)
+        smi = f"nvidia-smi failed: {e}"
+    device = f"{props.name} ({props.multi_processor_count} SMs; nvidia-smi: {smi})"
+    cudnn = torch.backends.cudnn.version()
+    software = (f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {cudnn}), "
+                f"timed with triton {__import__('triton').__version__} testing.do_bench")
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    source = (f"coda validation/torch_bench.py, run on {date} on one {props.name} of the device "
+              f"machine (commit {os.environ.get('CODA_COMMIT', 'unknown')})")
+    timing_note = ("median of triton.testing.do_bench(warmup=25 ms, rep=100 ms, return_mode=median): "
+                   "CUDA events around each call, L2 cleared (256 MB write) before each; eager launch")
+
+    cases = []  # (label, kernel, dtype, shape, impl_claim, setup) setup() -> fn
+    q = args.quick
+
+    def add(kernel, dtype, shape, impl, setup):
+        cases.append((f"{kernel} {dtype} {shape} {impl}".strip(), kernel, dtype, shape, impl, setup))
+
+    tdt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+    def gemm_setup(m, n, k, dt):
+        def s():
+            a = torch.randn(m, k, device=dev, dtype=tdt[dt])
+            b = torch.randn(k, n, device=dev, dtype=tdt[dt])
+            return lambda: torch.matmul(a, b)
+        return s
+
+    def fp8_setup(m, n, k):
+        def s():
+            a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
+            b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()  # column-major k x n
+            one = torch.tensor(1.0, device=dev)
+            return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        return s
+
+    squares = [1024, 4096] if q else [512, 1024, 2048, 4096, 8192]
+    for s_ in squares:
+        add("gemm", "bf16", f"m={s_} n={s_} k={s_}", "wgmma", gemm_setup(s_, s_, s_, "bf16"))
+    for s_ in ([4096] if q else [2048, 4096, 8192]):
+        add("gemm", "fp16", f"m={s_} n={s_} k={s_}", "wgmma", gemm_setup(s_, s_, s_, "fp16"))
+    llama = [(12288, 4096), (4096, 4096), (11008, 4096), (4096, 11008)]
+    llama70 = [(10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)]
+    ms = [1, 16, 64, 256, 2048] if not q else [16, 2048]
+    for m in ms:
+        for n, k in (llama if not q else llama[:1]):
+            add("gemm", "bf16", f"m={m} n={n} k={k}", "wgmma", gemm_setup(m, n, k, "bf16"))
+    if not q:
+        for m in (16, 4096):
+            for n, k in llama70:
+                add("gemm", "bf16", f"m={m} n={n} k={k}", "wgmma", gemm_setup(m, n, k, "bf16"))
+    for (m, n, k) in ([(4096, 4096, 4096)] if q else
+                      [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+                       (2048, 11008, 4096), (2048, 4096, 11008), (64, 11008, 4096)]):
+        add("gemm", "fp8_e4m3", f"m={m} n={n} k={k}", "wgmma", fp8_setup(m, n, k))
+
+    def attn_setup(b, h, s, d, causal, backend, backward, dt="fp16", q_len=None):
+        def st():
+            ql = s if q_len is None else q_len
+            qq = torch.randn(b, h, ql, d, device=dev, dtype=tdt[dt], requires_grad=backward)
+            kk = torch.randn(b, h, s, d, device=dev, dtype=tdt[dt], requires_grad=backward)
+            vv = torch.randn(b, h, s, d, device=dev, dtype=tdt[dt], requires_grad=backward)
+            do = torch.randn(b, h, ql, d, device=dev, dtype=tdt[dt])
+
+            def fwd():
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(qq, kk, vv, is_causal=bool(causal))
+
+            if not backward:
+                return fwd
+
+            def fb():
+                o = fwd()
+                o.backward(do)
+                qq.grad = kk.grad = vv.grad = None
+            return fb
+        return st
+
+    seqs = [1024, 4096] if q else [512, 1024, 2048, 4096, 8192, 16384]
+    for d in ([128] if q else [64, 128]):
+        h = 2048 // d
+        for causal in ([0] if q else [0, 1]):
+            for s_ in seqs:
+                b = 16384 // s_
+                shape = f"batch={b} heads={h} seq={s_} head_dim={d} causal={causal}"
+                for impl, be in (("fa2", SDPBackend.FLASH_ATTENTION),
+                                 ("fa3", SDPBackend.CUDNN_ATTENTION)):
+                    add("attention_fwd", "fp16", shape, impl, attn_setup(b, h, s_, d, causal, be, False))
+                    add("attention_fwd_bwd", "fp16", shape, impl, attn_setup(b, h, s_, d, causal, be, True))
+                if causal == 0 and s_ <= 2048:
+                    add("attention_fwd", "fp16", shape, "unfused",
+                        attn_setup(b, h, s_, d, causal, SDPBackend.MATH, False))
+    for b in ([1, 16] if q else [1, 16, 64]):
+        for s_ in ([4096] if q else [1024, 4096, 16384]):
+            shape = f"batch={b} heads=32 kv_heads=32 seq={s_} head_dim=128"
+            add("attention_decode", "fp16", shape, "",
+                attn_setup(b, 32, s_, 128, 0, SDPBackend.FLASH_ATTENTION, False, q_len=1))
+
+    def row_setup(kind, rows, cols, dt):
+        def s():
+            x = torch.randn(rows, cols, device=dev, dtype=tdt[dt])
+            w = torch.randn(cols, device=dev, dtype=tdt[dt])
+            bias = torch.randn(cols, device=dev, dtype=tdt[dt])
+            if kind == "softmax":
+                return lambda: torch.softmax(x, dim=-1)
+            if kind == "layer_norm":
+                return lambda: F.layer_norm(x, (cols,), w, bias)
+            return lambda: F.rms_norm(x, (cols,), w)
+        return s
+
+    row_shapes = [(4096, 4096), (32768, 1024)] if q else \
+        [(4096, 1024), (4096, 4096), (4096, 16384), (32768, 256), (32768, 1024), (32768, 4096),
+         (32768, 16384)]
+    for kind, dt in (("softmax", "bf16"), ("layer_norm", "bf16"), ("layer_norm", "fp32"),
+                     ("rms_norm", "bf16")):
+        for rows, cols in row_shapes:
+            add(kind, dt, f"rows={rows} cols={cols}", "", row_setup(kind, rows, cols, dt))
+
+    def elem_setup(kind, n, dt):
+        def s():
+            x = torch.randn(n, device=dev, dtype=tdt[dt])
+            return (lambda: F.gelu(x)) if kind == "gelu" else (lambda: F.silu(x))
+        return s
+
+    for kind in ("gelu", "silu"):
+        for n in ([1 << 20, 1 << 26] if q else [1 << 16, 1 << 20, 1 << 24, 1 << 28]):
+            add(kind, "bf16", f"elements={n}", "", elem_setup(kind, n, "bf16"))
+
+    def copy_setup(nbytes):
+        def s():
+            src = torch.randint(0, 100, (nbytes,), device=dev, dtype=torch.uint8)
+            dst = torch.empty_like(src)
+            return lambda: dst.copy_(src)
+        return s
+
+    for e in ([20, 28] if q else [15, 18, 20, 22, 24, 26, 28, 30]):
+        add("copy", "int8", f"bytes={1 << e}", "", copy_setup(1 << e))
+
+    raw_path = os.path.join(args.out, "torch_raw.csv")
+    corpus_path = os.path.join(args.out, "torch_corpus.csv")
+    raw_cols = ["label", "kernel", "dtype", "shape", "impl", "median_us", "n_kernels", "kernels",
+                "shown_impl", "error"]
+    corpus_cols = ["kernel", "dtype", "shape", "impl", "model", "median_us", "device", "software",
+                   "source", "derivation", "note"]
+    done = skipped = 0
+    with open(raw_path, "w", newline="") as rf, open(corpus_path, "w", newline="") as cf:
+        rw = csv.DictWriter(rf, raw_cols)
+        cw = csv.DictWriter(cf, corpus_cols)
+        rw.writeheader()
+        cw.writeheader()
+        for i, (label, kernel, dtype, shape, impl, setup) in enumerate(cases):
+            if time.time() - start > args.budget_s:
+                print(f"torch_bench: budget of {args.budget_s} s reached after {i} of "
+                      f"{len(cases)} cases", file=sys.stderr)
+                break
+            row = {"label": label, "kernel": kernel, "dtype": dtype, "shape": shape, "impl": impl}
+            try:
+                fn = setup()
+                fn()
+                torch.cuda.synchronize()
+                profiler_error = ""
+                try:
+                    names = kernel_names(fn)
+                except Exception as e:  # noqa: BLE001 (then the class cannot be checked)
+                    names, profiler_error = [], f"profiler failed: {type(e).__name__}: {str(e)[:100]}"
+                ms_ = do_bench(fn, warmup=25, rep=100, return_mode="median")
+                us = ms_ * 1000.0
+                shown = None if profiler_error or not names else classify(kernel, impl, names)
+                short = [n[:90] for n in names]
+                row.update(median_us=f"{us:.4f}", n_kernels=len(names), kernels=" | ".join(short),
+                           shown_impl="" if shown is None else (shown or "-"))
+                if shown is None:
+                    row["error"] = profiler_error or \
+                        "launched kernels do not show the claimed class: not a corpus row"
+                    skipped += 1
+                else:
+                    cw.writerow({
+                        "kernel": kernel, "dtype": dtype, "shape": shape,
+                        "impl": shown if kernel == "gemm" else impl,
+                        "model": "", "median_us": f"{us:.4f}", "device": device,
+                        "software": software, "source": source, "derivation": "copied (measured)",
+                        "note": f"{timing_note}; {len(names)} kernel(s): " + " | ".join(short)})
+                    done += 1
+            except Exception as e:  # noqa: BLE001 (a case that cannot run is recorded, not fatal)
+                row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+                skipped += 1
+            finally:
+                torch.cuda.empty_cache()
+            rw.writerow(row)
+            rf.flush()
+            cf.flush()
+            print(f"[{i + 1}/{len(cases)}] {label}: {row.get('median_us', '-')} us "
+                  f"{row.get('error', '')}", file=sys.stderr)
+    print(f"torch_bench: {done} corpus rows, {skipped} cases left out, {time.time() - start:.0f} s",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
