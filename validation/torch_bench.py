@@ -34,7 +34,7 @@ def kernel_names(fn):
     """The CUDA kernels (and memcpys) one call of fn launches, in launch order, with repeats."""
     import torch
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
     names = []
