@@ -44,6 +44,25 @@ def kernel_names(fn):
     return names
 
 
+def provenance(torch, timing):
+    """The device, software and source columns of a row measured on this machine's GPU 0."""
+    props = torch.cuda.get_device_properties(0)
+    try:
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit",
+             "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception as e:  # noqa: BLE001 (provenance only)
+        smi = f"nvidia-smi failed: {e}"
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "device": f"{props.name} ({props.multi_processor_count} SMs; nvidia-smi: {smi})",
+        "software": (f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN "
+                     f"{torch.backends.cudnn.version()}), {timing}"),
+        "source": (f"coda validation/torch_bench.py, run on {date} on one {props.name} of the "
+                   f"device machine (commit {os.environ.get('CODA_COMMIT', 'unknown')})"),
+    }
+
+
 def classify(kernel, impl_claim, names):
     """The implementation class the launched kernels show, or None where they contradict the
     claim. Rules written before any run: a gemm row takes the class its kernel names show:
@@ -90,20 +109,9 @@ def main():
 
     start = time.time()
     dev = torch.device("cuda:0")
-    props = torch.cuda.get_device_properties(dev)
-    try:
-        smi = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit",
-             "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception as e:  # noqa: BLE001 (provenance only)
-        smi = f"nvidia-smi failed: {e}"
-    device = f"{props.name} ({props.multi_processor_count} SMs; nvidia-smi: {smi})"
-    cudnn = torch.backends.cudnn.version()
-    software = (f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {cudnn}), "
-                f"timed with triton {__import__('triton').__version__} testing.do_bench")
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    source = (f"coda validation/torch_bench.py, run on {date} on one {props.name} of the device "
-              f"machine (commit {os.environ.get('CODA_COMMIT', 'unknown')})")
+    prov = provenance(torch, f"timed with triton {__import__('triton').__version__} "
+                             "testing.do_bench")
+    device, software, source = prov["device"], prov["software"], prov["source"]
     timing_note = ("median of triton.testing.do_bench(warmup=25 ms, rep=100 ms, return_mode=median): "
                    "CUDA events around each call, L2 cleared (256 MB write) before each; eager launch")
 
