@@ -69,7 +69,8 @@ def classify(kernel, impl_claim, names):
     'wgmma' for a Hopper name (sm90, nvjet, wgmma, gmma), 'mma_sync' for an Ampere one (sm80,
     ampere, cutlass_80, s16816), else none (the arch's default); attention 'fa2' needs
     flash_fwd/flash_bwd kernels without sm90; 'fa3' a cuDNN (cudnn) kernel or an sm90 flash
-    kernel; 'unfused' at least three kernels; row kernels and copies exactly one kernel."""
+    kernel; 'unfused' at least three kernels and no fp32 GEMM (added after
+    the first run, whose MATH-backend rows ran fp32 FFMA GEMMs); row kernels and copies exactly one kernel."""
     low = [n.lower() for n in names]
     joined = " ".join(low)
     if kernel == "gemm":
@@ -80,7 +81,11 @@ def classify(kernel, impl_claim, names):
         return ""  # neither (a GEMV or split-K kernel, say): the row states no class
     if kernel.startswith("attention"):
         if impl_claim == "unfused":
-            return "unfused" if len(names) >= 3 else None
+            # PyTorch's standard attention in the row's 16-bit type: three or more kernels and no
+            # fp32 GEMM (SDPA's MATH backend upcasts fp16 and bf16 to fp32 since PyTorch 2.5:
+            # FFMA GEMMs named *gemm_f32f32*, which is not the fp16 class the row would claim).
+            fp32_gemm = any("gemm" in n and "f32f32" in n for n in low)
+            return "unfused" if len(names) >= 3 and not fp32_gemm else None
         if impl_claim == "fa3":
             if "cudnn" in joined or ("flash" in joined and "sm90" in joined):
                 return "fa3"

@@ -104,11 +104,19 @@ std::string driver_version_from_proc(std::string_view proc_text) {
   constexpr std::string_view kMarker = "Kernel Module";
   const auto at = proc_text.find(kMarker);
   if (at == std::string_view::npos) return {};
+  // The version is the first word after the marker that starts with a digit: the proprietary
+  // module writes "Kernel Module  580.65.06", the open one "Kernel Module for x86_64  580.159.04".
   std::string_view rest = proc_text.substr(at + kMarker.size());
-  const auto begin = rest.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  rest = rest.substr(begin);
-  return std::string(rest.substr(0, rest.find_first_of(" \t\n")));
+  rest = rest.substr(0, rest.find('\n'));
+  while (!rest.empty()) {
+    const auto begin = rest.find_first_not_of(" \t");
+    if (begin == std::string_view::npos) return {};
+    rest = rest.substr(begin);
+    const auto end = std::min(rest.find_first_of(" \t"), rest.size());
+    if (rest.front() >= '0' && rest.front() <= '9') return std::string(rest.substr(0, end));
+    rest = rest.substr(end);
+  }
+  return {};
 }
 
 std::string iso_utc(std::chrono::system_clock::time_point when) {

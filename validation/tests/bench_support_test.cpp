@@ -72,6 +72,14 @@ TEST(BenchSupport, DriverVersionFromProc) {
                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 06:54:38 "
                 "UTC 2025\nGCC version:  gcc version 12.2.0\n"),
             "580.65.06");
+  // The open kernel module's format ("... Open Kernel Module for x86_64  <version>  Release Build
+  // ..."): on the H200 device machine of 2026-12-04 coda-bench wrote "for" as the driver before
+  // this fix, where nvidia-smi reported 580.159.04. The build tail here is illustrative.
+  EXPECT_EQ(driver_version_from_proc("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+                                     "580.159.04  Release Build  (dvs-builder@U22)  Thu Oct 9 "
+                                     "2025\n"),
+            "580.159.04");
+  EXPECT_EQ(driver_version_from_proc("NVRM version: NVIDIA UNIX Kernel Module\n580.1\n"), "");
   EXPECT_EQ(driver_version_from_proc(""), "");
 }
 
