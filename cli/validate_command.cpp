@@ -146,6 +146,10 @@ int run_validate_command(const ValidateArgs& args, std::ostream& out, std::ostre
     err << diags.format_all() << "nothing was compared.\n";
     return 1;
   }
+  Diagnostics warnings;
+  validation::warn_device_mismatch(*rows, arch->spec.name, arch->spec.description,
+                                   args.measurements, warnings);
+  for (const Diagnostic& d : warnings.all()) err << format(d) << '\n';
   std::string why;
   const auto report = validation::compare(*rows, arch->spec, subset, why,
                                           {.llm_dir = llm_dir(args, args.measurements)});

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/yaml_reader.h"  // did_you_mean
 
@@ -613,6 +614,7 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
       continue;
     }
     Measurement m;
+    m.line = row_line;
     bool ok = true;
     for (std::size_t c = 0; c < kColumns.size(); ++c) {
       if (index[c] < 0 || !kColumns[c].read) continue;
@@ -657,6 +659,80 @@ std::optional<std::vector<Measurement>> load_measurements(const std::filesystem:
     return std::nullopt;
   }
   return read_measurements(text.str(), file.string(), diags);
+}
+
+
+namespace {
+
+std::vector<std::string> lowercase_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+// One to three letters, then one to five digits, then at most one letter.
+bool looks_like_model(std::string_view w) {
+  std::size_t i = 0;
+  while (i < w.size() && std::isalpha(static_cast<unsigned char>(w[i])) != 0) ++i;
+  if (i == 0 || i > 3) return false;
+  const std::size_t digits_begin = i;
+  while (i < w.size() && std::isdigit(static_cast<unsigned char>(w[i])) != 0) ++i;
+  const std::size_t digits = i - digits_begin;
+  if (digits == 0 || digits > 5) return false;
+  if (i < w.size() && std::isalpha(static_cast<unsigned char>(w[i])) != 0) ++i;
+  if (i != w.size()) return false;
+  constexpr std::array<std::string_view, 7> kNotModels{"sxm",  "hbm",  "pcie",  "ddr",
+                                                       "lpddr", "gddr", "nvlink"};
+  const std::string_view letters = w.substr(0, digits_begin);
+  return std::find(kNotModels.begin(), kNotModels.end(), letters) == kNotModels.end();
+}
+
+}  // namespace
+
+std::vector<std::string> device_model_words(std::string_view device) {
+  std::vector<std::string> models;
+  for (std::string& w : lowercase_words(device)) {
+    if (looks_like_model(w) && std::find(models.begin(), models.end(), w) == models.end())
+      models.push_back(std::move(w));
+  }
+  return models;
+}
+
+void warn_device_mismatch(const std::vector<Measurement>& rows, std::string_view arch_name,
+                          std::string_view arch_description, const std::string& file,
+                          Diagnostics& diags) {
+  std::vector<std::string> arch_words = lowercase_words(arch_name);
+  for (std::string& w : lowercase_words(arch_description)) arch_words.push_back(std::move(w));
+  std::vector<std::string> judged;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string& device = rows[i].device.name;
+    if (device.empty() || std::find(judged.begin(), judged.end(), device) != judged.end()) continue;
+    judged.push_back(device);
+    const std::vector<std::string> models = device_model_words(device);
+    if (models.empty()) continue;
+    const bool named = std::any_of(models.begin(), models.end(), [&](const std::string& m) {
+      return std::find(arch_words.begin(), arch_words.end(), m) != arch_words.end();
+    });
+    if (named) continue;
+    const auto count = std::count_if(rows.begin(), rows.end(),
+                                     [&](const Measurement& r) { return r.device.name == device; });
+    diags.warning({file, rows[i].line, 0}, "column 'device'",
+                  fmt::format("'{}' ({} row{}) does not look like the arch '{}': neither its name "
+                              "nor its description says {}",
+                              device, count, count == 1 ? "" : "s", arch_name,
+                              fmt::join(models, " or ")),
+                  "price a device's rows on its own preset (configs/arch/), or keep this arch if "
+                  "it models that device");
+  }
 }
 
 }  // namespace coda::validation

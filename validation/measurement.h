@@ -74,6 +74,7 @@ struct Measurement {
   std::string source;      // "measured: coda-bench 0.1.0", or the publication
   std::string derivation;  // how a published median_us was obtained: "copied" or the arithmetic
   std::string note;        // why a case did not run or did not pass; empty otherwise
+  int line = 0;            // the row's first line in the file it was read from; 0: not read
 };
 
 // TFLOP/s and GB/s at the median time; NaN when not applicable or not measured.
@@ -106,5 +107,19 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
 // Reads a measurement CSV file: read_measurements of its text, or "cannot read the file".
 std::optional<std::vector<Measurement>> load_measurements(const std::filesystem::path& file,
                                                           Diagnostics& diags);
+
+// The device models a device name names: its words (split at anything but letters and digits,
+// lowercased) that are one to three letters then digits, optionally one more letter ("h200",
+// "a100", "rk3588", "v5e", "mi300x"), less memory and form-factor words (sxm5, hbm3, pcie4, ddr5,
+// lpddr5, gddr6, nvlink4).
+std::vector<std::string> device_model_words(std::string_view device);
+
+// Warns, once per distinct `device` value, when the rows' device names a model (device_model_words)
+// and none of those words is a word of the arch's name or description: a table of one device
+// priced on another's preset ("H200 rows on google-tpu-v4"). Rows whose device names no model
+// (empty, "A100 node") are not judged. Located at the file and the first such row.
+void warn_device_mismatch(const std::vector<Measurement>& rows, std::string_view arch_name,
+                          std::string_view arch_description, const std::string& file,
+                          Diagnostics& diags);
 
 }  // namespace coda::validation

@@ -95,6 +95,7 @@ TEST(MeasurementCsv, RowRoundTrips) {
   EXPECT_EQ(r.date, m.date);
   EXPECT_EQ(r.source, m.source);
   EXPECT_EQ(r.note, m.note);
+  EXPECT_EQ(r.line, 2);  // the header is line 1
 }
 
 TEST(MeasurementCsv, CaseThatDidNotRunHasEmptyTimes) {
@@ -384,6 +385,42 @@ TEST(PublishedRows, ShapeRulesOfTheNewKernels) {
   EXPECT_EQ(only_error("softmax,fp8_e4m3,rows=64 cols=64,,,10,,,FIXTURE,,\n"),
             "published.csv:2:9: error: row 2, column 'dtype': softmax does not run fp8_e4m3; "
             "expected one of: fp32, fp16, bf16");
+}
+
+TEST(DeviceCheck, ModelWordsOfADeviceName) {
+  // Letters (1-3), digits (1-5), at most one more letter; memory and form-factor words are not
+  // models ("SXM5", "HBM3", "80GB" has two letters after its digits).
+  EXPECT_EQ(device_model_words("NVIDIA H100 80GB HBM3"), (std::vector<std::string>{"h100"}));
+  EXPECT_EQ(device_model_words("A100-SXM4-80GB"), (std::vector<std::string>{"a100"}));
+  EXPECT_EQ(device_model_words("Google TPU v5e"), (std::vector<std::string>{"v5e"}));
+  EXPECT_EQ(device_model_words("Rockchip RK3588 NPU"), (std::vector<std::string>{"rk3588"}));
+  EXPECT_EQ(device_model_words("AMD MI300X"), (std::vector<std::string>{"mi300x"}));
+  EXPECT_TRUE(device_model_words("Jetson AGX Orin").empty());
+  EXPECT_TRUE(device_model_words("").empty());
+}
+
+TEST(DeviceCheck, WarnsOncePerDeviceThatTheArchDoesNotName) {
+  Measurement h200 = fixture_int8_row();
+  h200.device.name = "NVIDIA H200";
+  h200.line = 2;
+  Measurement unnamed = h200;
+  unnamed.device.name = "";
+  unnamed.line = 4;
+  const std::vector<Measurement> rows{h200, h200, unnamed};
+  Diagnostics diags;
+  warn_device_mismatch(rows, "google-tpu-v4", "Google TPU v4 chip, 2 TensorCores x 4 MXUs",
+                       "t.csv", diags);
+  ASSERT_EQ(diags.all().size(), 1u);
+  EXPECT_EQ(format(diags.all()[0]),
+            "t.csv:2: warning: column 'device': 'NVIDIA H200' (2 rows) does not look like the "
+            "arch 'google-tpu-v4': neither its name nor its description says h200; price a "
+            "device's rows on its own preset (configs/arch/), or keep this arch if it models "
+            "that device");
+  EXPECT_FALSE(diags.has_errors());
+
+  Diagnostics same;
+  warn_device_mismatch(rows, "nvidia-h200-sxm", "NVIDIA H200 SXM 141GB", "t.csv", same);
+  EXPECT_TRUE(same.all().empty());
 }
 
 }  // namespace
