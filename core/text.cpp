@@ -9,6 +9,23 @@
 
 namespace coda {
 
+std::optional<TextProblem> text_field_problem(std::string_view text) {
+  if (const auto bad = first_invalid_utf8(text)) {
+    return TextProblem{
+        fmt::format("not UTF-8 text: byte {} (0x{:02X}) starts no UTF-8 character", *bad + 1,
+                    static_cast<unsigned char>(text[*bad])),
+        "save the file as UTF-8 (a Latin-1 'e with acute' is the byte 0xE9; in UTF-8 it is 0xC3 "
+        "0xA9)"};
+  }
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F)
+      return TextProblem{fmt::format("control character U+{:04X} at byte {}", c, i + 1),
+                         "text holds printable characters, tabs and line breaks only"};
+  }
+  return std::nullopt;
+}
+
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   std::size_t i = 0;

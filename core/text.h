@@ -18,6 +18,16 @@ namespace coda {
 // a new link dependency for one check.
 std::optional<std::size_t> first_invalid_utf8(std::string_view text);
 
+// What makes `text` unfit for a text field (a name, a description, a CSV cell), with what would
+// be valid: bytes that are not UTF-8 (first_invalid_utf8), or a control character other than tab,
+// line feed and carriage return (U+0000 to U+001F, U+007F), which C strings, CSV and terminals
+// mishandle. nullopt when the text is fine.
+struct TextProblem {
+  std::string message;  // "not UTF-8 text: byte 4 (0xE9) starts no UTF-8 character"
+  std::string hint;     // "save the file as UTF-8 (...)"
+};
+std::optional<TextProblem> text_field_problem(std::string_view text);
+
 // The largest text input coda reads (YAML, CSV, JSON traces): 512 MiB, far above any config or
 // trace it writes (a LLaMA-2-70B training trace is tens of MB), and a clear error instead of
 // reading /dev/zero until memory runs out.

@@ -356,12 +356,8 @@ bool YamlReader::scalar_text(std::string& out, std::string_view what, std::strin
 
 bool YamlReader::read(std::string& out, Diagnostics& diags) const {
   if (!scalar_text(out, "a string", "", diags)) return false;
-  if (const auto bad = first_invalid_utf8(out)) {
-    diags.error(location(), path_,
-                fmt::format("not UTF-8 text: byte {} (0x{:02X}) starts no UTF-8 character", *bad + 1,
-                            static_cast<unsigned char>(out[*bad])),
-                "save the file as UTF-8 (a Latin-1 'e with acute' is the byte 0xE9; in UTF-8 it "
-                "is 0xC3 0xA9)");
+  if (const auto problem = text_field_problem(out)) {
+    diags.error(location(), path_, problem->message, problem->hint);
     return false;
   }
   return true;

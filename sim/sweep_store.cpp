@@ -103,6 +103,14 @@ std::optional<std::string> meta_value(sqlite3* db, std::string_view key) {
   return stmt.text(0);
 }
 
+// What a damaged store is told: the damage SQLite found, and how to recover.
+std::string damaged_store(const std::filesystem::path& file, const std::string& found) {
+  return fmt::format("'{}' is damaged (SQLite: {}): its points cannot be trusted; run the sweep "
+                     "again into a new --out folder (`sqlite3 {} .recover` copies out what is "
+                     "intact)",
+                     file.string(), found, file.string());
+}
+
 sqlite3* open_db(const std::filesystem::path& file, int flags, std::string& why) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(file.c_str(), &db, flags, nullptr) != SQLITE_OK) {
@@ -113,7 +121,10 @@ sqlite3* open_db(const std::filesystem::path& file, int flags, std::string& why)
   sqlite3_busy_timeout(db, 5000);
   // See the header for why FULL.
   if (!exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", why)) {
-    why = fmt::format("'{}': {}", file.string(), why);
+    // A file that is not a database, or one cut short, fails here, before any quick_check.
+    const int code = sqlite3_extended_errcode(db) & 0xff;
+    why = code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? damaged_store(file, why)
+                                                          : fmt::format("'{}': {}", file.string(), why);
     sqlite3_close(db);
     return nullptr;
   }
@@ -169,10 +180,7 @@ std::unique_ptr<SweepStore> SweepStore::open(const std::filesystem::path& file,
   if (db == nullptr) return nullptr;
   std::unique_ptr<SweepStore> store(new SweepStore(db));
   if (const auto damaged = store->damage()) {
-    why = fmt::format("'{}' is damaged (SQLite's quick_check: {}): its points cannot be trusted; "
-                      "run the sweep again into a new --out folder (`sqlite3 {} .recover` copies "
-                      "out what is intact)",
-                      file.string(), *damaged, file.string());
+    why = damaged_store(file, "quick_check: " + *damaged);
     return nullptr;
   }
   const auto schema = meta_value(db, "schema");

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/text.h"
 #include "core/yaml_reader.h"  // did_you_mean
 
 namespace coda::validation {
@@ -328,6 +329,8 @@ std::string read_shape(Measurement& m, std::string_view t) {
   }
 #define CODA_TEXT(member)                                                       \
   [](Measurement& m, std::string_view t) -> std::string {                       \
+    if (const auto problem = text_field_problem(t))                             \
+      return fmt::format("text ({}: {})", problem->message, problem->hint);     \
     m.member = std::string(t);                                                  \
     return {};                                                                  \
   }

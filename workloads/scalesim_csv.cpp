@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "workloads/builders.h"
 #include "workloads/importers.h"
 
@@ -229,6 +230,10 @@ class CsvReader {
     if (name.empty()) {
       diags_.error({file_, line.number, fields[0].column}, where(line.number, 0),
                    "empty layer name", "name every layer, e.g. 'conv1'");
+      ok = false;
+    } else if (const auto problem = text_field_problem(name)) {
+      diags_.error({file_, line.number, fields[0].column}, where(line.number, 0),
+                   problem->message, problem->hint);
       ok = false;
     }
     std::array<std::uint64_t, kConvColumns.size()> v{};

@@ -128,7 +128,7 @@ TEST(SweepCommand, ADamagedStoreIsNotResumed) {
   const auto before = std::filesystem::last_write_time(tmp.path() / "out" / "results.csv");
   const Outcome r = coda({"sweep", kBundled, "--out", dir.c_str(), "--resume"});
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.err.find("sweep.db' is damaged (SQLite's quick_check: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sweep.db' is damaged (SQLite: quick_check: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("run the sweep again into a new --out folder"), std::string::npos) << r.err;
   // Its exports are left as they were.
   EXPECT_EQ(std::filesystem::last_write_time(tmp.path() / "out" / "results.csv"), before);

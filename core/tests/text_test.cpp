@@ -11,6 +11,22 @@
 namespace coda {
 namespace {
 
+TEST(TextField, ControlCharactersAndBadBytesAreProblems) {
+  EXPECT_EQ(text_field_problem("tabs\tand\r\nline breaks, caf\xC3\xA9"), std::nullopt);
+  const auto esc = text_field_problem("\x1B[31mred");  // a terminal escape sequence
+  ASSERT_TRUE(esc.has_value());
+  EXPECT_EQ(esc->message, "control character U+001B at byte 1");
+  const auto del = text_field_problem("ab\x7F");
+  ASSERT_TRUE(del.has_value());
+  EXPECT_EQ(del->message, "control character U+007F at byte 3");
+  const auto nul = text_field_problem(std::string_view("a\0b", 3));
+  ASSERT_TRUE(nul.has_value());
+  EXPECT_EQ(nul->message, "control character U+0000 at byte 2");
+  const auto latin1 = text_field_problem("Stra\xDF" "e");  // bad bytes are reported first
+  ASSERT_TRUE(latin1.has_value());
+  EXPECT_EQ(latin1->message, "not UTF-8 text: byte 5 (0xDF) starts no UTF-8 character");
+}
+
 TEST(Utf8, WellFormedTextHasNoInvalidByte) {
   EXPECT_EQ(first_invalid_utf8(""), std::nullopt);
   EXPECT_EQ(first_invalid_utf8("plain ASCII"), std::nullopt);
