@@ -152,8 +152,26 @@ def main():
         try:
             f, background = prepare(coda, c.get("setup"), tmp, repo)
             argv = [a.replace("{tmp}", tmp).replace("{f}", f) for a in c["run"].split(" ")]
+            prefix, binary, cwd = prefix_for(c.get("setup")), coda, repo
+            if prefix:
+                # The user nobody may not reach this checkout (a clone under /root): it runs a
+                # copy of coda from the scratch folder, with copies of tests/hostile/ and
+                # configs/arch/ at the same relative paths.
+                binary = os.path.join(tmp, "coda")
+                shutil.copy(coda, binary)
+                for folder in ("tests/hostile", "configs/arch"):
+                    shutil.copytree(os.path.join(repo, folder), os.path.join(tmp, folder),
+                                    ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+                for root, dirs, files in os.walk(tmp):
+                    for d in dirs:
+                        if os.path.join(root, d) != f:  # the prepared folder keeps its mode
+                            os.chmod(os.path.join(root, d), 0o755)
+                    for name in files:
+                        if os.path.join(root, name) != f:
+                            os.chmod(os.path.join(root, name), 0o755)
+                cwd = tmp
             try:
-                code, out, err = run_coda(coda, argv, prefix_for(c.get("setup")), repo)
+                code, out, err = run_coda(binary, argv, prefix, cwd)
             except subprocess.TimeoutExpired:
                 code, out, err = "hang", "", f"ran over {TIMEOUT_S} s"
             stream = err if err.strip() else out
