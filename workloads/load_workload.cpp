@@ -31,6 +31,13 @@ std::optional<Graph> read_any(const std::filesystem::path& file, Diagnostics& di
     if (ext == ".json") return read_trace(*text, file.string(), diags);
     return read_scalesim_csv(*text, file.string(), diags);
   }
+  if (ext == ".onnx") {
+    diags.error({file.string(), 0, 0}, "", "an ONNX model is not a workload file",
+                fmt::format("import it first: coda workload {} --export-trace T.json (with --bind "
+                            "NAME=VALUE for its dynamic dimensions), then give T.json",
+                            file.string()));
+    return std::nullopt;
+  }
   diags.error({file.string(), 0, 0}, "",
               ext.empty() ? std::string("workload file has no extension")
                           : fmt::format("unknown workload file extension '{}'", ext),
