@@ -638,7 +638,18 @@ void Importer::matmul(const ::onnx::NodeProto& node) {
   }
   const std::size_t ra = ta.shape.size(), rb = tb.shape.size(), ro = out->shape.size();
   const std::uint64_t m = ta.shape[ra - 2], k = ta.shape[ra - 1], n = tb.shape[rb - 1];
-  if (tb.shape[rb - 2] != k || ro < 2 || out->shape[ro - 2] != m || out->shape[ro - 1] != n) {
+  // numpy's matmul: the result has the larger operand rank, and each operand batch dim is 1 or
+  // the result's (a declared output of lower rank came from a file, not from inference).
+  const auto broadcasts = [&](const std::vector<std::uint64_t>& shape) {
+    if (shape.size() > ro) return false;
+    for (std::size_t j = 0; j + 2 < shape.size(); ++j) {
+      const std::uint64_t o = out->shape[ro - shape.size() + j];
+      if (shape[j] != 1 && shape[j] != o) return false;
+    }
+    return true;
+  };
+  if (tb.shape[rb - 2] != k || ro < 2 || out->shape[ro - 2] != m || out->shape[ro - 1] != n ||
+      !broadcasts(ta.shape) || !broadcasts(tb.shape)) {
     error(fmt::format("[{}] x [{}] does not give [{}]", fmt::join(ta.shape, ", "),
                       fmt::join(tb.shape, ", "), fmt::join(out->shape, ", ")));
     return;

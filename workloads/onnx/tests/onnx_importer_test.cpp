@@ -229,6 +229,16 @@ TEST(OnnxImport, AMalformedIntegerInitializerIsAnErrorNotACrash) {
       << diags.format_all();
 }
 
+TEST(OnnxImport, AMatMulOperandOfHigherRankThanItsOutputIsAnError) {
+  // Found by onnx_fuzz (2026-12-04): a MatMul whose declared output [3, 4, 5] has a lower rank
+  // than its first operand's indexed the output's shape below 0 (UBSan: pointer overflow).
+  Diagnostics diags;
+  EXPECT_FALSE(
+      import_onnx("fuzz/known_crashes/onnx_matmul_operand_rank_above_output.onnx", {}, diags));
+  EXPECT_NE(diags.format_all().find("does not give [3, 4, 5]"), std::string::npos)
+      << diags.format_all();
+}
+
 TEST(OnnxImport, AZeroStrideIsAnErrorNotADivisionByZero) {
   // Found by onnx_fuzz: MaxPool strides [2, 0] made libonnx's pool shape inference divide by zero.
   Diagnostics diags;
