@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # CI: builds the fuzz targets and runs each for about 5 seconds (bench/fuzz.sh does the work).
-# onnx_fuzz is back in since the importer checks conv and pool nodes and kept integer tensors
-# before libonnx's shape inference, which trusts them (fuzz/known_crashes/ keeps the three inputs
-# that crashed it; 180 s of onnx_fuzz, 231,892 executions, found nothing more).
+# onnx_fuzz is back in since the importer checks conv, pool and Split nodes and kept integer
+# tensors before libonnx's shape inference, which trusts them (fuzz/known_crashes/ keeps the inputs
+# that crashed it, each with a test in workloads/onnx/tests/).
 # sweep_spec_fuzz, case_list_fuzz and measurement_csv_fuzz cover the sweep spec, coda-bench's case
 # lists and the measurement CSV; stored_results_fuzz the run.json and results.json coda report
 # reads; sweep_records_fuzz the decoder of the points an MPI sweep's ranks send to rank 0.

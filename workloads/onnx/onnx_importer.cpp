@@ -277,7 +277,7 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
   }
 }
 
-// Conv and pooling nodes are checked before libonnx's shape inference, which trusts them.
+// Conv, pooling and Split nodes are checked before libonnx's shape inference, which trusts them.
 // Strides, dilations and kernel sizes must be at least 1 and pads not negative (libonnx 1.12
 // divides by the strides: a zero stride is SIGFPE). And libonnx's Conv shape inference (Debian's
 // 1.12 and later releases alike) takes a missing
@@ -330,8 +330,14 @@ void Importer::guard_conv_pool_nodes(::onnx::GraphProto& g) {
                                                     "LpPool"};
   for (int i = 0; i < g.node_size(); ++i) {
     ::onnx::NodeProto& node = *g.mutable_node(i);
-    if (windowed.count(node.op_type()) == 0) continue;
     path_ = fmt::format("graph.node[{}] '{}' ({})", i, node.name(), node.op_type());
+    // libonnx's Split inference divides the axis by the number of outputs when no sizes are
+    // given: a Split with none is SIGFPE (found by onnx_fuzz, 2026-12-04).
+    if (node.op_type() == "Split" && node.output_size() == 0) {
+      error("a Split with no outputs", "give it one output per part");
+      continue;
+    }
+    if (windowed.count(node.op_type()) == 0) continue;
     for (const std::string_view name : {"strides", "dilations", "kernel_shape"}) {
       const auto values = ints_attribute(node, name);
       if (std::any_of(values.begin(), values.end(), [](std::int64_t v) { return v < 1; }))

@@ -239,6 +239,16 @@ TEST(OnnxImport, AMatMulOperandOfHigherRankThanItsOutputIsAnError) {
       << diags.format_all();
 }
 
+TEST(OnnxImport, ASplitWithNoOutputsIsAnErrorNotADivisionByZero) {
+  // Found by onnx_fuzz (2026-12-04): libonnx's Split inference divided by the number of outputs.
+  Diagnostics diags;
+  EXPECT_FALSE(import_onnx("fuzz/known_crashes/onnx_split_without_outputs_fpe.onnx", {}, diags));
+  EXPECT_NE(diags.format_all().find("(Split): a Split with no outputs; give it one output per "
+                                    "part"),
+            std::string::npos)
+      << diags.format_all();
+}
+
 TEST(OnnxImport, AZeroStrideIsAnErrorNotADivisionByZero) {
   // Found by onnx_fuzz: MaxPool strides [2, 0] made libonnx's pool shape inference divide by zero.
   Diagnostics diags;
