@@ -664,7 +664,6 @@ std::optional<std::vector<Measurement>> load_measurements(const std::filesystem:
   return read_measurements(text.str(), file.string(), diags);
 }
 
-
 namespace {
 
 std::vector<std::string> lowercase_words(std::string_view text) {

@@ -177,16 +177,17 @@ def main():
                     ids = torch.randint(0, vocab, (batch, prompt), device=dev)
                     state = {}
 
-                    def start_cache():
-                        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+                    def advance(input_ids, cache):
+                        out = model(input_ids=input_ids, past_key_values=cache, use_cache=True,
+                                    logits_to_keep=1)
                         state["cache"] = out.past_key_values
                         state["next"] = out.logits[:, -1:].argmax(-1)
 
+                    def start_cache():  # the prompt's forward fills a new cache
+                        advance(ids, None)
+
                     def one_step():
-                        out = model(input_ids=state["next"], past_key_values=state["cache"],
-                                    use_cache=True, logits_to_keep=1)
-                        state["cache"] = out.past_key_values
-                        state["next"] = out.logits[:, -1:].argmax(-1)
+                        advance(state["next"], state["cache"])
 
                     def decode_loop():
                         for _ in range(steps):
