@@ -858,6 +858,8 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
       p.seconds += waited;
     }
     host = fmt::format("; launched eagerly, {:.4g} us a kernel at the least", issue * 1e6);
+  } else if (eager && !hw.spec().calibration.eager_issue_time) {
+    host = std::string(kEagerUnpriced);
   }
   double longest = -1;
   for (const PredictedPart& part : p.parts)

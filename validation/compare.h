@@ -81,11 +81,17 @@ std::optional<Prediction> price_graph(const workload::Graph& graph, mapper::Fusi
                                       const std::string& what, const arch::HardwareModel& hw,
                                       bool by_unit, std::string& why);
 
+inline constexpr std::string_view kEagerUnpriced =
+    "; launched eagerly, but the arch states no calibration.eager_issue_time, so the host's "
+    "issue time is not priced (a lower bound)";
+
 // The same for a schedule made on an arch that differs from `hw` at most in its calibration
 // (the schedule depends on the hardware's units and capacities, not on its rates). With
 // `eager`, the kernels are issued by the host one by one, hw.eager_issue_seconds() apart at the
 // least (sim/analytical/unit_costs.h, host_issued_seconds): the time the GPU waits on the host
-// is a part of its own ("host issue", unit "host").
+// is a part of its own ("host issue", unit "host"). An arch that states no
+// calibration.eager_issue_time prices an eager row without the host and says so in the model
+// text (kEagerUnpriced): the prediction is then a lower bound, not a silent approximation.
 std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
                                          mapper::FusionMode fusion, const std::string& what,
                                          const arch::HardwareModel& hw, bool by_unit,

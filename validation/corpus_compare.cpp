@@ -384,6 +384,18 @@ std::string corpus_report_text(const CorpusReport& report, const Corpus& corpus)
     }
     for (const std::string& note : family.fit->notes) out += fmt::format("  note: {}\n", note);
   }
+  // Eager rows on archs that state no host issue time: priced, but as lower bounds.
+  std::map<std::string, std::size_t> unpriced_host;
+  for (const CorpusRow& r : report.rows)
+    if (r.row.prediction && r.row.prediction->model.find(kEagerUnpriced) != std::string::npos)
+      ++unpriced_host[fmt::format("{} on {}", corpus.entries[r.entry].id,
+                                  report.archs[r.arch].spec.name)];
+  if (!unpriced_host.empty()) {
+    out += "\nlaunched eagerly, priced without the host's issue time (their arch states no "
+           "calibration.eager_issue_time; each prediction is a lower bound):\n";
+    for (const auto& [what, count] : unpriced_host)
+      out += fmt::format("  {:>4} x {}\n", count, what);
+  }
   // The rows coda could not price, by reason.
   std::map<std::string, std::size_t> reasons;
   for (const CorpusRow& r : report.rows)

@@ -542,6 +542,8 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
       cluster != nullptr && layout.chips() > cluster->chips_per_node
           ? fmt::format("; across nodes of '{}'", cluster->name)
           : "");
+  if (m.launch == Launch::Eager && !hw.spec().calibration.eager_issue_time)
+    out.model += kEagerUnpriced;
   return out;
 }
 

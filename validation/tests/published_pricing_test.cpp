@@ -323,6 +323,46 @@ TEST(PublishedPricing, AnLlmRowNamesItsDecodeAttentionAndPaysTheRuntimesStepCost
               seconds(base, generate(Impl::Default, "llama2_7b")) + 3 * 100e-6, 1e-12);
 }
 
+// An eager row on an arch that states no calibration.eager_issue_time (the pinned fixture's 0 us
+// removed): priced as if launched from a CUDA graph, the host left out, and the model text says so
+// (kEagerUnpriced), for prefill and training rows alike; an arch that states 0 us is priced as it
+// says. With an issue time the host's part is priced: the prefill's kernels cannot start faster
+// than one per 1 ms, so it takes longer.
+TEST(PublishedPricing, AnEagerRowWithNoHostIssueTimeIsALowerBoundThatSaysSo) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.eager_issue_time.reset();
+  const Predictor p(spec, {.llm_dir = "configs/workloads/llm"});
+  Measurement graph = row(Kernel::LlmPrefill, DType::Bf16, {.batch = 1, .input_len = 128, .tp = 1},
+                          Impl::Default, "llama2_7b");
+  Measurement eager = graph;
+  eager.launch = Launch::Eager;
+  std::string why;
+  const auto g = p.predict(graph, why);
+  const auto e = p.predict(eager, why);
+  ASSERT_TRUE(g && e) << why;
+  EXPECT_NEAR(e->seconds, g->seconds, 1e-12);
+  EXPECT_EQ(g->model.find(kEagerUnpriced), std::string::npos);
+  EXPECT_NE(e->model.find(kEagerUnpriced), std::string::npos);
+  Measurement train = row(Kernel::LlmTrain, DType::Bf16,
+                          {.batch = 2, .seq = 128, .tp = 1, .grad_accum = 1, .dp = 1, .pp = 1,
+                           .vp = 1, .grad_bits = 32},
+                          Impl::Default, "gpt2_small");
+  train.launch = Launch::Eager;
+  const auto t = p.predict(train, why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_NE(t->model.find(kEagerUnpriced), std::string::npos);
+  // An arch that states 0 us says the host takes no time: nothing is left out.
+  spec.calibration.eager_issue_time = Seconds{0};
+  const auto zero = Predictor(spec, {.llm_dir = "configs/workloads/llm"}).predict(eager, why);
+  ASSERT_TRUE(zero) << why;
+  EXPECT_EQ(zero->model.find(kEagerUnpriced), std::string::npos);
+  spec.calibration.eager_issue_time = Seconds{1e-3};
+  const auto issued = Predictor(spec, {.llm_dir = "configs/workloads/llm"}).predict(eager, why);
+  ASSERT_TRUE(issued) << why;
+  EXPECT_GT(issued->seconds, g->seconds);
+  EXPECT_EQ(issued->model.find(kEagerUnpriced), std::string::npos);
+}
+
 TEST(PublishedPricing, RowsCodaCannotPriceSayWhy) {
   const Predictor h200(pinned(), {.llm_dir = "configs/workloads/llm"});
   std::string why;
