@@ -36,7 +36,7 @@ namespace {
 
 struct RunArgs {
   std::string arch;
-  std::string workload;
+  WorkloadSourceArgs source;  // --workload FILE, --llm or --cnn
   std::string engine = "analytical";
   std::string trace;
   std::string out_dir;
@@ -159,10 +159,22 @@ std::string stall_lines(const results::RunResult& run) {
 
 int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
   Diagnostics diags;
+  if (!names_a_source(args.source)) {
+    err << "error: run: name a workload: --workload FILE, --llm MODEL or --cnn NAME\n";
+    return 2;
+  }
   std::optional<results::RunResult> run;
   try {
     const sim::EngineRegistry engines = all_engines();
-    sim::RunFiles files{args.arch, args.workload, args.engine, args.skip_unsupported, {}};
+    WorkloadSourceArgs named = args.source;
+    named.skip_unsupported = args.skip_unsupported;  // ONNX nodes and ops alike
+    auto source = workload_source(named, diags);
+    if (!source) {
+      err << diags.format_all();
+      return 2;
+    }
+    sim::RunFiles files{args.arch, {}, args.engine, args.skip_unsupported, {}};
+    files.source = std::move(*source);
     files.engines = &engines;
     files.trace = args.trace;
     if (!args.trace.empty() && args.engine != "systemc") {
@@ -204,6 +216,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     out << fmt::format("coda {}: {} on {} ({} PEs at {}), {} engine\n", kVersion, run->workload,
                        run->arch, run->processing_elements, to_string(run->clock),
                        run->provenance.engine);
+    for (const std::string& note : run->workload_notes) out << note << "\n";
     out << reports::format_layer_table(*run);
     const auto count = [&](results::Bound bound) {
       return std::count_if(run->ops.begin(), run->ops.end(),
@@ -296,11 +309,13 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
                                            "configs/arch/scalesim_32x32_os.yaml")
       ->required()
       ->check(CLI::ExistingFile);
-  run->add_option("--workload", run_args.workload,
-                  "Workload: a coda layer list (.yaml), a SCALE-Sim topology (.csv) or a coda trace "
-                  "(.json; coda workload --export-trace makes one from an LLM, a CNN or ONNX)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  CLI::Option* run_file =
+      run->add_option("--workload", run_args.source.file,
+                      "Workload file: a coda layer list (.yaml), a SCALE-Sim topology (.csv), a "
+                      "coda trace (.json) or an ONNX model (.onnx, with --bind for its dynamic "
+                      "dimensions); or name an LLM (--llm) or a CNN of the zoo (--cnn) instead")
+          ->check(CLI::ExistingFile);
+  add_workload_source_options(*run, run_args.source, run_file, false);
   run->add_option("--engine", run_args.engine,
                   "Engine: analytical (closed forms) or systemc (cycle-approximate: tiles, DMA, "
                   "DRAM channels with row buffers, NoC; stalls by cause; docs/systemc.md)")
@@ -353,8 +368,8 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
       ->capture_default_str();
   add_search_options(*run, run_args.search);
   run->add_flag("--skip-unsupported", run_args.skip_unsupported,
-                "Leave out ops the hardware has no unit for (listed in run.json) instead of "
-                "failing");
+                "Leave out ops the hardware has no unit for, and ONNX nodes coda cannot import "
+                "(both listed) instead of failing");
 
   std::vector<std::string> check_files;
   CLI::App* check = app.add_subcommand(

@@ -71,10 +71,12 @@ CLI::App* add_map_command(CLI::App& app, MapArgs& args) {
   cmd->add_option("--arch", args.arch, "Architecture config (YAML)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--workload", args.workload,
-                  "Workload: layer list (.yaml), SCALE-Sim CSV or trace (.json)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  CLI::Option* file =
+      cmd->add_option("--workload", args.source.file,
+                      "Workload file: layer list (.yaml), SCALE-Sim CSV, trace (.json) or ONNX "
+                      "model (.onnx); or name an LLM (--llm) or a CNN of the zoo (--cnn) instead")
+          ->check(CLI::ExistingFile);
+  add_workload_source_options(*cmd, args.source, file);
   cmd->add_option("--op", args.op, "The op to map and print in full");
   add_search_options(*cmd, args.search);
   cmd->add_option("--precision", args.precision, "Map every op at this precision");
@@ -87,12 +89,22 @@ int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err) {
   std::optional<DataType> precision;
   if (!read_precision(args.precision, precision, err)) return 2;
   Diagnostics diags;
+  if (!names_a_source(args.source)) {
+    err << "error: map: name a workload: --workload FILE, --llm MODEL or --cnn NAME\n";
+    return 2;
+  }
+  const auto source = workload_source(args.source, diags);
+  if (!source) {
+    err << diags.format_all();
+    return 2;
+  }
   const auto arch = arch::load_arch(args.arch, diags);
-  auto graph = workload::load_workload(args.workload, diags);
-  if (!arch || !graph) {
+  auto loaded = workload::load_source(*source, diags);
+  if (!arch || !loaded) {
     err << diags.format_all();
     return 1;
   }
+  workload::Graph* graph = &loaded->graph;
   if (precision)
     for (workload::Op& op : graph->ops)
       for (workload::TensorAccess& access : op.space.accesses) access.dtype = *precision;
@@ -110,7 +122,7 @@ int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err) {
         if (candidate.kind == workload::OpKind::Contraction)
           names += (names.empty() ? "" : ", ") + candidate.name;
       err << fmt::format("error: --op: '{}' is not a contraction of {}; its contractions: {}\n",
-                         args.op, args.workload, names);
+                         args.op, workload::describe(*source), names);
       return 2;
     }
     const mapper::Hierarchy h = mapper::make_hierarchy(hw, mapper::op_precision(*op));

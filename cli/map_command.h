@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/search_options.h"
+#include "cli/workload_source_options.h"
 
 namespace CLI {
 class App;
@@ -17,7 +18,7 @@ namespace coda::cli {
 
 struct MapArgs {
   std::string arch;
-  std::string workload;
+  WorkloadSourceArgs source;  // --workload FILE, --llm or --cnn
   std::string op;
   SearchArgs search;
   std::string precision;

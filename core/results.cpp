@@ -237,6 +237,7 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
     j["activity"] = activity;
   }
   if (!run.engine_notes.empty()) j["engine_notes"] = run.engine_notes;
+  if (!run.workload_notes.empty()) j["workload_notes"] = run.workload_notes;
   if (!run.notes.empty()) j["notes"] = run.notes;
 }
 
@@ -338,6 +339,7 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
                               Cycles{level.at("busy_cycles").get<std::uint64_t>()},
                               level.at("utilization").get<double>()});
   run.engine_notes = j.value("engine_notes", std::vector<std::string>());
+  run.workload_notes = j.value("workload_notes", std::vector<std::string>());
   run.notes = j.value("notes", std::vector<std::string>());
 }
 

@@ -220,6 +220,9 @@ struct RunResult {
   std::optional<StallBreakdown> stalls;
   std::vector<LevelActivity> activity;
   std::vector<std::string> engine_notes;
+  // What loading the workload said (an LLM's size, KV cache and layout; the ONNX nodes left out
+  // under --skip-unsupported).
+  std::vector<std::string> workload_notes;
   // The distinct notes of the ops, in the order they first appear.
   std::vector<std::string> notes;
   friend bool operator==(const RunResult&, const RunResult&) = default;

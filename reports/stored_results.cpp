@@ -237,6 +237,7 @@ void check_run(const Checker& c, const Json& root) {
     c.field(a, w, "utilization", Kind::Number);
   }, false);
   if (root.contains("engine_notes")) c.strings(root, top, "engine_notes");
+  if (root.contains("workload_notes")) c.strings(root, top, "workload_notes");
 }
 
 constexpr std::array<SweepObjective, 6> kObjectives = {{

@@ -155,8 +155,12 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
 
   // Read both inputs before stopping, so the user sees every error at once.
   const auto arch = arch::load_arch(files.arch, diags);
-  const auto graph = workload::load_workload(files.workload, diags);
-  if (!arch || !graph) return std::nullopt;
+  const workload::WorkloadSource source =
+      files.source ? *files.source : workload::FileSource{.file = files.workload};
+  auto loaded = workload::load_source(source, diags);
+  if (!arch || !loaded) return std::nullopt;
+  const workload::Graph* graph = &loaded->graph;
+  const std::string source_name = workload::describe(source);
 
   arch::ArchSpec spec = arch->spec;
   if (!apply_attention_choice(spec, files.arch, files.attention, files.decode_attention, diags))
@@ -188,7 +192,7 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
                               files.search});
   if (!schedule.unsupported.empty() && !files.skip_unsupported) {
     for (const mapper::UnsupportedOp& op : schedule.unsupported)
-      diags.error(op.source.file.empty() ? SourceLocation{files.workload.string(), 0, 0} : op.source,
+      diags.error(op.source.file.empty() ? SourceLocation{source_name, 0, 0} : op.source,
                   fmt::format("op '{}'", op.name), op.reason,
                   "run with --skip-unsupported to leave such ops out (they are listed in the "
                   "results)");
@@ -199,7 +203,8 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   if (files.eager) add_host_issue(run, schedule, hw.eager_issue_seconds());
   run.provenance.inputs = {
       {"arch", files.arch.string(), results::hex_hash(arch->content_hash)},
-      {"workload", files.workload.string(), results::hex_hash(file_hash(files.workload))}};
+      {"workload", source_name, results::hex_hash(workload::source_hash(source))}};
+  run.workload_notes = std::move(loaded->notes);
   return run;
 }
 

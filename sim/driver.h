@@ -15,6 +15,7 @@
 #include "mapper/schedule.h"
 #include "sim/engine.h"
 #include "workloads/graph.h"
+#include "workloads/source.h"
 
 namespace coda::sim {
 
@@ -22,6 +23,8 @@ void register_builtin_engines(EngineRegistry& registry);
 
 struct RunFiles {
   std::filesystem::path arch;
+  // A workload file (workloads/importers.h's load_workload), or, when `source` is set, that
+  // source instead (a file with ONNX options, an LLM or a CNN of the zoo: workloads/source.h).
   std::filesystem::path workload;
   std::string engine = "analytical";
   // Leave out the ops the hardware has no unit for, listing them in RunResult::skipped, instead
@@ -47,6 +50,7 @@ struct RunFiles {
   // Kernels issued one by one by the host (calibration.eager_issue_time apart at the least)
   // instead of from a CUDA graph; the arch must state the issue time.
   bool eager = false;
+  std::optional<workload::WorkloadSource> source;
 };
 
 // Sets the arch's fused-attention and decode-attention classes to the command line's choices

@@ -160,12 +160,12 @@ std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics&
     ok = false;
   }
   for (const SweepWorkload& w : spec.workloads) {
-    auto graph = workload::load_workload(w.file, diags);
-    if (graph)
-      inputs.graphs.push_back(std::move(*graph));
+    auto loaded = workload::load_source(w.source, diags);
+    if (loaded)
+      inputs.graphs.push_back(std::move(loaded->graph));
     else
       ok = false;
-    inputs.workload_hashes.push_back(results::hex_hash(file_hash(w.file)));
+    inputs.workload_hashes.push_back(results::hex_hash(workload::source_hash(w.source)));
   }
   if (!ok) return std::nullopt;
   for (const workload::Graph& graph : inputs.graphs)
@@ -279,7 +279,7 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
     }
     if (run) {
       run.value().provenance.inputs = {{"arch", spec.arch.string(), record.arch_hash},
-                                       {"workload", w.file.string(), inputs.workload_hashes[i]}};
+                                       {"workload", workload::describe(w.source), inputs.workload_hashes[i]}};
       fill_metrics(row, *run, spec.constraints);
       row.run_summary = run_summary(*run);
     } else {

@@ -308,9 +308,10 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
   if (!item.expect_map(diags)) return std::nullopt;
   SweepWorkload w;
   w.where = item.location();
-  std::string file;
   item.required("name", w.name, diags);
-  item.required("file", file, diags);
+  auto source = workload::read_workload_source(
+      item, std::filesystem::path(spec_file).parent_path(), diags);
+  if (source) w.source = std::move(*source);
   std::string precision, fusion, mapper = "fixed";
   if (item.optional("precision", precision, diags)) {
     w.precision = parse_data_type(precision);
@@ -335,14 +336,6 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
                   fmt::format("unknown mapper '{}'", mapper), "one of fixed, search");
   }
   item.reject_unknown_keys(diags);
-  if (!file.empty()) {
-    w.file = resolve(spec_file, file);
-    std::error_code ec;  // an unusable path (a name over 255 bytes) is no file either
-    if (!std::filesystem::is_regular_file(w.file, ec))
-      diags.error(item.at("file").location(), item.at("file").path(),
-                  fmt::format("no such file '{}'", w.file.string()),
-                  "paths are relative to the sweep spec's folder");
-  }
   if (diags.error_count() != errors_before) return std::nullopt;
   return w;
 }
@@ -604,7 +597,7 @@ std::optional<SweepSpec> read_sweep_spec(const YamlReader& root, Diagnostics& di
   std::string hashed(canonical.c_str(), canonical.size());
   hashed += fmt::format("\narch {:016x}", arch_doc->content_hash());
   for (const SweepWorkload& w : spec.workloads)
-    hashed += fmt::format("\nworkload {:016x}", file_hash(w.file));
+    hashed += fmt::format("\nworkload {:016x}", workload::source_hash(w.source));
   spec.hash = fnv1a64(hashed);
   return spec;
 }

@@ -19,12 +19,15 @@
 #include "core/diagnostics.h"
 #include "core/yaml_reader.h"
 #include "mapper/fusion.h"
+#include "workloads/source.h"
 
 namespace coda::sim {
 
 struct SweepWorkload {
   std::string name;
-  std::filesystem::path file;  // resolved against the spec's folder
+  // A workload file, an LLM or a CNN of the zoo (workloads/source.h), paths resolved against the
+  // spec's folder.
+  workload::WorkloadSource source;
   std::optional<DataType> precision;
   // nullopt: the arch's calibration.fusion (what its vendor compiler fuses), else None, as
   // `coda run` without --fusion.
@@ -81,7 +84,7 @@ struct SweepSpec {
   // run in its own worker process, so points still run on every core).
   std::string engine = "analytical";
   // FNV-1a 64 of the spec's canonical YAML, the base arch's merged YAML and each workload
-  // file's bytes: a store made for another hash belongs to another sweep.
+  // (workload::source_hash): a store made for another hash belongs to another sweep.
   std::uint64_t hash = 0;
 };
 

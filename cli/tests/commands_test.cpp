@@ -229,6 +229,57 @@ TEST(Cli, CheckConfigReadsACorpusManifestAndEveryFileItNames) {
       << bad.err;
 }
 
+// `coda run --llm` builds the model as `coda workload --llm` does: the same time as running the
+// trace that command exports, and run.json names the source with every parameter.
+TEST(Cli, RunBuildsAnLlmItselfAsTheWorkloadCommandExportsIt) {
+  const testing::TempDir tmp;
+  const auto trace = tmp.path() / "decode.json";
+  const std::vector<const char*> llm = {"--llm", "configs/workloads/llm/gpt2_small.yaml",
+                                        "--phase", "decode", "--batch", "2", "--seq", "511"};
+  std::vector<const char*> exported = {"workload"};
+  exported.insert(exported.end(), llm.begin(), llm.end());
+  exported.insert(exported.end(), {"--export-trace", trace.c_str()});
+  ASSERT_EQ(coda(exported).code, 0);
+  const auto cycles_and_source = [&](const std::filesystem::path& out) {
+    std::ifstream in(out / "run.json");
+    const auto j = nlohmann::json::parse(in);
+    return std::make_pair(j.at("total").at("cycles").get<std::uint64_t>(),
+                          j.at("provenance").at("inputs").at(1).at("path").get<std::string>());
+  };
+  const auto from_trace = tmp.path() / "trace";
+  ASSERT_EQ(coda({"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--workload",
+                  trace.c_str(), "--out", from_trace.c_str(), "-q"})
+                .code,
+            0);
+  const auto built = tmp.path() / "built";
+  std::vector<const char*> run = {"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--out",
+                                  built.c_str()};
+  run.insert(run.end(), llm.begin(), llm.end());
+  const Outcome r = coda(run);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The LLM's headline comes before the table.
+  EXPECT_NE(r.out.find("decode phase, batch 2, sequence 511"), std::string::npos) << r.out;
+  EXPECT_EQ(cycles_and_source(built).first, cycles_and_source(from_trace).first);
+  EXPECT_EQ(cycles_and_source(from_trace).second, trace.string());
+  EXPECT_EQ(cycles_and_source(built).second,
+            "llm configs/workloads/llm/gpt2_small.yaml phase=decode batch=2 seq=511 dtype=own "
+            "recompute=0 tp=1 pp=1 dp=1 stage=0 micro_batches=1 sequence_parallel=0");
+  // No source at all, or two, is a usage error.
+  const Outcome none = coda({"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("name a workload: --workload FILE, --llm MODEL or --cnn NAME"),
+            std::string::npos)
+      << none.err;
+  EXPECT_EQ(coda({"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--cnn", "resnet18",
+                  "--workload", "configs/workloads/resnet18.yaml"})
+                .code,
+            2);
+  // A CNN of the zoo runs on its own too.
+  EXPECT_EQ(coda({"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--cnn", "resnet18", "-q"})
+                .code,
+            0);
+}
+
 TEST(Cli, RunWithBadInputExitsNonZeroWithDiagnostics) {
   const testing::TempDir tmp;
   const auto& dir = tmp.path();

@@ -103,12 +103,22 @@ TEST(Driver, ScaleSimDramModelRejectsWhatSCALESimCannotRun) {
       << search.format_all();
 }
 
+// LLaMA-2-7B decoding one token over a 2k context, int8 (the edge sweep's workload), on `arch`.
+RunFiles llama2_7b_decode(const std::filesystem::path& arch) {
+  RunFiles files{arch, {}, "analytical"};
+  files.source = workload::LlmSource{
+      .config = "configs/workloads/llm/llama2_7b.yaml",
+      .phase = {.kind = workload::llm::PhaseKind::Decode, .batch = 1, .seq_len = 2047},
+      .parallelism = {},
+      .dtype = DataType::Int8};
+  return files;
+}
+
 TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
   // LLaMA-2-7B decoding one token over a 2k context (int8), on the H100 preset, whose
   // calibration states no decode_attention: grouped by default.
-  const std::filesystem::path trace = "configs/sweeps/workloads/llama2_7b_decode_b1_ctx2k_int8.json";
   Diagnostics diags;
-  RunFiles files{"configs/arch/nvidia_h100_sxm.yaml", trace, "analytical"};
+  RunFiles files = llama2_7b_decode("configs/arch/nvidia_h100_sxm.yaml");
   const auto grouped = run_files(files, diags);
   ASSERT_TRUE(grouped) << diags.format_all();
   EXPECT_EQ(grouped->decode_attention, "grouped");
@@ -138,7 +148,7 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
   EXPECT_EQ(attention_ops, 32);  // one per layer
 
   // On an arch without tensor cores the flag is a located error.
-  RunFiles npu{"configs/arch/rk3588_npu.yaml", trace, "analytical"};
+  RunFiles npu = llama2_7b_decode("configs/arch/rk3588_npu.yaml");
   npu.decode_attention = arch::DecodeAttention::PerHead;
   Diagnostics npu_diags;
   EXPECT_FALSE(run_files(npu, npu_diags));
@@ -151,8 +161,7 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
 // of fa2's matrix rate: the H100 preset states none, so it is a located error there (and the
 // A100 preset's 0.49 runs).
 TEST(Driver, TritonAttentionNeedsTheArchsShare) {
-  const std::filesystem::path trace = "configs/sweeps/workloads/llama2_7b_decode_b1_ctx2k_int8.json";
-  RunFiles h100{"configs/arch/nvidia_h100_sxm.yaml", trace, "analytical"};
+  RunFiles h100 = llama2_7b_decode("configs/arch/nvidia_h100_sxm.yaml");
   h100.attention = arch::AttentionImpl::Triton;
   Diagnostics diags;
   EXPECT_FALSE(run_files(h100, diags));
@@ -161,7 +170,7 @@ TEST(Driver, TritonAttentionNeedsTheArchsShare) {
             "calibration.attention_triton (its share of fa2's matrix rate), which this arch does "
             "not state; leave --attention out, use fa2, or state calibration.attention_triton\n"
             "1 error\n");
-  RunFiles a100{"configs/arch/nvidia_a100_sxm_80gb.yaml", trace, "analytical"};
+  RunFiles a100 = llama2_7b_decode("configs/arch/nvidia_a100_sxm_80gb.yaml");
   a100.attention = arch::AttentionImpl::Triton;
   Diagnostics a100_diags;
   EXPECT_TRUE(run_files(a100, a100_diags)) << a100_diags.format_all();
@@ -193,9 +202,8 @@ TEST(Driver, EagerLaunchWaitsOnTheHost) {
 
   // run_files: the H100 preset states eager_issue_time; the ops are priced as from a graph and
   // the wait comes on top, recorded in run.json.
-  const std::filesystem::path trace = "configs/sweeps/workloads/llama2_7b_decode_b1_ctx2k_int8.json";
   Diagnostics diags;
-  RunFiles files{"configs/arch/nvidia_h100_sxm.yaml", trace, "analytical"};
+  RunFiles files = llama2_7b_decode("configs/arch/nvidia_h100_sxm.yaml");
   const auto graph = run_files(files, diags);
   files.eager = true;
   const auto eager = run_files(files, diags);
@@ -211,7 +219,7 @@ TEST(Driver, EagerLaunchWaitsOnTheHost) {
   EXPECT_EQ(j.get<results::RunResult>(), *eager);
 
   // An arch that states no issue time cannot price an eager launch: a located error.
-  RunFiles a100{"configs/arch/nvidia_a100_sxm_80gb.yaml", trace, "analytical"};
+  RunFiles a100 = llama2_7b_decode("configs/arch/nvidia_a100_sxm_80gb.yaml");
   a100.eager = true;
   Diagnostics a100_diags;
   EXPECT_FALSE(run_files(a100, a100_diags));

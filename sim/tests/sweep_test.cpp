@@ -64,7 +64,8 @@ TEST(SweepSpec, ReadsAGoodSpecCompletely) {
   EXPECT_EQ(spec->arch, "configs/arch/tpu_like_128x128_ws.yaml");
   ASSERT_EQ(spec->workloads.size(), 2u);
   EXPECT_EQ(spec->workloads[0].name, "resnet50");
-  EXPECT_EQ(spec->workloads[0].file, "configs/workloads/resnet50.yaml");
+  EXPECT_EQ(std::get<workload::FileSource>(spec->workloads[0].source).file,
+            "configs/workloads/resnet50.yaml");
   EXPECT_FALSE(spec->workloads[0].precision);
   EXPECT_EQ(spec->workloads[1].precision, DataType::Int8);
   EXPECT_EQ(spec->workloads[1].fusion, mapper::FusionMode::Epilogue);
@@ -90,6 +91,35 @@ TEST(SweepSpec, ReadsAGoodSpecCompletely) {
                                                            SweepObjective::Energy,
                                                            SweepObjective::PerfPerMm2}));
   EXPECT_NE(spec->hash, 0u);
+}
+
+// A workload can be an LLM built for the sweep (workloads/source.h): its graph is the builder's,
+// the spec's hash covers its parameters, and a key of another kind of source is located.
+TEST(SweepSpec, AnLlmWorkloadIsBuiltAndItsParametersAreHashed) {
+  const auto spec_with = [](const std::string& workload) {
+    return "schema_version: 1\nname: t\narch: ../arch/tpu_like_128x128_ws.yaml\n"
+           "workloads: [{name: gpt2, " + workload + "}]\naxes:\n  array.rows: [64, 128]\n";
+  };
+  Diagnostics diags;
+  const auto spec = parse_spec(
+      spec_with("llm: ../workloads/llm/gpt2_small.yaml, phase: decode, batch: 2, seq: 127"), diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const auto& llm = std::get<workload::LlmSource>(spec->workloads[0].source);
+  EXPECT_EQ(llm.config, "configs/workloads/llm/gpt2_small.yaml");
+  const auto inputs = load_sweep_inputs(*spec, diags);
+  ASSERT_TRUE(inputs) << diags.format_all();
+  const auto built = workload::load_source(llm, diags);
+  ASSERT_TRUE(built) << diags.format_all();
+  EXPECT_EQ(inputs->graphs.at(0).ops.size(), built->graph.ops.size());
+  const auto other = parse_spec(
+      spec_with("llm: ../workloads/llm/gpt2_small.yaml, phase: decode, batch: 4, seq: 127"), diags);
+  ASSERT_TRUE(other) << diags.format_all();
+  EXPECT_NE(other->hash, spec->hash);
+  // Column 65: the value of seq in
+  // "workloads: [{name: gpt2, file: ../workloads/resnet18.yaml, seq: 8}]".
+  EXPECT_EQ(first_error(spec_with("file: ../workloads/resnet18.yaml, seq: 8")),
+            "configs/sweeps/test_spec.yaml:4:65: error: workloads[0].seq: 'seq' does not apply "
+            "to a file source; a file source takes: bind, skip_unsupported");
 }
 
 TEST(SweepSpec, DefaultsAndFallingRanges) {

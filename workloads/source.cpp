@@ -1,0 +1,280 @@
+#include "workloads/source.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <span>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/hash.h"
+#include "workloads/cnn/cnn_zoo.h"
+#include "workloads/importers.h"
+#include "workloads/llm/hf_config.h"
+#include "workloads/llm/llm_config.h"
+#if CODA_WITH_ONNX
+#include "workloads/onnx/onnx_importer.h"
+#endif
+
+namespace coda::workload {
+namespace {
+
+template <class... F>
+struct Overload : F... {
+  using F::operator()...;
+};
+
+std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& diags) {
+  if (source.file.extension() != ".onnx") {
+    auto graph = load_workload(source.file, diags);
+    if (!graph) return std::nullopt;
+    return LoadedWorkload{std::move(*graph), {}};
+  }
+#if CODA_WITH_ONNX
+  onnx::OnnxOptions options;
+  options.skip_unsupported = source.skip_unsupported;
+  for (const auto& [name, value] : source.dim_bindings) options.dim_bindings[name] = value;
+  auto imported = onnx::import_onnx(source.file, options, diags);
+  if (!imported) return std::nullopt;
+  LoadedWorkload out{std::move(imported->graph), {}};
+  if (!imported->skipped.empty())
+    out.notes.push_back(fmt::format("skipped {} unsupported node{}: {}", imported->skipped.size(),
+                                    imported->skipped.size() == 1 ? "" : "s",
+                                    fmt::join(imported->skipped, ", ")));
+  return out;
+#else
+  diags.error({source.file.string(), 0, 0}, "", "this coda was built without the ONNX importer",
+              "rebuild with -DCODA_WITH_ONNX=ON (scripts/setup.sh installs libonnx-dev)");
+  return std::nullopt;
+#endif
+}
+
+std::optional<LoadedWorkload> load_llm(const LlmSource& source, Diagnostics& diags) {
+  auto config = source.config.extension() == ".json" ? llm::load_hf_config(source.config, diags)
+                                                     : llm::load_llm_config(source.config, diags);
+  if (!config) return std::nullopt;
+  if (source.dtype) config->dtype = *source.dtype;
+  auto graph = llm::try_build_llm(*config, source.phase, source.parallelism, diags);
+  if (!graph) return std::nullopt;
+  const llm::Parallelism& par = source.parallelism;
+  const llm::LlmHeadline head = llm::llm_headline(*config, source.phase.seq_len);
+  const llm::LlmStepStats stats = llm::llm_step_stats(*config, source.phase, par);
+  LoadedWorkload out{std::move(*graph), {}};
+  out.notes.push_back(fmt::format(
+      "{}: {} parameters ({} active per token), KV cache {} per token, {} for this step "
+      "({} per rank); {} phase, batch {}, sequence {}, TP {} PP {} (stage {}, layers {}..{}, "
+      "bubble {:.1f}%) DP {}",
+      config->name, head.parameters, head.active_parameters,
+      to_string(head.kv_cache_bytes_per_token), to_string(stats.kv_cache_bytes),
+      to_string(stats.kv_cache_bytes_per_rank), llm::to_string(source.phase.kind),
+      source.phase.batch, source.phase.seq_len, par.tp, par.pp, par.stage, stats.first_layer,
+      stats.first_layer + stats.stage_layers - 1, 100.0 * stats.pipeline_bubble_fraction,
+      par.dp));
+  return out;
+}
+
+std::optional<LoadedWorkload> load_cnn(const CnnSource& source, Diagnostics& diags) {
+  cnn::CnnOptions options;
+  options.batch = source.batch;
+  options.height = options.width = source.image;
+  if (source.dtype) options.dtype = *source.dtype;
+  auto graph = cnn::build_cnn(source.name, options, diags);
+  if (!graph) return std::nullopt;
+  return LoadedWorkload{std::move(*graph), {}};
+}
+
+// A file's bytes; empty when it cannot be read (the load that follows reports why).
+std::string file_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string dtype_text(const std::optional<DataType>& dtype) {
+  return dtype ? std::string(to_string(*dtype)) : std::string("own");
+}
+
+constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
+                                         "stage", "micro_batches", "recompute",
+                                         "sequence_parallel"};
+constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
+constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported"};
+constexpr std::string_view kAllKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
+                                         "stage", "micro_batches", "recompute",
+                                         "sequence_parallel", "image", "bind",
+                                         "skip_unsupported"};
+
+bool has_key(std::span<const std::string_view> keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+std::optional<DataType> read_dtype(const YamlReader& item, Diagnostics& diags) {
+  std::string text;
+  if (!item.optional("dtype", text, diags)) return std::nullopt;
+  const auto dtype = parse_data_type(text);
+  if (!dtype)
+    diags.error(item.at("dtype").location(), item.at("dtype").path(),
+                fmt::format("unknown element type '{}'", text), "one of " + data_type_list());
+  return dtype;
+}
+
+std::filesystem::path resolved(const std::filesystem::path& base, const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.is_absolute() ? p : base / p).lexically_normal();
+}
+
+void require_file(const YamlReader& item, std::string_view key,
+                  const std::filesystem::path& file, Diagnostics& diags) {
+  std::error_code ec;  // an unusable path (a name over 255 bytes) is no file either
+  if (!std::filesystem::is_regular_file(file, ec))
+    diags.error(item.at(key).location(), item.at(key).path(),
+                fmt::format("no such file '{}'", file.string()),
+                "paths are relative to the file that names them");
+}
+
+}  // namespace
+
+std::optional<LoadedWorkload> load_source(const WorkloadSource& source, Diagnostics& diags) {
+  return std::visit(Overload{[&](const FileSource& s) { return load_file(s, diags); },
+                             [&](const LlmSource& s) { return load_llm(s, diags); },
+                             [&](const CnnSource& s) { return load_cnn(s, diags); }},
+                    source);
+}
+
+std::string describe(const WorkloadSource& source) {
+  return std::visit(
+      Overload{
+          [](const FileSource& s) {
+            std::string text = s.file.string();
+            if (s.file.extension() != ".onnx") return text;  // the options are ONNX's
+            for (const auto& [name, value] : s.dim_bindings)
+              text += fmt::format(" {}={}", name, value);
+            if (s.skip_unsupported) text += " skip_unsupported";
+            return text;
+          },
+          [](const LlmSource& s) {
+            const llm::Parallelism& p = s.parallelism;
+            return fmt::format(
+                "llm {} phase={} batch={} seq={} dtype={} recompute={} tp={} pp={} dp={} "
+                "stage={} micro_batches={} sequence_parallel={}",
+                s.config.string(), llm::to_string(s.phase.kind), s.phase.batch, s.phase.seq_len,
+                dtype_text(s.dtype), s.phase.recompute ? 1 : 0, p.tp, p.pp, p.dp, p.stage,
+                p.micro_batches, p.sequence_parallel ? 1 : 0);
+          },
+          [](const CnnSource& s) {
+            return fmt::format("cnn {} batch={} image={} dtype={}", s.name, s.batch, s.image,
+                               dtype_text(s.dtype));
+          }},
+      source);
+}
+
+std::vector<std::filesystem::path> source_files(const WorkloadSource& source) {
+  if (const auto* f = std::get_if<FileSource>(&source)) return {f->file};
+  if (const auto* l = std::get_if<LlmSource>(&source)) return {l->config};
+  return {};
+}
+
+std::uint64_t source_hash(const WorkloadSource& source) {
+  // A file with no options: its bytes alone, as run.json and sweep stores hashed files before
+  // there were other sources (a store made then still resumes).
+  const auto* plain = std::get_if<FileSource>(&source);
+  if (plain != nullptr && describe(source) == plain->file.string())
+    return fnv1a64(file_bytes(plain->file));
+  std::string text = describe(source);
+  for (const std::filesystem::path& file : source_files(source)) text += "\n" + file_bytes(file);
+  return fnv1a64(text);
+}
+
+std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
+                                                   const std::filesystem::path& base,
+                                                   Diagnostics& diags) {
+  const std::size_t errors_before = diags.error_count();
+  const int kinds = (item.has("file") ? 1 : 0) + (item.has("llm") ? 1 : 0) +
+                    (item.has("cnn") ? 1 : 0);
+  if (kinds != 1) {
+    diags.error(item.location(), item.path(),
+                kinds == 0 ? "no workload source" : "more than one workload source",
+                "give exactly one of file: (a layer list, SCALE-Sim CSV, trace or ONNX model), "
+                "llm: (a coda model YAML or Hugging Face config.json) or cnn: (a CNN zoo name)");
+    return std::nullopt;
+  }
+  const std::string_view kind = item.has("file") ? "file" : item.has("llm") ? "llm" : "cnn";
+  const std::span<const std::string_view> allowed =
+      kind == "file" ? std::span<const std::string_view>(kFileKeys)
+      : kind == "llm" ? std::span<const std::string_view>(kLlmKeys)
+                      : std::span<const std::string_view>(kCnnKeys);
+  for (const std::string& key : item.keys())
+    if (has_key(kAllKeys, key) && !has_key(allowed, key))
+      diags.error(item.at(key).location(), item.at(key).path(),
+                  fmt::format("'{}' does not apply to a {} source", key, kind),
+                  fmt::format("a {} source takes: {}", kind, fmt::join(allowed, ", ")));
+
+  WorkloadSource out;
+  if (kind == "file") {
+    FileSource s;
+    std::string file;
+    if (item.required("file", file, diags)) {
+      s.file = resolved(base, file);
+      require_file(item, "file", s.file, diags);
+    }
+    if (item.has("bind") && item.at("bind").expect_map(diags)) {
+      const YamlReader bind = item.at("bind");
+      for (const std::string& name : bind.keys()) {
+        std::uint64_t value = 0;
+        if (bind.at(name).read(value, diags)) {
+          if (value == 0)
+            diags.error(bind.at(name).location(), bind.at(name).path(),
+                        "a dimension's value must be at least 1", "e.g. batch: 8");
+          s.dim_bindings[name] = value;
+        }
+      }
+    }
+    item.optional("skip_unsupported", s.skip_unsupported, diags);
+    out = std::move(s);
+  } else if (kind == "llm") {
+    LlmSource s;
+    std::string config;
+    if (item.required("llm", config, diags)) {
+      s.config = resolved(base, config);
+      require_file(item, "llm", s.config, diags);
+    }
+    static constexpr std::pair<std::string_view, llm::PhaseKind> kPhases[] = {
+        {"prefill", llm::PhaseKind::Prefill},
+        {"decode", llm::PhaseKind::Decode},
+        {"training", llm::PhaseKind::Training}};
+    item.optional_enum("phase", s.phase.kind, EnumTable<llm::PhaseKind>(kPhases), diags);
+    item.optional("batch", s.phase.batch, diags);
+    item.required("seq", s.phase.seq_len, diags);  // no default: a prompt, a context or a length
+    item.optional("recompute", s.phase.recompute, diags);
+    s.dtype = read_dtype(item, diags);
+    item.optional("tp", s.parallelism.tp, diags);
+    item.optional("pp", s.parallelism.pp, diags);
+    item.optional("dp", s.parallelism.dp, diags);
+    item.optional("stage", s.parallelism.stage, diags);
+    item.optional("micro_batches", s.parallelism.micro_batches, diags);
+    item.optional("sequence_parallel", s.parallelism.sequence_parallel, diags);
+    out = std::move(s);
+  } else {
+    CnnSource s;
+    if (item.required("cnn", s.name, diags)) {
+      bool known = false;
+      for (const auto name : cnn::cnn_names()) known = known || name == s.name;
+      if (!known) {
+        std::string names;
+        for (const auto name : cnn::cnn_names())
+          names += (names.empty() ? "" : ", ") + std::string(name);
+        diags.error(item.at("cnn").location(), item.at("cnn").path(),
+                    fmt::format("unknown network '{}'", s.name), "one of " + names);
+      }
+    }
+    item.optional("batch", s.batch, diags);
+    item.optional("image", s.image, diags);
+    s.dtype = read_dtype(item, diags);
+    out = std::move(s);
+  }
+  if (diags.error_count() != errors_before) return std::nullopt;
+  return out;
+}
+
+}  // namespace coda::workload
