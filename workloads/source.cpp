@@ -24,6 +24,8 @@ template <class... F>
 struct Overload : F... {
   using F::operator()...;
 };
+template <class... F>
+Overload(F...) -> Overload<F...>;  // clang before 17 deduces no aggregate's arguments
 
 std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& diags) {
   if (source.file.extension() != ".onnx") {
