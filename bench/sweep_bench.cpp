@@ -33,14 +33,14 @@
 #include <fmt/format.h>
 
 #include "core/yaml_reader.h"
-#include "sim/sweep.h"
-#include "sim/sweep_spec.h"
-#include "sim/sweep_store.h"
+#include "dse/sweep.h"
+#include "dse/sweep_spec.h"
+#include "dse/sweep_store.h"
 
 namespace {
 
 using coda::Diagnostics;
-namespace sim = coda::sim;
+namespace dse = coda::dse;
 
 // ResNet-50 on the TPU-like 128x128 WS preset: 4 x 4 x 5 x 4 x 5 = 1600 points. Parsed under a name
 // in configs/sweeps/ so its relative paths resolve as a bundled spec's.
@@ -65,23 +65,23 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::unique_ptr<sim::SweepStore> fresh_store(const std::filesystem::path& file,
-                                             const sim::SweepSpec& spec) {
+std::unique_ptr<dse::SweepStore> fresh_store(const std::filesystem::path& file,
+                                             const dse::SweepSpec& spec) {
   std::filesystem::remove(file);
   std::filesystem::remove(file.string() + "-wal");
   std::filesystem::remove(file.string() + "-shm");
   std::string why;
-  auto store = sim::SweepStore::create(file, spec.hash, spec.name, why);
+  auto store = dse::SweepStore::create(file, spec.hash, spec.name, why);
   if (!store) fmt::print(stderr, "bench_sweep: {}\n", why);
   return store;
 }
 
 // The executor as coda sweep runs it; seconds for every point.
-double shared_run(const sim::SweepSpec& spec, const std::filesystem::path& db, unsigned threads,
-                  std::vector<sim::SweepRow>& rows) {
+double shared_run(const dse::SweepSpec& spec, const std::filesystem::path& db, unsigned threads,
+                  std::vector<dse::SweepRow>& rows) {
   auto store = fresh_store(db, spec);
   Diagnostics diags;
-  const auto outcome = sim::run_sweep(spec, *store, {.threads = threads}, diags);
+  const auto outcome = dse::run_sweep(spec, *store, {.threads = threads}, diags);
   if (!outcome) fmt::print(stderr, "bench_sweep: {}\n", diags.format_all());
   rows = store->rows();
   return outcome ? outcome->seconds : 0.0;
@@ -89,14 +89,14 @@ double shared_run(const sim::SweepSpec& spec, const std::filesystem::path& db, u
 
 // Without sharing: every point reads the arch files again (a fresh PointArchBuilder) and is
 // stored in its own transaction (one sync per point).
-double unshared_run(const sim::SweepSpec& spec, const std::filesystem::path& db,
-                    unsigned threads, std::vector<sim::SweepRow>& rows) {
+double unshared_run(const dse::SweepSpec& spec, const std::filesystem::path& db,
+                    unsigned threads, std::vector<dse::SweepRow>& rows) {
   auto store = fresh_store(db, spec);
   const auto start = std::chrono::steady_clock::now();
   Diagnostics diags;
-  const auto inputs = sim::load_sweep_inputs(spec, diags);
+  const auto inputs = dse::load_sweep_inputs(spec, diags);
   if (!inputs) return 0.0;
-  const sim::SweepPlan plan = sim::plan_sweep(inputs->points.size(), {}, std::nullopt);
+  const dse::SweepPlan plan = dse::plan_sweep(inputs->points.size(), {}, std::nullopt);
   std::mutex mutex;
   std::vector<std::jthread> pool;
   std::atomic<std::size_t> next{0};
@@ -104,9 +104,9 @@ double unshared_run(const sim::SweepSpec& spec, const std::filesystem::path& db,
     pool.emplace_back([&] {
       for (std::size_t slot = next++; slot < plan.todo.size(); slot = next++) {
         Diagnostics point_diags;
-        auto archs = sim::PointArchBuilder::create(spec, point_diags);
+        auto archs = dse::PointArchBuilder::create(spec, point_diags);
         if (!archs) return;
-        const auto record = sim::evaluate_point(spec, *inputs, *archs, plan.todo[slot]);
+        const auto record = dse::evaluate_point(spec, *inputs, *archs, plan.todo[slot]);
         const std::scoped_lock lock(mutex);
         std::string why;
         store->write_point(record, why);
@@ -159,19 +159,19 @@ void report(std::string_view what, std::size_t points, double seconds) {
 int main() {
   Diagnostics diags;
   const auto doc = coda::YamlDocument::parse(kSpecText, kSpecName, diags);
-  const auto spec = doc ? sim::read_sweep_spec(doc->root(), diags) : std::nullopt;
+  const auto spec = doc ? dse::read_sweep_spec(doc->root(), diags) : std::nullopt;
   if (!spec) {
     fmt::print(stderr, "bench_sweep: {}\n", diags.format_all());
     return 1;
   }
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "coda_bench_sweep";
   std::filesystem::create_directories(dir);
-  const std::size_t points = sim::enumerate_points(*spec).size();
+  const std::size_t points = dse::enumerate_points(*spec).size();
   fmt::print("ResNet-50 (54 convs) on tpu_like_128x128_ws, {} design points, analytical engine, "
              "stored in SQLite (WAL, synchronous=FULL) in {}\n",
              points, dir.string());
 
-  std::vector<sim::SweepRow> one, two, unshared;
+  std::vector<dse::SweepRow> one, two, unshared;
   const double t1 = shared_run(*spec, dir / "one.db", 1, one);
   const double t2 = shared_run(*spec, dir / "two.db", 2, two);
   const double tu = unshared_run(*spec, dir / "unshared.db", 2, unshared);

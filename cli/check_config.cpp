@@ -11,7 +11,7 @@
 #include "arch/arch_spec.h"
 #include "arch/cluster_spec.h"
 #include "core/text.h"
-#include "sim/sweep_spec.h"
+#include "dse/sweep_spec.h"
 #include "validation/case_list.h"
 #include "validation/corpus.h"
 #include "validation/corpus_compare.h"
@@ -94,14 +94,14 @@ std::optional<std::string> check_config_file(const std::filesystem::path& file,
                        config->layers, config->hidden, config->heads, config->kv_heads);
   }
   if (kind == ConfigKind::Sweep) {
-    const auto spec = sim::load_sweep_spec(file, diags);
+    const auto spec = dse::load_sweep_spec(file, diags);
     if (!spec) return std::nullopt;
-    const std::uint64_t points = spec->sampling.method == sim::SamplingMethod::Grid
-                                     ? sim::grid_size(*spec, UINT64_MAX).value_or(0)
+    const std::uint64_t points = spec->sampling.method == dse::SamplingMethod::Grid
+                                     ? dse::grid_size(*spec, UINT64_MAX).value_or(0)
                                      : spec->sampling.points;
     return fmt::format("sweep '{}', {} {}, {} {} point{}", spec->name, spec->axes.size(),
                        spec->axes.size() == 1 ? "axis" : "axes", points,
-                       sim::to_string(spec->sampling.method), points == 1 ? "" : "s");
+                       dse::to_string(spec->sampling.method), points == 1 ? "" : "s");
   }
   if (kind == ConfigKind::CaseList) {
     const auto cases = validation::load_case_list(file, diags);

@@ -28,9 +28,9 @@
 
 #include "cli/options.h"
 #include "cli/sweep_mpi.h"
-#include "sim/sweep.h"
-#include "sim/sweep_spec.h"
-#include "sim/sweep_store.h"
+#include "dse/sweep.h"
+#include "dse/sweep_spec.h"
+#include "dse/sweep_store.h"
 
 namespace coda::cli {
 namespace {
@@ -49,7 +49,7 @@ class ProgressPrinter {
  public:
   ProgressPrinter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
 
-  void operator()(const sim::SweepProgress& p) {
+  void operator()(const dse::SweepProgress& p) {
     const bool last = p.done == p.total;
     const double every = terminal_ ? 0.1 : 5.0;
     if (!last && p.elapsed_s - printed_at_ < every) return;
@@ -192,8 +192,8 @@ bool SweepFolderLock::acquire(const std::filesystem::path& dir, std::string& why
   return true;
 }
 
-std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
-                                                  const sim::SweepSpec& spec,
+std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
+                                                  const dse::SweepSpec& spec,
                                                   SweepFolderLock& lock, std::ostream& err) {
   const std::filesystem::path dir(args.out_dir);
   std::error_code ec;
@@ -208,8 +208,8 @@ std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
     return nullptr;
   }
   const std::filesystem::path db = dir / "sweep.db";
-  auto store = args.resume ? sim::SweepStore::open(db, spec.hash, why)
-                           : sim::SweepStore::create(db, spec.hash, spec.name, why);
+  auto store = args.resume ? dse::SweepStore::open(db, spec.hash, why)
+                           : dse::SweepStore::create(db, spec.hash, spec.name, why);
   if (!store)
     err << fmt::format("error: {}{}\n", why,
                        args.resume ? ""
@@ -218,14 +218,14 @@ std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
   return store;
 }
 
-std::function<void(const sim::SweepProgress&)> sweep_progress(std::ostream& err) {
+std::function<void(const dse::SweepProgress&)> sweep_progress(std::ostream& err) {
   const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO) != 0;
   return [printer = std::make_shared<ProgressPrinter>(err, terminal)](
-             const sim::SweepProgress& p) { (*printer)(p); };
+             const dse::SweepProgress& p) { (*printer)(p); };
 }
 
-int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec,
-                 const sim::SweepStore& store, const sim::SweepOutcome& outcome,
+int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
+                 const dse::SweepStore& store, const dse::SweepOutcome& outcome,
                  std::string_view how, std::ostream& out, std::ostream& err) {
   const std::filesystem::path dir(args.out_dir);
   if (const auto damaged = store.damage()) {
@@ -245,8 +245,8 @@ int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec,
                        rows.size());
     return 1;
   }
-  if (!write_file(dir / "results.csv", sim::export_csv(spec, rows), err) ||
-      !write_file(dir / "results.json", sim::export_json(spec, rows), err))
+  if (!write_file(dir / "results.csv", dse::export_csv(spec, rows), err) ||
+      !write_file(dir / "results.json", dse::export_json(spec, rows), err))
     return 1;
   out << fmt::format("sweep {}: {} points x {} workload{}; ran {} in {:.2f} s ({:.1f} points/s{}), "
                      "{} infeasible; {} already stored; {} left{}\n",
@@ -258,13 +258,28 @@ int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec,
                      outcome.remaining > 0 ? " (run again with --resume)" : "");
   out << fmt::format("wrote {}, {} and {}\n", (dir / "sweep.db").string(),
                      (dir / "results.csv").string(), (dir / "results.json").string());
-  return 0;
+  // Rows where coda itself failed (stored now or by an earlier run): a bug, not a design that
+  // does not fit, so the sweep does not end as a success.
+  std::size_t errors = 0;
+  const dse::SweepRow* first = nullptr;
+  for (const dse::SweepRow& r : rows)
+    if (r.status == dse::RowStatus::Error) {
+      ++errors;
+      if (first == nullptr) first = &r;
+    }
+  if (first == nullptr) return 0;
+  err << fmt::format("error: coda failed on {} point x workload row{} (status 'error' in the "
+                     "results: an internal error, please report it with the spec); the first, "
+                     "point {} on '{}': {}\n",
+                     errors, errors == 1 ? "" : "s", first->point, first->workload_name,
+                     first->reason);
+  return 1;
 }
 
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   if (mpi_world_size() > 1) return run_sweep_mpi(args, out, err);
   Diagnostics diags;
-  const auto spec = sim::load_sweep_spec(args.spec, diags);
+  const auto spec = dse::load_sweep_spec(args.spec, diags);
   if (!spec) {
     err << diags.format_all() << "no point was run.\n";
     return 1;
@@ -273,7 +288,7 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
   const auto store = open_sweep_store(args, *spec, lock, err);
   if (!store) return 1;
   const sim::EngineRegistry engines = all_engines();
-  sim::SweepOptions options;
+  dse::SweepOptions options;
   options.engines = &engines;
   options.threads = args.threads;
   if (args.limit > 0) options.limit = args.limit;
@@ -282,14 +297,14 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
   options.stop = &signals.stop();
   if (args.test_pause_after > 0)
     options.progress = [shown = options.progress, after = args.test_pause_after, &signals,
-                        &out](const sim::SweepProgress& p) {
+                        &out](const dse::SweepProgress& p) {
       shown(p);
       if (p.done < after) return;
       out << fmt::format("paused: {} points stored\n", p.done) << std::flush;
       while (!signals.stop())  // until killed, or a SIGINT / SIGTERM
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     };
-  const auto outcome = sim::run_sweep(*spec, *store, options, diags);
+  const auto outcome = dse::run_sweep(*spec, *store, options, diags);
   if (!outcome) {
     err << diags.format_all() << "the sweep stopped.\n";
     return 1;

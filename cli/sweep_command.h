@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
-#include "sim/sweep.h"
-#include "sim/sweep_spec.h"
-#include "sim/sweep_store.h"
+#include "dse/sweep.h"
+#include "dse/sweep_spec.h"
+#include "dse/sweep_store.h"
 
 namespace CLI {
 class App;
@@ -62,15 +62,15 @@ class SweepFolderLock {
 // The pieces run_sweep_command and its MPI form (cli/sweep_mpi.cpp) share.
 // DIR/sweep.db created, or opened with --resume, with DIR's lock taken into `lock` (declare it
 // before the store, so that it outlives it); nullptr after printing why to `err`.
-std::unique_ptr<sim::SweepStore> open_sweep_store(const SweepArgs& args,
-                                                  const sim::SweepSpec& spec,
+std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
+                                                  const dse::SweepSpec& spec,
                                                   SweepFolderLock& lock, std::ostream& err);
 // The progress callback that renders to `err` (a bar on a terminal, else plain lines).
-std::function<void(const sim::SweepProgress&)> sweep_progress(std::ostream& err);
+std::function<void(const dse::SweepProgress&)> sweep_progress(std::ostream& err);
 // Writes DIR/results.csv and DIR/results.json from the store and prints the summary; `how` is
 // added to the rate (", 2 ranks"). Returns the exit code.
-int finish_sweep(const SweepArgs& args, const sim::SweepSpec& spec, const sim::SweepStore& store,
-                 const sim::SweepOutcome& outcome, std::string_view how, std::ostream& out,
+int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec, const dse::SweepStore& store,
+                 const dse::SweepOutcome& outcome, std::string_view how, std::ostream& out,
                  std::ostream& err);
 
 }  // namespace coda::cli

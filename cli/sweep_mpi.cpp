@@ -61,7 +61,7 @@ int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream
 
 namespace {
 
-constexpr int kPointsTag = 1;   // rank r to 0: finished points (sim::encode_records)
+constexpr int kPointsTag = 1;   // rank r to 0: finished points (dse::encode_records)
 constexpr int kDoneTag = 2;     // rank r to 0: all its points sent; payload: its error, or empty
 constexpr int kRequestTag = 3;  // rank r to 0: it wants more points (no payload)
 constexpr int kShareTag = 4;    // rank 0 to r: points to run (indices); empty: none are left
@@ -230,27 +230,27 @@ std::vector<std::uint64_t> read_share(const std::vector<std::uint8_t>& bytes) {
 
 struct Shared {
   const SweepArgs& args;
-  const sim::SweepSpec& spec;
-  const sim::SweepInputs& inputs;
+  const dse::SweepSpec& spec;
+  const dse::SweepInputs& inputs;
   std::size_t points = 0;  // in the whole list: bounds each rank's threads
 };
 
 // Rank 0: runs points from the dispenser on its worker threads and answers the other ranks'
 // requests for shares from it; stores its points, with every point the other ranks send, as
 // they come; then the exports and the summary.
-int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
-             const sim::SweepPlan& plan, std::chrono::steady_clock::time_point start,
+int run_root(const MpiSession& mpi, const Shared& s, dse::SweepStore& store,
+             const dse::SweepPlan& plan, std::chrono::steady_clock::time_point start,
              std::ostream& out, std::ostream& err) {
-  sim::SweepWriter writer(store, plan.todo.size(), sweep_progress(err));
+  dse::SweepWriter writer(store, plan.todo.size(), sweep_progress(err));
   Dispenser dispenser(plan.todo, mpi.size());
   mapper::MappingCache cache;
   std::string work_why;
   bool work_ok = true;
   {
     const std::jthread workers([&] {
-      work_ok = sim::run_points(
+      work_ok = dse::run_points(
           s.spec, s.inputs, [&dispenser] { return dispenser.one(); }, s.points, s.args.threads,
-          [&writer](sim::SweepPointRecord record, std::string& why) {
+          [&writer](dse::SweepPointRecord record, std::string& why) {
             return writer.put(std::move(record), why);
           },
           &cache, work_why);
@@ -274,13 +274,13 @@ int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
                                                      message->bytes.end())));
         continue;
       }
-      auto records = sim::decode_records(message->bytes);
+      auto records = dse::decode_records(message->bytes);
       if (!records) {
         failures.push_back(
             fmt::format("rank {} sent a message that is not a list of points", message->source));
         continue;
       }
-      for (sim::SweepPointRecord& record : *records) {
+      for (dse::SweepPointRecord& record : *records) {
         std::string why;
         if (!writer.put(std::move(record), why)) break;  // finish() reports it
       }
@@ -296,7 +296,7 @@ int run_root(const MpiSession& mpi, const Shared& s, sim::SweepStore& store,
     err << "the sweep stopped.\n";
     return 1;
   }
-  sim::SweepOutcome outcome;
+  dse::SweepOutcome outcome;
   outcome.points = plan.points;
   outcome.already_done = plan.already_done;
   outcome.remaining = plan.remaining;
@@ -322,7 +322,7 @@ int run_other(const Shared& s) {
   constexpr std::size_t kBatch = 64;
   constexpr auto kBatchAge = std::chrono::milliseconds(50);
   constexpr auto kShareTick = std::chrono::milliseconds(1);  // while a share is on its way
-  const std::size_t threads = sim::worker_threads(s.args.threads, s.points);
+  const std::size_t threads = dse::worker_threads(s.args.threads, s.points);
   const auto begun = std::chrono::steady_clock::now();
   std::mutex mutex;  // guards everything below
   std::condition_variable changed;  // for the workers: points arrived, or none are left
@@ -331,7 +331,7 @@ int run_other(const Shared& s) {
   bool exhausted = false;  // rank 0 has no points left
   bool asking = false;     // a request is out and its share has not come yet
   std::size_t ran = 0;     // points finished on this rank
-  std::vector<sim::SweepPointRecord> queue;
+  std::vector<dse::SweepPointRecord> queue;
   bool finished = false;
   mapper::MappingCache cache;
   std::string why;
@@ -354,9 +354,9 @@ int run_other(const Shared& s) {
     return point;
   };
   const std::jthread workers([&] {
-    ok = sim::run_points(
+    ok = dse::run_points(
         s.spec, s.inputs, next, s.points, s.args.threads,
-        [&](sim::SweepPointRecord record, std::string& /*reason*/) {
+        [&](dse::SweepPointRecord record, std::string& /*reason*/) {
           const std::scoped_lock lock(mutex);
           queue.push_back(std::move(record));
           ++ran;
@@ -382,7 +382,7 @@ int run_other(const Shared& s) {
       }
     }
     outbox.progress();
-    std::vector<sim::SweepPointRecord> batch;
+    std::vector<dse::SweepPointRecord> batch;
     bool want = false;
     bool last = false;
     {
@@ -403,7 +403,7 @@ int run_other(const Shared& s) {
       if (want) asking = true;
       last = finished && queue.empty() && !asking;
     }
-    if (!batch.empty()) outbox.post(sim::encode_records(batch), kPointsTag);
+    if (!batch.empty()) outbox.post(dse::encode_records(batch), kPointsTag);
     if (want) outbox.post({}, kRequestTag);
     if (last) break;  // rank 0 sends nothing after the done message
   }
@@ -422,20 +422,20 @@ int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
   const bool root = mpi.rank() == 0;
   Diagnostics diags;
-  const auto spec = sim::load_sweep_spec(args.spec, diags);
+  const auto spec = dse::load_sweep_spec(args.spec, diags);
   if (!all_ok(mpi, spec.has_value(), diags.format_all() + "no point was run.\n", err)) return 1;
   // Only rank 0 touches the store (open_sweep_store prints its own errors).
   SweepFolderLock lock;  // before the store: it outlives it
-  std::unique_ptr<sim::SweepStore> store;
+  std::unique_ptr<dse::SweepStore> store;
   if (root) store = open_sweep_store(args, *spec, lock, err);
   if (!all_ok(mpi, !root || store != nullptr, "", err)) return 1;
   const sim::EngineRegistry engines = all_engines();
-  const auto inputs = sim::load_sweep_inputs(*spec, diags, &engines);
+  const auto inputs = dse::load_sweep_inputs(*spec, diags, &engines);
   if (!all_ok(mpi, inputs.has_value(), diags.format_all() + "no point was run.\n", err)) return 1;
 
-  sim::SweepPlan plan;
+  dse::SweepPlan plan;
   if (root)
-    plan = sim::plan_sweep(inputs->points.size(), store->done_points(),
+    plan = dse::plan_sweep(inputs->points.size(), store->done_points(),
                            args.limit > 0 ? std::optional(args.limit) : std::nullopt);
   std::uint64_t count = plan.todo.size();
   MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);

@@ -6,7 +6,7 @@
 //           them out from the front of the list as the ranks get free: one at a time to its
 //           own worker threads, and shares that shrink as the list does to the other ranks
 //           when they ask; writes its points and every point the other ranks send into the
-//           store as they arrive (group commit, sim::SweepWriter); writes the exports and
+//           store as they arrive (group commit, dse::SweepWriter); writes the exports and
 //           prints the summary.
 //   rank r  reads the spec and the workloads itself, asks rank 0 for a share of points before
 //           its workers run out, runs them on its worker threads, and sends them to rank 0 as

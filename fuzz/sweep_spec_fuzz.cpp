@@ -1,4 +1,4 @@
-// Fuzzes the sweep spec reader: YamlDocument::parse + sim::read_sweep_spec. The input is the
+// Fuzzes the sweep spec reader: YamlDocument::parse + dse::read_sweep_spec. The input is the
 // spec's text, named as if it stood in configs/sweeps/ of the source tree, so relative paths
 // resolve as for the bundled specs (arch: ../arch/tpu_like_128x128_ws.yaml, workloads in
 // ../workloads/) and the reader checks the axis paths against a real base arch. The spec is read
@@ -11,26 +11,26 @@
 
 #include "core/yaml_reader.h"
 #include "fuzz/fuzz_contract.h"
-#include "sim/sweep_spec.h"
+#include "dse/sweep_spec.h"
 
 namespace {
 
 // Enumerating a larger sweep only costs time; the reader's checks are what is fuzzed.
 constexpr std::uint64_t kMaxEnumerated = 4096;
 
-void check_spec(const coda::sim::SweepSpec& spec) {
+void check_spec(const coda::dse::SweepSpec& spec) {
   using coda::fuzz::require;
   require(!spec.name.empty() && !spec.workloads.empty() && !spec.axes.empty() &&
           !spec.objectives.empty());
-  for (const coda::sim::SweepAxis& axis : spec.axes)
+  for (const coda::dse::SweepAxis& axis : spec.axes)
     require(!axis.steps.empty() && !axis.values.empty() && axis.where.line >= 1);
-  const bool grid = spec.sampling.method == coda::sim::SamplingMethod::Grid;
+  const bool grid = spec.sampling.method == coda::dse::SamplingMethod::Grid;
   require(grid ? spec.sampling.points == 0 : spec.sampling.points >= 1);
-  const auto size = grid ? coda::sim::grid_size(spec, kMaxEnumerated) : spec.sampling.points;
+  const auto size = grid ? coda::dse::grid_size(spec, kMaxEnumerated) : spec.sampling.points;
   if (!size || *size > kMaxEnumerated) return;
-  const auto points = coda::sim::enumerate_points(spec);
+  const auto points = coda::dse::enumerate_points(spec);
   require(points.size() == *size);
-  for (const coda::sim::SweepPoint& point : points) {
+  for (const coda::dse::SweepPoint& point : points) {
     require(point.size() == spec.axes.size());
     for (std::size_t a = 0; a < point.size(); ++a)
       require(point[a] < spec.axes[a].values.size());
@@ -38,7 +38,7 @@ void check_spec(const coda::sim::SweepSpec& spec) {
   // A point whose values make an invalid arch is infeasible, not a crash: either way it is
   // reported with a location.
   coda::Diagnostics point_diags;
-  const auto arch = coda::sim::apply_point(spec, points.front(), point_diags);
+  const auto arch = coda::dse::apply_point(spec, points.front(), point_diags);
   coda::fuzz::check_contract(arch.has_value(), point_diags);
 }
 
@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto doc = coda::YamlDocument::parse(coda::fuzz::as_text(data, size), name, diags);
   bool has_value = false;
   if (doc) {
-    const auto spec = coda::sim::read_sweep_spec(doc->root(), diags);
+    const auto spec = coda::dse::read_sweep_spec(doc->root(), diags);
     has_value = spec.has_value();
     if (spec) check_spec(*spec);
   }

@@ -21,9 +21,8 @@ import tempfile
 LIBRARIES = ("core", "arch", "workloads", "mapper", "sim", "dse", "validation", "reports", "cli")
 
 # What each top-level folder may include, itself included: the CMake link graph (each folder's
-# CMakeLists.txt), which states the design's arrows. dse/ (the sweeps, moving out of sim/ in
-# issue 19) has its design row already. A new folder needs its row: check() reports a folder of
-# sources that has none.
+# CMakeLists.txt), which states the design's arrows. A new folder needs its row: check() reports
+# a folder of sources that has none.
 ALLOWED = {
     "core": {"core"},
     "arch": {"core", "arch"},

@@ -15,8 +15,8 @@
 
 #include "cli/sweep_command.h"
 #include "cli/tests/run_coda.h"
-#include "sim/sweep_spec.h"
-#include "sim/sweep_store.h"
+#include "dse/sweep_spec.h"
+#include "dse/sweep_store.h"
 #include "testing/temp_dir.h"
 
 namespace coda::cli {
@@ -36,17 +36,17 @@ std::string read_text(const std::filesystem::path& file) {
 
 std::uint64_t spec_hash(const char* spec_file) {
   Diagnostics diags;
-  const auto spec = sim::load_sweep_spec(spec_file, diags);
+  const auto spec = dse::load_sweep_spec(spec_file, diags);
   EXPECT_TRUE(spec) << diags.format_all();
   return spec ? spec->hash : 0;
 }
 
-std::vector<sim::SweepRow> stored_rows(const std::filesystem::path& dir,
+std::vector<dse::SweepRow> stored_rows(const std::filesystem::path& dir,
                                        const char* spec_file = kBundled) {
   std::string why;
-  const auto store = sim::SweepStore::open(dir / "sweep.db", spec_hash(spec_file), why);
+  const auto store = dse::SweepStore::open(dir / "sweep.db", spec_hash(spec_file), why);
   EXPECT_TRUE(store) << why;
-  return store ? store->rows() : std::vector<sim::SweepRow>{};
+  return store ? store->rows() : std::vector<dse::SweepRow>{};
 }
 
 // Runs `argv` (argv[0] is the program's path) as a child process with stdout and stderr in
@@ -258,7 +258,7 @@ TEST(SweepCommand, KillNineThenResumeEqualsAnUninterruptedRun) {
   std::size_t done = 0;
   {
     std::string why;
-    const auto store = sim::SweepStore::open(killed / "sweep.db", spec_hash(kSpec), why);
+    const auto store = dse::SweepStore::open(killed / "sweep.db", spec_hash(kSpec), why);
     ASSERT_TRUE(store) << why;
     const auto points = store->done_points();
     done = points.size();
@@ -299,7 +299,7 @@ TEST(SweepCommand, SigintStoresThePointsInFlightAndSaysHowToResume) {
   std::size_t stored = 0;
   {
     std::string why;
-    const auto store = sim::SweepStore::open(dir / "sweep.db", spec_hash(kSpec), why);
+    const auto store = dse::SweepStore::open(dir / "sweep.db", spec_hash(kSpec), why);
     ASSERT_TRUE(store) << why;
     stored = store->done_points().size();
   }
@@ -341,7 +341,7 @@ objectives: [latency]
   ASSERT_EQ(r.code, 0) << r.err;
   const auto rows = stored_rows(tmp.path() / "out", spec_arg.c_str());
   ASSERT_EQ(rows.size(), 2u);
-  for (const sim::SweepRow& row : rows)
+  for (const dse::SweepRow& row : rows)
     EXPECT_NE(row.run_summary.find(R"("engine":"systemc")"), std::string::npos) << row.run_summary;
   EXPECT_GT(rows[0].latency_s, rows[1].latency_s);
   // An engine coda does not have is a located error.

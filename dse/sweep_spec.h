@@ -3,7 +3,7 @@
 // the workloads to run on every point, axes that set values at paths into the arch YAML, how the
 // points are sampled, constraints and objectives. The reader validates everything it can before a
 // point runs (every error located, with a did-you-mean); a point whose values make an invalid
-// arch is not an error of the spec but an infeasible point (sim/sweep.h).
+// arch is not an error of the spec but an infeasible point (dse/sweep.h).
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include "mapper/fusion.h"
 #include "workloads/source.h"
 
-namespace coda::sim {
+namespace coda::dse {
 
 struct SweepWorkload {
   std::string name;
@@ -147,4 +147,4 @@ class PointArchBuilder {
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& spec,
                                                               const SweepPoint& point);
 
-}  // namespace coda::sim
+}  // namespace coda::dse

@@ -1,7 +1,7 @@
 #pragma once
-// The sweep executor: runs every point of a SweepSpec (sim/sweep_spec.h) on every workload, in
+// The sweep executor: runs every point of a SweepSpec (dse/sweep_spec.h) on every workload, in
 // memory, on worker threads, and writes each finished point to a SweepStore
-// (sim/sweep_store.h) as it finishes (SweepWriter: group commit). Points already in the store are
+// (dse/sweep_store.h) as it finishes (SweepWriter: group commit). Points already in the store are
 // skipped, so an interrupted sweep resumes where it stopped and ends with the rows an
 // uninterrupted one writes. Under mpirun the CLI's MPI glue (cli/sweep_mpi.h) splits the points
 // over ranks with the same pieces (load_sweep_inputs, plan_sweep, run_points, SweepWriter).
@@ -31,15 +31,15 @@
 #include "core/results.h"
 #include "mapper/memory_plan.h"
 #include "sim/engine.h"
-#include "sim/sweep_spec.h"
-#include "sim/sweep_store.h"
+#include "dse/sweep_spec.h"
+#include "dse/sweep_store.h"
 #include "workloads/graph.h"
 
 namespace coda::mapper {
 class MappingCache;
 }
 
-namespace coda::sim {
+namespace coda::dse {
 
 struct SweepProgress {
   std::uint64_t done = 0;        // points stored in this run
@@ -55,7 +55,7 @@ struct SweepOptions {
   // thread, never two calls at once. The library does not print: the CLI renders this.
   std::function<void(const SweepProgress&)> progress;
   // Where the spec's engine comes from; null: register_builtin_engines'.
-  const EngineRegistry* engines = nullptr;
+  const sim::EngineRegistry* engines = nullptr;
   // Set (by another thread: a signal's watcher) to stop early: no worker takes a new point, the
   // points in flight finish and are stored, and the outcome says `interrupted`. Null: never.
   const std::atomic<bool>* stop = nullptr;
@@ -79,12 +79,12 @@ struct SweepInputs {
   std::vector<std::string> workload_hashes;  // 16 hex digits per workload file
   std::vector<mapper::MemoryPlan> memory_plans;  // plan_memory of each graph (graph-only)
   std::vector<SweepPoint> points;            // enumerate_points(spec)
-  std::shared_ptr<const Engine> engine;      // spec.engine, made once; shared by the threads
+  std::shared_ptr<const sim::Engine> engine;      // spec.engine, made once; shared by the threads
 };
 // nullopt when a workload cannot be read or the spec's engine is not in `engines` (null:
 // register_builtin_engines', the analytical one; the CLI adds the SystemC engine).
 std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags,
-                                             const EngineRegistry* engines = nullptr);
+                                             const sim::EngineRegistry* engines = nullptr);
 
 // Which points a run runs: the ones missing from the store, in index order, the first `limit`.
 struct SweepPlan {
@@ -176,4 +176,4 @@ std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows)
 // holds what the CSV row holds, without the run summary (that stays in the store).
 std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows);
 
-}  // namespace coda::sim
+}  // namespace coda::dse

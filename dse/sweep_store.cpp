@@ -1,4 +1,4 @@
-#include "sim/sweep_store.h"
+#include "dse/sweep_store.h"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,23 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-namespace coda::sim {
+namespace coda::dse {
+
+std::string_view to_string(RowStatus status) {
+  switch (status) {
+    case RowStatus::Ok: return "ok";
+    case RowStatus::Infeasible: return "infeasible";
+    case RowStatus::Error: return "error";
+  }
+  return "?";
+}
+
+std::optional<RowStatus> parse_row_status(std::string_view text) {
+  for (const RowStatus s : {RowStatus::Ok, RowStatus::Infeasible, RowStatus::Error})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr std::string_view kSchema = R"sql(
@@ -46,7 +62,7 @@ CREATE TABLE IF NOT EXISTS results(
 )sql";
 
 // Bumped when the tables change; a store of another schema is not resumed. 2: results.run_json
-// (the whole RunResult) became run_summary (sim/sweep.h run_summary).
+// (the whole RunResult) became run_summary (dse/sweep.h run_summary).
 constexpr std::string_view kStoreSchema = "2";
 
 std::string error_of(sqlite3* db) { return db != nullptr ? sqlite3_errmsg(db) : "out of memory"; }
@@ -272,7 +288,7 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
         row.bind(1, record.index);
         row.bind(2, r.workload);
         row.bind(3, r.workload_name);
-        row.bind(4, r.status);
+        row.bind(4, std::string(to_string(r.status)));
         row.bind(5, r.reason);
         row.bind(6, r.latency_s);
         row.bind(7, r.throughput_per_s);
@@ -310,8 +326,14 @@ std::vector<SweepRow> SweepStore::rows() const {
     r.arch_hash = stmt.text(2);
     r.workload = stmt.integer(3);
     r.workload_name = stmt.text(4);
-    r.status = stmt.text(5);
+    const std::string status = stmt.text(5);
     r.reason = stmt.text(6);
+    if (const auto parsed = parse_row_status(status)) {
+      r.status = *parsed;
+    } else {  // never misread: a status this coda does not know is an error row that says so
+      r.status = RowStatus::Error;
+      r.reason = fmt::format("the store holds status '{}', which this coda does not know", status);
+    }
     r.latency_s = stmt.real(7);
     r.throughput_per_s = stmt.real(8);
     r.energy_j = stmt.real(9);
@@ -331,9 +353,9 @@ std::vector<SweepRow> SweepStore::rows() const {
   return rows;
 }
 
-}  // namespace coda::sim
+}  // namespace coda::dse
 
-namespace coda::sim {
+namespace coda::dse {
 namespace {
 
 // The wire form of encode_records, hand-written rather than a library's: nlohmann's CBOR reader
@@ -426,7 +448,9 @@ void write_row(RecordWriter& w, const SweepRow& r) {
   w.str(r.axis_values);
   w.str(r.arch_hash);
   w.u64(r.workload);
-  for (const std::string* v : {&r.workload_name, &r.status, &r.reason}) w.str(*v);
+  w.str(r.workload_name);
+  w.str(std::string(to_string(r.status)));
+  w.str(r.reason);
   for (double v : {r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js, r.perf_per_watt,
                    r.perf_per_mm2, r.area_mm2, r.power_w})
     w.real(v);
@@ -439,7 +463,11 @@ void write_row(RecordWriter& w, const SweepRow& r) {
 
 bool read_row(RecordReader& in, SweepRow& r) {
   bool ok = in.u64(r.point) && in.str(r.axis_values) && in.str(r.arch_hash) && in.u64(r.workload);
-  for (std::string* v : {&r.workload_name, &r.status, &r.reason}) ok = ok && in.str(*v);
+  std::string status;
+  ok = ok && in.str(r.workload_name) && in.str(status) && in.str(r.reason);
+  const auto parsed = parse_row_status(status);
+  ok = ok && parsed.has_value();  // a record with another status is refused, never misread
+  if (parsed) r.status = *parsed;
   for (double* v : {&r.latency_s, &r.throughput_per_s, &r.energy_j, &r.edp_js, &r.perf_per_watt,
                     &r.perf_per_mm2, &r.area_mm2, &r.power_w})
     ok = ok && in.real(*v);
@@ -450,9 +478,9 @@ bool read_row(RecordReader& in, SweepRow& r) {
 
 // The bytes write_row takes for `r`.
 std::size_t row_bytes(const SweepRow& r) {
-  std::size_t strings = 0;
+  std::size_t strings = to_string(r.status).size();
   for (const std::string* v :
-       {&r.axis_values, &r.arch_hash, &r.workload_name, &r.status, &r.reason, &r.memory_status,
+       {&r.axis_values, &r.arch_hash, &r.workload_name, &r.reason, &r.memory_status,
         &r.area_verdict, &r.power_verdict, &r.memory_verdict, &r.run_summary})
     strings += v->size();
   return kMinRowBytes + strings;
@@ -500,4 +528,4 @@ std::optional<std::vector<SweepPointRecord>> decode_records(
   return records;
 }
 
-}  // namespace coda::sim
+}  // namespace coda::dse

@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "dse/sweep.h"
 
 #include <algorithm>
 #include <numeric>
@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
-#include "sim/sweep_spec.h"
-#include "sim/sweep_store.h"
+#include "dse/sweep_spec.h"
+#include "dse/sweep_store.h"
 #include "testing/temp_dir.h"
 #include "workloads/importers.h"
 
-namespace coda::sim {
+namespace coda::dse {
 namespace {
 
 // Specs are parsed under a name in configs/sweeps/, so their relative paths resolve as a bundled
@@ -308,7 +308,7 @@ TEST(SweepApply, AnInvalidArchIsAnInfeasiblePointWithTheReason) {
   const SweepSpec spec = spec_with("axes:\n  array.rows: [0, 64]\n");
   const SweepPointRecord bad = run_point(spec, 0);
   ASSERT_EQ(bad.rows.size(), 1u);
-  EXPECT_EQ(bad.rows[0].status, "infeasible");
+  EXPECT_EQ(bad.rows[0].status, RowStatus::Infeasible);
   EXPECT_FALSE(bad.rows[0].feasible);
   // tpu_like_128x128_ws.yaml line 10 is "  rows: 128", the value at column 9.
   EXPECT_EQ(bad.rows[0].reason,
@@ -316,7 +316,7 @@ TEST(SweepApply, AnInvalidArchIsAnInfeasiblePointWithTheReason) {
             "an array has at least one row and one column, e.g. 32");
   EXPECT_EQ(bad.axis_values, R"({"array.rows":"0"})");
   const SweepPointRecord good = run_point(spec, 1);
-  EXPECT_EQ(good.rows.at(0).status, "ok");
+  EXPECT_EQ(good.rows.at(0).status, RowStatus::Ok);
   EXPECT_GT(good.rows.at(0).latency_s, 0.0);
   EXPECT_FALSE(good.rows.at(0).run_summary.empty());
 }
@@ -326,7 +326,7 @@ TEST(SweepApply, ObjectivesAndVerdictsFollowFromTheRun) {
       "axes:\n  array.rows: [128]\n"
       "constraints: {max_area_mm2: 1000, max_power_w: 0.001, fits_memory: true}\n");
   const SweepRow row = run_point(spec, 0).rows.at(0);
-  ASSERT_EQ(row.status, "ok") << row.reason;
+  ASSERT_EQ(row.status, RowStatus::Ok) << row.reason;
   // throughput = 1 / latency, edp = energy x latency.
   EXPECT_DOUBLE_EQ(row.throughput_per_s, 1.0 / row.latency_s);
   EXPECT_DOUBLE_EQ(row.edp_js, row.energy_j * row.latency_s);
@@ -377,6 +377,47 @@ TEST(SweepStore, InterruptedAndResumedEqualsUninterrupted) {
             "point,workload,array.rows,sram.ifmap,status,feasible,latency_s,area_mm2,power_w,"
             "memory,reason");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+}
+
+// A row where coda itself failed is status "error", never "infeasible": the store, the wire
+// codec and the exports keep it apart, and a status no coda writes is refused by the codec.
+TEST(SweepStore, AnErrorRowStaysAnErrorThroughTheStoreTheCodecAndTheExports) {
+  EXPECT_EQ(parse_row_status("error"), RowStatus::Error);
+  EXPECT_EQ(parse_row_status("infeasible"), RowStatus::Infeasible);
+  EXPECT_FALSE(parse_row_status("failed"));
+  const SweepSpec spec = spec_with("axes:\n  array.rows: [32, 64]\n");
+  SweepPointRecord record;
+  record.index = 1;
+  record.axis_values = R"({"array.rows":"64"})";
+  SweepRow row;
+  row.point = 1;
+  row.axis_values = record.axis_values;
+  row.workload_name = "r18";
+  row.status = RowStatus::Error;
+  row.reason = "internal error: boom";
+  record.rows = {row};
+  const std::vector<SweepPointRecord> records{record};
+  const auto decoded = decode_records(encode_records(records));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->front().rows.front().status, RowStatus::Error);
+  // "error" -> "errox" (same length): a status the codec does not know.
+  std::vector<std::uint8_t> bytes = encode_records(records);
+  const std::string text(bytes.begin(), bytes.end());
+  const std::size_t at = text.find("error");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 4] = 'x';
+  EXPECT_FALSE(decode_records(bytes));
+
+  const testing::TempDir tmp;
+  std::string why;
+  auto store = SweepStore::create(tmp.path() / "s.db", spec.hash, spec.name, why);
+  ASSERT_TRUE(store) << why;
+  ASSERT_TRUE(store->write_points(records, why)) << why;
+  ASSERT_EQ(store->rows().size(), 1U);
+  EXPECT_EQ(store->rows().front().status, RowStatus::Error);
+  const std::string csv = export_csv(spec, store->rows());
+  EXPECT_EQ(csv.substr(csv.find('\n') + 1), "1,r18,64,error,no,,,,,internal error: boom\n");
+  EXPECT_NE(export_json(spec, store->rows()).find(R"("status": "error")"), std::string::npos);
 }
 
 TEST(SweepStore, RefusesAnotherSpecsStore) {
@@ -455,7 +496,7 @@ TEST(SweepStore, RecordsSurviveEncodingBitForBit) {
   row.run_summary = "{}";
   record.rows = {row, row};
   record.rows[1].workload = 1;
-  record.rows[1].status = "infeasible";
+  record.rows[1].status = RowStatus::Infeasible;
   const std::vector<SweepPointRecord> records{record, SweepPointRecord{}};
   const auto decoded = decode_records(encode_records(records));
   ASSERT_TRUE(decoded);
@@ -525,7 +566,7 @@ TEST(SweepWriter, WritesEveryPointPutAndReportsProgress) {
       SweepPointRecord r;
       r.index = i;
       r.rows.resize(1);
-      if (i % 4 == 0) r.rows[0].status = "infeasible";  // 0, 4, 8, 12, 16
+      if (i % 4 == 0) r.rows[0].status = RowStatus::Infeasible;  // 0, 4, 8, 12, 16
       ASSERT_TRUE(writer.put(std::move(r), why)) << why;
     }
     ASSERT_TRUE(writer.finish(why)) << why;
@@ -541,4 +582,4 @@ TEST(SweepWriter, WritesEveryPointPutAndReportsProgress) {
 }
 
 }  // namespace
-}  // namespace coda::sim
+}  // namespace coda::dse

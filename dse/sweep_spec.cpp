@@ -1,4 +1,4 @@
-#include "sim/sweep_spec.h"
+#include "dse/sweep_spec.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include "core/hash.h"
 #include "sim/driver.h"
 
-namespace coda::sim {
+namespace coda::dse {
 namespace {
 
 // Points a grid or a sample may have; beyond it a sweep is a mistake (a range with a tiny step).
@@ -761,4 +761,4 @@ std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& s
   return values;
 }
 
-}  // namespace coda::sim
+}  // namespace coda::dse

@@ -24,11 +24,20 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct sqlite3;
 
-namespace coda::sim {
+namespace coda::dse {
+
+// What became of one point x workload: ok (run; its verdicts say whether it is feasible),
+// infeasible (the design cannot run the workload: an invalid arch, an op no unit runs; the
+// diagnostics are the reason) or error (coda itself failed: an internal error, a bug to report,
+// never counted as a design that does not fit).
+enum class RowStatus : std::uint8_t { Ok, Infeasible, Error };
+std::string_view to_string(RowStatus status);  // "ok", "infeasible", "error"
+std::optional<RowStatus> parse_row_status(std::string_view text);
 
 // One point x workload.
 struct SweepRow {
@@ -37,8 +46,8 @@ struct SweepRow {
   std::string arch_hash;    // 16 hex digits of the point's arch document (0s when unreadable)
   std::uint64_t workload = 0;
   std::string workload_name;
-  std::string status = "ok";  // "ok" or "infeasible"
-  std::string reason;         // why a point is infeasible (the diagnostics), or empty
+  RowStatus status = RowStatus::Ok;
+  std::string reason;  // why a point is infeasible (the diagnostics) or failed, or empty
   double latency_s = 0;
   double throughput_per_s = 0;
   double energy_j = 0;
@@ -53,7 +62,7 @@ struct SweepRow {
   std::string power_verdict = "unchecked";
   std::string memory_verdict = "unchecked";
   bool feasible = false;  // status ok and no verdict "fail"
-  // The run in compact form (sim/sweep.h run_summary: totals, memory, per-op costs); empty for
+  // The run in compact form (dse/sweep.h run_summary: totals, memory, per-op costs); empty for
   // an infeasible point.
   std::string run_summary;
   friend bool operator==(const SweepRow&, const SweepRow&) = default;
@@ -112,4 +121,4 @@ std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> recor
 // nullopt when `bytes` are not exactly what encode_records writes (any bytes are safe to pass).
 std::optional<std::vector<SweepPointRecord>> decode_records(std::span<const std::uint8_t> bytes);
 
-}  // namespace coda::sim
+}  // namespace coda::dse

@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "dse/sweep.h"
 
 #include <sched.h>
 
@@ -26,7 +26,7 @@
 #include "sim/engine.h"
 #include "workloads/importers.h"
 
-namespace coda::sim {
+namespace coda::dse {
 namespace {
 
 // Every error of `diags`, one after another on one line (they go into a CSV cell).
@@ -38,7 +38,7 @@ std::string errors_text(const Diagnostics& diags) {
 }
 
 // The in-memory equivalent of run_files for an arch already built and a graph already read.
-std::optional<results::RunResult> run_workload(const Engine& engine, const workload::Graph& graph,
+std::optional<results::RunResult> run_workload(const sim::Engine& engine, const workload::Graph& graph,
                                                const mapper::MemoryPlan& memory_plan,
                                                const arch::HardwareModel& hw,
                                                const SweepWorkload& w, mapper::MappingCache* cache,
@@ -64,7 +64,7 @@ std::optional<results::RunResult> run_workload(const Engine& engine, const workl
                       schedule.unsupported.size() == 1 ? "" : "s", op.name, op.reason);
     return std::nullopt;
   }
-  return run_schedule(engine, schedule, graph, hw, search);
+  return sim::run_schedule(engine, schedule, graph, hw, search);
 }
 
 std::string verdict(bool checked, bool known, bool pass) {
@@ -148,11 +148,11 @@ std::string csv_cell(std::string_view text) {
 }  // namespace
 
 std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics& diags,
-                                             const EngineRegistry* engines) {
+                                             const sim::EngineRegistry* engines) {
   SweepInputs inputs;
   bool ok = true;
-  EngineRegistry builtin;
-  if (engines == nullptr) register_builtin_engines(builtin);
+  sim::EngineRegistry builtin;
+  if (engines == nullptr) sim::register_builtin_engines(builtin);
   try {
     inputs.engine = (engines != nullptr ? *engines : builtin).create(spec.engine);
   } catch (const std::invalid_argument& e) {
@@ -250,16 +250,18 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
   std::uint64_t arch_hash = 0;
   std::optional<arch::HardwareModel> hw;
   std::string arch_reason;
+  bool arch_failed = false;  // coda's own failure, not the design's
   try {
     if (auto arch = archs.build(point, diags, &arch_hash)) hw.emplace(std::move(*arch));
   } catch (const std::exception& e) {
     diags.error({spec.arch.string(), 0, 0}, "", fmt::format("internal error: {}", e.what()));
+    arch_failed = true;
   }
   if (!hw) arch_reason = errors_text(diags);
   record.arch_hash = results::hex_hash(arch_hash);
 
-  const analytical::AnalyticalEngine analytical;
-  const Engine& engine = inputs.engine ? *inputs.engine : analytical;
+  const sim::analytical::AnalyticalEngine analytical;
+  const sim::Engine& engine = inputs.engine ? *inputs.engine : analytical;
   for (std::size_t i = 0; i < spec.workloads.size() && i < inputs.graphs.size(); ++i) {
     const SweepWorkload& w = spec.workloads[i];
     SweepRow row;
@@ -270,11 +272,13 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
     row.workload_name = w.name;
     std::optional<results::RunResult> run;
     std::string why = arch_reason;
+    bool failed = arch_failed;
     if (hw) {
       try {
         run = run_workload(engine, inputs.graphs[i], inputs.memory_plans[i], *hw, w, cache, why);
       } catch (const std::exception& e) {
         why = fmt::format("internal error: {}", e.what());
+        failed = true;
       }
     }
     if (run) {
@@ -283,7 +287,7 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
       fill_metrics(row, *run, spec.constraints);
       row.run_summary = run_summary(*run);
     } else {
-      row.status = "infeasible";
+      row.status = failed ? RowStatus::Error : RowStatus::Infeasible;
       row.reason = why;
       row.feasible = false;
     }
@@ -385,7 +389,9 @@ struct SweepWriter::State {
       const auto bad = static_cast<std::uint64_t>(
           std::count_if(batch.begin(), batch.end(), [](const SweepPointRecord& r) {
             return std::any_of(r.rows.begin(), r.rows.end(),
-                               [](const SweepRow& row) { return row.status != "ok"; });
+                               [](const SweepRow& row) {
+                                 return row.status == RowStatus::Infeasible;
+                               });
           }));
       lock.lock();
       if (!ok) {
@@ -522,9 +528,9 @@ std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows)
       cells.push_back(values.is_object() && values.contains(axis.path)
                           ? values[axis.path].get<std::string>()
                           : std::string());
-    cells.push_back(r.status);
+    cells.emplace_back(to_string(r.status));
     cells.emplace_back(r.feasible ? "yes" : "no");
-    const bool ok = r.status == "ok";
+    const bool ok = r.status == RowStatus::Ok;
     for (const SweepObjective o : spec.objectives)
       cells.push_back(ok ? fmt::format("{}", metric(r, o)) : std::string());
     cells.push_back(ok ? fmt::format("{}", r.area_mm2) : std::string());
@@ -564,9 +570,9 @@ std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows
     row["workload"] = r.workload_name;
     row["values"] = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
     row["arch_hash"] = r.arch_hash;
-    row["status"] = r.status;
+    row["status"] = to_string(r.status);
     row["feasible"] = r.feasible;
-    if (r.status == "ok") {
+    if (r.status == RowStatus::Ok) {
       row["metrics"] = {{"latency_s", r.latency_s},           {"throughput_per_s", r.throughput_per_s},
                         {"energy_j", r.energy_j},             {"edp_js", r.edp_js},
                         {"perf_per_watt", r.perf_per_watt},   {"perf_per_mm2", r.perf_per_mm2},
@@ -584,4 +590,4 @@ std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows
   return dump_json(j, 2) + "\n";
 }
 
-}  // namespace coda::sim
+}  // namespace coda::dse
