@@ -1,6 +1,7 @@
 #include "dse/sweep_store.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <array>
 #include <bit>
 #include <chrono>
@@ -31,35 +32,40 @@ std::optional<RowStatus> parse_row_status(std::string_view text) {
 
 namespace {
 
-constexpr std::string_view kSchema = R"sql(
+constexpr std::string_view kTables = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS points(
   idx INTEGER PRIMARY KEY,
   axis_values TEXT NOT NULL,
   arch_hash TEXT NOT NULL,
   finished_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS results(
-  point INTEGER NOT NULL REFERENCES points(idx),
-  workload INTEGER NOT NULL,
-  workload_name TEXT NOT NULL,
-  status TEXT NOT NULL,
-  reason TEXT NOT NULL,
-  latency_s REAL NOT NULL,
-  throughput_per_s REAL NOT NULL,
-  energy_j REAL NOT NULL,
-  edp_js REAL NOT NULL,
-  perf_per_watt REAL NOT NULL,
-  perf_per_mm2 REAL NOT NULL,
-  area_mm2 REAL NOT NULL,
-  power_w REAL NOT NULL,
-  memory_status TEXT NOT NULL,
-  area_verdict TEXT NOT NULL,
-  power_verdict TEXT NOT NULL,
-  memory_verdict TEXT NOT NULL,
-  feasible INTEGER NOT NULL,
-  run_summary TEXT NOT NULL,
-  PRIMARY KEY(point, workload));
 )sql";
+
+template <class T>
+constexpr std::string_view sql_type() {
+  if constexpr (std::is_same_v<T, double>) return "REAL";
+  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, RowStatus>) return "TEXT";
+  else return "INTEGER";  // std::uint64_t, bool
+}
+
+// The tables: meta, points, and results with a column per visit_result_fields field.
+std::string schema_sql() {
+  std::string sql(kTables);
+  sql += "CREATE TABLE IF NOT EXISTS results(\n  point INTEGER NOT NULL REFERENCES points(idx),\n";
+  const SweepRow empty;
+  visit_result_fields(empty, [&](std::string_view name, const auto& field) {
+    sql += fmt::format("  {} {} NOT NULL,\n", name,
+                       sql_type<std::remove_cvref_t<decltype(field)>>());
+  });
+  return sql + "  PRIMARY KEY(point, workload));\n";
+}
+
+std::size_t result_field_count() {
+  std::size_t n = 0;
+  const SweepRow empty;
+  visit_result_fields(empty, [&](std::string_view, const auto&) { ++n; });
+  return n;
+}
 
 // Bumped when the tables change; a store of another schema is not resumed. 2: results.run_json
 // (the whole RunResult) became run_summary (dse/sweep.h run_summary).
@@ -164,7 +170,7 @@ std::unique_ptr<SweepStore> SweepStore::create(const std::filesystem::path& file
   sqlite3* db = open_db(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, why);
   if (db == nullptr) return nullptr;
   std::unique_ptr<SweepStore> store(new SweepStore(db));
-  if (!exec(db, "BEGIN", why) || !exec(db, kSchema, why)) return nullptr;
+  if (!exec(db, "BEGIN", why) || !exec(db, schema_sql(), why)) return nullptr;
   Statement insert(db, "INSERT INTO meta(key, value) VALUES (?1, ?2)");
   if (!insert) {
     why = error_of(db);
@@ -271,9 +277,10 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
     Statement point(db_,
                     "INSERT INTO points(idx, axis_values, arch_hash, finished_at) "
                     "VALUES (?1, ?2, ?3, ?4)");
-    Statement row(db_,
-                  "INSERT INTO results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                  "?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+    std::string placeholders = "?1";
+    for (std::size_t i = 2; i <= 1 + result_field_count(); ++i)
+      placeholders += fmt::format(", ?{}", i);
+    Statement row(db_, fmt::format("INSERT INTO results VALUES ({})", placeholders));
     if (!point || !row) return fail();
     const std::string finished_at = now_utc();
     for (const SweepPointRecord& record : records) {
@@ -286,24 +293,16 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
       for (const SweepRow& r : record.rows) {
         sqlite3_reset(row.get());
         row.bind(1, record.index);
-        row.bind(2, r.workload);
-        row.bind(3, r.workload_name);
-        row.bind(4, std::string(to_string(r.status)));
-        row.bind(5, r.reason);
-        row.bind(6, r.latency_s);
-        row.bind(7, r.throughput_per_s);
-        row.bind(8, r.energy_j);
-        row.bind(9, r.edp_js);
-        row.bind(10, r.perf_per_watt);
-        row.bind(11, r.perf_per_mm2);
-        row.bind(12, r.area_mm2);
-        row.bind(13, r.power_w);
-        row.bind(14, r.memory_status);
-        row.bind(15, r.area_verdict);
-        row.bind(16, r.power_verdict);
-        row.bind(17, r.memory_verdict);
-        row.bind(18, std::uint64_t{r.feasible ? 1U : 0U});
-        row.bind(19, r.run_summary);
+        int column = 2;
+        visit_result_fields(r, [&](std::string_view, const auto& field) {
+          using T = std::remove_cvref_t<decltype(field)>;
+          if constexpr (std::is_same_v<T, RowStatus>)
+            row.bind(column++, std::string(to_string(field)));
+          else if constexpr (std::is_same_v<T, bool>)
+            row.bind(column++, std::uint64_t{field ? 1U : 0U});
+          else
+            row.bind(column++, field);
+        });
         if (sqlite3_step(row.get()) != SQLITE_DONE) return fail();
       }
     }
@@ -313,41 +312,41 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
 
 std::vector<SweepRow> SweepStore::rows() const {
   std::vector<SweepRow> rows;
-  Statement stmt(db_,
-                 "SELECT p.idx, p.axis_values, p.arch_hash, r.workload, r.workload_name, "
-                 "r.status, r.reason, r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js, "
-                 "r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w, r.memory_status, "
-                 "r.area_verdict, r.power_verdict, r.memory_verdict, r.feasible, r.run_summary "
-                 "FROM points p JOIN results r ON r.point = p.idx ORDER BY p.idx, r.workload");
+  std::string columns;
+  const SweepRow empty;
+  visit_result_fields(empty, [&](std::string_view name, const auto&) {
+    columns += fmt::format(", r.{}", name);
+  });
+  Statement stmt(db_, fmt::format("SELECT p.idx, p.axis_values, p.arch_hash{} FROM points p JOIN "
+                                  "results r ON r.point = p.idx ORDER BY p.idx, r.workload",
+                                  columns));
   while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW) {
     SweepRow r;
     r.point = stmt.integer(0);
     r.axis_values = stmt.text(1);
     r.arch_hash = stmt.text(2);
-    r.workload = stmt.integer(3);
-    r.workload_name = stmt.text(4);
-    const std::string status = stmt.text(5);
-    r.reason = stmt.text(6);
-    if (const auto parsed = parse_row_status(status)) {
-      r.status = *parsed;
-    } else {  // never misread: a status this coda does not know is an error row that says so
-      r.status = RowStatus::Error;
-      r.reason = fmt::format("the store holds status '{}', which this coda does not know", status);
-    }
-    r.latency_s = stmt.real(7);
-    r.throughput_per_s = stmt.real(8);
-    r.energy_j = stmt.real(9);
-    r.edp_js = stmt.real(10);
-    r.perf_per_watt = stmt.real(11);
-    r.perf_per_mm2 = stmt.real(12);
-    r.area_mm2 = stmt.real(13);
-    r.power_w = stmt.real(14);
-    r.memory_status = stmt.text(15);
-    r.area_verdict = stmt.text(16);
-    r.power_verdict = stmt.text(17);
-    r.memory_verdict = stmt.text(18);
-    r.feasible = stmt.integer(19) != 0;
-    r.run_summary = stmt.text(20);
+    int column = 3;
+    std::optional<std::string> unknown_status;
+    visit_result_fields(r, [&](std::string_view, auto& field) {
+      using T = std::remove_cvref_t<decltype(field)>;
+      if constexpr (std::is_same_v<T, RowStatus>) {
+        const std::string text = stmt.text(column++);
+        const auto parsed = parse_row_status(text);
+        if (!parsed) unknown_status = text;
+        field = parsed.value_or(RowStatus::Error);
+      } else if constexpr (std::is_same_v<T, std::string>) {
+        field = stmt.text(column++);
+      } else if constexpr (std::is_same_v<T, double>) {
+        field = stmt.real(column++);
+      } else if constexpr (std::is_same_v<T, bool>) {
+        field = stmt.integer(column++) != 0;
+      } else {
+        field = stmt.integer(column++);
+      }
+    });
+    if (unknown_status)  // never misread: a status this coda does not know is an error row
+      r.reason = fmt::format("the store holds status '{}', which this coda does not know",
+                             *unknown_status);
     rows.push_back(std::move(r));
   }
   return rows;
@@ -437,53 +436,61 @@ class RecordReader {
   std::size_t at_ = 0;
 };
 
-// The fewest bytes a row and a record take: their fixed fields with every string empty. A row:
-// 3 integers (point, workload, feasible), 8 doubles, 10 strings; a record: 2 integers (index,
-// row count), 2 strings.
-constexpr std::size_t kMinRowBytes = std::size_t{8} * (3 + 8 + 10);
+// The fewest bytes a row and a record take: their fixed fields with every string empty, 8 bytes
+// each (a u64, a double's bits, a string's length). A row: point, axis_values, arch_hash and its
+// result fields; a record: 2 integers (index, row count), 2 strings.
+std::size_t min_row_bytes() {
+  static const std::size_t bytes = std::size_t{8} * (3 + result_field_count());  // immutable
+  return bytes;
+}
 constexpr std::size_t kMinRecordBytes = std::size_t{8} * (2 + 2);
 
 void write_row(RecordWriter& w, const SweepRow& r) {
   w.u64(r.point);
   w.str(r.axis_values);
   w.str(r.arch_hash);
-  w.u64(r.workload);
-  w.str(r.workload_name);
-  w.str(std::string(to_string(r.status)));
-  w.str(r.reason);
-  for (double v : {r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js, r.perf_per_watt,
-                   r.perf_per_mm2, r.area_mm2, r.power_w})
-    w.real(v);
-  for (const std::string* v :
-       {&r.memory_status, &r.area_verdict, &r.power_verdict, &r.memory_verdict})
-    w.str(*v);
-  w.u64(r.feasible ? 1 : 0);
-  w.str(r.run_summary);
+  visit_result_fields(r, [&](std::string_view, const auto& field) {
+    using T = std::remove_cvref_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, RowStatus>) w.str(to_string(field));
+    else if constexpr (std::is_same_v<T, std::string>) w.str(field);
+    else if constexpr (std::is_same_v<T, double>) w.real(field);
+    else if constexpr (std::is_same_v<T, bool>) w.u64(field ? 1 : 0);
+    else w.u64(field);
+  });
 }
 
 bool read_row(RecordReader& in, SweepRow& r) {
-  bool ok = in.u64(r.point) && in.str(r.axis_values) && in.str(r.arch_hash) && in.u64(r.workload);
-  std::string status;
-  ok = ok && in.str(r.workload_name) && in.str(status) && in.str(r.reason);
-  const auto parsed = parse_row_status(status);
-  ok = ok && parsed.has_value();  // a record with another status is refused, never misread
-  if (parsed) r.status = *parsed;
-  for (double* v : {&r.latency_s, &r.throughput_per_s, &r.energy_j, &r.edp_js, &r.perf_per_watt,
-                    &r.perf_per_mm2, &r.area_mm2, &r.power_w})
-    ok = ok && in.real(*v);
-  for (std::string* v : {&r.memory_status, &r.area_verdict, &r.power_verdict, &r.memory_verdict})
-    ok = ok && in.str(*v);
-  return ok && in.flag(r.feasible) && in.str(r.run_summary);
+  bool ok = in.u64(r.point) && in.str(r.axis_values) && in.str(r.arch_hash);
+  visit_result_fields(r, [&](std::string_view, auto& field) {
+    if (!ok) return;
+    using T = std::remove_cvref_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, RowStatus>) {
+      std::string text;
+      const auto parsed = in.str(text) ? parse_row_status(text) : std::nullopt;
+      ok = parsed.has_value();  // a record with another status is refused, never misread
+      if (parsed) field = *parsed;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      ok = in.str(field);
+    } else if constexpr (std::is_same_v<T, double>) {
+      ok = in.real(field);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      ok = in.flag(field);
+    } else {
+      ok = in.u64(field);
+    }
+  });
+  return ok;
 }
 
 // The bytes write_row takes for `r`.
 std::size_t row_bytes(const SweepRow& r) {
-  std::size_t strings = to_string(r.status).size();
-  for (const std::string* v :
-       {&r.axis_values, &r.arch_hash, &r.workload_name, &r.reason, &r.memory_status,
-        &r.area_verdict, &r.power_verdict, &r.memory_verdict, &r.run_summary})
-    strings += v->size();
-  return kMinRowBytes + strings;
+  std::size_t strings = r.axis_values.size() + r.arch_hash.size();
+  visit_result_fields(r, [&](std::string_view, const auto& field) {
+    using T = std::remove_cvref_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, RowStatus>) strings += to_string(field).size();
+    else if constexpr (std::is_same_v<T, std::string>) strings += field.size();
+  });
+  return min_row_bytes() + strings;
 }
 
 }  // namespace
@@ -518,7 +525,7 @@ std::optional<std::vector<SweepPointRecord>> decode_records(
   for (SweepPointRecord& record : records) {
     std::uint64_t rows = 0;
     if (!in.u64(record.index) || !in.str(record.axis_values) || !in.str(record.arch_hash) ||
-        !in.count(rows, kMinRowBytes))
+        !in.count(rows, min_row_bytes()))
       return std::nullopt;
     record.rows.resize(static_cast<std::size_t>(rows));
     for (SweepRow& r : record.rows)

@@ -68,6 +68,33 @@ struct SweepRow {
   friend bool operator==(const SweepRow&, const SweepRow&) = default;
 };
 
+// The fields of a SweepRow that the store's results table and the wire codec (encode_records)
+// hold after the point's own (point, axis_values, arch_hash), in their order, each with its
+// column name: the one list the SQL schema, the insert, the read and the codec follow, so a new
+// field is added here and in SweepRow. `Row` is SweepRow or const SweepRow; `visit` is called
+// with (name, field) for fields of type std::uint64_t, std::string, RowStatus, double and bool.
+template <class Row, class Visit>
+void visit_result_fields(Row& r, Visit&& visit) {
+  visit("workload", r.workload);
+  visit("workload_name", r.workload_name);
+  visit("status", r.status);
+  visit("reason", r.reason);
+  visit("latency_s", r.latency_s);
+  visit("throughput_per_s", r.throughput_per_s);
+  visit("energy_j", r.energy_j);
+  visit("edp_js", r.edp_js);
+  visit("perf_per_watt", r.perf_per_watt);
+  visit("perf_per_mm2", r.perf_per_mm2);
+  visit("area_mm2", r.area_mm2);
+  visit("power_w", r.power_w);
+  visit("memory_status", r.memory_status);
+  visit("area_verdict", r.area_verdict);
+  visit("power_verdict", r.power_verdict);
+  visit("memory_verdict", r.memory_verdict);
+  visit("feasible", r.feasible);
+  visit("run_summary", r.run_summary);
+}
+
 // A finished point: its rows, one per workload, written together.
 struct SweepPointRecord {
   std::uint64_t index = 0;
