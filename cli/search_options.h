@@ -18,7 +18,7 @@ namespace coda::cli {
 struct SearchArgs {
   std::string objective = "latency";
   std::string search = "heuristic";
-  std::uint64_t evaluations = 20'000;
+  std::uint64_t evaluations = mapper::kCommandEvaluations;
   double seconds = 0;
   std::uint64_t patience = 0;
   std::uint64_t seed = 1;

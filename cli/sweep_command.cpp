@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stop_token>
 #include <string_view>
@@ -235,19 +236,39 @@ int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
                        (dir / "sweep.db").string(), *damaged);
     return 1;
   }
-  const auto rows = store.rows();
-  if (const auto count = store.row_count(); !count || *count != rows.size()) {
+  // The exports are written as the rows are read, one at a time, so memory does not grow with
+  // the points (a million-point sweep's rows held at once, run summaries included, took GBs).
+  std::ofstream csv(dir / "results.csv", std::ios::binary);
+  std::ofstream json(dir / "results.json", std::ios::binary);
+  csv << dse::csv_header(spec);
+  json << dse::json_head(spec);
+  std::uint64_t read = 0, errors = 0;
+  std::optional<dse::SweepRow> first_error;
+  store.for_each_row(
+      [&](const dse::SweepRow& r) {
+        csv << dse::csv_line(spec, r);
+        json << dse::json_separator(static_cast<std::size_t>(read++)) << dse::json_row(r);
+        if (r.status != dse::RowStatus::Error) return;
+        if (errors++ == 0) first_error = r;
+      },
+      false);
+  json << dse::json_tail(static_cast<std::size_t>(read));
+  if (const auto count = store.row_count(); !count || *count != read) {
     err << fmt::format("error: '{}' holds {} result rows but {} could be read; results.csv and "
-                       "results.json were not written: run the sweep again into a new --out "
+                       "results.json are incomplete: run the sweep again into a new --out "
                        "folder\n",
                        (dir / "sweep.db").string(),
                        count ? fmt::format("{}", *count) : std::string("an uncountable number of"),
-                       rows.size());
+                       read);
     return 1;
   }
-  if (!write_file(dir / "results.csv", dse::export_csv(spec, rows), err) ||
-      !write_file(dir / "results.json", dse::export_json(spec, rows), err))
-    return 1;
+  for (const auto& [file, stream] : {std::pair{"results.csv", &csv}, {"results.json", &json}}) {
+    stream->close();
+    if (!*stream) {
+      err << fmt::format("error: cannot write '{}'\n", (dir / file).string());
+      return 1;
+    }
+  }
   out << fmt::format("sweep {}: {} points x {} workload{}; ran {} in {:.2f} s ({:.1f} points/s{}), "
                      "{} infeasible; {} already stored; {} left{}\n",
                      spec.name, outcome.points, spec.workloads.size(),
@@ -260,19 +281,12 @@ int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
                      (dir / "results.csv").string(), (dir / "results.json").string());
   // Rows where coda itself failed (stored now or by an earlier run): a bug, not a design that
   // does not fit, so the sweep does not end as a success.
-  std::size_t errors = 0;
-  const dse::SweepRow* first = nullptr;
-  for (const dse::SweepRow& r : rows)
-    if (r.status == dse::RowStatus::Error) {
-      ++errors;
-      if (first == nullptr) first = &r;
-    }
-  if (first == nullptr) return 0;
+  if (!first_error) return 0;
   err << fmt::format("error: coda failed on {} point x workload row{} (status 'error' in the "
                      "results: an internal error, please report it with the spec); the first, "
                      "point {} on '{}': {}\n",
-                     errors, errors == 1 ? "" : "s", first->point, first->workload_name,
-                     first->reason);
+                     errors, errors == 1 ? "" : "s", first_error->point,
+                     first_error->workload_name, first_error->reason);
   return 1;
 }
 

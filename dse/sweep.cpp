@@ -44,7 +44,7 @@ std::optional<results::RunResult> run_workload(const sim::Engine& engine, const 
                                                const SweepWorkload& w, mapper::MappingCache* cache,
                                                std::string& why) {
   std::optional<mapper::ScheduleSearch> search;
-  if (w.search_mapper) search = mapper::ScheduleSearch{{}, {}, cache};
+  if (w.search_mapper) search = mapper::ScheduleSearch{w.search_goal, w.search_settings, cache};
   // As in run_files: SCALE-Sim's stalls are the analytical engine's fold walk's only.
   if (hw.spec().dram.model == arch::DramModel::ScaleSim &&
       (search || engine.name() != "analytical")) {
@@ -507,7 +507,7 @@ std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
   return outcome;
 }
 
-std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows) {
+std::string csv_header(const SweepSpec& spec) {
   std::vector<std::string> header{"point", "workload"};
   for (const SweepAxis& axis : spec.axes) header.push_back(axis.path);
   header.insert(header.end(), {"status", "feasible"});
@@ -520,34 +520,44 @@ std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows)
   std::string text;
   for (std::size_t i = 0; i < header.size(); ++i)
     text += (i == 0 ? "" : ",") + csv_cell(header[i]);
-  text += "\n";
-  for (const SweepRow& r : rows) {
-    std::vector<std::string> cells{fmt::format("{}", r.point), r.workload_name};
-    const auto values = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
-    for (const SweepAxis& axis : spec.axes)
-      cells.push_back(values.is_object() && values.contains(axis.path)
-                          ? values[axis.path].get<std::string>()
-                          : std::string());
-    cells.emplace_back(to_string(r.status));
-    cells.emplace_back(r.feasible ? "yes" : "no");
-    const bool ok = r.status == RowStatus::Ok;
-    for (const SweepObjective o : spec.objectives)
-      cells.push_back(ok ? fmt::format("{}", metric(r, o)) : std::string());
-    cells.push_back(ok ? fmt::format("{}", r.area_mm2) : std::string());
-    cells.push_back(ok ? fmt::format("{}", r.power_w) : std::string());
-    cells.push_back(r.memory_status);
-    if (spec.constraints.max_area_mm2) cells.push_back(r.area_verdict);
-    if (spec.constraints.max_power_w) cells.push_back(r.power_verdict);
-    if (spec.constraints.fits_memory) cells.push_back(r.memory_verdict);
-    cells.push_back(r.reason);
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      text += (i == 0 ? "" : ",") + csv_cell(cells[i]);
-    text += "\n";
-  }
+  return text + "\n";
+}
+
+std::string csv_line(const SweepSpec& spec, const SweepRow& r) {
+  std::vector<std::string> cells{fmt::format("{}", r.point), r.workload_name};
+  const auto values = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
+  for (const SweepAxis& axis : spec.axes)
+    cells.push_back(values.is_object() && values.contains(axis.path)
+                        ? values[axis.path].get<std::string>()
+                        : std::string());
+  cells.emplace_back(to_string(r.status));
+  cells.emplace_back(r.feasible ? "yes" : "no");
+  const bool ok = r.status == RowStatus::Ok;
+  for (const SweepObjective o : spec.objectives)
+    cells.push_back(ok ? fmt::format("{}", metric(r, o)) : std::string());
+  cells.push_back(ok ? fmt::format("{}", r.area_mm2) : std::string());
+  cells.push_back(ok ? fmt::format("{}", r.power_w) : std::string());
+  cells.push_back(r.memory_status);
+  if (spec.constraints.max_area_mm2) cells.push_back(r.area_verdict);
+  if (spec.constraints.max_power_w) cells.push_back(r.power_verdict);
+  if (spec.constraints.fits_memory) cells.push_back(r.memory_verdict);
+  cells.push_back(r.reason);
+  std::string text;
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    text += (i == 0 ? "" : ",") + csv_cell(cells[i]);
+  return text + "\n";
+}
+
+std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows) {
+  std::string text = csv_header(spec);
+  for (const SweepRow& r : rows) text += csv_line(spec, r);
   return text;
 }
 
-std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows) {
+namespace {
+
+// The document's top level without "results", as dump_json writes it with indent 2.
+std::string json_document_head(const SweepSpec& spec) {
   nlohmann::ordered_json j;
   j["sweep"] = spec.name;
   j["spec_hash"] = results::hex_hash(spec.hash);
@@ -563,31 +573,57 @@ std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows
   if (spec.constraints.max_power_w) constraints["max_power_w"] = *spec.constraints.max_power_w;
   if (spec.constraints.fits_memory) constraints["fits_memory"] = true;
   j["constraints"] = constraints;
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (const SweepRow& r : rows) {
-    nlohmann::ordered_json row;
-    row["point"] = r.point;
-    row["workload"] = r.workload_name;
-    row["values"] = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
-    row["arch_hash"] = r.arch_hash;
-    row["status"] = to_string(r.status);
-    row["feasible"] = r.feasible;
-    if (r.status == RowStatus::Ok) {
-      row["metrics"] = {{"latency_s", r.latency_s},           {"throughput_per_s", r.throughput_per_s},
-                        {"energy_j", r.energy_j},             {"edp_js", r.edp_js},
-                        {"perf_per_watt", r.perf_per_watt},   {"perf_per_mm2", r.perf_per_mm2},
-                        {"area_mm2", r.area_mm2},             {"power_w", r.power_w}};
-      row["memory"] = r.memory_status;
-      row["constraints"] = {{"max_area_mm2", r.area_verdict},
-                            {"max_power_w", r.power_verdict},
-                            {"fits_memory", r.memory_verdict}};
-    } else {
-      row["reason"] = r.reason;
-    }
-    results.push_back(std::move(row));
+  std::string text = dump_json(j, 2);
+  text.resize(text.size() - 2);  // "\n}": the document goes on with "results"
+  return text;
+}
+
+}  // namespace
+
+std::string json_head(const SweepSpec& spec) {
+  return json_document_head(spec) + ",\n  \"results\": [";
+}
+
+std::string_view json_separator(std::size_t index) { return index == 0 ? "\n" : ",\n"; }
+
+std::string json_row(const SweepRow& r) {
+  nlohmann::ordered_json row;
+  row["point"] = r.point;
+  row["workload"] = r.workload_name;
+  row["values"] = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
+  row["arch_hash"] = r.arch_hash;
+  row["status"] = to_string(r.status);
+  row["feasible"] = r.feasible;
+  if (r.status == RowStatus::Ok) {
+    row["metrics"] = {{"latency_s", r.latency_s},           {"throughput_per_s", r.throughput_per_s},
+                      {"energy_j", r.energy_j},             {"edp_js", r.edp_js},
+                      {"perf_per_watt", r.perf_per_watt},   {"perf_per_mm2", r.perf_per_mm2},
+                      {"area_mm2", r.area_mm2},             {"power_w", r.power_w}};
+    row["memory"] = r.memory_status;
+    row["constraints"] = {{"max_area_mm2", r.area_verdict},
+                          {"max_power_w", r.power_verdict},
+                          {"fits_memory", r.memory_verdict}};
+  } else {
+    row["reason"] = r.reason;
   }
-  j["results"] = results;
-  return dump_json(j, 2) + "\n";
+  // Indented as an element of "results" (two levels deep) in the document's indent of 2.
+  std::string text = "    ";
+  for (const char c : dump_json(row, 2)) {
+    text += c;
+    if (c == '\n') text += "    ";
+  }
+  return text;
+}
+
+std::string json_tail(std::size_t rows) { return rows == 0 ? "]\n}\n" : "\n  ]\n}\n"; }
+
+std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows) {
+  std::string text = json_head(spec);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    text += json_separator(i);
+    text += json_row(rows[i]);
+  }
+  return text + json_tail(rows.size());
 }
 
 }  // namespace coda::dse

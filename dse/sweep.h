@@ -176,4 +176,15 @@ std::string export_csv(const SweepSpec& spec, const std::vector<SweepRow>& rows)
 // holds what the CSV row holds, without the run summary (that stays in the store).
 std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows);
 
+// The same exports a piece at a time, so that a caller can write them while it reads the rows
+// from the store one by one (memory that does not grow with the points): export_csv is
+// csv_header + csv_line per row; export_json is json_head, then json_separator(i) + json_row
+// per row i, then json_tail(rows).
+std::string csv_header(const SweepSpec& spec);
+std::string csv_line(const SweepSpec& spec, const SweepRow& row);
+std::string json_head(const SweepSpec& spec);
+std::string_view json_separator(std::size_t index);
+std::string json_row(const SweepRow& row);
+std::string json_tail(std::size_t rows);
+
 }  // namespace coda::dse

@@ -302,6 +302,41 @@ bool check_path(const YAML::Node& root, const std::vector<PathStep>& steps, std:
   return true;
 }
 
+// A workload's `search:` map (with mapper: search): objective, strategy, evaluations, patience,
+// seed, as coda run's --objective, --search, --evaluations, --patience and --seed.
+void read_search(const YamlReader& search, SweepWorkload& w, Diagnostics& diags) {
+  if (!search.expect_map(diags)) return;
+  if (!w.search_mapper) {
+    diags.error(search.location(), search.path(), "search settings need mapper: search",
+                "add mapper: search to this workload, or remove search:");
+    return;
+  }
+  std::string objective, strategy;
+  if (search.optional("objective", objective, diags)) {
+    if (const auto o = mapper::parse_objective(objective))
+      w.search_goal.objective = *o;
+    else
+      diags.error(search.at("objective").location(), search.at("objective").path(),
+                  fmt::format("unknown objective '{}'", objective),
+                  "one of " + mapper::objective_list());
+  }
+  if (search.optional("strategy", strategy, diags)) {
+    if (const auto s = mapper::parse_strategy(strategy))
+      w.search_settings.strategy = *s;
+    else
+      diags.error(search.at("strategy").location(), search.at("strategy").path(),
+                  fmt::format("unknown strategy '{}'", strategy),
+                  "one of " + mapper::strategy_list());
+  }
+  mapper::SearchBudget& budget = w.search_settings.budget;
+  if (search.optional("evaluations", budget.max_evaluations, diags) && budget.max_evaluations == 0)
+    diags.error(search.at("evaluations").location(), search.at("evaluations").path(),
+                "a search needs at least 1 evaluation per op", "e.g. evaluations: 20000");
+  search.optional("patience", budget.patience, diags);
+  search.optional("seed", w.search_settings.seed, diags);
+  search.reject_unknown_keys(diags);
+}
+
 std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::string& spec_file,
                                            Diagnostics& diags) {
   const std::size_t errors_before = diags.error_count();
@@ -335,6 +370,7 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
       diags.error(item.at("mapper").location(), item.at("mapper").path(),
                   fmt::format("unknown mapper '{}'", mapper), "one of fixed, search");
   }
+  if (item.has("search")) read_search(item.at("search"), w, diags);
   item.reject_unknown_keys(diags);
   if (diags.error_count() != errors_before) return std::nullopt;
   return w;

@@ -19,6 +19,7 @@
 #include "core/diagnostics.h"
 #include "core/yaml_reader.h"
 #include "mapper/fusion.h"
+#include "mapper/search.h"
 #include "workloads/source.h"
 
 namespace coda::dse {
@@ -33,6 +34,11 @@ struct SweepWorkload {
   // `coda run` without --fusion.
   std::optional<mapper::FusionMode> fusion;
   bool search_mapper = false;  // mapper: search (the heuristic loop-nest search) vs fixed
+  // With search_mapper, the spec's `search:` keys: objective, strategy, evaluations (per op,
+  // mapper::kCommandEvaluations as coda run's default), patience and seed; one thread per search
+  // (the sweep's points run on the worker threads).
+  mapper::SearchGoal search_goal;
+  mapper::SearchSettings search_settings{.budget = {.max_evaluations = mapper::kCommandEvaluations}};
   SourceLocation where;
 };
 

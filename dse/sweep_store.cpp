@@ -312,16 +312,24 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
 
 std::vector<SweepRow> SweepStore::rows() const {
   std::vector<SweepRow> rows;
+  for_each_row([&](const SweepRow& r) { rows.push_back(r); });
+  return rows;
+}
+
+std::uint64_t SweepStore::for_each_row(const std::function<void(const SweepRow&)>& each,
+                                       bool summaries) const {
   std::string columns;
   const SweepRow empty;
   visit_result_fields(empty, [&](std::string_view name, const auto&) {
-    columns += fmt::format(", r.{}", name);
+    columns += summaries || name != "run_summary" ? fmt::format(", r.{}", name)
+                                                   : std::string(", ''");
   });
   Statement stmt(db_, fmt::format("SELECT p.idx, p.axis_values, p.arch_hash{} FROM points p JOIN "
                                   "results r ON r.point = p.idx ORDER BY p.idx, r.workload",
                                   columns));
+  std::uint64_t count = 0;
+  SweepRow r;
   while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW) {
-    SweepRow r;
     r.point = stmt.integer(0);
     r.axis_values = stmt.text(1);
     r.arch_hash = stmt.text(2);
@@ -347,9 +355,10 @@ std::vector<SweepRow> SweepStore::rows() const {
     if (unknown_status)  // never misread: a status this coda does not know is an error row
       r.reason = fmt::format("the store holds status '{}', which this coda does not know",
                              *unknown_status);
-    rows.push_back(std::move(r));
+    each(r);
+    ++count;
   }
-  return rows;
+  return count;
 }
 
 }  // namespace coda::dse

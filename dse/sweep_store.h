@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -129,6 +130,11 @@ class SweepStore {
   bool write_points(std::span<const SweepPointRecord> records, std::string& why);
   // Every row, by point index then workload index.
   std::vector<SweepRow> rows() const;
+  // The same, one row at a time to `each` (memory that does not grow with the points); with
+  // `summaries` false, run_summary is left empty (the exports do not hold it). Returns the
+  // number of rows read.
+  std::uint64_t for_each_row(const std::function<void(const SweepRow&)>& each,
+                             bool summaries = true) const;
   // SQLite's PRAGMA quick_check of the file: nullopt when it says ok, else what it found (its
   // first messages). open() refuses a damaged store; run it again before trusting an export.
   std::optional<std::string> damage() const;

@@ -86,6 +86,10 @@ std::unique_ptr<SearchStrategy> make_strategy(Strategy strategy, const MapSpace&
 std::unique_ptr<SearchStrategy> make_exhaustive(const MapSpace& space, MapSpace::Index begin,
                                                 MapSpace::Index end);
 
+// The evaluation budget per op of `coda run --mapper search`, `coda map` and a sweep's `mapper:
+// search` workloads (SearchBudget's own default, 100,000, is the library's for a single op).
+inline constexpr std::uint64_t kCommandEvaluations = 20'000;
+
 struct SearchBudget {
   std::uint64_t max_evaluations = 100'000;
   double max_seconds = 0;        // 0: no time limit

@@ -122,6 +122,38 @@ TEST(SweepSpec, AnLlmWorkloadIsBuiltAndItsParametersAreHashed) {
             "to a file source; a file source takes: bind, skip_unsupported");
 }
 
+// A workload's mapping search takes coda run's default budget (20,000 evaluations per op, not
+// the library's 100,000) and the spec's search: keys; search: without mapper: search is an error.
+TEST(SweepSpec, ASearchedWorkloadStatesItsSearch) {
+  const auto spec_with = [](const std::string& workload) {
+    return "schema_version: 1\nname: t\narch: ../arch/tpu_like_128x128_ws.yaml\n"
+           "workloads: [{name: r18, file: ../workloads/resnet18.yaml, " + workload +
+           "}]\naxes:\n  array.rows: [64, 128]\n";
+  };
+  Diagnostics diags;
+  const auto plain = parse_spec(spec_with("mapper: search"), diags);
+  ASSERT_TRUE(plain) << diags.format_all();
+  EXPECT_EQ(plain->workloads[0].search_settings.budget.max_evaluations, 20'000U);
+  EXPECT_EQ(plain->workloads[0].search_settings.strategy, mapper::Strategy::Heuristic);
+  const auto stated = parse_spec(
+      spec_with("mapper: search, search: {objective: energy, strategy: random, evaluations: 500, "
+                "patience: 50, seed: 3}"),
+      diags);
+  ASSERT_TRUE(stated) << diags.format_all();
+  const SweepWorkload& w = stated->workloads[0];
+  EXPECT_EQ(w.search_goal.objective, mapper::Objective::Energy);
+  EXPECT_EQ(w.search_settings.strategy, mapper::Strategy::Random);
+  EXPECT_EQ(w.search_settings.budget.max_evaluations, 500U);
+  EXPECT_EQ(w.search_settings.budget.patience, 50U);
+  EXPECT_EQ(w.search_settings.seed, 3U);
+  EXPECT_NE(stated->hash, plain->hash);
+  EXPECT_NE(first_error(spec_with("search: {evaluations: 500}")).find(
+                "workloads[0].search: search settings need mapper: search"),
+            std::string::npos);
+  EXPECT_NE(first_error(spec_with("mapper: search, search: {budget: 5}")).find("budget"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, DefaultsAndFallingRanges) {
   Diagnostics diags;
   const auto spec = parse_spec(kHeader +
