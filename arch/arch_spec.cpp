@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_table.h"
+
 namespace coda::arch {
 namespace {
 
@@ -117,13 +119,6 @@ constexpr std::array<std::pair<std::string_view, KernelKind>, 5> kKernelKinds{{
 constexpr std::uint32_t kMaxArrayDim = 1U << 16;  // 65536 rows or columns: far beyond any chip
 constexpr std::uint32_t kMaxCount = 1U << 20;     // cores, instances, chips: a typo guard
 
-template <class E, std::size_t N>
-std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& table, E value) {
-  for (const auto& [name, v] : table)
-    if (v == value) return name;
-  return "?";
-}
-
 bool positive(const Bandwidth& bandwidth) {
   return std::visit([](auto v) { return v.value > 0.0; }, bandwidth);
 }
@@ -134,10 +129,10 @@ void check_dim(const YamlReader& array, std::string_view key, std::uint32_t valu
                Diagnostics& diags) {
   if (!array.has(key)) return;
   if (value == 0)
-    diags.error(array.at(key).location(), array.at(key).path(), "must be at least 1",
+    diags.error(array.at(key), "must be at least 1",
                 "an array has at least one row and one column, e.g. 32");
   else if (value > kMaxArrayDim)
-    diags.error(array.at(key).location(), array.at(key).path(),
+    diags.error(array.at(key),
                 fmt::format("{} is larger than the supported {}", value, kMaxArrayDim));
 }
 
@@ -158,7 +153,7 @@ void read_array(const YamlReader& array, SystolicArraySpec& out, Diagnostics& di
   if (out.dataflow == Dataflow::OutputStationary)
     for (const std::string_view key : {"accumulation", "weight_preload"})
       if (array.has(key))
-        diags.error(array.at(key).location(), array.at(key).path(),
+        diags.error(array.at(key),
                     "applies to weight- and input-stationary arrays only (an output-stationary "
                     "array finishes its outputs in the PEs and holds no weights)",
                     "leave it out, or use dataflow: weight_stationary");
@@ -170,10 +165,10 @@ void read_count(const YamlReader& map, std::string_view key, std::uint32_t& out,
   if (!map.optional(key, out, diags)) return;
   const YamlReader node = map.at(key);
   if (out == 0)
-    diags.error(node.location(), node.path(), "must be at least 1",
+    diags.error(node, "must be at least 1",
                 fmt::format("e.g. {}: {}", key, example));
   else if (out > kMaxCount)
-    diags.error(node.location(), node.path(),
+    diags.error(node,
                 fmt::format("{} is larger than the supported {}", out, kMaxCount));
 }
 
@@ -188,7 +183,7 @@ bool read_positive_bandwidth(const YamlReader& node, std::optional<Bandwidth>& o
   Bandwidth value;
   if (!node.read(value, diags)) return false;
   if (!positive(value)) {
-    diags.error(node.location(), node.path(), "must be above zero",
+    diags.error(node, "must be above zero",
                 unlimited_ok ? "write \"unlimited\" for no bandwidth limit"
                              : "leave the key out when the bandwidth is not a limit");
     return false;
@@ -221,14 +216,14 @@ void read_sram(const YamlReader& sram, Bytes word_size, Sram& out, Diagnostics& 
     // A double-buffered SRAM needs two halves of at least one word each.
     const std::uint64_t minimum = word_size.value * (out.double_buffered ? 2 : 1);
     if (size->value == 0)
-      diags.error(node.location(), node.path(), "must be non-zero",
+      diags.error(node, "must be non-zero",
                   "use a size such as \"64 KiB\"");
     else if (word_size.value > 0 && size->value % word_size.value != 0)
-      diags.error(node.location(), node.path(),
+      diags.error(node,
                   fmt::format("{} is not a whole number of {}-byte words", to_string(*size),
                               word_size.value));
     else if (size->value < minimum)
-      diags.error(node.location(), node.path(),
+      diags.error(node,
                   fmt::format("{} is smaller than the {} bytes a double-buffered SRAM needs",
                               to_string(*size), minimum));
   }
@@ -239,7 +234,7 @@ void read_v1_dram(const YamlReader& dram, DramSpec& out, Diagnostics& diags) {
   if (!dram.expect_map(diags)) return;
   dram.optional_enum("model", out.model, EnumTable<DramModel>(kDramModels), diags);
   if (!dram.has("bandwidth"))
-    diags.error(dram.location(), dram.path(), "missing required key 'bandwidth'",
+    diags.error(dram, "missing required key 'bandwidth'",
                 "give a figure such as \"25.6 GB/s\" or \"16 B/cycle\", or \"unlimited\" for "
                 "stall-free compute cycles");
   else
@@ -255,7 +250,7 @@ void check_v1_scalesim_dram(const YamlReader& dram, const ArchSpec& spec, bool d
   if (!dram.is_map() || !dram.has("model") || spec.dram.model != DramModel::ScaleSim) return;
   const YamlReader model = dram.at("model");
   if (!double_buffered)
-    diags.error(model.location(), model.path(),
+    diags.error(model,
                 "SCALE-Sim's USER mode needs double-buffered SRAMs",
                 "set sram.double_buffered: true, or use model: coda");
   // SCALE-Sim's folds are whole column folds with their preload exposed: it has neither stripes
@@ -263,14 +258,14 @@ void check_v1_scalesim_dram(const YamlReader& dram, const ArchSpec& spec, bool d
   for (const ComputeUnitSpec& unit : spec.compute)
     if (unit.array && (unit.array->accumulation != Accumulation::ColumnFold ||
                        unit.array->weight_preload != WeightPreload::Exposed))
-      diags.error(model.location(), model.path(),
+      diags.error(model,
                   "SCALE-Sim's USER mode times an array that accumulates whole column folds and "
                   "exposes its weight preload",
                   "leave array.accumulation and array.weight_preload at their defaults "
                   "(column_fold, exposed), or use model: coda");
   if (!dram.has("bandwidth")) return;
   if (!spec.dram.bandwidth) {
-    diags.error(dram.at("bandwidth").location(), dram.at("bandwidth").path(),
+    diags.error(dram.at("bandwidth"),
                 "model: scalesim needs a finite bandwidth (SCALE-Sim's Bandwidth, words per cycle)",
                 "give e.g. \"10 B/cycle\"; for SCALE-Sim's CALC mode write bandwidth: unlimited "
                 "without model: scalesim");
@@ -279,7 +274,7 @@ void check_v1_scalesim_dram(const YamlReader& dram, const ArchSpec& spec, bool d
   const double word = static_cast<double>(spec.word_size.value_or(Bytes{1}).value);
   const double words = per_cycle(*spec.dram.bandwidth, spec.clock).value / word;
   if (spec.clock.value > 0 && (words < 1.0 || std::abs(words - std::round(words)) > 1e-9))
-    diags.error(dram.at("bandwidth").location(), dram.at("bandwidth").path(),
+    diags.error(dram.at("bandwidth"),
                 fmt::format("{:g} words per cycle is not a whole number of words, which "
                             "SCALE-Sim's ports move",
                             words),
@@ -360,7 +355,7 @@ void report_unknown_precision(const YamlReader& value, const std::string& name,
   const std::string guess = !starting.empty() ? fmt::format(" (did you mean {}?)", starting)
                             : close            ? fmt::format(" (did you mean '{}'?)", *close)
                                                : std::string();
-  diags.error(value.location(), value.path(),
+  diags.error(value,
               fmt::format("unknown precision '{}'{}", name, guess),
               fmt::format("expected one of: {}", data_type_list()));
 }
@@ -369,7 +364,7 @@ void report_unknown_precision(const YamlReader& value, const std::string& name,
 void read_rates(const YamlReader& unit, std::string_view key, RateTable& out,
                 Diagnostics& diags) {
   if (!unit.has(key)) {
-    diags.error(unit.location(), unit.path(), fmt::format("missing required key '{}'", key),
+    diags.error(unit, fmt::format("missing required key '{}'", key),
                 fmt::format("give a rate per precision, e.g. {}: {{fp16: 1024, int8: 2048}}",
                             key));
     return;
@@ -386,7 +381,7 @@ void read_rates(const YamlReader& unit, std::string_view key, RateTable& out,
     double rate = 0;
     if (!value.read(rate, diags)) continue;
     if (rate <= 0)
-      diags.error(value.location(), value.path(), "must be above zero",
+      diags.error(value, "must be above zero",
                   "leave a precision out when the unit does not support it");
     else
       out[*parsed] = rate;
@@ -401,12 +396,12 @@ void read_paths(const YamlReader& node, std::vector<TensorPath>& out, Diagnostic
     TensorPath path = TensorPath::MmaSync;
     if (!item.read_enum(path, EnumTable<TensorPath>(kTensorPaths), diags)) continue;
     if (std::find(paths.begin(), paths.end(), path) != paths.end())
-      diags.error(item.location(), item.path(), fmt::format("'{}' is listed twice", to_string(path)));
+      diags.error(item, fmt::format("'{}' is listed twice", to_string(path)));
     else
       paths.push_back(path);
   }
   if (node.items().empty())
-    diags.error(node.location(), node.path(), "lists no instruction path",
+    diags.error(node, "lists no instruction path",
                 "e.g. instruction_paths: [mma_sync] (Ampere) or [mma_sync, wgmma] (Hopper)");
   else if (!paths.empty())
     out = std::move(paths);
@@ -423,7 +418,7 @@ void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags
     case UnitKind::Systolic:
       unit.array.emplace();
       if (node.has("array")) read_array(node.at("array"), *unit.array, diags);
-      else diags.error(node.location(), node.path(), "missing required key 'array'",
+      else diags.error(node, "missing required key 'array'",
                        "add array: {rows: 128, cols: 128, dataflow: weight_stationary}");
       read_rates(node, "macs_per_pe", unit.rates, diags);
       break;
@@ -450,8 +445,7 @@ void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags
       read_rates(node, "ops_per_cycle", unit.rates, diags);
       if (node.optional("special_ops_per_cycle", unit.special_ops_per_cycle, diags) &&
           unit.special_ops_per_cycle <= 0)
-        diags.error(node.at("special_ops_per_cycle").location(),
-                    node.at("special_ops_per_cycle").path(), "must be above zero",
+        diags.error(node.at("special_ops_per_cycle"), "must be above zero",
                     "leave the key out for a quarter of the fp32 rate");
       else if (!node.has("special_ops_per_cycle") && unit.rates.contains(DataType::Fp32))
         unit.special_ops_per_cycle = unit.rates.at(DataType::Fp32) / 4.0;
@@ -469,7 +463,7 @@ void read_holds(const YamlReader& node, std::uint8_t& out, Diagnostics& diags) {
     if (item.read_enum(role, EnumTable<Holds>(kHolds), diags)) holds |= bits(role);
   }
   if (node.items().empty())
-    diags.error(node.location(), node.path(), "holds no tensor role, so no op can use it",
+    diags.error(node, "holds no tensor role, so no op can use it",
                 "list at least one of: inputs, weights, outputs (or leave the key out for all "
                 "three)");
   else
@@ -479,12 +473,12 @@ void read_holds(const YamlReader& node, std::uint8_t& out, Diagnostics& diags) {
 void read_level(const YamlReader& node, MemoryLevelSpec& level, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   if (node.required("name", level.name, diags) && level.name == "dram")
-    diags.error(node.at("name").location(), node.at("name").path(),
+    diags.error(node.at("name"),
                 "'dram' is the name of the DRAM level", "describe DRAM under the dram: key");
   node.optional_enum("scope", level.scope, EnumTable<Scope>(kScopes), diags);
   read_count(node, "instances", level.instances, diags, "2");
   if (node.required("capacity", level.capacity, diags) && level.capacity.value == 0)
-    diags.error(node.at("capacity").location(), node.at("capacity").path(), "must be non-zero",
+    diags.error(node.at("capacity"), "must be non-zero",
                 "use a size such as \"256 KiB\"");
   if (node.has("read_bandwidth"))
     read_positive_bandwidth(node.at("read_bandwidth"), level.read_bandwidth, false, diags);
@@ -512,7 +506,7 @@ void check_stripes(const ArchSpec& spec, const std::vector<YamlReader>& nodes,
     const ComputeUnitSpec& unit = spec.compute[i];
     if (!unit.array || unit.array->accumulation != Accumulation::Stripes) continue;
     const YamlReader at = nodes[i].at("array").at("accumulation");
-    diags.error(at.location(), at.path(),
+    diags.error(at,
                 "stripes are sized to the accumulator level, and no core-level memory holds "
                 "outputs",
                 "add a memory level with scope: core and holds: [outputs], or leave "
@@ -536,12 +530,12 @@ void check_weight_caches(const ArchSpec& spec, const std::vector<YamlReader>& no
     if (!level.caches_weights) continue;
     const YamlReader at = nodes[i].at("caches_weights");
     if ((level.holds & bits(Holds::Weights)) == 0)
-      diags.error(at.location(), at.path(),
+      diags.error(at,
                   fmt::format("'{}' holds {} but not weights, so it cannot cache them", level.name,
                               holds_to_string(level.holds)),
                   "add weights to its holds, or leave caches_weights out");
     else if (matrix == nullptr || matrix->kind != UnitKind::Systolic)
-      diags.error(at.location(), at.path(),
+      diags.error(at,
                   matrix == nullptr
                       ? std::string("this arch has no matrix unit whose weights could be cached")
                       : fmt::format("the matrix unit '{}' is tensor cores; coda plans cached "
@@ -555,7 +549,7 @@ void read_dram(const YamlReader& node, DramSpec& dram, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   if (node.optional_enum("model", dram.model, EnumTable<DramModel>(kDramModels), diags) &&
       dram.model == DramModel::ScaleSim)
-    diags.error(node.at("model").location(), node.at("model").path(),
+    diags.error(node.at("model"),
                 "model: scalesim reproduces SCALE-Sim's three-SRAM systolic array, which this "
                 "schema_version 2 arch does not describe",
                 "describe the array in the schema_version 1 form (array, sram, dram; "
@@ -565,13 +559,13 @@ void read_dram(const YamlReader& node, DramSpec& dram, Diagnostics& diags) {
   Bytes capacity;
   if (node.optional("capacity", capacity, diags)) {
     if (capacity.value == 0)
-      diags.error(node.at("capacity").location(), node.at("capacity").path(),
+      diags.error(node.at("capacity"),
                   "must be non-zero", "use a size such as \"80 GB\"");
     else
       dram.capacity = capacity;
   }
   if (!node.has("bandwidth"))
-    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+    diags.error(node, "missing required key 'bandwidth'",
                 "give a figure such as \"3.35 TB/s\", or \"unlimited\" for stall-free compute");
   else
     read_positive_bandwidth(node.at("bandwidth"), dram.bandwidth, true, diags);
@@ -600,12 +594,12 @@ void read_noc(const YamlReader& node, NocSpec& noc, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   std::optional<Bandwidth> bandwidth;
   if (!node.has("bandwidth"))
-    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+    diags.error(node, "missing required key 'bandwidth'",
                 "give one link's bandwidth, e.g. \"64 B/cycle\"");
   else if (read_positive_bandwidth(node.at("bandwidth"), bandwidth, false, diags))
     noc.bandwidth = *bandwidth;
   if (node.optional("average_hops", noc.average_hops, diags) && noc.average_hops < 0)
-    diags.error(node.at("average_hops").location(), node.at("average_hops").path(),
+    diags.error(node.at("average_hops"),
                 "must not be negative", "e.g. average_hops: 2");
   read_latency(node, "hop_latency", noc.hop_latency, diags);
   node.reject_unknown_keys(diags);
@@ -616,7 +610,7 @@ bool read_fraction(const YamlReader& node, double& out, std::string_view what,
                    Diagnostics& diags) {
   if (!node.read(out, diags)) return false;
   if (out > 0 && out <= 1) return true;
-  diags.error(node.location(), node.path(),
+  diags.error(node,
               fmt::format("{} is not a fraction of {} in (0, 1]", out, what),
               "e.g. 0.85 for 85% of the peak; 1 is the default (the peak itself)");
   return false;
@@ -638,7 +632,7 @@ bool enum_key(const YamlReader& value, const std::string& name, EnumTable<E> tab
   std::string list;
   for (const std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
   const auto close = did_you_mean(name, names);
-  diags.error(value.location(), value.path(),
+  diags.error(value,
               fmt::format("unknown {} '{}'{}", what, name,
                           close ? fmt::format(" (did you mean '{}'?)", *close) : std::string()),
               fmt::format("expected one of: {}", list));
@@ -651,7 +645,7 @@ void read_nccl_protocol(const YamlReader& node, NcclProtocolSpec& out, Diagnosti
   for (const auto& [key, field] : {std::pair<std::string_view, Seconds*>{"base", &out.base},
                                     std::pair<std::string_view, Seconds*>{"hop", &out.hop}})
     if (node.required(key, *field, diags) && field->value < 0)
-      diags.error(node.at(key).location(), node.at(key).path(), "must not be negative");
+      diags.error(node.at(key), "must not be negative");
   if (node.has("bandwidth") && !read_fraction(node.at("bandwidth"), out.bandwidth,
                                                "the Simple ring's bus bandwidth", diags))
     out.bandwidth = 1.0;
@@ -660,7 +654,7 @@ void read_nccl_protocol(const YamlReader& node, NcclProtocolSpec& out, Diagnosti
     if (const auto* per_s = std::get_if<BytesPerSecond>(&*max))
       out.max = *per_s;
     else
-      diags.error(node.at("max").location(), node.at("max").path(),
+      diags.error(node.at("max"),
                   "chip links run on their own clock: give bytes per second", "e.g. \"87.7 GB/s\"");
   }
   if (node.has("size_correction")) {
@@ -671,7 +665,7 @@ void read_nccl_protocol(const YamlReader& node, NcclProtocolSpec& out, Diagnosti
         if (read_fraction(item, f, "the tree's bandwidth", diags)) out.size_correction.push_back(f);
       }
       if (out.size_correction.size() > 23)
-        diags.error(list.location(), list.path(),
+        diags.error(list,
                     fmt::format("{} factors; NCCL's table covers 23 sizes (64 B to 512 MiB)",
                                 out.size_correction.size()));
     }
@@ -696,7 +690,7 @@ void read_nccl(const YamlReader& node, NcclSpec& out, Diagnostics& diags) {
                     diags))
         continue;
       if (which == NcclAlgorithm::Nvls && proto != NcclProtocol::Simple) {
-        diags.error(protocol.location(), protocol.path(), "NVLS runs the simple protocol only",
+        diags.error(protocol, "NVLS runs the simple protocol only",
                     "state nvls: {simple: {...}}");
         continue;
       }
@@ -704,7 +698,7 @@ void read_nccl(const YamlReader& node, NcclSpec& out, Diagnostics& diags) {
     }
   }
   if (out.empty())
-    diags.error(node.location(), node.path(), "names no NCCL algorithm",
+    diags.error(node, "names no NCCL algorithm",
                 "e.g. nccl: {ring: {ll: {base: 6.6 us, hop: 0.6 us, bandwidth: 0.5}}}");
 }
 
@@ -714,13 +708,13 @@ void read_interconnect(const YamlReader& node, InterconnectSpec& ic, Diagnostics
   node.optional_enum("topology", ic.topology, EnumTable<Topology>(kTopologies), diags);
   std::optional<Bandwidth> bandwidth;
   if (!node.has("bandwidth")) {
-    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+    diags.error(node, "missing required key 'bandwidth'",
                 "give one chip's injection bandwidth per direction, e.g. \"450 GB/s\"");
   } else if (read_positive_bandwidth(node.at("bandwidth"), bandwidth, false, diags)) {
     if (const auto* per_s = std::get_if<BytesPerSecond>(&*bandwidth))
       ic.bandwidth = *per_s;
     else
-      diags.error(node.at("bandwidth").location(), node.at("bandwidth").path(),
+      diags.error(node.at("bandwidth"),
                   "chip links run on their own clock: give bytes per second",
                   "e.g. \"450 GB/s\"");
   }
@@ -734,7 +728,7 @@ template <class T>
 bool read_non_negative(const YamlReader& map, std::string_view key, T& out, Diagnostics& diags) {
   if (!map.optional(key, out, diags)) return false;
   if (out.value < 0) {
-    diags.error(map.at(key).location(), map.at(key).path(), "must not be negative");
+    diags.error(map.at(key), "must not be negative");
     return false;
   }
   return true;
@@ -746,7 +740,7 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
   double nm = 0;
   if (node.optional("technology_nm", nm, diags)) {
     if (nm < 1 || nm > 1000)
-      diags.error(node.at("technology_nm").location(), node.at("technology_nm").path(),
+      diags.error(node.at("technology_nm"),
                   fmt::format("{} nm is not a process node", nm),
                   "give the node in nanometres, e.g. technology_nm: 7");
     else
@@ -782,7 +776,7 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
           std::string valid;
           for (const auto l : levels) valid += (valid.empty() ? "" : ", ") + std::string(l);
           const auto close = did_you_mean(name, levels);
-          diags.error(value.location(), value.path(),
+          diags.error(value,
                       close ? fmt::format("no memory level '{}' (did you mean '{}'?)", name,
                                           *close)
                             : fmt::format("no memory level '{}'", name),
@@ -802,8 +796,7 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
     if (spec.dram.bandwidth)
       energy.dram_standby_per_bandwidth = standby;
     else
-      diags.error(node.at("dram_standby_per_bandwidth").location(),
-                  node.at("dram_standby_per_bandwidth").path(),
+      diags.error(node.at("dram_standby_per_bandwidth"),
                   "needs dram.bandwidth: the standby power is this figure x the bandwidth",
                   "state dram.bandwidth (e.g. \"51.2 GB/s\") or drop this key");
   }
@@ -812,7 +805,7 @@ void read_energy(const YamlReader& node, const ArchSpec& spec, EnergySpec& energ
     if (spec.dram.capacity)
       energy.dram_idle_per_gb = idle;
     else
-      diags.error(node.at("dram_idle_per_gb").location(), node.at("dram_idle_per_gb").path(),
+      diags.error(node.at("dram_idle_per_gb"),
                   "needs dram.capacity: the idle power is this figure x the capacity in GB",
                   "state dram.capacity (e.g. \"8 GB\") or drop this key");
   }
@@ -827,7 +820,7 @@ void read_area(const YamlReader& node, AreaSpec& area, Diagnostics& diags) {
     SquareMillimetres value;
     if (!node.optional(key, value, diags)) continue;
     if (value.value <= 0)
-      diags.error(node.at(key).location(), node.at(key).path(), "must be above zero");
+      diags.error(node.at(key), "must be above zero");
     else
       *field = value;
   }
@@ -839,7 +832,7 @@ void read_power(const YamlReader& node, PowerSpec& power, Diagnostics& diags) {
   Watts budget;
   if (node.optional("budget", budget, diags)) {
     if (budget.value <= 0)
-      diags.error(node.at("budget").location(), node.at("budget").path(), "must be above zero",
+      diags.error(node.at("budget"), "must be above zero",
                   "e.g. budget: 700 W");
     else
       power.budget = budget;
@@ -872,7 +865,7 @@ void read_fractions(const YamlReader& table, const std::set<DataType>& runs,
     if (!runs.contains(*type)) {
       std::string list;
       for (const DataType p : runs) list += (list.empty() ? "" : ", ") + std::string(to_string(p));
-      diags.error(value.location(), value.path(), fmt::format("no {} of this arch runs {}", unit, name),
+      diags.error(value, fmt::format("no {} of this arch runs {}", unit, name),
                   fmt::format("the {} run: {}", units, list.empty() ? std::string("nothing") : list));
       continue;
     }
@@ -886,7 +879,7 @@ bool read_kernel_time(const YamlReader& node, Seconds& out, std::string_view wha
                       std::string_view give, Diagnostics& diags) {
   if (!node.read(out, diags)) return false;
   if (out.value >= 0 && out.value <= kMaxLaunchOverheadSeconds) return true;
-  diags.error(node.location(), node.path(), fmt::format("{} is not {}", to_string(out), what),
+  diags.error(node, fmt::format("{} is not {}", to_string(out), what),
               fmt::format("give {}, between 0 and 1 ms, e.g. 4 us", give));
   return false;
 }
@@ -907,7 +900,7 @@ std::string path_list(const std::vector<TensorPath>& paths) {
 bool check_path(const YamlReader& at, const ArchSpec& spec, TensorPath path, Diagnostics& diags) {
   const std::vector<TensorPath> paths = tensor_paths(spec);
   if (std::find(paths.begin(), paths.end(), path) != paths.end()) return true;
-  diags.error(at.location(), at.path(),
+  diags.error(at,
               fmt::format("this arch's tensor cores have no {} path", to_string(path)),
               fmt::format("their instruction_paths: {}", path_list(paths)));
   return false;
@@ -952,7 +945,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         if (!enum_key(value, name, EnumTable<KernelKind>(kKernelKinds), kind, "kernel kind", diags))
           continue;
         if (kind != KernelKind::Gemm && kind != KernelKind::Attention) {
-          diags.error(value.location(), value.path(),
+          diags.error(value,
                       fmt::format("{} kernels have no thread-block main loop", name),
                       "tile_overhead is for gemm and attention");
           continue;
@@ -960,7 +953,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         double steps = 0;
         if (!value.read(steps, diags)) continue;
         if (steps < 0 || steps > kMaxTileOverheadSteps)
-          diags.error(value.location(), value.path(),
+          diags.error(value,
                       fmt::format("{} is not a block's prologue and epilogue in main-loop steps",
                                   steps),
                       fmt::format("give 0 to {}, e.g. 1.5", kMaxTileOverheadSteps));
@@ -991,10 +984,10 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
     Hertz clock;
     if (at.read(clock, diags)) {
       if (tensor_paths(spec).empty())
-        diags.error(at.location(), at.path(), "only tensor cores have a sustained clock",
+        diags.error(at, "only tensor cores have a sustained clock",
                     "this arch has no tensor-core unit; state its clock instead");
       else if (clock.value <= 0 || clock.value > spec.clock.value)
-        diags.error(at.location(), at.path(),
+        diags.error(at,
                     fmt::format("{} is not a sustained clock of a {} part", to_string(clock),
                                 to_string(spec.clock)),
                     "give the clock under load, above zero and at most `clock`");
@@ -1007,10 +1000,10 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
     std::uint32_t group = 0;
     if (at.read(group, diags)) {
       if (tensor_paths(spec).empty())
-        diags.error(at.location(), at.path(), "only tensor-core GEMMs have a raster group",
+        diags.error(at, "only tensor-core GEMMs have a raster group",
                     "this arch has no tensor-core unit; leave raster_group out");
       else if (group == 0)
-        diags.error(at.location(), at.path(), "0 is not a raster group",
+        diags.error(at, "0 is not a raster group",
                     "give the m-tiles a GEMM walks before the next n-tile, at least 1, e.g. 8");
       else
         out.raster_group = group;
@@ -1030,7 +1023,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
                    diags))
       out.attention = impl;
     if (out.attention == AttentionImpl::Triton && !node.has("attention_triton"))
-      diags.error(at.location(), at.path(),
+      diags.error(at,
                   "attention: triton needs attention_triton (its share of fa2's matrix rate)",
                   "state calibration.attention_triton, or choose fa2 or fa3");
   }
@@ -1045,7 +1038,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
     double share = 0;
     if (at.read(share, diags)) {
       if (!(share >= 0 && share <= 1))
-        diags.error(at.location(), at.path(),
+        diags.error(at,
                     fmt::format("{} is not a share of the K and V re-reads", share),
                     "give 0 (every re-read hits L2) to 1 (every re-read reaches DRAM)");
       else
@@ -1082,7 +1075,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
   fraction("dram_fraction", "the DRAM bandwidth", out.dram_fraction);
   fraction("link_fraction", "the interconnect bandwidth", out.link_fraction);
   if (out.link_fraction && !spec.interconnect)
-    diags.error(node.at("link_fraction").location(), node.at("link_fraction").path(),
+    diags.error(node.at("link_fraction"),
                 "this arch has no interconnect", "add interconnect: or leave link_fraction out");
   node.optional("source", out.source, diags);
   node.reject_unknown_keys(diags);
@@ -1096,7 +1089,7 @@ void check_unique_names(const std::vector<T>& items, const std::vector<YamlReade
   for (std::size_t i = 0; i < items.size() && i < nodes.size(); ++i) {
     if (items[i].name.empty()) continue;
     if (!seen.insert(items[i].name).second)
-      diags.error(nodes[i].at("name").location(), nodes[i].at("name").path(),
+      diags.error(nodes[i].at("name"),
                   fmt::format("a second {} named '{}'", what, items[i].name),
                   "names must be unique");
   }
@@ -1113,7 +1106,7 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
   } else if (const YamlReader compute = root.at("compute"); compute.expect_sequence(diags)) {
     const auto nodes = compute.items();
     if (nodes.empty())
-      diags.error(compute.location(), compute.path(), "a core needs at least one compute unit");
+      diags.error(compute, "a core needs at least one compute unit");
     for (const YamlReader& node : nodes) read_unit(node, spec.compute.emplace_back(), diags);
     check_unique_names(spec.compute, nodes, "compute unit", diags);
     compute_nodes = nodes;
@@ -1143,33 +1136,29 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
 
 }  // namespace
 
-std::string_view to_string(Dataflow dataflow) { return name_of(kDataflows, dataflow); }
-std::string_view to_string(UnitKind kind) { return name_of(kUnitKinds, kind); }
+std::string_view to_string(Dataflow dataflow) { return enum_name(kDataflows, dataflow); }
+std::string_view to_string(UnitKind kind) { return enum_name(kUnitKinds, kind); }
 std::string_view to_string(Accumulation accumulation) {
-  return name_of(kAccumulations, accumulation);
+  return enum_name(kAccumulations, accumulation);
 }
-std::string_view to_string(WeightPreload preload) { return name_of(kWeightPreloads, preload); }
-std::string_view to_string(Scope scope) { return name_of(kScopes, scope); }
-std::string_view to_string(Topology topology) { return name_of(kTopologies, topology); }
-std::string_view to_string(TensorPath path) { return name_of(kTensorPaths, path); }
-std::string_view to_string(AttentionImpl impl) { return name_of(kAttentionImpls, impl); }
-std::string_view to_string(DecodeAttention impl) { return name_of(kDecodeAttentions, impl); }
-std::string_view to_string(KernelKind kind) { return name_of(kKernelKinds, kind); }
-std::string_view to_string(FusionMode mode) { return name_of(kFusionModes, mode); }
+std::string_view to_string(WeightPreload preload) { return enum_name(kWeightPreloads, preload); }
+std::string_view to_string(Scope scope) { return enum_name(kScopes, scope); }
+std::string_view to_string(Topology topology) { return enum_name(kTopologies, topology); }
+std::string_view to_string(TensorPath path) { return enum_name(kTensorPaths, path); }
+std::string_view to_string(AttentionImpl impl) { return enum_name(kAttentionImpls, impl); }
+std::string_view to_string(DecodeAttention impl) { return enum_name(kDecodeAttentions, impl); }
+std::string_view to_string(KernelKind kind) { return enum_name(kKernelKinds, kind); }
+std::string_view to_string(FusionMode mode) { return enum_name(kFusionModes, mode); }
 std::optional<AttentionImpl> parse_attention_impl(std::string_view text) {
-  for (const auto& [name, impl] : kAttentionImpls)
-    if (name == text) return impl;
-  return std::nullopt;
+  return enum_value(kAttentionImpls, text);
 }
 std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
-  for (const auto& [name, mode] : kFusionModes)
-    if (name == text) return mode;
-  return std::nullopt;
+  return enum_value(kFusionModes, text);
 }
-std::string_view to_string(DramModel model) { return name_of(kDramModels, model); }
+std::string_view to_string(DramModel model) { return enum_name(kDramModels, model); }
 std::string_view to_string(DramTechnology technology) {
   return technology == DramTechnology::Unspecified ? "unspecified"
-                                                   : name_of(kDramTechnologies, technology);
+                                                   : enum_name(kDramTechnologies, technology);
 }
 
 std::string holds_to_string(std::uint8_t holds) {
@@ -1203,7 +1192,7 @@ constexpr double kMaxPlausibleDramBytesPerSecond = 100e12;
 
 void warn_implausible(const YamlReader& root, const ArchSpec& spec, Diagnostics& diags) {
   const auto warn = [&](const YamlReader& at, std::string message) {
-    diags.warning(at.location(), at.path(), std::move(message),
+    diags.warning(at, std::move(message),
                   "legal, and priced as written; check the unit (docs/arch.md, \"Plausibility\")");
   };
   if (spec.clock.value > kMaxPlausibleClockHz && root.has("clock"))

@@ -14,7 +14,7 @@ constexpr std::uint32_t kMaxNodes = 1U << 20;  // a typo guard, as the arch read
 void read_inter_node(const YamlReader& node, InterNodeSpec& out, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   if (!node.has("bandwidth")) {
-    diags.error(node.location(), node.path(), "missing required key 'bandwidth'",
+    diags.error(node, "missing required key 'bandwidth'",
                 "give one chip's network bandwidth per direction, e.g. \"50 GB/s\" for a "
                 "400 Gb/s NIC per GPU");
   } else {
@@ -23,19 +23,19 @@ void read_inter_node(const YamlReader& node, InterNodeSpec& out, Diagnostics& di
     if (at.read(value, diags)) {
       const auto* per_s = std::get_if<BytesPerSecond>(&value);
       if (per_s == nullptr)
-        diags.error(at.location(), at.path(), "a network runs on its own clock: give bytes per second",
+        diags.error(at, "a network runs on its own clock: give bytes per second",
                     "e.g. \"50 GB/s\"");
       else if (per_s->value <= 0)
-        diags.error(at.location(), at.path(), "must be above zero", "e.g. \"50 GB/s\"");
+        diags.error(at, "must be above zero", "e.g. \"50 GB/s\"");
       else
         out.bandwidth = *per_s;
     }
   }
   if (!node.has("latency")) {
-    diags.error(node.location(), node.path(), "missing required key 'latency'",
+    diags.error(node, "missing required key 'latency'",
                 "give the time of one step that crosses nodes, e.g. \"14 us\"");
   } else if (node.required("latency", out.latency, diags) && out.latency.value < 0) {
-    diags.error(node.at("latency").location(), node.at("latency").path(), "must not be negative");
+    diags.error(node.at("latency"), "must not be negative");
   }
   if (node.has("efficiency")) {
     const YamlReader at = node.at("efficiency");
@@ -44,7 +44,7 @@ void read_inter_node(const YamlReader& node, InterNodeSpec& out, Diagnostics& di
       if (value > 0 && value <= 1)
         out.efficiency = value;
       else
-        diags.error(at.location(), at.path(),
+        diags.error(at,
                     fmt::format("{} is not a fraction of the bandwidth in (0, 1]", value),
                     "e.g. 0.96; leave it out for 1 (the line rate)");
     }
@@ -78,7 +78,7 @@ std::optional<LoadedCluster> read_cluster(const YamlReader& root, const std::fil
     spec.chip = (std::filesystem::path(from).parent_path() / chip).lexically_normal();
     std::error_code ec;
     if (chip.empty() || !std::filesystem::is_regular_file(spec.chip, ec)) {
-      diags.error(at.location(), at.path(), fmt::format("no such file: {}", spec.chip.string()),
+      diags.error(at, fmt::format("no such file: {}", spec.chip.string()),
                   "chip: names the chip's arch file, relative to this cluster file, e.g. "
                   "../arch/nvidia_h100_sxm.yaml");
     } else if (auto arch = load_arch(spec.chip, diags)) {
@@ -86,7 +86,7 @@ std::optional<LoadedCluster> read_cluster(const YamlReader& root, const std::fil
       spec.chips_per_node = arch->spec.interconnect ? arch->spec.interconnect->chips : 1;
       out.chip = std::move(*arch);
     } else {
-      diags.error(at.location(), at.path(),
+      diags.error(at,
                   fmt::format("the chip's arch {} does not read (its errors above)",
                               spec.chip.string()));
     }
@@ -95,9 +95,9 @@ std::optional<LoadedCluster> read_cluster(const YamlReader& root, const std::fil
   if (root.required("nodes", spec.nodes, diags)) {
     const YamlReader at = root.at("nodes");
     if (spec.nodes == 0)
-      diags.error(at.location(), at.path(), "must be at least 1", "e.g. nodes: 32");
+      diags.error(at, "must be at least 1", "e.g. nodes: 32");
     else if (spec.nodes > kMaxNodes)
-      diags.error(at.location(), at.path(),
+      diags.error(at,
                   fmt::format("{} is larger than the supported {}", spec.nodes, kMaxNodes));
   }
   if (!root.has("inter_node"))

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/enum_table.h"
+
 namespace coda {
 namespace {
 
@@ -34,24 +36,12 @@ std::uint32_t bit_width(DataType type) {
   return 0;
 }
 
-std::string_view to_string(DataType type) {
-  for (const auto& [name, value] : kNames)
-    if (value == type) return name;
-  return "unknown";
-}
+std::string_view to_string(DataType type) { return enum_name(kNames, type, "unknown"); }
 
-std::optional<DataType> parse_data_type(std::string_view text) {
-  for (const auto& [name, value] : kNames)
-    if (name == text) return value;
-  return std::nullopt;
-}
+std::optional<DataType> parse_data_type(std::string_view text) { return enum_value(kNames, text); }
 
 std::span<const std::pair<std::string_view, DataType>> data_type_names() { return kNames; }
 
-std::string data_type_list() {
-  std::string out;
-  for (const auto& [name, type] : kNames) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
+std::string data_type_list() { return enum_names(kNames); }
 
 }  // namespace coda

@@ -5,10 +5,12 @@
 //
 //   configs/arch/npu.yaml:14:5: error: arch.sram.ifmap.size: unknown key (did you mean 'sizes'?)
 
+#include <concepts>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace coda {
@@ -43,6 +45,24 @@ class Diagnostics {
   void error(SourceLocation where, std::string path, std::string message, std::string hint = {});
   void warning(SourceLocation where, std::string path, std::string message,
                std::string hint = {});
+  // The same at a config node (a YamlReader, or anything with location() and path()), named
+  // once: diags.error(item.at("stride"), "must be at least 1", "e.g. 1").
+  template <class Node>
+    requires requires(const Node& n) {
+      { n.location() } -> std::convertible_to<SourceLocation>;
+      { n.path() } -> std::convertible_to<std::string>;
+    }
+  void error(const Node& node, std::string message, std::string hint = {}) {
+    error(node.location(), node.path(), std::move(message), std::move(hint));
+  }
+  template <class Node>
+    requires requires(const Node& n) {
+      { n.location() } -> std::convertible_to<SourceLocation>;
+      { n.path() } -> std::convertible_to<std::string>;
+    }
+  void warning(const Node& node, std::string message, std::string hint = {}) {
+    warning(node.location(), node.path(), std::move(message), std::move(hint));
+  }
 
   std::size_t error_count() const { return errors_; }
   bool has_errors() const { return errors_ > 0; }

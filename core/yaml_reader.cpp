@@ -395,7 +395,7 @@ bool read_int(const YamlReader& r, const std::string& text, Int& out, Diagnostic
     why = "is too small";
   else if (numeric) why = "must be written in plain digits";  // "1e3", "8.0"
   else why = "is not a whole number";
-  diags.error(r.location(), r.path(), fmt::format("\"{}\" {}", text, why),
+  diags.error(r, fmt::format("\"{}\" {}", text, why),
               "write an integer such as 32");
   return false;
 }
@@ -428,7 +428,7 @@ template <class T, class Parse>
 bool read_unit(const YamlReader& r, T& out, Parse parse, std::string_view example,
                Diagnostics& diags) {
   if (!r.node().IsScalar()) {
-    diags.error(r.location(), r.path(),
+    diags.error(r,
                 fmt::format("expected a value with a unit, found {}", scalar_preview(r.node())),
                 fmt::format("write e.g. \"{}\"", example));
     return false;
@@ -436,7 +436,7 @@ bool read_unit(const YamlReader& r, T& out, Parse parse, std::string_view exampl
   std::string why;
   const auto value = parse(r.node().Scalar(), why);
   if (!value) {
-    diags.error(r.location(), r.path(), why);
+    diags.error(r, why);
     return false;
   }
   out = *value;

@@ -25,6 +25,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/diagnostics.h"
+#include "core/enum_table.h"
 #include "core/units.h"
 
 namespace coda {
@@ -65,10 +66,6 @@ class YamlDocument {
   YamlOrigin origin_;
   std::vector<std::string> files_;
 };
-
-// Maps the strings a config may hold to an enum; the order is what error hints list.
-template <class E>
-using EnumTable = std::span<const std::pair<std::string_view, E>>;
 
 class YamlReader {
  public:

@@ -131,7 +131,7 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
   if (has_factor) range.at("factor").read(factor, diags);
   range.reject_unknown_keys(diags);
   if (has_step == has_factor) {
-    diags.error(range.location(), range.path(),
+    diags.error(range,
                 has_step ? "a range takes step or factor, not both"
                          : "a range needs a step (linear) or a factor (geometric)",
                 "write e.g. {from: 64, to: 256, step: 64} or {from: 256 KiB, to: 4 MiB, "
@@ -143,16 +143,16 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
   std::string why;
   const auto from = parse_quantity(from_text, why);
   if (!from) {
-    diags.error(range.at("from").location(), range.at("from").path(), why);
+    diags.error(range.at("from"), why);
     return std::nullopt;
   }
   const auto to = parse_quantity(to_text, why);
   if (!to) {
-    diags.error(range.at("to").location(), range.at("to").path(), why);
+    diags.error(range.at("to"), why);
     return std::nullopt;
   }
   if (to->kind != from->kind) {
-    diags.error(range.at("to").location(), range.at("to").path(),
+    diags.error(range.at("to"),
                 fmt::format("\"{}\" is {}, but from: \"{}\" is {}", to_text, describe(to->kind),
                             from_text, describe(from->kind)),
                 "write both ends in the same kind of unit");
@@ -164,11 +164,11 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
   if (has_step) {
     const auto step = parse_quantity(step_text, why);
     if (!step) {
-      diags.error(range.at("step").location(), range.at("step").path(), why);
+      diags.error(range.at("step"), why);
       return std::nullopt;
     }
     if (step->kind != from->kind) {
-      diags.error(range.at("step").location(), range.at("step").path(),
+      diags.error(range.at("step"),
                   fmt::format("\"{}\" is {}, but from: \"{}\" is {}", step_text,
                               describe(step->kind), from_text, describe(from->kind)),
                   "write the step in the same kind of unit as from and to");
@@ -177,7 +177,7 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
     // parse_quantity reads no sign for units, so a negative step is a plain number.
     const double step_value = step->value;
     if (step_value == 0 || (span != 0 && (span > 0) != (step_value > 0))) {
-      diags.error(range.at("step").location(), range.at("step").path(),
+      diags.error(range.at("step"),
                   fmt::format("step {} does not move from {} towards {}", step_text, from_text,
                               to_text),
                   span < 0 ? "a falling range needs a negative step"
@@ -187,7 +187,7 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
     integers = integers && integral(step_value);
     const double count = std::floor(span / step_value + 1e-9) + 1;
     if (count > static_cast<double>(kMaxAxisValues)) {
-      diags.error(range.location(), range.path(),
+      diags.error(range,
                   fmt::format("the range has {:.0f} values, more than {}", count, kMaxAxisValues),
                   "use a larger step");
       return std::nullopt;
@@ -197,7 +197,7 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
   } else {
     const bool rising = span > 0;
     if (from->value <= 0 || factor <= 0 || factor == 1 || (span != 0 && rising != (factor > 1))) {
-      diags.error(range.at("factor").location(), range.at("factor").path(),
+      diags.error(range.at("factor"),
                   from->value <= 0
                       ? fmt::format("a geometric range cannot start at {}", from_text)
                       : fmt::format("factor {} does not move from {} towards {}", factor,
@@ -210,7 +210,7 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
     const double count =
         std::floor(std::log(to->value / from->value) / std::log(factor) + 1e-9) + 1;
     if (count > static_cast<double>(kMaxAxisValues)) {
-      diags.error(range.location(), range.path(),
+      diags.error(range,
                   fmt::format("the range has {:.0f} values, more than {}", count, kMaxAxisValues),
                   "use a larger factor");
       return std::nullopt;
@@ -224,7 +224,7 @@ std::optional<std::vector<std::string>> read_range(const YamlReader& range, Diag
   texts.reserve(values.size());
   for (const double v : values) {
     if (from->kind == QuantityKind::Bytes && !integral(v)) {
-      diags.error(range.location(), range.path(),
+      diags.error(range,
                   fmt::format("the range reaches {} bytes, not a whole number", v),
                   "choose from, step or factor so every value is whole bytes");
       return std::nullopt;
@@ -307,7 +307,7 @@ bool check_path(const YAML::Node& root, const std::vector<PathStep>& steps, std:
 void read_search(const YamlReader& search, SweepWorkload& w, Diagnostics& diags) {
   if (!search.expect_map(diags)) return;
   if (!w.search_mapper) {
-    diags.error(search.location(), search.path(), "search settings need mapper: search",
+    diags.error(search, "search settings need mapper: search",
                 "add mapper: search to this workload, or remove search:");
     return;
   }
@@ -316,7 +316,7 @@ void read_search(const YamlReader& search, SweepWorkload& w, Diagnostics& diags)
     if (const auto o = mapper::parse_objective(objective))
       w.search_goal.objective = *o;
     else
-      diags.error(search.at("objective").location(), search.at("objective").path(),
+      diags.error(search.at("objective"),
                   fmt::format("unknown objective '{}'", objective),
                   "one of " + mapper::objective_list());
   }
@@ -324,13 +324,13 @@ void read_search(const YamlReader& search, SweepWorkload& w, Diagnostics& diags)
     if (const auto s = mapper::parse_strategy(strategy))
       w.search_settings.strategy = *s;
     else
-      diags.error(search.at("strategy").location(), search.at("strategy").path(),
+      diags.error(search.at("strategy"),
                   fmt::format("unknown strategy '{}'", strategy),
                   "one of " + mapper::strategy_list());
   }
   mapper::SearchBudget& budget = w.search_settings.budget;
   if (search.optional("evaluations", budget.max_evaluations, diags) && budget.max_evaluations == 0)
-    diags.error(search.at("evaluations").location(), search.at("evaluations").path(),
+    diags.error(search.at("evaluations"),
                 "a search needs at least 1 evaluation per op", "e.g. evaluations: 20000");
   search.optional("patience", budget.patience, diags);
   search.optional("seed", w.search_settings.seed, diags);
@@ -351,7 +351,7 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
   if (item.optional("precision", precision, diags)) {
     w.precision = parse_data_type(precision);
     if (!w.precision)
-      diags.error(item.at("precision").location(), item.at("precision").path(),
+      diags.error(item.at("precision"),
                   fmt::format("unknown precision '{}'", precision),
                   "one of fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4, int32");
   }
@@ -360,14 +360,14 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
     if (mode)
       w.fusion = *mode;
     else
-      diags.error(item.at("fusion").location(), item.at("fusion").path(),
+      diags.error(item.at("fusion"),
                   fmt::format("unknown fusion mode '{}'", fusion), "one of none, epilogue, all");
   }
   if (item.optional("mapper", mapper, diags)) {
     if (mapper == "search")
       w.search_mapper = true;
     else if (mapper != "fixed")
-      diags.error(item.at("mapper").location(), item.at("mapper").path(),
+      diags.error(item.at("mapper"),
                   fmt::format("unknown mapper '{}'", mapper), "one of fixed, search");
   }
   if (item.has("search")) read_search(item.at("search"), w, diags);
@@ -380,7 +380,7 @@ void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& s
                Diagnostics& diags) {
   if (!axes.expect_map(diags)) return;
   if (axes.node().size() == 0) {
-    diags.error(axes.location(), axes.path(), "no axes", "write e.g. array.rows: [64, 128]");
+    diags.error(axes, "no axes", "write e.g. array.rows: [64, 128]");
     return;
   }
   const std::string file = axes.location().file;
@@ -402,23 +402,23 @@ void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& s
     if (value.is_sequence()) {
       for (const YamlReader& item : value.items()) {
         if (!item.is_scalar() || item.node().Scalar().empty()) {
-          diags.error(item.location(), item.path(), "an axis value must be one scalar",
+          diags.error(item, "an axis value must be one scalar",
                       "write e.g. 128 or \"256 KiB\"");
           continue;
         }
         axis.values.push_back(item.node().Scalar());
       }
       if (value.node().size() == 0)
-        diags.error(value.location(), value.path(), "the list of values is empty",
+        diags.error(value, "the list of values is empty",
                     "write at least one value, e.g. [64, 128]");
     } else if (value.is_map()) {
       if (auto values = read_range(value, diags)) {
         axis.values = std::move(*values);
         if (axis.values.empty())
-          diags.error(value.location(), value.path(), "the range has no values");
+          diags.error(value, "the range has no values");
       }
     } else {
-      diags.error(value.location(), value.path(),
+      diags.error(value,
                   "an axis is a list of values or a range",
                   "write e.g. [64, 128, 256] or {from: 256 KiB, to: 4 MiB, factor: 2}");
     }
@@ -435,10 +435,10 @@ void read_sampling(const YamlReader& sampling, SamplingSpec& out, Diagnostics& d
     std::int64_t points = 0;
     if (sampling.at("points").read(points, diags)) {
       if (points <= 0)
-        diags.error(sampling.at("points").location(), sampling.at("points").path(),
+        diags.error(sampling.at("points"),
                     fmt::format("points must be at least 1, not {}", points));
       else if (static_cast<std::uint64_t>(points) > kMaxPoints)
-        diags.error(sampling.at("points").location(), sampling.at("points").path(),
+        diags.error(sampling.at("points"),
                     fmt::format("{} points is more than {}", points, kMaxPoints));
       else
         out.points = static_cast<std::uint64_t>(points);
@@ -448,11 +448,11 @@ void read_sampling(const YamlReader& sampling, SamplingSpec& out, Diagnostics& d
   sampling.reject_unknown_keys(diags);
   if (!method_read) return;  // an unknown method says so; nothing to check points against
   if (out.method == SamplingMethod::Grid && has_points)
-    diags.error(sampling.at("points").location(), sampling.at("points").path(),
+    diags.error(sampling.at("points"),
                 "a grid runs every combination; points is for random and latin_hypercube",
                 "remove points:, or write method: random or latin_hypercube");
   if (out.method != SamplingMethod::Grid && !has_points)
-    diags.error(sampling.location(), sampling.path(),
+    diags.error(sampling,
                 fmt::format("method {} needs points:", to_string(out.method)),
                 "write e.g. {method: latin_hypercube, points: 32, seed: 1}");
 }
@@ -464,7 +464,7 @@ void read_constraints(const YamlReader& c, SweepConstraints& out, Diagnostics& d
     double v = 0;
     if (!c.optional(key, v, diags)) continue;
     if (v <= 0)
-      diags.error(c.at(key).location(), c.at(key).path(), fmt::format("must be above 0, not {}", v));
+      diags.error(c.at(key), fmt::format("must be above 0, not {}", v));
     else
       *field = v;
   }
@@ -583,7 +583,7 @@ std::optional<SweepSpec> read_sweep_spec(const YamlReader& root, Diagnostics& di
       const bool duplicate = std::any_of(spec.workloads.begin(), spec.workloads.end(),
                                          [&](const SweepWorkload& o) { return o.name == w->name; });
       if (duplicate)
-        diags.error(item.at("name").location(), item.at("name").path(),
+        diags.error(item.at("name"),
                     fmt::format("workload name '{}' is used twice", w->name),
                     "give each workload its own name");
       else
@@ -613,7 +613,7 @@ std::optional<SweepSpec> read_sweep_spec(const YamlReader& root, Diagnostics& di
       if (!item.read_enum(objective, EnumTable<SweepObjective>(kObjectives), diags)) continue;
       if (std::find(spec.objectives.begin(), spec.objectives.end(), objective) !=
           spec.objectives.end())
-        diags.error(item.location(), item.path(),
+        diags.error(item,
                     fmt::format("objective '{}' is listed twice", to_string(objective)));
       else
         spec.objectives.push_back(objective);

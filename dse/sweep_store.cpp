@@ -1,7 +1,6 @@
 #include "dse/sweep_store.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <array>
 #include <bit>
 #include <chrono>
@@ -9,25 +8,22 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "core/enum_table.h"
+
 namespace coda::dse {
 
-std::string_view to_string(RowStatus status) {
-  switch (status) {
-    case RowStatus::Ok: return "ok";
-    case RowStatus::Infeasible: return "infeasible";
-    case RowStatus::Error: return "error";
-  }
-  return "?";
-}
+constexpr std::array<std::pair<std::string_view, RowStatus>, 3> kRowStatuses{{
+    {"ok", RowStatus::Ok}, {"infeasible", RowStatus::Infeasible}, {"error", RowStatus::Error}}};
+
+std::string_view to_string(RowStatus status) { return enum_name(kRowStatuses, status); }
 
 std::optional<RowStatus> parse_row_status(std::string_view text) {
-  for (const RowStatus s : {RowStatus::Ok, RowStatus::Infeasible, RowStatus::Error})
-    if (to_string(s) == text) return s;
-  return std::nullopt;
+  return enum_value(kRowStatuses, text);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_table.h"
 #include "core/hash.h"
 #include "mapper/schedule.h"
 
@@ -740,40 +741,15 @@ std::string hex(double v) { return fmt::format("{:a}", v); }
 
 }  // namespace
 
-std::string_view to_string(Objective objective) {
-  for (const auto& [name, value] : kObjectives)
-    if (value == objective) return name;
-  return "?";
-}
-
+std::string_view to_string(Objective objective) { return enum_name(kObjectives, objective); }
 std::optional<Objective> parse_objective(std::string_view text) {
-  for (const auto& [name, value] : kObjectives)
-    if (name == text) return value;
-  return std::nullopt;
+  return enum_value(kObjectives, text);
 }
-
-std::string objective_list() {
-  std::string out;
-  for (const auto& [name, value] : kObjectives) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
-
-std::string strategy_list() {
-  std::string out;
-  for (const auto& [name, value] : kStrategies) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
-
-std::string_view to_string(Strategy strategy) {
-  for (const auto& [name, value] : kStrategies)
-    if (value == strategy) return name;
-  return "?";
-}
-
+std::string objective_list() { return enum_names(kObjectives); }
+std::string strategy_list() { return enum_names(kStrategies); }
+std::string_view to_string(Strategy strategy) { return enum_name(kStrategies, strategy); }
 std::optional<Strategy> parse_strategy(std::string_view text) {
-  for (const auto& [name, value] : kStrategies)
-    if (name == text) return value;
-  return std::nullopt;
+  return enum_value(kStrategies, text);
 }
 
 std::optional<double> score(const MappingCost& cost, const SearchGoal& goal, double clock_hz) {

@@ -50,7 +50,7 @@ void check_case(const YamlReader& item, Case& c, Diagnostics& diags) {
     if (rule.kernel != c.kernel || (rule.dtype && *rule.dtype != c.dtype)) continue;
     const std::uint64_t v = shape_value(c.shape, rule.key);
     if (v % rule.multiple != 0) {
-      diags.error(item.at(rule.key).location(), item.at(rule.key).path(),
+      diags.error(item.at(rule.key),
                   fmt::format("{} is not a multiple of {}, which {} needs ({})", v, rule.multiple,
                               name, rule.why),
                   fmt::format("use e.g. {}", (v / rule.multiple + 1) * rule.multiple));
@@ -58,7 +58,7 @@ void check_case(const YamlReader& item, Case& c, Diagnostics& diags) {
   }
   if (is_attention(c.kernel) && item.has("head_dim") && c.shape.head_dim != 64 &&
       c.shape.head_dim != 128) {
-    diags.error(item.at("head_dim").location(), item.at("head_dim").path(),
+    diags.error(item.at("head_dim"),
                 fmt::format("{} is not a head size {} is built for", c.shape.head_dim, name),
                 "valid: 64, 128");
   }
@@ -66,7 +66,7 @@ void check_case(const YamlReader& item, Case& c, Diagnostics& diags) {
       item.has("filter_size") &&
       (conv_out_extent(c.shape, c.shape.height) == 0 ||
        conv_out_extent(c.shape, c.shape.width) == 0)) {
-    diags.error(item.at("filter_size").location(), item.at("filter_size").path(),
+    diags.error(item.at("filter_size"),
                 fmt::format("a {0}x{0} filter does not fit a {1}x{2} input padded by {3}",
                             c.shape.filter_size, c.shape.height, c.shape.width, c.shape.pad),
                 "use a smaller filter_size or a larger pad");
@@ -85,7 +85,7 @@ std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
     const std::string name = item.at("kernel").node().Scalar();
     for (const KernelInfo& k : kernel_catalog()) {
       if (k.published_only && k.name == name) {
-        diags.error(item.at("kernel").location(), item.at("kernel").path(),
+        diags.error(item.at("kernel"),
                     fmt::format("\"{}\" is a kernel of published tables: coda-bench cannot run "
                                 "it (it exists for rows of validation/published/)",
                                 name),
@@ -110,13 +110,13 @@ std::optional<Case> read_case(const YamlReader& item, const Case& defaults,
     if (has_default ? !item.optional(key, *field, diags) : !item.required(key, *field, diags))
       continue;
     if (*field == 0 && !shape_key_may_be_zero(key)) {
-      diags.error(item.at(key).location(), item.at(key).path(), "must be at least 1");
+      diags.error(item.at(key), "must be at least 1");
     }
   }
   item.optional("repetitions", c.repetitions, diags);
   item.optional("warmup", c.warmup, diags);
   if (item.has("repetitions") && c.repetitions == 0)
-    diags.error(item.at("repetitions").location(), item.at("repetitions").path(),
+    diags.error(item.at("repetitions"),
                 "must be at least 1", "the median of the timed runs is reported");
   item.reject_unknown_keys(diags);
   if (diags.error_count() == errors_before) check_case(item, c, diags);
@@ -131,7 +131,7 @@ std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diag
   const auto errors_before = diags.error_count();
   std::uint32_t version = 0;
   if (root.required("schema_version", version, diags) && version != kCaseListSchemaVersion) {
-    diags.error(root.at("schema_version").location(), root.at("schema_version").path(),
+    diags.error(root.at("schema_version"),
                 fmt::format("unsupported version {}", version),
                 fmt::format("this coda-bench reads version {}", kCaseListSchemaVersion));
   }
@@ -142,10 +142,10 @@ std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diag
   root.optional("repetitions", defaults.repetitions, diags);
   root.optional("warmup", defaults.warmup, diags);
   if (root.has("repetitions") && defaults.repetitions == 0)
-    diags.error(root.at("repetitions").location(), root.at("repetitions").path(),
+    diags.error(root.at("repetitions"),
                 "must be at least 1", "the median of the timed runs is reported");
   if (root.has("check_samples") && list.check_samples == 0)
-    diags.error(root.at("check_samples").location(), root.at("check_samples").path(),
+    diags.error(root.at("check_samples"),
                 "must be at least 1", "every case is checked against its CPU reference");
 
   // Only what coda-bench runs: a typo is matched (did you mean) among these alone.
@@ -160,10 +160,10 @@ std::optional<CaseList> read_case_list(const YamlReader& root, Diagnostics& diag
         if (auto c = read_case(item, defaults, kernels, diags)) list.cases.push_back(*c);
       }
       if (cases.items().empty())
-        diags.error(cases.location(), cases.path(), "no cases", "list at least one case");
+        diags.error(cases, "no cases", "list at least one case");
     }
   } else {
-    diags.error(root.location(), root.path(), "missing required key 'cases'",
+    diags.error(root, "missing required key 'cases'",
                 "list the cases to run, e.g. cases: [{kernel: gemm_tiled, m: 64, n: 64, k: 64}]");
   }
   root.reject_unknown_keys(diags);

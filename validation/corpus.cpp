@@ -42,7 +42,7 @@ bool read_text(const YamlReader& item, std::string_view key, std::string& out,
                std::string_view example, Diagnostics& diags) {
   if (!item.required(key, out, diags)) return false;
   if (!out.empty()) return true;
-  diags.error(item.at(key).location(), item.at(key).path(), "must not be empty",
+  diags.error(item.at(key), "must not be empty",
               fmt::format("e.g. {}", example));
   return false;
 }
@@ -59,7 +59,7 @@ std::optional<CorpusEntry> read_entry(const YamlReader& item, const fs::path& fo
   if (read_text(item, "file", file, "gpu/fa3_h100.csv", diags)) {
     e.file = (folder / file).lexically_normal();
     if (!is_file(e.file))
-      diags.error(item.at("file").location(), item.at("file").path(),
+      diags.error(item.at("file"),
                   fmt::format("no such file: {}", e.file.string()),
                   "the path is relative to the manifest's folder");
   }
@@ -67,13 +67,13 @@ std::optional<CorpusEntry> read_entry(const YamlReader& item, const fs::path& fo
   std::string arch;
   if (read_text(item, "arch", arch, "configs/arch/nvidia_h100_sxm.yaml", diags)) {
     if (!root) {
-      diags.error(item.at("arch").location(), item.at("arch").path(),
+      diags.error(item.at("arch"),
                   "no folder above the manifest holds a configs/ folder",
                   "arch paths are relative to the repository top; keep the manifest inside it");
     } else {
       e.arch = (*root / arch).lexically_normal();
       if (!is_file(e.arch))
-        diags.error(item.at("arch").location(), item.at("arch").path(),
+        diags.error(item.at("arch"),
                     fmt::format("no such file: {}", e.arch.string()),
                     fmt::format("the path is relative to the repository top ({})",
                                 root->string()));
@@ -87,12 +87,12 @@ std::optional<CorpusEntry> read_entry(const YamlReader& item, const fs::path& fo
       e.cluster_where = at.location();
       e.cluster_key = at.path();
       if (!root) {
-        diags.error(at.location(), at.path(), "no folder above the manifest holds a configs/ folder",
+        diags.error(at, "no folder above the manifest holds a configs/ folder",
                     "cluster paths are relative to the repository top; keep the manifest inside it");
       } else {
         e.cluster = (*root / cluster).lexically_normal();
         if (!is_file(e.cluster))
-          diags.error(at.location(), at.path(), fmt::format("no such file: {}", e.cluster.string()),
+          diags.error(at, fmt::format("no such file: {}", e.cluster.string()),
                       fmt::format("the path is relative to the repository top ({}), e.g. "
                                   "configs/cluster/dgx_h100_superpod.yaml",
                                   root->string()));
@@ -109,17 +109,17 @@ std::optional<CorpusEntry> read_entry(const YamlReader& item, const fs::path& fo
         CorpusClass value{};
         if (!c.read_enum(value, EnumTable<CorpusClass>(kClasses), diags)) continue;
         if (std::find(e.classes.begin(), e.classes.end(), value) != e.classes.end())
-          diags.error(c.location(), c.path(),
+          diags.error(c,
                       fmt::format("'{}' is listed twice", to_string(value)));
         else
           e.classes.push_back(value);
       }
       if (classes.items().empty())
-        diags.error(classes.location(), classes.path(), "no classes",
+        diags.error(classes, "no classes",
                     "list the classes of kernel the file holds, e.g. [gemm]");
     }
   } else {
-    diags.error(item.location(), item.path(), "missing required key 'classes'",
+    diags.error(item, "missing required key 'classes'",
                 "list the classes of kernel the file holds, e.g. classes: [gemm]");
   }
 
@@ -173,7 +173,7 @@ std::optional<Corpus> read_corpus(const YamlReader& root, const fs::path& folder
   const auto errors_before = diags.error_count();
   std::uint32_t version = 0;
   if (root.required("schema_version", version, diags) && version != kCorpusSchemaVersion) {
-    diags.error(root.at("schema_version").location(), root.at("schema_version").path(),
+    diags.error(root.at("schema_version"),
                 fmt::format("unsupported version {}", version),
                 fmt::format("this coda reads version {}", kCorpusSchemaVersion));
   }
@@ -197,7 +197,7 @@ std::optional<Corpus> read_corpus(const YamlReader& root, const fs::path& folder
           const auto first = std::find_if(files.begin(), files.end(),
                                           [&](const auto& seen) { return seen.first == *file; });
           if (first != files.end())
-            diags.error(item.at("file").location(), item.at("file").path(),
+            diags.error(item.at("file"),
                         fmt::format("'{}' is listed twice (first at line {})", *file,
                                     first->second),
                         "each file is one entry");
@@ -211,7 +211,7 @@ std::optional<Corpus> read_corpus(const YamlReader& root, const fs::path& folder
             return std::get<0>(seen) == *id;
           });
           if (first != splits.end() && std::get<1>(*first) != *split)
-            diags.error(item.at("split").location(), item.at("split").path(),
+            diags.error(item.at("split"),
                         fmt::format("source '{}' is in {} here but in {} at line {}", *id, *split,
                                     std::get<1>(*first), std::get<2>(*first)),
                         "all the rows of a source go to one side of the split (SPLIT.md)");
@@ -221,10 +221,10 @@ std::optional<Corpus> read_corpus(const YamlReader& root, const fs::path& folder
         if (auto e = read_entry(item, folder, top, diags)) corpus.entries.push_back(std::move(*e));
       }
       if (sources.items().empty())
-        diags.error(sources.location(), sources.path(), "no sources", "list at least one source");
+        diags.error(sources, "no sources", "list at least one source");
     }
   } else {
-    diags.error(root.location(), root.path(), "missing required key 'sources'",
+    diags.error(root, "missing required key 'sources'",
                 "list the published CSV files, e.g. sources: [{id: ..., file: gpu/x.csv, ...}]");
   }
   root.reject_unknown_keys(diags);

@@ -31,7 +31,7 @@ bool read_hw(const YamlReader& map, std::string_view key, HeightWidth& out, Diag
   if (node.is_sequence()) {
     const auto items = node.items();
     if (items.size() != 2) {
-      diags.error(node.location(), node.path(),
+      diags.error(node,
                   fmt::format("expected a [height, width] pair, found a list of {}", items.size()),
                   fmt::format("write e.g. {}: [3, 3], or {}: 3 for both", key, key));
       return false;
@@ -41,7 +41,7 @@ bool read_hw(const YamlReader& map, std::string_view key, HeightWidth& out, Diag
     return h_ok && w_ok;
   }
   if (!node.is_scalar()) {
-    diags.error(node.location(), node.path(), "expected a number or a [height, width] pair",
+    diags.error(node, "expected a number or a [height, width] pair",
                 fmt::format("write e.g. {}: [3, 3], or {}: 3 for both", key, key));
     return false;
   }
@@ -57,10 +57,10 @@ bool check_range(const YamlReader& map, std::string_view key, std::uint64_t valu
   if (value >= min && value <= kMaxValue) return true;
   const YamlReader node = map.at(key);
   if (value < min)
-    diags.error(node.location(), node.path(),
+    diags.error(node,
                 fmt::format("must be at least {}, not {}", min, value));
   else
-    diags.error(node.location(), node.path(),
+    diags.error(node,
                 fmt::format("{} is out of range (at most {})", value, kMaxValue));
   return false;
 }
@@ -71,10 +71,10 @@ bool check_range(const YamlReader& map, std::string_view key, HeightWidth value,
     return true;
   const YamlReader node = map.at(key);
   if (value.h < min || value.w < min)
-    diags.error(node.location(), node.path(),
+    diags.error(node,
                 fmt::format("must be at least {}, not [{}, {}]", min, value.h, value.w));
   else
-    diags.error(node.location(), node.path(),
+    diags.error(node,
                 fmt::format("[{}, {}] is out of range (at most {})", value.h, value.w, kMaxValue));
   return false;
 }
@@ -112,27 +112,27 @@ std::optional<Op> read_conv2d(const YamlReader& conv, const std::string& name,
   if (!ok || diags.error_count() != errors_before) return std::nullopt;
 
   if (channels % groups != 0) {
-    diags.error(conv.at("channels").location(), conv.at("channels").path(),
+    diags.error(conv.at("channels"),
                 fmt::format("{} channels do not split into {} groups", channels, groups),
                 "channels must be a multiple of groups");
     ok = false;
   }
   if (filters % groups != 0) {
-    diags.error(conv.at("filters").location(), conv.at("filters").path(),
+    diags.error(conv.at("filters"),
                 fmt::format("{} filters do not split into {} groups", filters, groups),
                 "filters must be a multiple of groups");
     ok = false;
   }
   const YamlReader kernel_node = conv.at("kernel");
   if (kernel.h > input.h + 2 * padding.h) {
-    diags.error(kernel_node.location(), kernel_node.path(),
+    diags.error(kernel_node,
                 fmt::format("kernel height {} is larger than the padded input height {} "
                             "(input {} + 2 x padding {})",
                             kernel.h, input.h + 2 * padding.h, input.h, padding.h));
     ok = false;
   }
   if (kernel.w > input.w + 2 * padding.w) {
-    diags.error(kernel_node.location(), kernel_node.path(),
+    diags.error(kernel_node,
                 fmt::format("kernel width {} is larger than the padded input width {} "
                             "(input {} + 2 x padding {})",
                             kernel.w, input.w + 2 * padding.w, input.w, padding.w));
@@ -176,7 +176,7 @@ std::optional<Op> read_layer(const YamlReader& layer, std::string& name, Diagnos
   if (!layer.expect_map(diags)) return std::nullopt;
   const std::size_t errors_before = diags.error_count();
   if (layer.required("name", name, diags) && name.empty())
-    diags.error(layer.at("name").location(), layer.at("name").path(), "must not be empty",
+    diags.error(layer.at("name"), "must not be empty",
                 "name every layer, e.g. conv1");
   const bool has_conv = layer.has("conv2d");
   const bool has_gemm = layer.has("gemm");
@@ -184,13 +184,13 @@ std::optional<Op> read_layer(const YamlReader& layer, std::string& name, Diagnos
   layer.reject_unknown_keys(diags);
   const bool unknown_keys = diags.error_count() != errors_before_keys;
   if (has_conv && has_gemm) {
-    diags.error(layer.location(), layer.path(), "has both 'conv2d' and 'gemm'",
+    diags.error(layer, "has both 'conv2d' and 'gemm'",
                 "a layer is exactly one op: move one of them into a layer of its own");
     return std::nullopt;
   }
   if (!has_conv && !has_gemm) {
     if (!unknown_keys)  // a misspelt 'conv2d' already has its did-you-mean
-      diags.error(layer.location(), layer.path(), "needs one of 'conv2d' or 'gemm'",
+      diags.error(layer, "needs one of 'conv2d' or 'gemm'",
                   "write e.g. gemm: {m: 1, n: 1000, k: 512}");
     return std::nullopt;
   }
@@ -229,7 +229,7 @@ std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags)
   Graph graph;
   std::uint64_t schema_version = 0;
   if (root.required("schema_version", schema_version, diags) && schema_version != kSchemaVersion)
-    diags.error(root.at("schema_version").location(), root.at("schema_version").path(),
+    diags.error(root.at("schema_version"),
                 fmt::format("unsupported schema_version {}", schema_version),
                 fmt::format("this version of coda reads schema_version {}", kSchemaVersion));
   root.required("name", graph.name, diags);
@@ -239,7 +239,7 @@ std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags)
     if (layers.expect_sequence(diags)) {
       const auto items = layers.items();
       if (items.empty())
-        diags.error(layers.location(), layers.path(), "has no layers",
+        diags.error(layers, "has no layers",
                     "list at least one layer, e.g. - {name: fc, gemm: {m: 1, n: 1000, k: 512}}");
       std::map<std::string, SourceLocation, std::less<>> first_seen;
       for (const YamlReader& layer : items) {
@@ -248,7 +248,7 @@ std::optional<Graph> read_layer_list(const YamlReader& root, Diagnostics& diags)
         if (!name.empty()) {
           const auto [it, inserted] = first_seen.emplace(name, layer.at("name").location());
           if (!inserted)
-            diags.error(layer.at("name").location(), layer.at("name").path(),
+            diags.error(layer.at("name"),
                         fmt::format("duplicate layer name '{}' (first at line {})", name,
                                     it->second.line),
                         "layer names must be unique");

@@ -4,36 +4,37 @@
 #include <array>
 
 #include "core/check.h"
+#include "core/enum_table.h"
 
 namespace coda::workload {
 namespace {
 
-constexpr std::array<std::pair<Function, std::string_view>, 33> kFunctionNames{{
-    {Function::None, "none"},         {Function::Add, "add"},
-    {Function::Sub, "sub"},           {Function::Mul, "mul"},
-    {Function::Div, "div"},           {Function::Relu, "relu"},
-    {Function::Gelu, "gelu"},         {Function::Silu, "silu"},
-    {Function::Sigmoid, "sigmoid"},   {Function::Tanh, "tanh"},
-    {Function::Exp, "exp"},           {Function::Quantize, "quantize"},
-    {Function::Dequantize, "dequantize"}, {Function::Sum, "sum"},
-    {Function::Mean, "mean"},         {Function::Max, "max"},
-    {Function::Softmax, "softmax"},   {Function::LayerNorm, "layer_norm"},
-    {Function::RmsNorm, "rms_norm"},  {Function::BatchNorm, "batch_norm"},
-    {Function::MaxPool, "max_pool"},  {Function::AvgPool, "avg_pool"},
-    {Function::Copy, "copy"},         {Function::Reshape, "reshape"},
-    {Function::Transpose, "transpose"}, {Function::Concat, "concat"},
-    {Function::Split, "split"},       {Function::Gather, "gather"},
-    {Function::AllReduce, "all_reduce"}, {Function::ReduceScatter, "reduce_scatter"},
-    {Function::AllGather, "all_gather"}, {Function::SendRecv, "send_recv"},
-    {Function::AdamW, "adamw"},
+constexpr std::array<std::pair<std::string_view, Function>, 33> kFunctionNames{{
+    {"none", Function::None},         {"add", Function::Add},
+    {"sub", Function::Sub},           {"mul", Function::Mul},
+    {"div", Function::Div},           {"relu", Function::Relu},
+    {"gelu", Function::Gelu},         {"silu", Function::Silu},
+    {"sigmoid", Function::Sigmoid},   {"tanh", Function::Tanh},
+    {"exp", Function::Exp},           {"quantize", Function::Quantize},
+    {"dequantize", Function::Dequantize}, {"sum", Function::Sum},
+    {"mean", Function::Mean},         {"max", Function::Max},
+    {"softmax", Function::Softmax},   {"layer_norm", Function::LayerNorm},
+    {"rms_norm", Function::RmsNorm},  {"batch_norm", Function::BatchNorm},
+    {"max_pool", Function::MaxPool},  {"avg_pool", Function::AvgPool},
+    {"copy", Function::Copy},         {"reshape", Function::Reshape},
+    {"transpose", Function::Transpose}, {"concat", Function::Concat},
+    {"split", Function::Split},       {"gather", Function::Gather},
+    {"all_reduce", Function::AllReduce}, {"reduce_scatter", Function::ReduceScatter},
+    {"all_gather", Function::AllGather}, {"send_recv", Function::SendRecv},
+    {"adamw", Function::AdamW},
 }};
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 9> kKindNames{{
-    {OpKind::Contraction, "contraction"}, {OpKind::Elementwise, "elementwise"},
-    {OpKind::Reduction, "reduction"},     {OpKind::Normalization, "normalization"},
-    {OpKind::Pooling, "pooling"},         {OpKind::Attention, "attention"},
-    {OpKind::DataMovement, "data_movement"}, {OpKind::Collective, "collective"},
-    {OpKind::Optimizer, "optimizer"},
+constexpr std::array<std::pair<std::string_view, OpKind>, 9> kKindNames{{
+    {"contraction", OpKind::Contraction}, {"elementwise", OpKind::Elementwise},
+    {"reduction", OpKind::Reduction},     {"normalization", OpKind::Normalization},
+    {"pooling", OpKind::Pooling},         {"attention", OpKind::Attention},
+    {"data_movement", OpKind::DataMovement}, {"collective", OpKind::Collective},
+    {"optimizer", OpKind::Optimizer},
 }};
 
 // Arithmetic operations per point of the iteration space, for each function, counting the
@@ -104,28 +105,16 @@ std::uint64_t attention_heads(const Op& op) {
 
 }  // namespace
 
-std::string_view to_string(OpKind kind) {
-  for (const auto& [k, name] : kKindNames)
-    if (k == kind) return name;
-  return "unknown";
-}
+std::string_view to_string(OpKind kind) { return enum_name(kKindNames, kind, "unknown"); }
 
 std::string_view to_string(Function function) {
-  for (const auto& [f, name] : kFunctionNames)
-    if (f == function) return name;
-  return "unknown";
+  return enum_name(kFunctionNames, function, "unknown");
 }
 
-std::optional<OpKind> parse_op_kind(std::string_view text) {
-  for (const auto& [k, name] : kKindNames)
-    if (name == text) return k;
-  return std::nullopt;
-}
+std::optional<OpKind> parse_op_kind(std::string_view text) { return enum_value(kKindNames, text); }
 
 std::optional<Function> parse_function(std::string_view text) {
-  for (const auto& [f, name] : kFunctionNames)
-    if (name == text) return f;
-  return std::nullopt;
+  return enum_value(kFunctionNames, text);
 }
 
 std::string_view to_string(TensorRole role) {

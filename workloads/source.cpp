@@ -116,7 +116,7 @@ std::optional<DataType> read_dtype(const YamlReader& item, Diagnostics& diags) {
   if (!item.optional("dtype", text, diags)) return std::nullopt;
   const auto dtype = parse_data_type(text);
   if (!dtype)
-    diags.error(item.at("dtype").location(), item.at("dtype").path(),
+    diags.error(item.at("dtype"),
                 fmt::format("unknown element type '{}'", text), "one of " + data_type_list());
   return dtype;
 }
@@ -130,7 +130,7 @@ void require_file(const YamlReader& item, std::string_view key,
                   const std::filesystem::path& file, Diagnostics& diags) {
   std::error_code ec;  // an unusable path (a name over 255 bytes) is no file either
   if (!std::filesystem::is_regular_file(file, ec))
-    diags.error(item.at(key).location(), item.at(key).path(),
+    diags.error(item.at(key),
                 fmt::format("no such file '{}'", file.string()),
                 "paths are relative to the file that names them");
 }
@@ -195,7 +195,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
   const int kinds = (item.has("file") ? 1 : 0) + (item.has("llm") ? 1 : 0) +
                     (item.has("cnn") ? 1 : 0);
   if (kinds != 1) {
-    diags.error(item.location(), item.path(),
+    diags.error(item,
                 kinds == 0 ? "no workload source" : "more than one workload source",
                 "give exactly one of file: (a layer list, SCALE-Sim CSV, trace or ONNX model), "
                 "llm: (a coda model YAML or Hugging Face config.json) or cnn: (a CNN zoo name)");
@@ -208,7 +208,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
                       : std::span<const std::string_view>(kCnnKeys);
   for (const std::string& key : item.keys())
     if (has_key(kAllKeys, key) && !has_key(allowed, key))
-      diags.error(item.at(key).location(), item.at(key).path(),
+      diags.error(item.at(key),
                   fmt::format("'{}' does not apply to a {} source", key, kind),
                   fmt::format("a {} source takes: {}", kind, fmt::join(allowed, ", ")));
 
@@ -226,7 +226,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
         std::uint64_t value = 0;
         if (bind.at(name).read(value, diags)) {
           if (value == 0)
-            diags.error(bind.at(name).location(), bind.at(name).path(),
+            diags.error(bind.at(name),
                         "a dimension's value must be at least 1", "e.g. batch: 8");
           s.dim_bindings[name] = value;
         }
@@ -266,7 +266,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
         std::string names;
         for (const auto name : cnn::cnn_names())
           names += (names.empty() ? "" : ", ") + std::string(name);
-        diags.error(item.at("cnn").location(), item.at("cnn").path(),
+        diags.error(item.at("cnn"),
                     fmt::format("unknown network '{}'", s.name), "one of " + names);
       }
     }

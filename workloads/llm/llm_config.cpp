@@ -90,7 +90,7 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   LlmConfig c;
   std::uint64_t schema_version = 0;
   if (root.required("schema_version", schema_version, diags) && schema_version != kSchemaVersion)
-    diags.error(root.at("schema_version").location(), root.at("schema_version").path(),
+    diags.error(root.at("schema_version"),
                 fmt::format("unsupported schema_version {}", schema_version),
                 fmt::format("this version of coda reads schema_version {}", kSchemaVersion));
   root.required("name", c.name, diags);
@@ -131,7 +131,7 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   }
   model.reject_unknown_keys(diags);
   if (model.has("rope_theta") && c.positions != PositionEncoding::Rotary)
-    diags.error(model.at("rope_theta").location(), model.at("rope_theta").path(),
+    diags.error(model.at("rope_theta"),
                 "is only meaningful with positions: rotary", "remove it, or use rotary positions");
   if (diags.error_count() != errors_before) return std::nullopt;
 
