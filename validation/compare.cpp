@@ -860,6 +860,7 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
     host = fmt::format("; launched eagerly, {:.4g} us a kernel at the least", issue * 1e6);
   } else if (eager && !hw.spec().calibration.eager_issue_time) {
     host = std::string(kEagerUnpriced);
+    p.host_unpriced = true;
   }
   double longest = -1;
   for (const PredictedPart& part : p.parts)

@@ -72,6 +72,9 @@ struct Prediction {
   PredictedBound bound = PredictedBound::Compute;  // of the longest part
   std::string model;  // how it was priced, and what is approximated, in one sentence
   std::vector<PredictedPart> parts;
+  // Launched eagerly on an arch that states no calibration.eager_issue_time: the host's issue
+  // time is left out, so the prediction is a lower bound (the model text says so too).
+  bool host_unpriced = false;
 };
 
 // A graph through coda's schedule (with `fusion`) and the analytical engine: the prediction is

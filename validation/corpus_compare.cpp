@@ -387,7 +387,7 @@ std::string corpus_report_text(const CorpusReport& report, const Corpus& corpus)
   // Eager rows on archs that state no host issue time: priced, but as lower bounds.
   std::map<std::string, std::size_t> unpriced_host;
   for (const CorpusRow& r : report.rows)
-    if (r.row.prediction && r.row.prediction->model.find(kEagerUnpriced) != std::string::npos)
+    if (r.row.prediction && r.row.prediction->host_unpriced)
       ++unpriced_host[fmt::format("{} on {}", corpus.entries[r.entry].id,
                                   report.archs[r.arch].spec.name)];
   if (!unpriced_host.empty()) {

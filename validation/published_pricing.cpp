@@ -356,6 +356,7 @@ std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
 // Adds `times` x q's parts and seconds to p (the parts matched by unit).
 void add_scaled(Prediction& p, const Prediction& q, double times) {
   p.seconds += times * q.seconds;
+  p.host_unpriced = p.host_unpriced || q.host_unpriced;
   for (const PredictedPart& part : q.parts) {
     auto same = std::find_if(p.parts.begin(), p.parts.end(),
                              [&](const PredictedPart& x) { return x.unit == part.unit; });
@@ -542,8 +543,10 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
       cluster != nullptr && layout.chips() > cluster->chips_per_node
           ? fmt::format("; across nodes of '{}'", cluster->name)
           : "");
-  if (m.launch == Launch::Eager && !hw.spec().calibration.eager_issue_time)
+  if (m.launch == Launch::Eager && !hw.spec().calibration.eager_issue_time) {
     out.model += kEagerUnpriced;
+    out.host_unpriced = true;
+  }
   return out;
 }
 
