@@ -5,8 +5,10 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/options.h"
+#include "core/enum_table.h"
 #include "workloads/cnn/cnn_zoo.h"
 
 namespace coda::cli {
@@ -18,10 +20,9 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
                      "An LLM to build: a coda model YAML (configs/workloads/llm/) or a Hugging "
                      "Face config.json, for --phase, --batch and --seq")
           ->check(CLI::ExistingFile);
-  std::string cnn_names;
-  for (const auto name : workload::cnn::cnn_names())
-    cnn_names += (cnn_names.empty() ? "" : ", ") + std::string(name);
-  CLI::Option* cnn = cmd.add_option("--cnn", args.cnn, "A network of the CNN zoo: " + cnn_names);
+  CLI::Option* cnn = cmd.add_option(
+      "--cnn", args.cnn,
+      fmt::format("A network of the CNN zoo: {}", fmt::join(workload::cnn::cnn_names(), ", ")));
   file->excludes(llm)->excludes(cnn);
   llm->excludes(cnn);
   cmd.add_option("--phase", args.phase, "LLM phase: prefill, decode or training")
@@ -76,16 +77,13 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
   if (!args.llm.empty()) {
     workload::LlmSource s;
     s.config = args.llm;
-    s.phase = {llm::PhaseKind::Prefill, args.batch, args.seq, args.recompute};
-    if (args.phase == "decode") {
-      s.phase.kind = llm::PhaseKind::Decode;
-    } else if (args.phase == "training") {
-      s.phase.kind = llm::PhaseKind::Training;
-    } else if (args.phase != "prefill") {
+    const auto phase = enum_value(llm::phase_names(), args.phase);
+    if (!phase) {
       diags.error({}, "--phase", fmt::format("unknown phase '{}'", args.phase),
-                  "expected one of: prefill, decode, training");
+                  "expected one of: " + enum_names(llm::phase_names()));
       return std::nullopt;
     }
+    s.phase = {*phase, args.batch, args.seq, args.recompute};
     s.parallelism = {args.tp, args.pp, args.dp, args.stage, args.micro_batches,
                      args.sequence_parallel};
     if (!read_dtype(args, s.dtype, diags)) return std::nullopt;

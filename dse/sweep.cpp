@@ -166,6 +166,7 @@ std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics&
     else
       ok = false;
     inputs.workload_hashes.push_back(results::hex_hash(workload::source_hash(w.source)));
+    inputs.workload_sources.push_back(workload::describe(w.source));
   }
   if (!ok) return std::nullopt;
   for (const workload::Graph& graph : inputs.graphs)
@@ -282,8 +283,9 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
       }
     }
     if (run) {
-      run.value().provenance.inputs = {{"arch", spec.arch.string(), record.arch_hash},
-                                       {"workload", workload::describe(w.source), inputs.workload_hashes[i]}};
+      run.value().provenance.inputs = {
+          {"arch", spec.arch.string(), record.arch_hash},
+          {"workload", inputs.workload_sources[i], inputs.workload_hashes[i]}};
       fill_metrics(row, *run, spec.constraints);
       row.run_summary = run_summary(*run);
     } else {

@@ -76,7 +76,8 @@ struct SweepOutcome {
 // depend on the graph only) and the points in index order.
 struct SweepInputs {
   std::vector<workload::Graph> graphs;       // spec.workloads order
-  std::vector<std::string> workload_hashes;  // 16 hex digits per workload file
+  std::vector<std::string> workload_hashes;  // 16 hex digits per workload (source_hash)
+  std::vector<std::string> workload_sources;  // workload::describe of each, for provenance
   std::vector<mapper::MemoryPlan> memory_plans;  // plan_memory of each graph (graph-only)
   std::vector<SweepPoint> points;            // enumerate_points(spec)
   std::shared_ptr<const sim::Engine> engine;      // spec.engine, made once; shared by the threads

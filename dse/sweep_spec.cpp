@@ -311,23 +311,8 @@ void read_search(const YamlReader& search, SweepWorkload& w, Diagnostics& diags)
                 "add mapper: search to this workload, or remove search:");
     return;
   }
-  std::string objective, strategy;
-  if (search.optional("objective", objective, diags)) {
-    if (const auto o = mapper::parse_objective(objective))
-      w.search_goal.objective = *o;
-    else
-      diags.error(search.at("objective"),
-                  fmt::format("unknown objective '{}'", objective),
-                  "one of " + mapper::objective_list());
-  }
-  if (search.optional("strategy", strategy, diags)) {
-    if (const auto s = mapper::parse_strategy(strategy))
-      w.search_settings.strategy = *s;
-    else
-      diags.error(search.at("strategy"),
-                  fmt::format("unknown strategy '{}'", strategy),
-                  "one of " + mapper::strategy_list());
-  }
+  search.optional_enum("objective", w.search_goal.objective, mapper::objective_names(), diags);
+  search.optional_enum("strategy", w.search_settings.strategy, mapper::strategy_names(), diags);
   mapper::SearchBudget& budget = w.search_settings.budget;
   if (search.optional("evaluations", budget.max_evaluations, diags) && budget.max_evaluations == 0)
     diags.error(search.at("evaluations"),

@@ -746,7 +746,9 @@ std::optional<Objective> parse_objective(std::string_view text) {
   return enum_value(kObjectives, text);
 }
 std::string objective_list() { return enum_names(kObjectives); }
+EnumTable<Objective> objective_names() { return kObjectives; }
 std::string strategy_list() { return enum_names(kStrategies); }
+EnumTable<Strategy> strategy_names() { return kStrategies; }
 std::string_view to_string(Strategy strategy) { return enum_name(kStrategies, strategy); }
 std::optional<Strategy> parse_strategy(std::string_view text) {
   return enum_value(kStrategies, text);

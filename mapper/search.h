@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_table.h"
 #include "mapper/loop_nest_model.h"
 #include "mapper/map_space.h"
 #include "mapper/mapping.h"
@@ -46,6 +47,7 @@ enum class Objective : std::uint8_t { Latency, Energy, Edp };
 std::string_view to_string(Objective objective);  // "latency", "energy", "edp"
 std::optional<Objective> parse_objective(std::string_view text);
 std::string objective_list();  // "latency, energy, edp"
+EnumTable<Objective> objective_names();  // the table behind them (a config reader's EnumTable)
 
 struct SearchGoal {
   Objective objective = Objective::Latency;
@@ -71,6 +73,7 @@ enum class Strategy : std::uint8_t { Exhaustive, Random, Heuristic, Annealing };
 std::string_view to_string(Strategy strategy);
 std::optional<Strategy> parse_strategy(std::string_view text);
 std::string strategy_list();  // "exhaustive, random, heuristic, annealing" (table order)
+EnumTable<Strategy> strategy_names();
 
 struct AnnealingOptions {
   double initial_temperature = 2.0;  // relative loss accepted with probability 1/e at the start

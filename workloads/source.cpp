@@ -36,7 +36,7 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
 #if CODA_WITH_ONNX
   onnx::OnnxOptions options;
   options.skip_unsupported = source.skip_unsupported;
-  for (const auto& [name, value] : source.dim_bindings) options.dim_bindings[name] = value;
+  options.dim_bindings = source.dim_bindings;
   auto imported = onnx::import_onnx(source.file, options, diags);
   if (!imported) return std::nullopt;
   LoadedWorkload out{std::move(imported->graph), {}};
@@ -180,10 +180,9 @@ std::vector<std::filesystem::path> source_files(const WorkloadSource& source) {
 std::uint64_t source_hash(const WorkloadSource& source) {
   // A file with no options: its bytes alone, as run.json and sweep stores hashed files before
   // there were other sources (a store made then still resumes).
-  const auto* plain = std::get_if<FileSource>(&source);
-  if (plain != nullptr && describe(source) == plain->file.string())
-    return fnv1a64(file_bytes(plain->file));
   std::string text = describe(source);
+  const auto* plain = std::get_if<FileSource>(&source);
+  if (plain != nullptr && text == plain->file.string()) return fnv1a64(file_bytes(plain->file));
   for (const std::filesystem::path& file : source_files(source)) text += "\n" + file_bytes(file);
   return fnv1a64(text);
 }
@@ -241,11 +240,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
       s.config = resolved(base, config);
       require_file(item, "llm", s.config, diags);
     }
-    static constexpr std::pair<std::string_view, llm::PhaseKind> kPhases[] = {
-        {"prefill", llm::PhaseKind::Prefill},
-        {"decode", llm::PhaseKind::Decode},
-        {"training", llm::PhaseKind::Training}};
-    item.optional_enum("phase", s.phase.kind, EnumTable<llm::PhaseKind>(kPhases), diags);
+    item.optional_enum("phase", s.phase.kind, llm::phase_names(), diags);
     item.optional("batch", s.phase.batch, diags);
     item.required("seq", s.phase.seq_len, diags);  // no default: a prompt, a context or a length
     item.optional("recompute", s.phase.recompute, diags);
@@ -259,17 +254,11 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     out = std::move(s);
   } else {
     CnnSource s;
-    if (item.required("cnn", s.name, diags)) {
-      bool known = false;
-      for (const auto name : cnn::cnn_names()) known = known || name == s.name;
-      if (!known) {
-        std::string names;
-        for (const auto name : cnn::cnn_names())
-          names += (names.empty() ? "" : ", ") + std::string(name);
-        diags.error(item.at("cnn"),
-                    fmt::format("unknown network '{}'", s.name), "one of " + names);
-      }
-    }
+    const auto names = cnn::cnn_names();
+    if (item.required("cnn", s.name, diags) &&
+        std::find(names.begin(), names.end(), s.name) == names.end())
+      diags.error(item.at("cnn"), fmt::format("unknown network '{}'", s.name),
+                  fmt::format("one of {}", fmt::join(names, ", ")));
     item.optional("batch", s.batch, diags);
     item.optional("image", s.image, diags);
     s.dtype = read_dtype(item, diags);

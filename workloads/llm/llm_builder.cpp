@@ -1,6 +1,7 @@
 #include "workloads/llm/llm_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -14,14 +15,17 @@
 
 namespace coda::workload::llm {
 
-std::string_view to_string(PhaseKind kind) {
-  switch (kind) {
-    case PhaseKind::Prefill: return "prefill";
-    case PhaseKind::Decode: return "decode";
-    case PhaseKind::Training: return "training";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr std::array<std::pair<std::string_view, PhaseKind>, 3> kPhases{{
+    {"prefill", PhaseKind::Prefill}, {"decode", PhaseKind::Decode},
+    {"training", PhaseKind::Training}}};
+
+}  // namespace
+
+std::string_view to_string(PhaseKind kind) { return enum_name(kPhases, kind, "unknown"); }
+
+EnumTable<PhaseKind> phase_names() { return kPhases; }
 
 namespace {
 

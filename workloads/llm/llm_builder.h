@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_table.h"
 #include "core/diagnostics.h"
 #include "core/units.h"
 #include "workloads/graph.h"
@@ -35,6 +36,8 @@ namespace coda::workload::llm {
 
 enum class PhaseKind : std::uint8_t { Prefill, Decode, Training };
 std::string_view to_string(PhaseKind kind);  // "prefill", "decode", "training"
+// The phases by name, in that order (for readers' EnumTable and hints).
+EnumTable<PhaseKind> phase_names();
 
 struct LlmPhase {
   PhaseKind kind = PhaseKind::Prefill;
