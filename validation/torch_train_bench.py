@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Times whole training steps of GPT-2-shaped models written in plain PyTorch on this machine's
+GPU 0, eagerly and from a CUDA graph, with each step's kernels by class, and writes them as rows
+of the published-corpus schema (validation/published/README.md), with their provenance.
+
+    python3 validation/torch_train_bench.py --out DIR [--budget-s 150]
+    python3 validation/torch_train_bench.py --out DIR --smoke   # tiny model on the CPU: the
+                                                                 # script's logic, no rows
+
+The model (model = the coda preset in configs/workloads/llm/ whose shapes it copies): GPT-2 as
+Radford et al. 2019 and coda's gpt2_* presets describe it -- learned positions, pre-LayerNorm
+blocks (eps 1e-5), a fused QKV projection with bias, causal F.scaled_dot_product_attention,
+GELU (tanh) MLP of 4 x hidden, a final LayerNorm and an LM head tied to the token embedding;
+dropout 0. No Hugging Face code: one nn.Module per block, so the kernels are the layers' own
+and PyTorch's, not a framework's glue.
+The step: fp32 master weights, bf16 autocast (the weight cast cache off, as CUDA graphs need),
+cross-entropy over every position (fp32 under autocast), backward, fused AdamW
+(capturable), gradients set to None. One GPU: dp 1, tp 1, zero 0, no recomputation, fp32
+gradients (grad_bits 32).
+Timing: CUDA events around each step after warm-up, the median of the repetitions:
+  eager  the step's kernels launched one by one from Python (launch: eager)
+  graph  the whole step captured once in a CUDA graph and replayed (launch: graph): the GPU's
+         time with the host out of the way
+Each case is also run once under torch.profiler (eager): every kernel's name and GPU time go to
+torch_train_kernels.csv with a class read off its name (gemm, attention, norm, loss, optimizer,
+elementwise, reduction, copy, embedding, other), and the eager step is split into forward,
+backward and optimizer by CUDA events (torch_train_raw.csv).
+Outputs in DIR: torch_train_corpus.csv (the rows), torch_train_raw.csv (every case, its phases
+and error, if any), torch_train_kernels.csv. Nothing is fitted here.
+"""
+import argparse
+import collections
+import csv
+import os
+import statistics
+import sys
+import time
+
+# name, hidden, layers, heads (configs/workloads/llm/gpt2_*.yaml: vocab 50257, 1024 positions)
+MODELS = {"gpt2_small": (768, 12, 12), "gpt2_medium": (1024, 24, 16),
+          "gpt2_large": (1280, 36, 20), "gpt2_xl": (1600, 48, 25)}
+CASES = [("gpt2_small", 8, 1024), ("gpt2_small", 16, 1024), ("gpt2_medium", 8, 1024),
+         ("gpt2_medium", 16, 1024), ("gpt2_large", 8, 1024), ("gpt2_xl", 8, 1024),
+         ("gpt2_xl", 16, 1024)]
+VOCAB, POSITIONS = 50257, 1024
+
+# A kernel's class, read off its name: the first rule whose words appear in the lower-cased name.
+CLASS_RULES = [
+    ("optimizer", ("adam", "multi_tensor", "foreach")),
+    ("attention", ("flash", "fmha", "sdpa", "attention", "cudnn_generated")),
+    ("gemm", ("gemm", "nvjet", "xmma", "cutlass", "sm90_", "sm80_", "cublas")),
+    ("norm", ("layer_norm", "layernorm")),
+    ("loss", ("softmax", "cross_entropy", "nll_loss")),
+    ("embedding", ("embedding", "index_select", "indexing_backward", "index_put")),
+    ("reduction", ("reduce",)),
+    ("copy", ("copy", "memcpy", "memset", "cat", "fill")),
+    ("elementwise", ("elementwise", "vectorized", "unrolled", "gelu", "add", "mul")),
+]
+
+
+def kernel_class(name):
+    low = name.lower()
+    for cls, words in CLASS_RULES:
+        if any(w in low for w in words):
+            return cls
+    return "other"
+
+
+def build_model(torch, hidden, layers, heads, device):
+    nn, F = torch.nn, torch.nn.functional
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+    if sdpa is None:  # PyTorch < 2.0 (Debian 12's, for --smoke only): the same math unfused
+        if device.type != "cpu":
+            raise RuntimeError(f"PyTorch {torch.__version__} has no scaled_dot_product_attention")
+
+        def sdpa(q, k, v, is_causal):
+            s = q.shape[-2]
+            mask = torch.ones(s, s, dtype=torch.bool, device=q.device).tril()
+            w = (q @ k.transpose(-1, -2)) / (q.shape[-1] ** 0.5)
+            return torch.softmax(w.masked_fill(~mask, float("-inf")), -1) @ v
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(hidden, eps=1e-5)
+            self.qkv = nn.Linear(hidden, 3 * hidden)
+            self.proj = nn.Linear(hidden, hidden)
+            self.ln2 = nn.LayerNorm(hidden, eps=1e-5)
+            self.fc = nn.Linear(hidden, 4 * hidden)
+            self.fc2 = nn.Linear(4 * hidden, hidden)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, heads, hidden // heads).unbind(2)
+            a = sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, s, hidden))
+            return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(VOCAB, hidden)
+            self.wpe = nn.Embedding(POSITIONS, hidden)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln_f = nn.LayerNorm(hidden, eps=1e-5)
+
+        def forward(self, ids, targets):
+            pos = torch.arange(ids.shape[1], device=ids.device)
+            x = self.wte(ids) + self.wpe(pos)
+            for blk in self.blocks:
+                x = blk(x)
+            logits = F.linear(self.ln_f(x), self.wte.weight)  # tied LM head
+            return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+
+    if hasattr(torch.device, "__enter__"):  # PyTorch >= 2.0: built where it runs
+        with torch.device(device):
+            return GPT()
+    return GPT().to(device)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=150.0)
+    ap.add_argument("--smoke", action="store_true",
+                    help="a two-layer model of hidden 64 on the CPU, eager only: checks the script")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    import torch
+    start = time.time()
+    smoke = args.smoke
+    dev = torch.device("cpu" if smoke else "cuda:0")
+    if smoke:
+        prov = {"device": "cpu (smoke)", "software": f"PyTorch {torch.__version__}",
+                "source": "smoke run"}
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import torch_bench  # same folder: provenance
+        prov = torch_bench.provenance(torch, "plain-PyTorch GPT-2 (validation/torch_train_bench.py),"
+                                             " timed with CUDA events")
+        prov["source"] = prov["source"].replace("torch_bench.py", "torch_train_bench.py")
+    rows, raw, kernels = [], [], []
+
+    def sync():
+        if not smoke:
+            torch.cuda.synchronize()
+
+    def median_time(fn, reps, warmup):
+        for _ in range(warmup):
+            fn()
+        sync()
+        times = []
+        for _ in range(reps):
+            if smoke:
+                t = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t) * 1e6)
+                continue
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1000.0)
+        return statistics.median(times)
+
+    cases = [("gpt2_smoke", 2, 64)] if smoke else CASES
+    for model_name, batch, seq in cases:
+        if time.time() - start > args.budget_s:
+            raw.append({"model": model_name, "batch": batch, "seq": seq,
+                        "error": "skipped: over the time budget"})
+            continue
+        hidden, layers, heads = (64, 2, 4) if smoke else MODELS[model_name]
+        shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32"
+        rec = {"model": model_name, "batch": batch, "seq": seq, "error": ""}
+        model = opt = graph = None
+        try:
+            torch.manual_seed(0)
+            model = build_model(torch, hidden, layers, heads, dev)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-4,
+                                    **({} if smoke else {"fused": True, "capturable": True}))
+            ids = torch.randint(0, VOCAB, (batch, seq), device=dev)
+            targets = torch.randint(0, VOCAB, (batch, seq), device=dev)
+            amp = torch.autocast(dev.type, dtype=torch.bfloat16, cache_enabled=False)
+
+            def forward():
+                with amp:
+                    return model(ids, targets)
+
+            def step():
+                forward().backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+
+            rec["eager_us"] = median_time(step, reps=3 if smoke else 8, warmup=1 if smoke else 3)
+            # The eager step split into its phases (CUDA events between them), median of 5.
+            if not smoke:
+                parts = collections.defaultdict(list)
+                for _ in range(5):
+                    ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+                    ev[0].record()
+                    loss = forward()
+                    ev[1].record()
+                    loss.backward()
+                    ev[2].record()
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                    ev[3].record()
+                    ev[3].synchronize()
+                    for i, name in enumerate(("forward", "backward", "optimizer")):
+                        parts[name].append(ev[i].elapsed_time(ev[i + 1]) * 1000.0)
+                for name, vals in parts.items():
+                    rec[f"{name}_us"] = statistics.median(vals)
+            # One eager step under the profiler: every kernel and its GPU time.
+            from torch.profiler import ProfilerActivity, profile
+            acts = [ProfilerActivity.CPU] + ([] if smoke else [ProfilerActivity.CUDA])
+            with profile(activities=acts) as prof:
+                step()
+                sync()
+            per = collections.OrderedDict()
+            names = []
+            for e in prof.events():
+                if smoke or not str(getattr(e, "device_type", "")).endswith("CUDA"):
+                    continue
+                names.append(e.name)
+                dur = e.time_range.elapsed_us() if getattr(e, "time_range", None) else 0.0
+                slot = per.setdefault(e.name, [0, 0.0])
+                slot[0] += 1
+                slot[1] += dur
+            for name, (calls, us) in per.items():
+                kernels.append({"model": model_name, "batch": batch, "seq": seq,
+                                "class": kernel_class(name), "calls": calls,
+                                "total_us": f"{us:.1f}", "kernel": name})
+            rec["kernels"] = len(names)
+            joined = " ".join(n.lower() for n in names)
+            impl = ("fa3" if "cudnn" in joined and ("sdpa" in joined or "fmha" in joined)
+                    else "fa2" if "flash" in joined else "unfused" if names else "")
+            rec["impl"] = impl
+            by_class = collections.Counter()
+            for k in kernels:
+                if (k["model"], k["batch"], k["seq"]) == (model_name, batch, seq):
+                    by_class[k["class"]] += float(k["total_us"])
+            rec["profiled_gpu_us"] = sum(by_class.values())
+            rec["by_class_us"] = " ".join(f"{c}={v:.0f}" for c, v in by_class.most_common())
+            # The whole step captured in a CUDA graph (PyTorch's whole-network capture recipe:
+            # warm-up on a side stream, grads set to None before capture, capturable AdamW).
+            if not smoke:
+                torch.cuda.empty_cache()  # the eager steps' cached blocks, before the pool
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(3):
+                        step()
+                torch.cuda.current_stream().wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                opt.zero_grad(set_to_none=True)
+                with torch.cuda.graph(graph):
+                    forward().backward()
+                    opt.step()
+                rec["graph_us"] = median_time(graph.replay, reps=8, warmup=3)
+            tokens = batch * seq
+            n_params = sum(p.numel() for p in model.parameters())
+            rec["params"] = n_params
+            common = (f"one GPU; plain-PyTorch GPT-2 ({n_params / 1e6:.1f} M parameters, tied "
+                      f"LM head), fp32 master weights, bf16 autocast, cross-entropy over all "
+                      f"{tokens} positions, fused AdamW; {rec['kernels']} kernels per eager "
+                      f"step (torch.profiler), attention {impl}")
+            for launch, key in (("eager", "eager_us"), ("graph", "graph_us")):
+                if key in rec and not smoke:
+                    rows.append({"kernel": "llm_train", "dtype": "bf16", "shape": shape,
+                                 "impl": impl, "model": model_name, "launch": launch,
+                                 "median_us": f"{rec[key]:.1f}", "device": prov["device"],
+                                 "software": prov["software"], "source": prov["source"],
+                                 "derivation": "copied (measured)",
+                                 "note": (f"{common}; median of 8 steps after 3 warm-up "
+                                          + ("steps" if launch == "eager" else
+                                             "replays of the step captured in one CUDA graph"))})
+        except Exception as e:  # noqa: BLE001 (a failed case is recorded, the others go on)
+            rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        print(f"llm_train {model_name} batch={batch} seq={seq}: "
+              + " ".join(f"{k}={v:.0f}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in rec.items() if k not in ("model", "batch", "seq")),
+              file=sys.stderr)
+        raw.append(rec)
+        del model, opt, graph
+        if not smoke:
+            torch.cuda.empty_cache()
+
+    def write(name, cols, data):
+        with open(os.path.join(args.out, name), "w", newline="") as f:
+            w = csv.DictWriter(f, cols, extrasaction="ignore")
+            w.writeheader()
+            for r in data:
+                w.writerow({k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()})
+
+    write("torch_train_corpus.csv", ["kernel", "dtype", "shape", "impl", "model", "launch",
+                                     "median_us", "device", "software", "source", "derivation",
+                                     "note"], rows)
+    write("torch_train_raw.csv", ["model", "batch", "seq", "params", "impl", "eager_us",
+                                  "graph_us", "forward_us", "backward_us", "optimizer_us",
+                                  "profiled_gpu_us", "kernels", "by_class_us", "error"], raw)
+    write("torch_train_kernels.csv", ["model", "batch", "seq", "class", "calls", "total_us",
+                                      "kernel"], kernels)
+    failed = sum(1 for r in raw if r.get("error"))
+    print(f"torch_train_bench: {len(rows)} rows, {failed} cases failed or skipped, "
+          f"{time.time() - start:.0f} s", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
