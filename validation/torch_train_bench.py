@@ -31,8 +31,10 @@ and error, if any), torch_train_kernels.csv. Nothing is fitted here.
 import argparse
 import collections
 import csv
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -99,17 +101,19 @@ def build_model(torch, hidden, layers, heads, device):
     class GPT(nn.Module):
         def __init__(self):
             super().__init__()
-            self.wte = nn.Embedding(VOCAB, hidden)
-            self.wpe = nn.Embedding(POSITIONS, hidden)
+            # Embedding tables read with index_select, whose backward (index_add) is capturable;
+            # nn.Embedding's backward reads a count back to the host, which a CUDA graph refuses.
+            self.wte = nn.Parameter(torch.randn(VOCAB, hidden) * 0.02)
+            self.wpe = nn.Parameter(torch.randn(POSITIONS, hidden) * 0.01)
             self.blocks = nn.ModuleList(Block() for _ in range(layers))
             self.ln_f = nn.LayerNorm(hidden, eps=1e-5)
 
         def forward(self, ids, targets):
-            pos = torch.arange(ids.shape[1], device=ids.device)
-            x = self.wte(ids) + self.wpe(pos)
+            b, s = ids.shape
+            x = self.wte.index_select(0, ids.view(-1)).view(b, s, hidden) + self.wpe[:s]
             for blk in self.blocks:
                 x = blk(x)
-            logits = F.linear(self.ln_f(x), self.wte.weight)  # tied LM head
+            logits = F.linear(self.ln_f(x), self.wte)  # tied LM head
             return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
 
     if hasattr(torch.device, "__enter__"):  # PyTorch >= 2.0: built where it runs
@@ -118,16 +122,78 @@ def build_model(torch, hidden, layers, heads, device):
     return GPT().to(device)
 
 
+def setup(torch, dev, smoke, hidden, layers, heads, batch, seq):
+    """The model, its optimizer, the forward (the loss) and one whole training step."""
+    torch.manual_seed(0)
+    model = build_model(torch, hidden, layers, heads, dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4,
+                            **({} if smoke else {"fused": True, "capturable": True}))
+    ids = torch.randint(0, VOCAB, (batch, seq), device=dev)
+    targets = torch.randint(0, VOCAB, (batch, seq), device=dev)
+    amp = torch.autocast(dev.type, dtype=torch.bfloat16, cache_enabled=False)
+
+    def forward():
+        with amp:
+            return model(ids, targets)
+
+    def step():
+        forward().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return model, opt, forward, step
+
+
+def graph_case(torch, index):
+    """Case `index` of CASES timed from a CUDA graph, in a process of its own (a capture that
+    fails leaves the process's CUDA state unusable): PyTorch's whole-network capture recipe
+    (warm-up on a side stream, gradients set to None before capture, capturable AdamW).
+    Prints one JSON line: graph_us, or error."""
+    model_name, batch, seq = CASES[index]
+    try:
+        model, opt, forward, step = setup(torch, torch.device("cuda:0"), False,
+                                          *MODELS[model_name], batch, seq)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            forward().backward()
+            opt.step()
+        for _ in range(3):
+            graph.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(8):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            graph.replay()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1000.0)
+        print(json.dumps({"graph_us": statistics.median(times)}))
+    except Exception as e:  # noqa: BLE001 (reported to the parent)
+        print(json.dumps({"error": f"{type(e).__name__}: {str(e)[:300]}"}))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=150.0)
     ap.add_argument("--smoke", action="store_true",
                     help="a two-layer model of hidden 64 on the CPU, eager only: checks the script")
+    ap.add_argument("--graph-case", type=int, help=argparse.SUPPRESS)  # the child process
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
     import torch
+    if args.graph_case is not None:
+        return graph_case(torch, args.graph_case)
     start = time.time()
     smoke = args.smoke
     dev = torch.device("cpu" if smoke else "cuda:0")
@@ -166,7 +232,7 @@ def main():
         return statistics.median(times)
 
     cases = [("gpt2_smoke", 2, 64)] if smoke else CASES
-    for model_name, batch, seq in cases:
+    for index, (model_name, batch, seq) in enumerate(cases):
         if time.time() - start > args.budget_s:
             raw.append({"model": model_name, "batch": batch, "seq": seq,
                         "error": "skipped: over the time budget"})
@@ -174,25 +240,9 @@ def main():
         hidden, layers, heads = (64, 2, 4) if smoke else MODELS[model_name]
         shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32"
         rec = {"model": model_name, "batch": batch, "seq": seq, "error": ""}
-        model = opt = graph = None
+        row = None
         try:
-            torch.manual_seed(0)
-            model = build_model(torch, hidden, layers, heads, dev)
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-4,
-                                    **({} if smoke else {"fused": True, "capturable": True}))
-            ids = torch.randint(0, VOCAB, (batch, seq), device=dev)
-            targets = torch.randint(0, VOCAB, (batch, seq), device=dev)
-            amp = torch.autocast(dev.type, dtype=torch.bfloat16, cache_enabled=False)
-
-            def forward():
-                with amp:
-                    return model(ids, targets)
-
-            def step():
-                forward().backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-
+            model, opt, forward, step = setup(torch, dev, smoke, hidden, layers, heads, batch, seq)
             rec["eager_us"] = median_time(step, reps=3 if smoke else 8, warmup=1 if smoke else 3)
             # The eager step split into its phases (CUDA events between them), median of 5.
             if not smoke:
@@ -243,22 +293,6 @@ def main():
                     by_class[k["class"]] += float(k["total_us"])
             rec["profiled_gpu_us"] = sum(by_class.values())
             rec["by_class_us"] = " ".join(f"{c}={v:.0f}" for c, v in by_class.most_common())
-            # The whole step captured in a CUDA graph (PyTorch's whole-network capture recipe:
-            # warm-up on a side stream, grads set to None before capture, capturable AdamW).
-            if not smoke:
-                torch.cuda.empty_cache()  # the eager steps' cached blocks, before the pool
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    for _ in range(3):
-                        step()
-                torch.cuda.current_stream().wait_stream(side)
-                graph = torch.cuda.CUDAGraph()
-                opt.zero_grad(set_to_none=True)
-                with torch.cuda.graph(graph):
-                    forward().backward()
-                    opt.step()
-                rec["graph_us"] = median_time(graph.replay, reps=8, warmup=3)
             tokens = batch * seq
             n_params = sum(p.numel() for p in model.parameters())
             rec["params"] = n_params
@@ -266,26 +300,41 @@ def main():
                       f"LM head), fp32 master weights, bf16 autocast, cross-entropy over all "
                       f"{tokens} positions, fused AdamW; {rec['kernels']} kernels per eager "
                       f"step (torch.profiler), attention {impl}")
-            for launch, key in (("eager", "eager_us"), ("graph", "graph_us")):
-                if key in rec and not smoke:
-                    rows.append({"kernel": "llm_train", "dtype": "bf16", "shape": shape,
-                                 "impl": impl, "model": model_name, "launch": launch,
-                                 "median_us": f"{rec[key]:.1f}", "device": prov["device"],
-                                 "software": prov["software"], "source": prov["source"],
-                                 "derivation": "copied (measured)",
-                                 "note": (f"{common}; median of 8 steps after 3 warm-up "
-                                          + ("steps" if launch == "eager" else
-                                             "replays of the step captured in one CUDA graph"))})
+
+            def row(launch, us, timing):
+                return {"kernel": "llm_train", "dtype": "bf16", "shape": shape, "impl": impl,
+                        "model": model_name, "launch": launch, "median_us": f"{us:.1f}",
+                        "device": prov["device"], "software": prov["software"],
+                        "source": prov["source"], "derivation": "copied (measured)",
+                        "note": f"{common}; median of 8 {timing} after 3 warm-up"}
+
+            if not smoke:
+                rows.append(row("eager", rec["eager_us"], "steps"))
         except Exception as e:  # noqa: BLE001 (a failed case is recorded, the others go on)
             rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        model = opt = forward = step = loss = None
+        if not smoke and row is not None:
+            torch.cuda.empty_cache()  # the child gets the whole GPU
+            try:
+                child = subprocess.run([sys.executable, os.path.abspath(__file__), "--out",
+                                        args.out, "--graph-case", str(index)],
+                                       capture_output=True, text=True, timeout=150)
+                lines = child.stdout.strip().splitlines()
+                res = (json.loads(lines[-1]) if lines else
+                       {"error": f"exit {child.returncode}: {child.stderr.strip()[-300:]}"})
+            except subprocess.TimeoutExpired:
+                res = {"error": "over 150 s"}
+            if "graph_us" in res:
+                rec["graph_us"] = res["graph_us"]
+                rows.append(row("graph", rec["graph_us"], "replays of the step captured in one "
+                                "CUDA graph"))
+            else:
+                rec["graph_error"] = res["error"]
         print(f"llm_train {model_name} batch={batch} seq={seq}: "
               + " ".join(f"{k}={v:.0f}" if isinstance(v, float) else f"{k}={v}"
                          for k, v in rec.items() if k not in ("model", "batch", "seq")),
               file=sys.stderr)
         raw.append(rec)
-        del model, opt, graph
-        if not smoke:
-            torch.cuda.empty_cache()
 
     def write(name, cols, data):
         with open(os.path.join(args.out, name), "w", newline="") as f:
@@ -299,10 +348,10 @@ def main():
                                      "note"], rows)
     write("torch_train_raw.csv", ["model", "batch", "seq", "params", "impl", "eager_us",
                                   "graph_us", "forward_us", "backward_us", "optimizer_us",
-                                  "profiled_gpu_us", "kernels", "by_class_us", "error"], raw)
+                                  "profiled_gpu_us", "kernels", "by_class_us", "error", "graph_error"], raw)
     write("torch_train_kernels.csv", ["model", "batch", "seq", "class", "calls", "total_us",
                                       "kernel"], kernels)
-    failed = sum(1 for r in raw if r.get("error"))
+    failed = sum(1 for r in raw if r.get("error") or r.get("graph_error"))
     print(f"torch_train_bench: {len(rows)} rows, {failed} cases failed or skipped, "
           f"{time.time() - start:.0f} s", file=sys.stderr)
     return 1 if failed else 0
