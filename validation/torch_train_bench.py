@@ -273,6 +273,8 @@ def main():
             for e in prof.events():
                 if smoke or not str(getattr(e, "device_type", "")).endswith("CUDA"):
                     continue
+                if getattr(e, "is_user_annotation", False) or "#" in e.name:
+                    continue  # a range such as Optimizer.step#AdamW.step spans kernels listed too
                 names.append(e.name)
                 dur = e.time_range.elapsed_us() if getattr(e, "time_range", None) else 0.0
                 slot = per.setdefault(e.name, [0, 0.0])
