@@ -1070,6 +1070,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
   };
   fraction("attention_backward", "the forward's matrix rate", out.attention_backward);
   fraction("attention_triton", "the fa2 class's matrix rate", out.attention_triton);
+  fraction("unaligned_gemm", "the datasheet tensor-core rate", out.unaligned_gemm);
   fraction("attention_overlap", "the shorter of the matrix and softmax work",
            out.attention_overlap);
   fraction("dram_fraction", "the DRAM bandwidth", out.dram_fraction);
@@ -1325,6 +1326,7 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
     out += fmt::format("{}attention_triton: {}\n", pad, *c.attention_triton);
   if (c.attention_overlap)
     out += fmt::format("{}attention_overlap: {}\n", pad, *c.attention_overlap);
+  if (c.unaligned_gemm) out += fmt::format("{}unaligned_gemm: {}\n", pad, *c.unaligned_gemm);
   if (c.dram_fraction) out += fmt::format("{}dram_fraction: {}\n", pad, *c.dram_fraction);
   if (c.link_fraction) out += fmt::format("{}link_fraction: {}\n", pad, *c.link_fraction);
   if (!c.source.empty()) {

@@ -347,6 +347,12 @@ struct CalibrationSpec {
   // The triton attention class's share of the fa2 class's matrix rate, in (0, 1]. No default:
   // an arch that does not state it cannot price that class.
   std::optional<double> attention_triton;
+  // The share of the datasheet tensor-core rate (at the op's precision), in (0, 1], that a GEMM
+  // reaches when one of its operands' contiguous dimension is not a whole number of 16-byte
+  // vectors (kGemmAlignmentBytes): cuBLAS then runs element-wise-loading kernels (CUTLASS's
+  // align1 mma.sync kernels) in place of its TMA / 128-bit-load ones. No default: an arch that
+  // does not state it prices such a GEMM as an aligned one.
+  std::optional<double> unaligned_gemm;
   // fa3: the share of the shorter of the matrix and softmax work hidden under the longer one by
   // the ping-pong schedule, in (0, 1]. Default 1 (fully hidden). fa2 hides none.
   std::optional<double> attention_overlap;
@@ -361,6 +367,13 @@ struct CalibrationSpec {
 // The knobs' limits, shared by the reader and the fit.
 inline constexpr double kMaxLaunchOverheadSeconds = 1e-3;  // 1 ms: beyond any kernel launch
 inline constexpr double kMaxTileOverheadSteps = 64;        // a block's prologue + epilogue
+
+// The access width a tensor-core GEMM's fast kernels need: 128-bit (16-byte) vector loads of
+// every operand, so each operand's contiguous dimension must be a whole number of 16 bytes
+// (cuBLAS documentation, section 2.1.11 "Tensor Core Usage"; CUTLASS maintainers, NVIDIA/cutlass
+// issue #75: "most kernels targeting Tensor Cores require 128b aligned memory accesses").
+// calibration.unaligned_gemm prices the others.
+inline constexpr std::uint32_t kGemmAlignmentBytes = 16;
 
 // A GPU kernel's fixed cost when the arch states none. Measured empty-kernel launches: 2.2 us back
 // to back and 6.6 us with a synchronize after each on P100 (CSCS's ReFrame kernel_latency check,

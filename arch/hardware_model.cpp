@@ -226,6 +226,13 @@ double HardwareModel::attention_backward_share() const {
   return spec_.calibration.attention_backward.value_or(1.0);
 }
 
+std::optional<double> HardwareModel::unaligned_macs_per_cycle(DataType precision) const {
+  const ComputeUnitSpec* unit = matrix_unit();
+  const std::optional<double> share = spec_.calibration.unaligned_gemm;
+  if (unit == nullptr || unit->kind != UnitKind::TensorCore || !share) return std::nullopt;
+  return unit_macs_per_cycle(*unit, precision) * unit->count * *share;
+}
+
 std::optional<double> HardwareModel::attention_triton_share() const {
   return spec_.calibration.attention_triton;
 }

@@ -42,6 +42,21 @@ std::string supported_list(const arch::ComputeUnitSpec& unit) {
 
 std::uint32_t element_bytes(DataType type) { return (bit_width(type) + 7) / 8; }
 
+// TensorCoreWork::aligned: each operand's innermost extent, at its element size, a whole number
+// of arch::kGemmAlignmentBytes. An op with an affine window in any index (a convolution, whose
+// implicit-GEMM kernels lay operands out by their own rules) counts as aligned.
+bool operands_aligned(const workload::Op& op, std::uint32_t in_bytes, std::uint32_t out_bytes) {
+  for (const workload::TensorAccess& access : op.space.accesses)
+    for (const workload::IndexExpr& index : access.indices)
+      if (index.terms.size() != 1 || index.terms.front().coefficient != 1) return true;
+  for (const workload::TensorAccess& access : op.space.accesses) {
+    if (access.indices.empty() || access.shape.empty()) continue;
+    const std::uint32_t bytes = access.role == workload::TensorRole::Output ? out_bytes : in_bytes;
+    if (access.shape.back() * bytes % arch::kGemmAlignmentBytes != 0) return false;
+  }
+  return true;
+}
+
 // Places an op of any kind but Attention on its unit; nullopt with `why` set when the hardware
 // has no unit for it.
 std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareModel& hw,
@@ -106,8 +121,10 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
         const std::uint64_t a_bytes =
             workload::tensor_bytes(op, workload::TensorRole::Input).value *
             bit_width(precision) / bit_width(op_precision(op));
-        scheduled.work = TensorCoreWork{workload::gemm_view(op), element_bytes(precision),
-                                        element_bytes(output_precision(op, precision)), a_bytes};
+        const std::uint32_t in_bytes = element_bytes(precision);
+        const std::uint32_t out_bytes = element_bytes(output_precision(op, precision));
+        scheduled.work = TensorCoreWork{workload::gemm_view(op), in_bytes, out_bytes, a_bytes,
+                                        operands_aligned(op, in_bytes, out_bytes)};
       }
       return scheduled;
     }

@@ -82,6 +82,12 @@ struct TensorCoreWork {
   // convolution that is its feature map (the window the op touches), not the im2col-unrolled
   // m x k matrix an implicit-GEMM kernel walks through L2; for a plain GEMM, m x k x input_bytes.
   std::uint64_t a_bytes = 0;
+  // Whether every operand's contiguous (innermost) dimension is a whole number of
+  // arch::kGemmAlignmentBytes at its element size (A and B at input_bytes, C at output_bytes),
+  // as cuBLAS's fast kernels need; false e.g. for GPT-2's LM head (vocabulary 50,257). An
+  // operand indexed by an affine window (a convolution's input) counts as aligned: implicit-GEMM
+  // kernels stage it through shared memory by their own rules, which coda does not model.
+  bool aligned = true;
   friend bool operator==(const TensorCoreWork&, const TensorCoreWork&) = default;
 };
 

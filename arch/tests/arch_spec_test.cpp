@@ -529,6 +529,25 @@ TEST(ArchCalibration, TritonAttentionStatesItsShare) {
                         "calibration.attention_triton, or choose fa2 or fa3");
 }
 
+// unaligned_gemm is a share of the datasheet tensor-core rate: 2048 MACs/cycle x 0.125 = 256.
+TEST(ArchCalibration, UnalignedGemmIsAShareOfTheDatasheetRate) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + "calibration: {unaligned_gemm: 0.125}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const HardwareModel hw(*spec);
+  const auto* unit = hw.matrix_unit();
+  ASSERT_NE(unit, nullptr);
+  const double datasheet = unit->rates.at(DataType::Fp16) * unit->count;
+  EXPECT_EQ(hw.unaligned_macs_per_cycle(DataType::Fp16), datasheet * 0.125);
+  EXPECT_NE(calibration_yaml(spec->calibration, 2).find("  unaligned_gemm: 0.125\n"),
+            std::string::npos);
+  const HardwareModel none(*parse(std::string(kGpu), diags));
+  EXPECT_EQ(none.unaligned_macs_per_cycle(DataType::Fp16), std::nullopt);
+  const auto bad = errors_of(std::string(kGpu) + "calibration: {unaligned_gemm: 1.5}\n");
+  ASSERT_EQ(bad.size(), 1u) << ::testing::PrintToString(bad);
+  EXPECT_NE(bad[0].find("calibration.unaligned_gemm"), std::string::npos) << bad[0];
+}
+
 TEST(ArchCalibration, RasterGroupIsACountOfTilesOnTensorCores) {
   Diagnostics diags;
   const auto spec = parse(std::string(kGpu) + "calibration: {raster_group: 8}\n", diags);

@@ -57,6 +57,29 @@ TEST(Schedule, PlacesEachKindOnItsUnit) {
             (CollectiveWork{Function::AllReduce, 8, Bytes{2048}}));
 }
 
+// cuBLAS's fast kernels need every operand's contiguous dimension in whole 16-byte vectors
+// (arch::kGemmAlignmentBytes). make_gemm stores A [m][k], B [k][n], C [m][n]: k and n are
+// contiguous, m never is. fp16: 50,257 x 2 = 100,514 bytes (not a multiple of 16), 50,264 x 2 =
+// 100,528 = 16 x 6,283.
+TEST(Schedule, AGemmIsUnalignedWhenAnOperandsRowIsNotWholeSixteenByteVectors) {
+  const auto hw = parse_arch(kMiniGpu);
+  const auto aligned = [&](workload::Op op) {
+    const Schedule s = schedule_graph(graph_of({std::move(op)}), hw);
+    return std::get<TensorCoreWork>(s.ops.at(0).work).aligned;
+  };
+  EXPECT_FALSE(aligned(workload::make_gemm("lm_head", 64, 50257, 64, DataType::Fp16)));  // B, C
+  EXPECT_FALSE(aligned(workload::make_gemm("dx", 64, 64, 50257, DataType::Fp16)));       // A
+  EXPECT_TRUE(aligned(workload::make_gemm("padded", 64, 50264, 64, DataType::Fp16)));
+  EXPECT_TRUE(aligned(workload::make_gemm("odd_m", 63, 64, 64, DataType::Fp16)));
+  // A 3x3 convolution's filter rows are 6 bytes, but its operands are laid out by the
+  // implicit-GEMM kernel: not judged.
+  workload::Conv2dParams p;
+  p.in_h = p.in_w = 8;
+  p.in_channels = p.out_channels = 16;
+  p.filter_h = p.filter_w = 3;
+  EXPECT_TRUE(aligned(workload::make_conv2d("conv", p, 6, 6, DataType::Fp16)));
+}
+
 TEST(Schedule, AMatrixUnitWithoutThePrecisionCannotRunTheOp) {
   const auto hw = parse_arch(kMiniGpu);
   const auto g = graph_of({workload::make_gemm("fc", 64, 32, 16, DataType::Int8)});

@@ -53,6 +53,10 @@ GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCor
                         static_cast<double>(work.a_bytes) / static_cast<double>(g.batch)};
   GpuParams params = gpu_params(op.precision, hw, hw.gemm_path());
   if (!op.own_kernel) params.launch_overhead_s = 0;
+  if (!work.aligned) {
+    if (const std::optional<double> macs = hw.unaligned_macs_per_cycle(op.precision))
+      params.macs_per_cycle_per_sm = *macs;
+  }
   return choose_gpu_tile(shape, params);
 }
 
@@ -76,6 +80,18 @@ results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
   out.mapping = {{"tile_m", t.tile_m},   {"tile_n", t.tile_n}, {"tile_k", t.tile_k},
                  {"warps", t.warps},     {"stages", t.stages}, {"blocks", c.blocks},
                  {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}};
+  if (!work.aligned) {
+    out.mapping.push_back({"unaligned", 1});
+    const std::optional<double> share = hw.spec().calibration.unaligned_gemm;
+    out.notes.push_back(
+        share ? fmt::format("an operand's contiguous dimension is not a whole number of {} bytes: "
+                            "priced at calibration.unaligned_gemm, {} of the datasheet rate",
+                            arch::kGemmAlignmentBytes, *share)
+              : fmt::format("an operand's contiguous dimension is not a whole number of {} bytes, "
+                            "but '{}' states no calibration.unaligned_gemm: priced as an aligned "
+                            "GEMM (a lower bound)",
+                            arch::kGemmAlignmentBytes, hw.name()));
+  }
   out.cost.macs = op.macs;
   set_time(out, c.seconds, c.compute_seconds, hw);
   const std::uint64_t c_bytes = g.batch * g.m * g.n * work.output_bytes;

@@ -70,6 +70,37 @@ TEST(UnitCosts, TensorCoreGemmFeedsTheGpuModelFromTheSpec) {
   EXPECT_NEAR(r.cost.energy.value, joules, 1e-12 * joules);
 }
 
+// An unaligned GEMM (n = 1028: C's and B's rows are 2,056 bytes, not whole 16-byte vectors) runs
+// at calibration.unaligned_gemm of the datasheet rate: the GPU model with 512 x 0.25 = 128 MACs
+// per cycle per SM, everything else as for an aligned one. Without the knob it is priced as
+// aligned, and the op says so.
+TEST(UnitCosts, AnUnalignedGemmRunsAtTheArchsUnalignedShare) {
+  const auto hw = parse_arch(std::string(kMiniGpu) + "calibration: {unaligned_gemm: 0.25}\n");
+  const results::OpResult r =
+      priced(placed(workload::make_gemm("lm_head", 1024, 1028, 1024, DataType::Fp16), hw), hw);
+  GpuParams p = gpu_params(DataType::Fp16, hw, hw.gemm_path());
+  EXPECT_EQ(p.macs_per_cycle_per_sm, 512);
+  p.macs_per_cycle_per_sm = 128;
+  const GpuTileChoice expected = choose_gpu_tile({1, 1024, 1028, 1024, 2, 2}, p);
+  ASSERT_TRUE(expected.cost.feasible);
+  EXPECT_EQ(r.cost.cycles.value, static_cast<std::uint64_t>(std::ceil(expected.cost.cycles - 1e-9)));
+  // 1024 x 1028 x 1024 MACs at 4 SMs x 128 per cycle: at least 2,105,344 cycles.
+  EXPECT_GE(r.cost.compute_cycles.value, 2105344u);
+  EXPECT_EQ(r.mapping.back(), (std::pair<std::string, std::uint64_t>{"unaligned", 1}));
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0], "an operand's contiguous dimension is not a whole number of 16 bytes: "
+                        "priced at calibration.unaligned_gemm, 0.25 of the datasheet rate");
+
+  const auto plain = parse_arch(kMiniGpu);
+  const results::OpResult lower =
+      priced(placed(workload::make_gemm("lm_head", 1024, 1028, 1024, DataType::Fp16), plain), plain);
+  EXPECT_LT(lower.cost.cycles.value * 3, r.cost.cycles.value);  // 4x the rate, less the memory
+  ASSERT_EQ(lower.notes.size(), 1u);
+  EXPECT_EQ(lower.notes[0], "an operand's contiguous dimension is not a whole number of 16 bytes, "
+                            "but 'mini-gpu' states no calibration.unaligned_gemm: priced as an "
+                            "aligned GEMM (a lower bound)");
+}
+
 TEST(UnitCosts, VectorReluIsMemoryBound) {
   const auto hw = parse_arch(kMiniGpu);
   const auto op = placed(workload::make_elementwise("act", Function::Relu, {1024, 1024},
