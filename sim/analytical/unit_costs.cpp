@@ -81,7 +81,7 @@ results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
                  {"warps", t.warps},     {"stages", t.stages}, {"blocks", c.blocks},
                  {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}};
   if (!work.aligned) {
-    out.mapping.push_back({"unaligned", 1});
+    out.mapping.emplace_back("unaligned", 1);
     const std::optional<double> share = hw.spec().calibration.unaligned_gemm;
     out.notes.push_back(
         share ? fmt::format("an operand's contiguous dimension is not a whole number of {} bytes: "
