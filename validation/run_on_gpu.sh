@@ -25,8 +25,12 @@
 #   7. torch      where python3 has PyTorch and Triton (TORCH_BENCH=0 skips it): library kernels
 #                 (cuBLAS, FlashAttention-2 and cuDNN attention, norms, copies) through
 #                 validation/torch_bench.py -> torch_raw.csv, torch_corpus.csv    (< TORCH_S, 150 s)
+#   8. train      where python3 has PyTorch and a GPU (TRAIN_BENCH=0 skips it): whole GPT-2
+#                 training steps, eager and from a CUDA graph, with their kernel profiles, through
+#                 validation/torch_train_bench.py -> torch_train_corpus.csv, torch_train_raw.csv,
+#                 torch_train_kernels.csv                                           (< TRAIN_S, 170 s)
 # Steps 4 and 5 get at most what is left of BUDGET_S (step 4 keeps 60 s back for step 5); steps 6
-# and 7 have their own limits on top of it.
+# to 8 have their own limits on top of it (about 2 minutes each on one H200).
 # Expected on one H200 with the packages present: build ~1.5 min, measure ~2 min, ncu ~1 min.
 # Everything it writes goes to the output folder; the build goes to build-gpu/ (git-ignored).
 # Exit status: 0 all measured cases passed, 1 some case failed its check or did not run, 2 the
@@ -222,6 +226,19 @@ if [ "${TORCH_BENCH:-1}" != 0 ] && python3 -c "import torch, triton; assert torc
   tail -1 "$out/torch_bench.log" | tee -a "$out/run.log" >&2 || true
 else
   log "no python3 with PyTorch, Triton and a GPU (or TORCH_BENCH=0): no torch bench"
+fi
+
+# --- 8. training steps ----------------------------------------------------------------------------
+if [ "${TRAIN_BENCH:-1}" != 0 ] && python3 -c "import torch; assert torch.cuda.is_available()" \
+     >/dev/null 2>&1; then
+  train_s=${TRAIN_S:-170}
+  log "training-step bench (at most $train_s s)"
+  CODA_COMMIT=${CODA_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)} timeout $(( train_s + 60 )) \
+    python3 validation/torch_train_bench.py --out "$out" --budget-s "$train_s" \
+    2>"$out/torch_train_bench.log" || log "training-step bench exited with $? (see $out/torch_train_bench.log)"
+  tail -1 "$out/torch_train_bench.log" | tee -a "$out/run.log" >&2 || true
+else
+  log "no python3 with PyTorch and a GPU (or TRAIN_BENCH=0): no training-step bench"
 fi
 
 log "done in $(( $(date +%s) - start )) s; results in $out"

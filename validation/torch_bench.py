@@ -25,6 +25,7 @@ import argparse
 import csv
 import datetime
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -42,6 +43,24 @@ def kernel_names(fn):
         if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA"):
             names.append(e.name)
     return names
+
+
+def cuda_median_us(fn, reps, warmup):
+    """The median of `reps` calls of fn in microseconds, each timed with CUDA events on GPU 0's
+    current stream, after `warmup` calls and a synchronize."""
+    import torch
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000.0)
+    return statistics.median(times)
 
 
 def provenance(torch, timing):

@@ -30,21 +30,7 @@ import time
 import torch_bench  # same folder: provenance and kernel-name helpers
 
 
-def timed(fn, reps, warmup):
-    import torch
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000.0)
-    return statistics.median(times)
+timed = torch_bench.cuda_median_us
 
 
 def attention_class(names):

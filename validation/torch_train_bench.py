@@ -38,6 +38,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_bench  # noqa: E402 (same folder: provenance, the CUDA-event timer)
+
 # name, hidden, layers, heads (configs/workloads/llm/gpt2_*.yaml: vocab 50257, 1024 positions)
 MODELS = {"gpt2_small": (768, 12, 12), "gpt2_medium": (1024, 24, 16),
           "gpt2_large": (1280, 36, 20), "gpt2_xl": (1600, 48, 25)}
@@ -164,18 +167,7 @@ def graph_case(torch, index):
         with torch.cuda.graph(graph):
             forward().backward()
             opt.step()
-        for _ in range(3):
-            graph.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(8):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            graph.replay()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) * 1000.0)
-        print(json.dumps({"graph_us": statistics.median(times)}))
+        print(json.dumps({"graph_us": torch_bench.cuda_median_us(graph.replay, 8, 3)}))
     except Exception as e:  # noqa: BLE001 (reported to the parent)
         print(json.dumps({"error": f"{type(e).__name__}: {str(e)[:300]}"}))
     return 0
@@ -201,8 +193,6 @@ def main():
         prov = {"device": "cpu (smoke)", "software": f"PyTorch {torch.__version__}",
                 "source": "smoke run"}
     else:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import torch_bench  # same folder: provenance
         prov = torch_bench.provenance(torch, "plain-PyTorch GPT-2 (validation/torch_train_bench.py),"
                                              " timed with CUDA events")
         prov["source"] = prov["source"].replace("torch_bench.py", "torch_train_bench.py")
@@ -213,22 +203,15 @@ def main():
             torch.cuda.synchronize()
 
     def median_time(fn, reps, warmup):
+        if not smoke:
+            return torch_bench.cuda_median_us(fn, reps, warmup)
         for _ in range(warmup):
             fn()
-        sync()
         times = []
         for _ in range(reps):
-            if smoke:
-                t = time.perf_counter()
-                fn()
-                times.append((time.perf_counter() - t) * 1e6)
-                continue
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
+            t = time.perf_counter()
             fn()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) * 1000.0)
+            times.append((time.perf_counter() - t) * 1e6)
         return statistics.median(times)
 
     cases = [("gpt2_smoke", 2, 64)] if smoke else CASES
