@@ -142,7 +142,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->check(kPositive);
   cmd->add_flag("--resume", args.resume,
                 "Continue the sweep stored in DIR/sweep.db: run only the missing points (the "
-                "spec, arch and workload files must be unchanged)");
+                "spec, arch and workload files must be unchanged; without --resume a store of "
+                "this same sweep is reused too, and --resume fails when there is none)");
   cmd->add_option("--limit", args.limit, "Stop after this many new points")
       ->check(kPositive);
   // No group: left out of --help (see SweepArgs::test_pause_after).
@@ -209,13 +210,20 @@ std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
     return nullptr;
   }
   const std::filesystem::path db = dir / "sweep.db";
-  auto store = args.resume ? dse::SweepStore::open(db, spec.hash, why)
-                           : dse::SweepStore::create(db, spec.hash, spec.name, why);
+  // Without --resume, a store of this very sweep (the same spec, arch and workload files) is
+  // reused: run again, a finished sweep runs nothing and rewrites its exports, an interrupted one
+  // runs what it lacks. A store of another sweep is never touched.
+  const bool reuse = !args.resume && std::filesystem::exists(db, ec);
+  auto store = args.resume || reuse ? dse::SweepStore::open(db, spec.hash, why)
+                                    : dse::SweepStore::create(db, spec.hash, spec.name, why);
   if (!store)
     err << fmt::format("error: {}{}\n", why,
-                       args.resume ? ""
-                                   : "; pass --resume to continue it, or choose another --out "
-                                     "folder");
+                       reuse ? "; choose another --out folder, or remove the store to start afresh"
+                             : "");
+  else if (reuse)
+    err << fmt::format("note: '{}' holds this sweep (the same spec, arch and workload files): "
+                       "reusing it, so only the points it lacks run; remove it to start afresh\n",
+                       db.string());
   return store;
 }
 

@@ -87,10 +87,27 @@ TEST(SweepCommand, RunsTheBundledSweepAndWritesTheExports) {
   EXPECT_EQ(csv.find("\n0,resnet50,64,64,1 MiB,17 GB/s,ok,"), csv.find('\n')) << csv;
   EXPECT_TRUE(std::filesystem::exists(tmp.path() / "whole" / "results.json"));
 
-  // Running again into the same folder without --resume is refused.
+  // Running again into the same folder reuses the store (the README's first command may run
+  // twice): nothing runs, the exports are written again, byte for byte, and it says so.
   const Outcome again = coda({"sweep", kBundled, "--out", dir.c_str()});
-  EXPECT_EQ(again.code, 1);
-  EXPECT_NE(again.err.find("pass --resume to continue it"), std::string::npos) << again.err;
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find("holds this sweep (the same spec, arch and workload files): reusing "
+                           "it"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.out.find("ran 0 in"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("81 already stored"), std::string::npos) << again.out;
+  EXPECT_EQ(read_text(tmp.path() / "whole" / "results.csv"), csv);
+
+  // A store of another sweep in that folder is refused, and left as it was.
+  const Outcome refused =
+      coda({"sweep", "configs/sweeps/array_sram_bw_resnet50_bert.yaml", "--out", dir.c_str()});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("holds a sweep of another spec"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("choose another --out folder, or remove the store to start afresh"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(read_text(tmp.path() / "whole" / "results.csv"), csv);
 }
 
 TEST(SweepCommand, LimitThenResumeEqualsAnUninterruptedRun) {
