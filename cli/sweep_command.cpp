@@ -28,7 +28,7 @@
 #include <fmt/format.h>
 
 #include "cli/options.h"
-#include "cli/sweep_mpi.h"
+#include "dse/mpi/sweep_mpi.h"
 #include "dse/sweep.h"
 #include "dse/sweep_spec.h"
 #include "dse/sweep_store.h"
@@ -194,6 +194,12 @@ bool SweepFolderLock::acquire(const std::filesystem::path& dir, std::string& why
   return true;
 }
 
+namespace {
+
+// The pieces run_sweep_command and its MPI form share.
+// DIR/sweep.db created, or opened (with --resume, or when it holds this sweep), with DIR's lock
+// taken into `lock` (declare it before the store, so that it outlives it); nullptr after
+// printing why to `err`.
 std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
                                                   const dse::SweepSpec& spec,
                                                   SweepFolderLock& lock, std::ostream& err) {
@@ -227,12 +233,15 @@ std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
   return store;
 }
 
+// The progress callback that renders to `err` (a bar on a terminal, else plain lines).
 std::function<void(const dse::SweepProgress&)> sweep_progress(std::ostream& err) {
   const bool terminal = &err == &std::cerr && isatty(STDERR_FILENO) != 0;
   return [printer = std::make_shared<ProgressPrinter>(err, terminal)](
              const dse::SweepProgress& p) { (*printer)(p); };
 }
 
+// Writes DIR/results.csv and DIR/results.json from the store and prints the summary; `how` is
+// added to the rate (", 2 ranks"). Returns the exit code.
 int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
                  const dse::SweepStore& store, const dse::SweepOutcome& outcome,
                  std::string_view how, std::ostream& out, std::ostream& err) {
@@ -298,8 +307,73 @@ int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
   return 1;
 }
 
+#if CODA_WITH_MPI
+// run_sweep_command across the ranks of mpirun (dse/mpi/sweep_mpi.h): every rank reads the spec
+// and the workloads; only rank 0 opens the store, prints and writes the exports.
+int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
+  const dse::mpi::Session mpi;
+  // Timed from here, as a one-process sweep is (spec, store, workloads, points): MPI's start-up
+  // is mpirun's, not the sweep's.
+  const auto start = std::chrono::steady_clock::now();
+  const bool root = mpi.rank() == 0;
+  // Whether every rank is `ok`; the first rank that is not prints `failure` (the ranks read the
+  // same files, so they usually fail alike: one copy is enough).
+  const auto all_ok = [&](bool ok, const std::string& failure) {
+    const int failed = mpi.first_failed(ok);
+    if (failed == mpi.rank() && !failure.empty())
+      err << (failed == 0 ? failure : fmt::format("rank {}: {}", failed, failure));
+    return failed < 0;
+  };
+  Diagnostics diags;
+  const auto spec = dse::load_sweep_spec(args.spec, diags);
+  if (!all_ok(spec.has_value(), diags.format_all() + "no point was run.\n")) return 1;
+  SweepFolderLock lock;  // before the store: it outlives it
+  std::unique_ptr<dse::SweepStore> store;
+  if (root) store = open_sweep_store(args, *spec, lock, err);  // prints its own errors
+  if (!all_ok(!root || store != nullptr, "")) return 1;
+  const sim::EngineRegistry engines = all_engines();
+  const auto inputs = dse::load_sweep_inputs(*spec, diags, &engines);
+  if (!all_ok(inputs.has_value(), diags.format_all() + "no point was run.\n")) return 1;
+  dse::SweepPlan plan;
+  if (root)
+    plan = dse::plan_sweep(inputs->points.size(), store->done_points(),
+                           args.limit > 0 ? std::optional(args.limit) : std::nullopt);
+  const auto count = static_cast<std::size_t>(mpi.broadcast(plan.todo.size()));
+  if (!root) {
+    const dse::mpi::RankOutcome mine = dse::mpi::run_other(mpi, *spec, *inputs, count,
+                                                           args.threads);
+    return mine.ok ? 0 : 1;  // rank 0 reports its failure
+  }
+  const dse::mpi::RankOutcome outcome =
+      dse::mpi::run_root(mpi, *spec, *inputs, *store, plan, args.threads, sweep_progress(err));
+  for (const std::string& error : outcome.errors) err << "error: " << error << "\n";
+  if (!outcome.ok) {
+    err << "the sweep stopped.\n";
+    return 1;
+  }
+  dse::SweepOutcome done;
+  done.points = plan.points;
+  done.already_done = plan.already_done;
+  done.remaining = plan.remaining;
+  done.ran = outcome.ran;
+  done.infeasible = outcome.infeasible;
+  done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return finish_sweep(args, *spec, *store, done, fmt::format(", {} ranks", mpi.size()), out, err);
+}
+#else
+int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream& err) {
+  err << fmt::format("error: coda sweep was started by mpirun with {} ranks, but this coda was "
+                     "built without MPI; run it without mpirun, or build coda with MPI "
+                     "(install libopenmpi-dev; CMake option CODA_WITH_MPI)\n",
+                     dse::mpi::world_size());
+  return 1;
+}
+#endif
+
+}  // namespace
+
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
-  if (mpi_world_size() > 1) return run_sweep_mpi(args, out, err);
+  if (dse::mpi::world_size() > 1) return run_sweep_mpi(args, out, err);
   Diagnostics diags;
   const auto spec = dse::load_sweep_spec(args.spec, diags);
   if (!spec) {

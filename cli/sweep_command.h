@@ -59,18 +59,4 @@ class SweepFolderLock {
   int fd_ = -1;
 };
 
-// The pieces run_sweep_command and its MPI form (cli/sweep_mpi.cpp) share.
-// DIR/sweep.db created, or opened with --resume, with DIR's lock taken into `lock` (declare it
-// before the store, so that it outlives it); nullptr after printing why to `err`.
-std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
-                                                  const dse::SweepSpec& spec,
-                                                  SweepFolderLock& lock, std::ostream& err);
-// The progress callback that renders to `err` (a bar on a terminal, else plain lines).
-std::function<void(const dse::SweepProgress&)> sweep_progress(std::ostream& err);
-// Writes DIR/results.csv and DIR/results.json from the store and prints the summary; `how` is
-// added to the rate (", 2 ranks"). Returns the exit code.
-int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec, const dse::SweepStore& store,
-                 const dse::SweepOutcome& outcome, std::string_view how, std::ostream& out,
-                 std::ostream& err);
-
 }  // namespace coda::cli

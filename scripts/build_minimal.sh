@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles coda in its minimal configuration, in build-minimal/: without MPI (CODA_WITH_MPI=OFF)
 # and without the ONNX importer (CODA_WITH_ONNX=OFF), so the code paths that stand in for them
-# (cli/sweep_mpi.cpp's "built without MPI", coda workload's "built without ONNX") keep compiling
+# (cli/sweep_command.cpp's "built without MPI", coda workload's "built without ONNX") keep compiling
 # and linking. Every other build has both on whenever their packages are installed, so nothing
 # else builds these paths. Compile only: no tests, no benchmarks, no CUDA; just the libraries the
 # `coda` binary links and the binary itself.

@@ -64,6 +64,7 @@ RULES = {
 # without it.
 SUBLIBRARIES = {
     "sim/systemc": ("coda::sim_systemc", {"cli", "bench", "tests"}),
+    "dse/mpi": ("coda::dse_mpi", {"cli", "bench", "tests"}),
 }
 
 SOURCE_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
@@ -179,9 +180,9 @@ def check(root):
                 elif ONNX.match(target) and not rel.startswith("workloads/onnx/"):
                     errors.append(f"{where}{top} may not include <{target}> "
                                   "(ONNX headers stay inside workloads/onnx/)")
-                elif MPI.match(target) and top != "cli":
+                elif MPI.match(target) and not rel.startswith("dse/mpi/"):
                     errors.append(f"{where}{top} may not include <{target}> "
-                                  "(MPI stays inside cli/, which links it)")
+                                  "(MPI stays inside dse/mpi/, which links it)")
                 continue
             if target.startswith("../") or "/../" in target:
                 errors.append(f"{where}{top} may not include \"{target}\" "
@@ -221,7 +222,10 @@ def self_test():
         "newlib/x.cpp": '#include "core/units.h"\n',
         "dse/sweep.cpp": '#include "sim/driver.h"\n#include "reports/pareto.h"\n',
         "sim/driver.cpp": '#include "sim/systemc/systemc_engine.h"\n',
-        "cli/good.cpp": '#include "sim/systemc/systemc_engine.h"\n#include <mpi.h>\n',
+        "cli/good.cpp": '#include "sim/systemc/systemc_engine.h"\n#include "dse/mpi/sweep_mpi.h"\n',
+        "cli/mpi.cpp": "#include <mpi.h>\n",
+        "dse/mpi/good.cpp": '#include <mpi.h>\n#include "dse/sweep.h"\n',
+        "dse/sweep_store.cpp": '#include "dse/mpi/sweep_mpi.h"\n',
         "workloads/load.cpp": "#include <onnx/onnx_pb.h>\n",
     }
     expected = [
@@ -232,8 +236,12 @@ def self_test():
         "(SystemC headers stay inside sim/systemc/)",
         "cli/bad.cpp:2: error: cli may not include <cuda_runtime.h> "
         "(CUDA stays inside validation/)",
+        "cli/mpi.cpp:1: error: cli may not include <mpi.h> "
+        "(MPI stays inside dse/mpi/, which links it)",
         "dse/sweep.cpp:2: error: dse may not include reports "
         "(dse depends on core, arch, workloads, mapper and sim)",
+        "dse/sweep_store.cpp:1: error: dse may not include dse/mpi (coda::dse_mpi is its own "
+        "library; only bench, cli, tests link it)",
         "reports/bad.cpp:1: error: reports may not include sim (reports depends on core only)",
         "sim/driver.cpp:1: error: sim may not include sim/systemc (coda::sim_systemc is its own "
         "library; only bench, cli, tests link it)",

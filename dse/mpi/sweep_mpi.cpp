@@ -1,17 +1,8 @@
-#include "cli/sweep_mpi.h"
+#include "dse/mpi/sweep_mpi.h"
 
-#include <charconv>
-#include <cstdlib>
-#include <ostream>
-#include <string_view>
-
-#include <fmt/format.h>
-
-#if CODA_WITH_MPI
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <list>
@@ -19,49 +10,17 @@
 #include <optional>
 #include <thread>
 #include <utility>
-#include <vector>
 
+#include <fmt/format.h>
 #include <mpi.h>
 
-#include "cli/options.h"
+#include "dse/sweep_store.h"
 #include "mapper/search.h"
-#endif
 
-namespace coda::cli {
+namespace coda::dse::mpi {
 namespace {
 
-int env_int(const char* name) {
-  const char* text = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before threads
-  if (text == nullptr) return 0;
-  const std::string_view view(text);
-  int value = 0;
-  const auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
-  return ec == std::errc() && end == view.data() + view.size() ? value : 0;
-}
-
-}  // namespace
-
-int mpi_world_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    if (const int size = env_int(name); size > 0) return size;
-  return 1;
-}
-
-#if !CODA_WITH_MPI
-
-int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream& err) {
-  err << fmt::format("error: coda sweep was started by mpirun with {} ranks, but this coda was "
-                     "built without MPI; run it without mpirun, or build coda with MPI "
-                     "(install libopenmpi-dev; CMake option CODA_WITH_MPI)\n",
-                     mpi_world_size());
-  return 1;
-}
-
-#else
-
-namespace {
-
-constexpr int kPointsTag = 1;   // rank r to 0: finished points (dse::encode_records)
+constexpr int kPointsTag = 1;   // rank r to 0: finished points (encode_records)
 constexpr int kDoneTag = 2;     // rank r to 0: all its points sent; payload: its error, or empty
 constexpr int kRequestTag = 3;  // rank r to 0: it wants more points (no payload)
 constexpr int kShareTag = 4;    // rank 0 to r: points to run (indices); empty: none are left
@@ -69,50 +28,6 @@ constexpr int kShareTag = 4;    // rank 0 to r: points to run (indices); empty: 
 // none is a wake-up on the core that runs rank 0's worker; the other ranks ask for points far
 // enough ahead to wait this long for them).
 constexpr auto kRootPoll = std::chrono::milliseconds(5);
-
-// MPI_Init_thread / MPI_Finalize around one sweep. Only the main thread calls MPI.
-class MpiSession {
- public:
-  MpiSession() {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  }
-  // MPI_Finalize synchronises the ranks, and Open MPI waits there by spinning: the ranks done
-  // before rank 0 has written the exports (half a second for 8000 points) would keep their
-  // cores busy for nothing. So they wait in a barrier first, checked every millisecond.
-  ~MpiSession() {
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-    for (int done = 0; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0;)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    MPI_Finalize();
-  }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-
- private:
-  int rank_ = 0;
-  int size_ = 1;
-};
-
-// Whether every rank is `ok`. The first rank that is not prints `failure` (the ranks read the
-// same files, so they usually fail alike: one copy is enough).
-bool all_ok(const MpiSession& mpi, bool ok, const std::string& failure, std::ostream& err) {
-  std::vector<int> flags(static_cast<std::size_t>(mpi.size()));
-  int mine = ok ? 1 : 0;
-  MPI_Allgather(&mine, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  for (int r = 0; r < mpi.size(); ++r) {
-    if (flags[static_cast<std::size_t>(r)] != 0) continue;
-    if (r == mpi.rank() && !failure.empty())
-      err << (r == 0 ? failure : fmt::format("rank {}: {}", r, failure));
-    return false;
-  }
-  return true;
-}
 
 // The points still to run, handed out from the front of the list as the ranks get free:
 // single points to rank 0's own workers, and shares of about remaining / (2 x ranks) points (at
@@ -229,34 +144,34 @@ std::vector<std::uint64_t> read_share(const std::vector<std::uint8_t>& bytes) {
 }
 
 struct Shared {
-  const SweepArgs& args;
-  const dse::SweepSpec& spec;
-  const dse::SweepInputs& inputs;
+  const SweepSpec& spec;
+  const SweepInputs& inputs;
   std::size_t points = 0;  // in the whole list: bounds each rank's threads
+  unsigned threads = 0;
 };
 
 // Rank 0: runs points from the dispenser on its worker threads and answers the other ranks'
 // requests for shares from it; stores its points, with every point the other ranks send, as
-// they come; then the exports and the summary.
-int run_root(const MpiSession& mpi, const Shared& s, dse::SweepStore& store,
-             const dse::SweepPlan& plan, std::chrono::steady_clock::time_point start,
-             std::ostream& out, std::ostream& err) {
-  dse::SweepWriter writer(store, plan.todo.size(), sweep_progress(err));
-  Dispenser dispenser(plan.todo, mpi.size());
+// they come.
+RankOutcome root(const Session& session, const Shared& s, SweepStore& store, const SweepPlan& plan,
+                 const std::function<void(const SweepProgress&)>& progress) {
+  RankOutcome result;
+  SweepWriter writer(store, plan.todo.size(), progress);
+  Dispenser dispenser(plan.todo, session.size());
   mapper::MappingCache cache;
   std::string work_why;
   bool work_ok = true;
   {
     const std::jthread workers([&] {
-      work_ok = dse::run_points(
-          s.spec, s.inputs, [&dispenser] { return dispenser.one(); }, s.points, s.args.threads,
-          [&writer](dse::SweepPointRecord record, std::string& why) {
+      work_ok = run_points(
+          s.spec, s.inputs, [&dispenser] { return dispenser.one(); }, s.points, s.threads,
+          [&writer](SweepPointRecord record, std::string& why) {
             return writer.put(std::move(record), why);
           },
           &cache, work_why);
     });
     std::vector<std::string> failures;
-    for (int finished = 0; finished < mpi.size() - 1;) {
+    for (int finished = 0; finished < session.size() - 1;) {
       auto message = poll();
       if (!message) {
         std::this_thread::sleep_for(kRootPoll);
@@ -274,38 +189,27 @@ int run_root(const MpiSession& mpi, const Shared& s, dse::SweepStore& store,
                                                      message->bytes.end())));
         continue;
       }
-      auto records = dse::decode_records(message->bytes);
+      auto records = decode_records(message->bytes);
       if (!records) {
         failures.push_back(
             fmt::format("rank {} sent a message that is not a list of points", message->source));
         continue;
       }
-      for (dse::SweepPointRecord& record : *records) {
+      for (SweepPointRecord& record : *records) {
         std::string why;
         if (!writer.put(std::move(record), why)) break;  // finish() reports it
       }
     }
-    for (const std::string& failure : failures) err << "error: " << failure << "\n";
-    if (!failures.empty()) work_ok = false;
+    result.errors = std::move(failures);
   }
   std::string write_why;
-  const bool written = writer.finish(write_why);
-  if (!written) err << fmt::format("error: cannot write the sweep store: {}\n", write_why);
-  if (!work_why.empty()) err << "error: " << work_why << "\n";
-  if (!written || !work_ok) {
-    err << "the sweep stopped.\n";
-    return 1;
-  }
-  dse::SweepOutcome outcome;
-  outcome.points = plan.points;
-  outcome.already_done = plan.already_done;
-  outcome.remaining = plan.remaining;
-  outcome.ran = writer.written();
-  outcome.infeasible = writer.infeasible();
-  outcome.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return finish_sweep(s.args, s.spec, store, outcome, fmt::format(", {} ranks", mpi.size()), out,
-                      err);
+  if (!writer.finish(write_why))
+    result.errors.push_back(fmt::format("cannot write the sweep store: {}", write_why));
+  if (!work_why.empty()) result.errors.push_back(work_why);
+  result.ok = work_ok && result.errors.empty();
+  result.ran = writer.written();
+  result.infeasible = writer.infeasible();
+  return result;
 }
 
 // Rank r > 0: its workers run the points of the shares rank 0 sends. The main thread does the
@@ -316,13 +220,13 @@ int run_root(const MpiSession& mpi, const Shared& s, dse::SweepStore& store,
 // is more, so that they never wait for one; it sends the finished points to rank 0 (those
 // queued, in one message, once kBatch have finished or kBatchAge has passed since the last
 // message); and once rank 0 has no points left and the workers are done, a done message.
-int run_other(const Shared& s) {
+RankOutcome other(const Shared& s) {
   constexpr std::size_t kLowWater = 4;
   constexpr auto kAhead = 8 * kRootPoll;
   constexpr std::size_t kBatch = 64;
   constexpr auto kBatchAge = std::chrono::milliseconds(50);
   constexpr auto kShareTick = std::chrono::milliseconds(1);  // while a share is on its way
-  const std::size_t threads = dse::worker_threads(s.args.threads, s.points);
+  const std::size_t threads = worker_threads(s.threads, s.points);
   const auto begun = std::chrono::steady_clock::now();
   std::mutex mutex;  // guards everything below
   std::condition_variable changed;  // for the workers: points arrived, or none are left
@@ -331,7 +235,7 @@ int run_other(const Shared& s) {
   bool exhausted = false;  // rank 0 has no points left
   bool asking = false;     // a request is out and its share has not come yet
   std::size_t ran = 0;     // points finished on this rank
-  std::vector<dse::SweepPointRecord> queue;
+  std::vector<SweepPointRecord> queue;
   bool finished = false;
   mapper::MappingCache cache;
   std::string why;
@@ -354,9 +258,9 @@ int run_other(const Shared& s) {
     return point;
   };
   const std::jthread workers([&] {
-    ok = dse::run_points(
-        s.spec, s.inputs, next, s.points, s.args.threads,
-        [&](dse::SweepPointRecord record, std::string& /*reason*/) {
+    ok = run_points(
+        s.spec, s.inputs, next, s.points, s.threads,
+        [&](SweepPointRecord record, std::string& /*reason*/) {
           const std::scoped_lock lock(mutex);
           queue.push_back(std::move(record));
           ++ran;
@@ -382,7 +286,7 @@ int run_other(const Shared& s) {
       }
     }
     outbox.progress();
-    std::vector<dse::SweepPointRecord> batch;
+    std::vector<SweepPointRecord> batch;
     bool want = false;
     bool last = false;
     {
@@ -403,46 +307,59 @@ int run_other(const Shared& s) {
       if (want) asking = true;
       last = finished && queue.empty() && !asking;
     }
-    if (!batch.empty()) outbox.post(dse::encode_records(batch), kPointsTag);
+    if (!batch.empty()) outbox.post(encode_records(batch), kPointsTag);
     if (want) outbox.post({}, kRequestTag);
     if (last) break;  // rank 0 sends nothing after the done message
   }
   const std::string failure = ok ? std::string() : why;
   outbox.post(std::vector<std::uint8_t>(failure.begin(), failure.end()), kDoneTag);
   outbox.drain();
-  return ok ? 0 : 1;
+  RankOutcome result;
+  result.ok = ok;
+  if (!ok) result.errors.push_back(why);
+  return result;
 }
 
 }  // namespace
 
-int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
-  const MpiSession mpi;
-  // Timed from here, as a one-process sweep is (spec, store, workloads, points): MPI's start-up
-  // is mpirun's, not the sweep's.
-  const auto start = std::chrono::steady_clock::now();
-  const bool root = mpi.rank() == 0;
-  Diagnostics diags;
-  const auto spec = dse::load_sweep_spec(args.spec, diags);
-  if (!all_ok(mpi, spec.has_value(), diags.format_all() + "no point was run.\n", err)) return 1;
-  // Only rank 0 touches the store (open_sweep_store prints its own errors).
-  SweepFolderLock lock;  // before the store: it outlives it
-  std::unique_ptr<dse::SweepStore> store;
-  if (root) store = open_sweep_store(args, *spec, lock, err);
-  if (!all_ok(mpi, !root || store != nullptr, "", err)) return 1;
-  const sim::EngineRegistry engines = all_engines();
-  const auto inputs = dse::load_sweep_inputs(*spec, diags, &engines);
-  if (!all_ok(mpi, inputs.has_value(), diags.format_all() + "no point was run.\n", err)) return 1;
-
-  dse::SweepPlan plan;
-  if (root)
-    plan = dse::plan_sweep(inputs->points.size(), store->done_points(),
-                           args.limit > 0 ? std::optional(args.limit) : std::nullopt);
-  std::uint64_t count = plan.todo.size();
-  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  const Shared shared{args, *spec, *inputs, static_cast<std::size_t>(count)};
-  return root ? run_root(mpi, shared, *store, plan, start, out, err) : run_other(shared);
+Session::Session() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-#endif
+Session::~Session() {
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  for (int done = 0; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  MPI_Finalize();
+}
 
-}  // namespace coda::cli
+int Session::first_failed(bool ok) const {
+  std::vector<int> flags(static_cast<std::size_t>(size_));
+  int mine = ok ? 1 : 0;
+  MPI_Allgather(&mine, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (int r = 0; r < size_; ++r)
+    if (flags[static_cast<std::size_t>(r)] == 0) return r;
+  return -1;
+}
+
+std::uint64_t Session::broadcast(std::uint64_t value) const {
+  MPI_Bcast(&value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return value;
+}
+
+RankOutcome run_root(const Session& session, const SweepSpec& spec, const SweepInputs& inputs,
+                     SweepStore& store, const SweepPlan& plan, unsigned threads,
+                     const std::function<void(const SweepProgress&)>& progress) {
+  return root(session, Shared{spec, inputs, plan.todo.size(), threads}, store, plan, progress);
+}
+
+RankOutcome run_other(const Session& /*session*/, const SweepSpec& spec,
+                      const SweepInputs& inputs, std::size_t points, unsigned threads) {
+  return other(Shared{spec, inputs, points, threads});
+}
+
+}  // namespace coda::dse::mpi
