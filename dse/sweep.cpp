@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
+#include "core/sweep_metrics.h"
 #include "core/text.h"
 #include "mapper/schedule.h"
 #include "mapper/search.h"
@@ -123,16 +124,16 @@ double metric(const SweepRow& row, SweepObjective objective) {
   return 0;
 }
 
+// The objective's column (results.csv) and key (results.json): results::kSweepMetrics, whose
+// first entries are the objectives in SweepObjective's order.
 std::string_view unit_suffix(SweepObjective objective) {
-  switch (objective) {
-    case SweepObjective::Latency: return "latency_s";
-    case SweepObjective::Throughput: return "throughput_per_s";
-    case SweepObjective::Energy: return "energy_j";
-    case SweepObjective::Edp: return "edp_js";
-    case SweepObjective::PerfPerWatt: return "perf_per_watt_tops_per_w";
-    case SweepObjective::PerfPerMm2: return "perf_per_mm2_tops_per_mm2";
-  }
-  return "?";
+  return results::kSweepMetrics.at(static_cast<std::size_t>(objective)).key;
+}
+
+// A row's metrics in results::kSweepMetrics's order.
+std::array<double, results::kSweepMetrics.size()> metric_values(const SweepRow& r) {
+  return {r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js,
+          r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w};
 }
 
 std::string csv_cell(std::string_view text) {
@@ -514,7 +515,9 @@ std::string csv_header(const SweepSpec& spec) {
   for (const SweepAxis& axis : spec.axes) header.push_back(axis.path);
   header.insert(header.end(), {"status", "feasible"});
   for (const SweepObjective o : spec.objectives) header.emplace_back(unit_suffix(o));
-  header.insert(header.end(), {"area_mm2", "power_w", "memory"});
+  for (std::size_t i = results::kSweepObjectiveCount; i < results::kSweepMetrics.size(); ++i)
+    header.emplace_back(results::kSweepMetrics[i].key);  // area_mm2, power_w
+  header.emplace_back("memory");
   if (spec.constraints.max_area_mm2) header.emplace_back("max_area_mm2");
   if (spec.constraints.max_power_w) header.emplace_back("max_power_w");
   if (spec.constraints.fits_memory) header.emplace_back("fits_memory");
@@ -537,8 +540,9 @@ std::string csv_line(const SweepSpec& spec, const SweepRow& r) {
   const bool ok = r.status == RowStatus::Ok;
   for (const SweepObjective o : spec.objectives)
     cells.push_back(ok ? fmt::format("{}", metric(r, o)) : std::string());
-  cells.push_back(ok ? fmt::format("{}", r.area_mm2) : std::string());
-  cells.push_back(ok ? fmt::format("{}", r.power_w) : std::string());
+  const auto metrics = metric_values(r);
+  for (std::size_t i = results::kSweepObjectiveCount; i < metrics.size(); ++i)  // area, power
+    cells.push_back(ok ? fmt::format("{}", metrics[i]) : std::string());
   cells.push_back(r.memory_status);
   if (spec.constraints.max_area_mm2) cells.push_back(r.area_verdict);
   if (spec.constraints.max_power_w) cells.push_back(r.power_verdict);
@@ -597,10 +601,11 @@ std::string json_row(const SweepRow& r) {
   row["status"] = to_string(r.status);
   row["feasible"] = r.feasible;
   if (r.status == RowStatus::Ok) {
-    row["metrics"] = {{"latency_s", r.latency_s},           {"throughput_per_s", r.throughput_per_s},
-                      {"energy_j", r.energy_j},             {"edp_js", r.edp_js},
-                      {"perf_per_watt", r.perf_per_watt},   {"perf_per_mm2", r.perf_per_mm2},
-                      {"area_mm2", r.area_mm2},             {"power_w", r.power_w}};
+    nlohmann::ordered_json metrics;
+    const auto values = metric_values(r);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      metrics[std::string(results::kSweepMetrics[i].key)] = values[i];
+    row["metrics"] = std::move(metrics);
     row["memory"] = r.memory_status;
     row["constraints"] = {{"max_area_mm2", r.area_verdict},
                           {"max_power_w", r.power_verdict},

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/sweep_metrics.h"
 #include "reports/json_locator.h"
 
 namespace coda::reports {
@@ -240,18 +241,16 @@ void check_run(const Checker& c, const Json& root) {
   if (root.contains("workload_notes")) c.strings(root, top, "workload_notes");
 }
 
-constexpr std::array<SweepObjective, 6> kObjectives = {{
-    {"latency", "latency_s", "s", true},
-    {"throughput", "throughput_per_s", "1/s", false},
-    {"energy", "energy_j", "J", true},
-    {"edp", "edp_js", "J s", true},
-    {"perf_per_watt", "perf_per_watt", "TOPS/W", false},
-    {"perf_per_mm2", "perf_per_mm2", "TOPS/mm2", false},
-}};
-
-constexpr std::array<std::string_view, 8> kSweepMetrics = {
-    "latency_s", "throughput_per_s", "energy_j", "edp_js",
-    "perf_per_watt", "perf_per_mm2", "area_mm2", "power_w"};
+// The objectives: the first entries of results::kSweepMetrics (core/sweep_metrics.h), the one
+// table the sweep's exports follow too.
+constexpr SweepObjective objective_at(std::size_t i) {
+  const results::SweepMetricInfo& m = results::kSweepMetrics.at(i);
+  return {m.objective, m.key, m.unit, m.minimised};
+}
+static_assert(results::kSweepObjectiveCount == 6, "list every objective below");
+constexpr std::array<SweepObjective, results::kSweepObjectiveCount> kObjectives = {
+    objective_at(0), objective_at(1), objective_at(2),
+    objective_at(3), objective_at(4), objective_at(5)};
 
 std::optional<SweepRow> read_sweep_row(const Checker& c, const Json& r, const Where& where,
                                        const std::vector<SweepAxis>& axes) {
@@ -284,7 +283,17 @@ std::optional<SweepRow> read_sweep_row(const Checker& c, const Json& r, const Wh
     ok = false;
   if (row.status == "ok") {
     if (const Json* metrics = c.field(r, where, "metrics", Kind::Object)) {
-      for (const std::string_view name : kSweepMetrics) {
+      // Before the one metric table, results.json named two metrics without their units.
+      if (metrics->contains("perf_per_watt") && !metrics->contains("perf_per_watt_tops_per_w")) {
+        c.error(where.key("metrics"),
+                "written by an older coda (metrics.perf_per_watt; now perf_per_watt_tops_per_w, "
+                "as in results.csv)",
+                "run the same coda sweep into its folder again: it reuses the store and rewrites "
+                "results.json");
+        return std::nullopt;
+      }
+      for (const results::SweepMetricInfo& metric : results::kSweepMetrics) {
+        const std::string_view name = metric.key;
         const Json* m = c.field(*metrics, where.key("metrics"), name, Kind::Number);
         if (m != nullptr) row.metrics.emplace(std::string(name), m->get<double>());
         ok = ok && m != nullptr;

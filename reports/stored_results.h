@@ -33,8 +33,9 @@ struct SweepRow {
   std::vector<std::string> values;  // one per axis, in the axes' order
   std::string status;               // "ok" or "infeasible"
   bool feasible = false;
-  // "latency_s", "throughput_per_s", "energy_j", "edp_js", "perf_per_watt", "perf_per_mm2",
-  // "area_mm2", "power_w" (rows with status ok only).
+  // By results::kSweepMetrics's keys (core/sweep_metrics.h): "latency_s", "throughput_per_s",
+  // "energy_j", "edp_js", "perf_per_watt_tops_per_w", "perf_per_mm2_tops_per_mm2", "area_mm2",
+  // "power_w" (rows with status ok only).
   std::map<std::string, double, std::less<>> metrics;
   std::string reason;  // why a row is infeasible
 };

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
+#include "core/sweep_metrics.h"
 #include "dse/sweep_spec.h"
 #include "dse/sweep_store.h"
 #include "testing/temp_dir.h"
@@ -450,6 +451,40 @@ TEST(SweepStore, AnErrorRowStaysAnErrorThroughTheStoreTheCodecAndTheExports) {
   const std::string csv = export_csv(spec, store->rows());
   EXPECT_EQ(csv.substr(csv.find('\n') + 1), "1,r18,64,error,no,,,,,internal error: boom\n");
   EXPECT_NE(export_json(spec, store->rows()).find(R"("status": "error")"), std::string::npos);
+}
+
+// The spec's objectives are results::kSweepMetrics's first entries, in SweepObjective's order,
+// and an ok row's JSON metrics carry the table's keys in its order (the same names as the CSV's
+// columns: perf_per_watt_tops_per_w, not perf_per_watt).
+TEST(SweepExports, FollowTheOneMetricTable) {
+  for (std::size_t i = 0; i < results::kSweepObjectiveCount; ++i) {
+    const auto objective = static_cast<SweepObjective>(i);
+    EXPECT_EQ(to_string(objective), results::kSweepMetrics[i].objective);
+    EXPECT_EQ(maximised(objective), !results::kSweepMetrics[i].minimised);
+  }
+  SweepRow row;
+  row.status = RowStatus::Ok;
+  row.latency_s = 1;
+  row.throughput_per_s = 2;
+  row.energy_j = 3;
+  row.edp_js = 4;
+  row.perf_per_watt = 5;
+  row.perf_per_mm2 = 6;
+  row.area_mm2 = 7;
+  row.power_w = 8;
+  row.axis_values = "{}";
+  const auto json = nlohmann::ordered_json::parse(json_row(row));
+  std::vector<std::string> keys;
+  double expected = 1;
+  for (const auto& [key, value] : json.at("metrics").items()) {
+    keys.push_back(key);
+    EXPECT_EQ(value.get<double>(), expected++) << key;
+  }
+  std::vector<std::string> table(results::kSweepMetrics.size());
+  std::transform(results::kSweepMetrics.begin(), results::kSweepMetrics.end(), table.begin(),
+                 [](const results::SweepMetricInfo& m) { return std::string(m.key); });
+  EXPECT_EQ(keys, table);
+  EXPECT_EQ(keys[4], "perf_per_watt_tops_per_w");
 }
 
 TEST(SweepStore, RefusesAnotherSpecsStore) {

@@ -69,7 +69,7 @@ inline SweepResults six_point_sweep() {
       const double energy = 1e-3 * rows / 64;
       row.metrics = {{"latency_s", latency},      {"throughput_per_s", 1 / latency},
                      {"energy_j", energy},        {"edp_js", energy * latency},
-                     {"perf_per_watt", 1.0},      {"perf_per_mm2", 0.0},
+                     {"perf_per_watt_tops_per_w", 1.0}, {"perf_per_mm2_tops_per_mm2", 0.0},
                      {"area_mm2", 10.0},          {"power_w", energy / latency}};
       s.rows.push_back(std::move(row));
     }

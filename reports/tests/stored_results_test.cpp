@@ -87,7 +87,8 @@ constexpr std::string_view kSweep = R"({
   "results": [
     {"point": 0, "workload": "w", "values": {"array.rows": "64"}, "arch_hash": "h", "status": "ok",
      "feasible": true, "metrics": {"latency_s": 2.0, "throughput_per_s": 0.5, "energy_j": 3.0,
-     "edp_js": 6.0, "perf_per_watt": 1.0, "perf_per_mm2": 0.0, "area_mm2": 0.0, "power_w": 1.5}},
+     "edp_js": 6.0, "perf_per_watt_tops_per_w": 1.0, "perf_per_mm2_tops_per_mm2": 0.0,
+     "area_mm2": 0.0, "power_w": 1.5}},
     {"point": 1, "workload": "w", "values": {"array.rows": "128"}, "arch_hash": "h",
      "status": "infeasible", "feasible": false, "reason": "too big"}
   ]
@@ -100,6 +101,22 @@ TEST(StoredResults, SweepWithAnUnknownObjective) {
   EXPECT_EQ(first_error(diags),
             "results.json:4:29: error: objectives[1]: unknown objective 'speed'; expected one of: "
             "latency, throughput, energy, edp, perf_per_watt, perf_per_mm2");
+}
+
+// results.json files written before the metric table named two metrics without their units:
+// refused with the way to rewrite them, not read as missing metrics. The row's "metrics" object
+// is line 8, col 35.
+TEST(StoredResults, ASweepOfAnOlderCodaSaysHowToRewriteIt) {
+  std::string text(kSweep);
+  text.replace(text.find("\"speed\""), 7, "\"energy\"");
+  text.replace(text.find("perf_per_watt_tops_per_w"), 24, "perf_per_watt");
+  Diagnostics diags;
+  EXPECT_FALSE(read_sweep_json(text, "results.json", diags));
+  EXPECT_EQ(first_error(diags),
+            "results.json:8:35: error: results[0].metrics: written by an older coda "
+            "(metrics.perf_per_watt; now perf_per_watt_tops_per_w, as in results.csv); run the "
+            "same coda sweep into its folder again: it reuses the store and rewrites "
+            "results.json");
 }
 
 TEST(StoredResults, SweepRows) {

@@ -1,0 +1,32 @@
+#pragma once
+// The metrics a sweep row carries (docs/sweeps.md, "Metrics"), in export order: one table that the
+// sweep's exports (dse/: results.csv's columns and results.json's "metrics"), the spec's objective
+// names (dse/sweep_spec.cpp) and the report's reader (reports/stored_results.cpp) all follow, so a
+// metric is named, united and ordered in one place. The first six are the objectives a spec may
+// name, in dse::SweepObjective's order.
+
+#include <array>
+#include <string_view>
+
+namespace coda::results {
+
+struct SweepMetricInfo {
+  std::string_view key;        // results.csv's column and results.json's "metrics" key
+  std::string_view objective;  // the spec's name for it as an objective; empty: not one
+  std::string_view unit;       // for tables and charts
+  bool minimised = true;       // smaller is better
+};
+
+inline constexpr std::array<SweepMetricInfo, 8> kSweepMetrics{{
+    {"latency_s", "latency", "s", true},
+    {"throughput_per_s", "throughput", "1/s", false},
+    {"energy_j", "energy", "J", true},
+    {"edp_js", "edp", "J s", true},
+    {"perf_per_watt_tops_per_w", "perf_per_watt", "TOPS/W", false},
+    {"perf_per_mm2_tops_per_mm2", "perf_per_mm2", "TOPS/mm2", false},
+    {"area_mm2", "", "mm2", true},
+    {"power_w", "", "W", true},
+}};
+inline constexpr std::size_t kSweepObjectiveCount = 6;  // the first six are objectives
+
+}  // namespace coda::results
