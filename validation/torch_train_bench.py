@@ -7,12 +7,14 @@ of the published-corpus schema (validation/published/README.md), with their prov
     python3 validation/torch_train_bench.py --out DIR --smoke   # tiny model on the CPU: the
                                                                  # script's logic, no rows
 
-The model (model = the coda preset in configs/workloads/llm/ whose shapes it copies): GPT-2 as
+Models (model = the coda preset in configs/workloads/llm/ whose shapes it copies): GPT-2 as
 Radford et al. 2019 and coda's gpt2_* presets describe it -- learned positions, pre-LayerNorm
 blocks (eps 1e-5), a fused QKV projection with bias, causal F.scaled_dot_product_attention,
 GELU (tanh) MLP of 4 x hidden, a final LayerNorm and an LM head tied to the token embedding;
 dropout 0. No Hugging Face code: one nn.Module per block, so the kernels are the layers' own
-and PyTorch's, not a framework's glue.
+and PyTorch's, not a framework's glue. And TinyLlama 1.1B (`--only tinyllama`): LLaMA-2's
+architecture (RMSNorm, rotary positions, grouped-query SDPA, SwiGLU, untied LM head), batch 4 and
+8 at 2048 tokens.
 The step: fp32 master weights, bf16 autocast (the weight cast cache off, as CUDA graphs need),
 cross-entropy over every position (fp32 under autocast), backward, fused AdamW
 (capturable), gradients set to None. One GPU: dp 1, tp 1, zero 0, no recomputation, fp32
@@ -44,9 +46,12 @@ import torch_bench  # noqa: E402 (same folder: provenance, the CUDA-event timer)
 # name, hidden, layers, heads (configs/workloads/llm/gpt2_*.yaml: vocab 50257, 1024 positions)
 MODELS = {"gpt2_small": (768, 12, 12), "gpt2_medium": (1024, 24, 16),
           "gpt2_large": (1280, 36, 20), "gpt2_xl": (1600, 48, 25)}
+# The LLaMA family (configs/workloads/llm/tinyllama_1p1b.yaml): hidden, layers, heads, kv heads,
+# ffn, vocab.
+LLAMAS = {"tinyllama_1p1b": (2048, 22, 32, 4, 5632, 32000)}
 CASES = [("gpt2_small", 8, 1024), ("gpt2_small", 16, 1024), ("gpt2_medium", 8, 1024),
          ("gpt2_medium", 16, 1024), ("gpt2_large", 8, 1024), ("gpt2_xl", 8, 1024),
-         ("gpt2_xl", 16, 1024)]
+         ("gpt2_xl", 16, 1024), ("tinyllama_1p1b", 4, 2048), ("tinyllama_1p1b", 8, 2048)]
 VOCAB, POSITIONS = 50257, 1024
 
 # A kernel's class, read off its name: the first rule whose words appear in the lower-cased name.
@@ -125,14 +130,109 @@ def build_model(torch, hidden, layers, heads, device):
     return GPT().to(device)
 
 
-def setup(torch, dev, smoke, hidden, layers, heads, batch, seq):
-    """The model, its optimizer, the forward (the loss) and one whole training step."""
+def build_llama(torch, hidden, layers, heads, kv_heads, ffn, vocab, seq, device):
+    """LLaMA-2's architecture (Touvron et al. 2023; HF LlamaForCausalLM's math): RMSNorm (eps
+    1e-5) before attention and MLP, q/k/v/o projections without bias, rotary positions (theta
+    10,000, rotate-half form) on q and k, causal grouped-query SDPA, SwiGLU MLP, a final RMSNorm
+    and an untied LM head."""
+    nn, F = torch.nn, torch.nn.functional
+    d = hidden // heads
+    gqa = getattr(F, "scaled_dot_product_attention", None)
+
+    def attend(q, k, v):
+        if gqa is not None:
+            return gqa(q, k, v, is_causal=True, enable_gqa=True)
+        # PyTorch < 2.0 (--smoke only): the same math unfused, K and V repeated per group.
+        k = k.repeat_interleave(heads // kv_heads, 1)
+        v = v.repeat_interleave(heads // kv_heads, 1)
+        n = q.shape[-2]
+        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+        w = (q @ k.transpose(-1, -2)) / (d ** 0.5)
+        return torch.softmax(w.masked_fill(~mask, float("-inf")), -1) @ v
+
+    rms = getattr(F, "rms_norm", None)
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(hidden))
+
+        def forward(self, x):
+            if rms is not None:
+                return rms(x, (hidden,), self.weight, 1e-5)
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.weight
+
+    def rotate(x, cos, sin):  # in x's type, as HF's apply_rotary_pos_emb casts cos and sin
+        cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+        half = x.shape[-1] // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos + rotated * sin
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.norm2 = RMSNorm(), RMSNorm()
+            self.q = nn.Linear(hidden, heads * d, bias=False)
+            self.k = nn.Linear(hidden, kv_heads * d, bias=False)
+            self.v = nn.Linear(hidden, kv_heads * d, bias=False)
+            self.o = nn.Linear(heads * d, hidden, bias=False)
+            self.gate = nn.Linear(hidden, ffn, bias=False)
+            self.up = nn.Linear(hidden, ffn, bias=False)
+            self.down = nn.Linear(ffn, hidden, bias=False)
+
+        def forward(self, x, cos, sin):
+            b, n, _ = x.shape
+            h = self.norm1(x)
+            q = self.q(h).view(b, n, heads, d).transpose(1, 2)
+            k = self.k(h).view(b, n, kv_heads, d).transpose(1, 2)
+            v = self.v(h).view(b, n, kv_heads, d).transpose(1, 2)
+            a = attend(rotate(q, cos, sin), rotate(k, cos, sin), v)
+            x = x + self.o(a.transpose(1, 2).reshape(b, n, hidden))
+            h = self.norm2(x)
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+    class Llama(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Parameter(torch.randn(vocab, hidden) * 0.02)  # index_select: capturable
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.norm = RMSNorm()
+            self.head = nn.Linear(hidden, vocab, bias=False)
+            inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2).float() / d))
+            angles = torch.outer(torch.arange(seq).float(), inv)
+            angles = torch.cat((angles, angles), dim=-1)
+            self.register_buffer("cos", angles.cos(), persistent=False)
+            self.register_buffer("sin", angles.sin(), persistent=False)
+
+        def forward(self, ids, targets):
+            b, n = ids.shape
+            x = self.embed.index_select(0, ids.view(-1)).view(b, n, hidden)
+            for blk in self.blocks:
+                x = blk(x, self.cos[:n], self.sin[:n])
+            logits = self.head(self.norm(x))
+            return F.cross_entropy(logits.view(-1, vocab), targets.view(-1))
+
+    if hasattr(torch.device, "__enter__"):
+        with torch.device(device):
+            return Llama()
+    return Llama().to(device)
+
+
+def setup(torch, dev, smoke, model_name, batch, seq):
+    """The model, its optimizer, the forward (the loss) and one whole training step. --smoke
+    builds a two-layer model of hidden 64 of the same family."""
     torch.manual_seed(0)
-    model = build_model(torch, hidden, layers, heads, dev)
+    if model_name in LLAMAS or model_name == "llama_smoke":
+        dims = (64, 2, 4, 2, 128, 512) if smoke else LLAMAS[model_name]
+        model = build_llama(torch, *dims, seq, dev)
+        vocab = dims[5]
+    else:
+        model = build_model(torch, *((64, 2, 4) if smoke else MODELS[model_name]), dev)
+        vocab = VOCAB
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4,
                             **({} if smoke else {"fused": True, "capturable": True}))
-    ids = torch.randint(0, VOCAB, (batch, seq), device=dev)
-    targets = torch.randint(0, VOCAB, (batch, seq), device=dev)
+    ids = torch.randint(0, vocab, (batch, seq), device=dev)
+    targets = torch.randint(0, vocab, (batch, seq), device=dev)
     amp = torch.autocast(dev.type, dtype=torch.bfloat16, cache_enabled=False)
 
     def forward():
@@ -154,8 +254,8 @@ def graph_case(torch, index):
     Prints one JSON line: graph_us, or error."""
     model_name, batch, seq = CASES[index]
     try:
-        model, opt, forward, step = setup(torch, torch.device("cuda:0"), False,
-                                          *MODELS[model_name], batch, seq)
+        model, opt, forward, step = setup(torch, torch.device("cuda:0"), False, model_name,
+                                          batch, seq)
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -179,6 +279,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=150.0)
     ap.add_argument("--smoke", action="store_true",
                     help="a two-layer model of hidden 64 on the CPU, eager only: checks the script")
+    ap.add_argument("--only", default="",
+                    help="only the cases whose model name starts with this (gpt2, tinyllama)")
     ap.add_argument("--graph-case", type=int, help=argparse.SUPPRESS)  # the child process
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -214,18 +316,18 @@ def main():
             times.append((time.perf_counter() - t) * 1e6)
         return statistics.median(times)
 
-    cases = [("gpt2_smoke", 2, 64)] if smoke else CASES
+    cases = ([("gpt2_smoke", 2, 64), ("llama_smoke", 2, 64)] if smoke else
+             [c for c in CASES if not args.only or c[0].startswith(args.only)])
     for index, (model_name, batch, seq) in enumerate(cases):
         if time.time() - start > args.budget_s:
             raw.append({"model": model_name, "batch": batch, "seq": seq,
                         "error": "skipped: over the time budget"})
             continue
-        hidden, layers, heads = (64, 2, 4) if smoke else MODELS[model_name]
         shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32"
         rec = {"model": model_name, "batch": batch, "seq": seq, "error": ""}
         row = None
         try:
-            model, opt, forward, step = setup(torch, dev, smoke, hidden, layers, heads, batch, seq)
+            model, opt, forward, step = setup(torch, dev, smoke, model_name, batch, seq)
             rec["eager_us"] = median_time(step, reps=3 if smoke else 8, warmup=1 if smoke else 3)
             # The eager step split into its phases (CUDA events between them), median of 5.
             if not smoke:
@@ -281,8 +383,10 @@ def main():
             tokens = batch * seq
             n_params = sum(p.numel() for p in model.parameters())
             rec["params"] = n_params
-            common = (f"one GPU; plain-PyTorch GPT-2 ({n_params / 1e6:.1f} M parameters, tied "
-                      f"LM head), fp32 master weights, bf16 autocast, cross-entropy over all "
+            family = ("LLaMA-2 architecture (RMSNorm, RoPE, GQA, SwiGLU, untied LM head)"
+                      if model_name in LLAMAS else "GPT-2 (tied LM head)")
+            common = (f"one GPU; plain-PyTorch {family}, {n_params / 1e6:.1f} M parameters, "
+                      f"fp32 master weights, bf16 autocast, cross-entropy over all "
                       f"{tokens} positions, fused AdamW; {rec['kernels']} kernels per eager "
                       f"step (torch.profiler), attention {impl}")
 
@@ -302,7 +406,7 @@ def main():
             torch.cuda.empty_cache()  # the child gets the whole GPU
             try:
                 child = subprocess.run([sys.executable, os.path.abspath(__file__), "--out",
-                                        args.out, "--graph-case", str(index)],
+                                        args.out, "--graph-case", str(CASES.index(cases[index]))],
                                        capture_output=True, text=True, timeout=150)
                 lines = child.stdout.strip().splitlines()
                 res = (json.loads(lines[-1]) if lines else
