@@ -116,6 +116,17 @@ TEST(LlmHeadline, Llama2_7bParameters) {
   EXPECT_EQ(h.embedding_parameters, 262'144'000u);
 }
 
+// TinyLlama 1.1B (grouped-query: 4 KV heads of 64, untied), from its config.json:
+//   embed 32000*2048 = 65,536,000; lm_head the same
+//   22 layers * (2*2048^2 [q, o] + 2*2048*256 [k, v] + 3*2048*5632 [gate, up, down] + 2*2048)
+//     = 22 * (8,388,608 + 1,048,576 + 34,603,008 + 4,096) = 22 * 44,044,288 = 968,974,336
+//   final norm 2048; total 1,100,048,384 (the count Hugging Face gives the model)
+TEST(LlmHeadline, TinyLlamaParameters) {
+  const LlmHeadline h = llm_headline(preset("tinyllama_1p1b"), 0);
+  EXPECT_EQ(h.parameters, 1'100'048'384u);
+  EXPECT_EQ(h.embedding_parameters, 131'072'000u);
+}
+
 // GPT-2 small as Hugging Face counts it (tied LM head):
 //   wte 50257*768 = 38,597,376; wpe 1024*768 = 786,432
 //   per layer: ln_1 2*768 = 1,536; c_attn 768*2304 + 2304 = 1,771,776; attn c_proj 768*768 + 768
