@@ -144,9 +144,10 @@ class HardwareModel {
   // The triton attention class's share of fa2's matrix rate (calibration.attention_triton);
   // nullopt when the arch does not state it.
   std::optional<double> attention_triton_share() const;
-  // Tensor-core MACs per cycle per core (its units together, as achievable_macs_per_cycle) of a GEMM with an operand whose contiguous dimension
-  // is not a whole number of kGemmAlignmentBytes: the datasheet rate x calibration.unaligned_gemm;
-  // nullopt when the arch does not state it (such a GEMM is priced as an aligned one).
+  // Tensor-core MACs per cycle per core (its units together, as achievable_macs_per_cycle) of a
+  // GEMM with an operand whose contiguous dimension is not a whole number of kGemmAlignmentBytes:
+  // the datasheet rate x calibration.unaligned_gemm; nullopt when the arch does not state it
+  // (such a GEMM is priced as an aligned one).
   std::optional<double> unaligned_macs_per_cycle(DataType precision) const;
   // fa3's share of the shorter of matrix and softmax work hidden under the longer (default 1).
   double attention_overlap() const;

@@ -40,6 +40,13 @@ struct Diagnostic {
 // "file:line:col: error: path: message; hint"
 std::string format(const Diagnostic& diagnostic);
 
+// A config node a diagnostic can point at: where it is and its dotted path (a YamlReader).
+template <class Node>
+concept ConfigNode = requires(const Node& n) {
+  { n.location() } -> std::convertible_to<SourceLocation>;
+  { n.path() } -> std::convertible_to<std::string>;
+};
+
 class Diagnostics {
  public:
   void error(SourceLocation where, std::string path, std::string message, std::string hint = {});
@@ -47,19 +54,11 @@ class Diagnostics {
                std::string hint = {});
   // The same at a config node (a YamlReader, or anything with location() and path()), named
   // once: diags.error(item.at("stride"), "must be at least 1", "e.g. 1").
-  template <class Node>
-    requires requires(const Node& n) {
-      { n.location() } -> std::convertible_to<SourceLocation>;
-      { n.path() } -> std::convertible_to<std::string>;
-    }
+  template <ConfigNode Node>
   void error(const Node& node, std::string message, std::string hint = {}) {
     error(node.location(), node.path(), std::move(message), std::move(hint));
   }
-  template <class Node>
-    requires requires(const Node& n) {
-      { n.location() } -> std::convertible_to<SourceLocation>;
-      { n.path() } -> std::convertible_to<std::string>;
-    }
+  template <ConfigNode Node>
   void warning(const Node& node, std::string message, std::string hint = {}) {
     warning(node.location(), node.path(), std::move(message), std::move(hint));
   }

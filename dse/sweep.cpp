@@ -112,25 +112,13 @@ unsigned usable_cores() {
   return std::max(1U, std::thread::hardware_concurrency());
 }
 
-double metric(const SweepRow& row, SweepObjective objective) {
-  switch (objective) {
-    case SweepObjective::Latency: return row.latency_s;
-    case SweepObjective::Throughput: return row.throughput_per_s;
-    case SweepObjective::Energy: return row.energy_j;
-    case SweepObjective::Edp: return row.edp_js;
-    case SweepObjective::PerfPerWatt: return row.perf_per_watt;
-    case SweepObjective::PerfPerMm2: return row.perf_per_mm2;
-  }
-  return 0;
-}
-
 // The objective's column (results.csv) and key (results.json): results::kSweepMetrics, whose
 // first entries are the objectives in SweepObjective's order.
 std::string_view unit_suffix(SweepObjective objective) {
   return results::kSweepMetrics.at(static_cast<std::size_t>(objective)).key;
 }
 
-// A row's metrics in results::kSweepMetrics's order.
+// A row's metrics in results::kSweepMetrics's order (an objective's is at its index).
 std::array<double, results::kSweepMetrics.size()> metric_values(const SweepRow& r) {
   return {r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js,
           r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w};
@@ -538,11 +526,11 @@ std::string csv_line(const SweepSpec& spec, const SweepRow& r) {
   cells.emplace_back(to_string(r.status));
   cells.emplace_back(r.feasible ? "yes" : "no");
   const bool ok = r.status == RowStatus::Ok;
-  for (const SweepObjective o : spec.objectives)
-    cells.push_back(ok ? fmt::format("{}", metric(r, o)) : std::string());
   const auto metrics = metric_values(r);
+  const auto cell = [&](std::size_t i) { return ok ? fmt::format("{}", metrics[i]) : std::string(); };
+  for (const SweepObjective o : spec.objectives) cells.push_back(cell(static_cast<std::size_t>(o)));
   for (std::size_t i = results::kSweepObjectiveCount; i < metrics.size(); ++i)  // area, power
-    cells.push_back(ok ? fmt::format("{}", metrics[i]) : std::string());
+    cells.push_back(cell(i));
   cells.push_back(r.memory_status);
   if (spec.constraints.max_area_mm2) cells.push_back(r.area_verdict);
   if (spec.constraints.max_power_w) cells.push_back(r.power_verdict);

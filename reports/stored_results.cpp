@@ -243,14 +243,15 @@ void check_run(const Checker& c, const Json& root) {
 
 // The objectives: the first entries of results::kSweepMetrics (core/sweep_metrics.h), the one
 // table the sweep's exports follow too.
-constexpr SweepObjective objective_at(std::size_t i) {
-  const results::SweepMetricInfo& m = results::kSweepMetrics.at(i);
-  return {m.objective, m.key, m.unit, m.minimised};
+constexpr std::array<SweepObjective, results::kSweepObjectiveCount> make_objectives() {
+  std::array<SweepObjective, results::kSweepObjectiveCount> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const results::SweepMetricInfo& m = results::kSweepMetrics.at(i);
+    out.at(i) = {m.objective, m.key, m.unit, m.minimised};
+  }
+  return out;
 }
-static_assert(results::kSweepObjectiveCount == 6, "list every objective below");
-constexpr std::array<SweepObjective, results::kSweepObjectiveCount> kObjectives = {
-    objective_at(0), objective_at(1), objective_at(2),
-    objective_at(3), objective_at(4), objective_at(5)};
+constexpr std::array<SweepObjective, results::kSweepObjectiveCount> kObjectives = make_objectives();
 
 std::optional<SweepRow> read_sweep_row(const Checker& c, const Json& r, const Where& where,
                                        const std::vector<SweepAxis>& axes) {

@@ -63,6 +63,18 @@ def cuda_median_us(fn, reps, warmup):
     return statistics.median(times)
 
 
+def attention_class(names):
+    """The fused-attention class a list of launched kernels shows: cuDNN's fused attention (its
+    SDPA or fMHA kernels) is fa3's class on Hopper, FlashAttention's kernels fa2's, anything
+    else unfused."""
+    joined = " ".join(n.lower() for n in names)
+    if "cudnn" in joined and ("sdpa" in joined or "fmha" in joined):
+        return "fa3"
+    if "flash" in joined:
+        return "fa2"
+    return "unfused"
+
+
 def provenance(torch, timing):
     """The device, software and source columns of a row measured on this machine's GPU 0."""
     props = torch.cuda.get_device_properties(0)

@@ -33,13 +33,7 @@ import torch_bench  # same folder: provenance and kernel-name helpers
 timed = torch_bench.cuda_median_us
 
 
-def attention_class(names):
-    joined = " ".join(n.lower() for n in names)
-    if "cudnn" in joined and "sdpa" in joined:
-        return "fa3"
-    if "flash" in joined:
-        return "fa2"
-    return "unfused"
+attention_class = torch_bench.attention_class
 
 
 def main():

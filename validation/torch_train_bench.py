@@ -76,18 +76,38 @@ def kernel_class(name):
     return "other"
 
 
+def causal_attention(torch, device):
+    """Causal attention over q [b, heads, s, d] and k, v [b, kv_heads, s, d] (grouped when
+    kv_heads < heads): F.scaled_dot_product_attention. PyTorch < 2.0 (Debian 12's, for --smoke on
+    a CPU only) has none: the same math unfused, K and V repeated per group."""
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if sdpa is not None:
+        return lambda q, k, v: sdpa(q, k, v, is_causal=True,
+                                    enable_gqa=k.shape[1] != q.shape[1])
+    if device.type != "cpu":
+        raise RuntimeError(f"PyTorch {torch.__version__} has no scaled_dot_product_attention")
+
+    def unfused(q, k, v):
+        group = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+        n = q.shape[-2]
+        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+        w = (q @ k.transpose(-1, -2)) / (q.shape[-1] ** 0.5)
+        return torch.softmax(w.masked_fill(~mask, float("-inf")), -1) @ v
+    return unfused
+
+
+def built_on(torch, device, make):
+    """make() with its parameters created on `device` (PyTorch >= 2.0), else moved there."""
+    if hasattr(torch.device, "__enter__"):
+        with torch.device(device):
+            return make()
+    return make().to(device)
+
+
 def build_model(torch, hidden, layers, heads, device):
     nn, F = torch.nn, torch.nn.functional
-    sdpa = getattr(F, "scaled_dot_product_attention", None)
-    if sdpa is None:  # PyTorch < 2.0 (Debian 12's, for --smoke only): the same math unfused
-        if device.type != "cpu":
-            raise RuntimeError(f"PyTorch {torch.__version__} has no scaled_dot_product_attention")
-
-        def sdpa(q, k, v, is_causal):
-            s = q.shape[-2]
-            mask = torch.ones(s, s, dtype=torch.bool, device=q.device).tril()
-            w = (q @ k.transpose(-1, -2)) / (q.shape[-1] ** 0.5)
-            return torch.softmax(w.masked_fill(~mask, float("-inf")), -1) @ v
+    attend = causal_attention(torch, device)
 
     class Block(nn.Module):
         def __init__(self):
@@ -102,7 +122,7 @@ def build_model(torch, hidden, layers, heads, device):
         def forward(self, x):
             b, s, _ = x.shape
             q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, heads, hidden // heads).unbind(2)
-            a = sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+            a = attend(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
             x = x + self.proj(a.transpose(1, 2).reshape(b, s, hidden))
             return x + self.fc2(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
 
@@ -124,10 +144,7 @@ def build_model(torch, hidden, layers, heads, device):
             logits = F.linear(self.ln_f(x), self.wte)  # tied LM head
             return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
 
-    if hasattr(torch.device, "__enter__"):  # PyTorch >= 2.0: built where it runs
-        with torch.device(device):
-            return GPT()
-    return GPT().to(device)
+    return built_on(torch, device, GPT)
 
 
 def build_llama(torch, hidden, layers, heads, kv_heads, ffn, vocab, seq, device):
@@ -137,18 +154,7 @@ def build_llama(torch, hidden, layers, heads, kv_heads, ffn, vocab, seq, device)
     and an untied LM head."""
     nn, F = torch.nn, torch.nn.functional
     d = hidden // heads
-    gqa = getattr(F, "scaled_dot_product_attention", None)
-
-    def attend(q, k, v):
-        if gqa is not None:
-            return gqa(q, k, v, is_causal=True, enable_gqa=True)
-        # PyTorch < 2.0 (--smoke only): the same math unfused, K and V repeated per group.
-        k = k.repeat_interleave(heads // kv_heads, 1)
-        v = v.repeat_interleave(heads // kv_heads, 1)
-        n = q.shape[-2]
-        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
-        w = (q @ k.transpose(-1, -2)) / (d ** 0.5)
-        return torch.softmax(w.masked_fill(~mask, float("-inf")), -1) @ v
+    attend = causal_attention(torch, device)
 
     rms = getattr(F, "rms_norm", None)
 
@@ -212,10 +218,7 @@ def build_llama(torch, hidden, layers, heads, kv_heads, ffn, vocab, seq, device)
             logits = self.head(self.norm(x))
             return F.cross_entropy(logits.view(-1, vocab), targets.view(-1))
 
-    if hasattr(torch.device, "__enter__"):
-        with torch.device(device):
-            return Llama()
-    return Llama().to(device)
+    return built_on(torch, device, Llama)
 
 
 def setup(torch, dev, smoke, model_name, batch, seq):
@@ -370,9 +373,7 @@ def main():
                                 "class": kernel_class(name), "calls": calls,
                                 "total_us": f"{us:.1f}", "kernel": name})
             rec["kernels"] = len(names)
-            joined = " ".join(n.lower() for n in names)
-            impl = ("fa3" if "cudnn" in joined and ("sdpa" in joined or "fmha" in joined)
-                    else "fa2" if "flash" in joined else "unfused" if names else "")
+            impl = torch_bench.attention_class(names) if names else ""
             rec["impl"] = impl
             by_class = collections.Counter()
             for k in kernels:

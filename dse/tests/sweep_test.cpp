@@ -462,17 +462,9 @@ TEST(SweepExports, FollowTheOneMetricTable) {
     EXPECT_EQ(to_string(objective), results::kSweepMetrics[i].objective);
     EXPECT_EQ(maximised(objective), !results::kSweepMetrics[i].minimised);
   }
-  SweepRow row;
-  row.status = RowStatus::Ok;
-  row.latency_s = 1;
-  row.throughput_per_s = 2;
-  row.energy_j = 3;
-  row.edp_js = 4;
-  row.perf_per_watt = 5;
-  row.perf_per_mm2 = 6;
-  row.area_mm2 = 7;
-  row.power_w = 8;
-  row.axis_values = "{}";
+  const SweepRow row{.axis_values = "{}", .status = RowStatus::Ok, .latency_s = 1,
+                     .throughput_per_s = 2, .energy_j = 3, .edp_js = 4, .perf_per_watt = 5,
+                     .perf_per_mm2 = 6, .area_mm2 = 7, .power_w = 8};
   const auto json = nlohmann::ordered_json::parse(json_row(row));
   std::vector<std::string> keys;
   double expected = 1;
