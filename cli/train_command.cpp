@@ -90,6 +90,7 @@ ordered_json report_json(const tr::StepReport& r) {
            {{"bucket_bytes", r.framework.bucket.value},
             {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
                                                     : std::string("model")},
+            {"precision", workload::llm::to_string(r.framework.precision)},
             {"overlap_param_gather", r.framework.overlap_param_gather}}},
           {"seq", r.seq},
           {"tokens", r.tokens},
@@ -111,9 +112,9 @@ ordered_json report_json(const tr::StepReport& r) {
 void print_report(const tr::StepReport& r, std::ostream& out) {
   const tr::Layout& l = r.layout;
   out << fmt::format("{} training on {} x '{}': {}; global batch {} sequences of {} tokens "
-                     "({} tokens), fusion {}\n",
+                     "({} tokens), fusion {}, precision {}\n",
                      r.model, l.chips(), r.arch, layout_text(l), l.global_batch(), r.seq,
-                     r.tokens, r.fusion);
+                     r.tokens, r.fusion, workload::llm::to_string(r.framework.precision));
   out << fmt::format("step {}, {:.0f} tokens/s ({:.0f} per chip), MFU {}, HFU {}\n",
                      ms(r.step_s), r.tokens_per_s,
                      r.tokens_per_s / static_cast<double>(l.chips()), pct(r.mfu), pct(r.hfu));
@@ -217,7 +218,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--grad-reduce", args.grad_reduce,
-                  "The type gradients are reduced in (default: the model's; e.g. fp32)");
+                  "The type gradients are reduced in (default: the gradients'; e.g. fp32)");
+  cmd->add_option("--train-precision", args.precision,
+                  "pure (all in the model's type), mixed (fp32 master weights in the optimizer: "
+                  "Megatron-LM, DeepSpeed, FSDP) or autocast (PyTorch AMP over fp32 parameters)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pure", "mixed", "autocast"}));
   cmd->add_flag("--overlap-param-gather", args.overlap_param_gather,
                 "ZeRO 1/2: the updated weights' all-gather runs under the next step's forward "
                 "(Megatron-LM --overlap-param-gather)");
@@ -290,6 +296,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   tr::Framework framework;
   framework.bucket = Bytes{static_cast<std::uint64_t>(args.bucket_mib * 1024.0 * 1024.0)};
   framework.overlap_param_gather = args.overlap_param_gather;
+  framework.precision = *enum_value(workload::llm::precision_names(), args.precision);  // checked
   if (!args.grad_reduce.empty()) {
     framework.grad_reduce = parse_data_type(args.grad_reduce);
     if (!framework.grad_reduce) {

@@ -34,6 +34,7 @@ struct TrainArgs {
   std::uint32_t zero = 0;
   double bucket_mib = 25;
   std::string grad_reduce;
+  std::string precision = "mixed";
   bool overlap_param_gather = false;
   std::string fusion;
   std::string attention;

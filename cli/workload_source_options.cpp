@@ -36,6 +36,11 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
       ->capture_default_str()
       ->check(kPositive);
   cmd.add_flag("--recompute", args.recompute, "LLM training: full activation recomputation");
+  cmd.add_option("--train-precision", args.precision,
+                 "LLM training: pure (all in --dtype), mixed (fp32 master weights in the "
+                 "optimizer: Megatron-LM, DeepSpeed, FSDP) or autocast (PyTorch AMP over fp32 "
+                 "parameters)")
+      ->capture_default_str();
   cmd.add_option("--tp", args.tp, "LLM tensor-parallel ranks")->capture_default_str();
   cmd.add_option("--pp", args.pp, "LLM pipeline stages")->capture_default_str();
   cmd.add_option("--dp", args.dp, "LLM data-parallel replicas")->capture_default_str();
@@ -83,7 +88,13 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
                   "expected one of: " + enum_names(llm::phase_names()));
       return std::nullopt;
     }
-    s.phase = {*phase, args.batch, args.seq, args.recompute};
+    const auto precision = enum_value(llm::precision_names(), args.precision);
+    if (!precision) {
+      diags.error({}, "--train-precision", fmt::format("unknown training precision '{}'", args.precision),
+                  "expected one of: " + enum_names(llm::precision_names()));
+      return std::nullopt;
+    }
+    s.phase = {*phase, args.batch, args.seq, args.recompute, *precision};
     s.parallelism = {args.tp, args.pp, args.dp, args.stage, args.micro_batches,
                      args.sequence_parallel};
     if (!read_dtype(args, s.dtype, diags)) return std::nullopt;

@@ -30,6 +30,7 @@ struct WorkloadSourceArgs {
   std::uint64_t batch = 1;
   std::uint64_t seq = 2048;
   bool recompute = false;
+  std::string precision = "mixed";  // training: pure, mixed or autocast
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
   bool sequence_parallel = false;
   // CNN input (batch is shared with the LLM) and element type for LLM and CNN.

@@ -130,6 +130,21 @@ class Planner {
     return std::nullopt;
   }
 
+  // Why `op` runs as a kernel of its own although it reads a fusable tile, if it does: it
+  // writes a weight, a gradient, optimizer state or the KV cache (autograd's AccumulateGrad
+  // after a weight-gradient GEMM, a cache write: separate kernels in the frameworks coda
+  // models); nullopt if it writes activations only.
+  std::optional<std::string> writes_persistent(const Op& op) const {
+    for (std::size_t a = 0; a < op.tensors.size() && a < op.space.accesses.size(); ++a) {
+      if (op.space.accesses[a].role != TensorRole::Output) continue;
+      const workload::Tensor& out = tensor(op.tensors[a]);
+      if (out.kind != workload::TensorKind::Activation)
+        return fmt::format("'{}' writes '{}', a {} tensor: a kernel of its own", op.name,
+                           out.name, workload::to_string(out.kind));
+    }
+    return std::nullopt;
+  }
+
   // The tile of `t` an epilogue or chain holds at once when `consumer` reads it.
   Bytes tile_bytes(TensorId t, const Op& consumer) const {
     const workload::Tensor& tt = tensor(t);
@@ -174,6 +189,10 @@ class Planner {
         break;
       }
       if (auto why = not_intermediate(*t, j - 1, j)) {
+        reject(kind, std::move(candidate), std::move(*why), plan);
+        break;
+      }
+      if (auto why = writes_persistent(next)) {
         reject(kind, std::move(candidate), std::move(*why), plan);
         break;
       }

@@ -79,11 +79,13 @@ Bytes saved_activations(const llm::LlmBuild& built) {
 }
 
 std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t seq,
-                                      const Layout& layout, std::uint64_t stage,
-                                      mapper::FusionMode fusion, const arch::HardwareModel& hw,
-                                      const StepOptions& options, Diagnostics& diags) {
+                                      const Layout& layout, llm::Precision precision,
+                                      std::uint64_t stage, mapper::FusionMode fusion,
+                                      const arch::HardwareModel& hw, const StepOptions& options,
+                                      Diagnostics& diags) {
   const llm::LlmPhase phase{.kind = llm::PhaseKind::Training, .batch = layout.micro_batch_size,
-                            .seq_len = seq, .recompute = layout.recompute};
+                            .seq_len = seq, .recompute = layout.recompute,
+                            .precision = precision};
   // The virtual stage's layers: pp x virtual_stages stages of the model.
   const llm::Parallelism par{.tp = layout.tp, .pp = layout.pp * layout.virtual_stages, .dp = 1,
                              .stage = stage, .micro_batches = 1,
@@ -103,6 +105,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "seq";
       else if (path == "parallelism.sequence_parallel")
         path = "layout.sequence_parallel";
+      else if (path == "phase.precision")
+        path = "framework.precision";
       diags.error({}, path, d.message, d.hint);
     }
     return std::nullopt;
@@ -307,10 +311,10 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
   return diags.error_count() == before;
 }
 
-// Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism): what the
-// graph depends on.
-using StageKey =
-    std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool>;
+// Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism,
+// precision): what the graph depends on.
+using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool,
+                            bool, llm::Precision>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -464,10 +468,11 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     const std::uint64_t kind = kind_of(k);
     if (priced.contains(kind)) continue;
     const StageKey key{layout.tp, n, kind, layout.micro_batch_size, layout.recompute,
-                       layout.sequence_parallel};
+                       layout.sequence_parallel, framework.precision};
     auto found = cache.find(key);
     if (found == cache.end()) {
-      auto stage = price_stage(model, seq, layout, kind, fusion, hw, options, diags);
+      auto stage =
+          price_stage(model, seq, layout, framework.precision, kind, fusion, hw, options, diags);
       if (!stage) return std::nullopt;
       found = cache.emplace(key, *stage).first;
     }
@@ -475,8 +480,12 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   }
   const auto chunk = [&](std::uint64_t k) -> const StagePrice& { return *priced.at(kind_of(k)); };
 
-  const DataType grad_type = framework.grad_reduce.value_or(model.dtype);
-  const double e = bytes_per_element(model.dtype), ge = bytes_per_element(grad_type);
+  // Bytes a parameter takes: the weights FSDP gathers, the gradients reduced (in their own type
+  // unless the framework reduces in another), the optimizer's state.
+  const llm::ParameterBytes per_parameter = llm::parameter_bytes(framework.precision, model.dtype);
+  const double e = per_parameter.weight,
+               ge = framework.grad_reduce ? bytes_per_element(*framework.grad_reduce)
+                                          : per_parameter.gradient;
   using analytical::CollectiveKind;
   StepReport out;
   out.model = model.name;
@@ -620,12 +629,11 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     const std::uint64_t shard_w = layout.zero >= 3 ? ceil_div(sp.parameters, dp) : sp.parameters;
     const std::uint64_t shard_g = layout.zero >= 2 ? ceil_div(sp.parameters, dp) : sp.parameters;
     const std::uint64_t shard_o = layout.zero >= 1 ? ceil_div(sp.parameters, dp) : sp.parameters;
-    const double master = model.dtype == DataType::Fp32 ? 0.0 : 4.0;
     r.in_flight = v == 1 ? std::min<std::uint64_t>(p - d, m)
                          : std::min<std::uint64_t>((p - d - 1) * 2 + (v - 1) * p + 1, m * v);
     r.memory.weights = scaled(shard_w, e);
-    r.memory.gradients = scaled(shard_g, bytes_per_element(model.dtype));
-    r.memory.optimizer_state = scaled(shard_o, 8.0 + master);
+    r.memory.gradients = scaled(shard_g, per_parameter.gradient);
+    r.memory.optimizer_state = scaled(shard_o, per_parameter.optimizer);
     r.memory.activations =
         sp.peak_activations + Bytes{(r.in_flight - 1) * sp.saved_activations.value};
     r.memory.total = r.memory.weights + r.memory.gradients + r.memory.optimizer_state +

@@ -46,6 +46,7 @@
 #include "mapper/fusion.h"
 #include "mapper/schedule.h"
 #include "sim/engine.h"
+#include "workloads/llm/llm_builder.h"
 #include "workloads/llm/llm_config.h"
 
 namespace coda::sim::training {
@@ -82,8 +83,12 @@ struct Layout {
 struct Framework {
   // Gradient bucket of the data-parallel reduction: PyTorch DDP's bucket_cap_mb default, 25 MiB.
   Bytes bucket{25ull << 20};
-  // The type gradients are reduced in; nullopt: the model's (DDP's and Megatron-LM's bf16 grads).
+  // The type gradients are reduced in; nullopt: the gradients' own (the model's under pure and
+  // mixed precision, DDP's and Megatron-LM's bf16 grads; fp32 under autocast).
   std::optional<DataType> grad_reduce;
+  // How the step keeps its numbers (workload/llm/llm_builder.h): mixed, fp32 master weights in
+  // the optimizer (Megatron-LM, DeepSpeed, FSDP); autocast, PyTorch AMP over fp32 parameters.
+  workload::llm::Precision precision = workload::llm::Precision::Mixed;
   // ZeRO 1/2: the updated weights' all-gather runs under the next step's forward
   // (Megatron-LM --overlap-param-gather); false: after the optimizer, exposed.
   bool overlap_param_gather = false;

@@ -128,6 +128,41 @@ TEST(TrainingStep, ZeroShardsWhatItsStageSays) {
   }
 }
 
+// Bytes a parameter takes by precision (workload/llm/llm_builder.h, parameter_bytes): pure bf16
+// 2 + 2 + 8, autocast's fp32 parameters 4 + 4 + 8; ZeRO 0 keeps them whole. Autocast's
+// gradients are fp32, so DDP's all-reduce moves twice mixed precision's bf16 bytes: more time.
+TEST(TrainingStep, PrecisionSetsTheBytesOfAParameter) {
+  const llm::LlmConfig c = model("gpt2_small");
+  const std::uint64_t p = llm::llm_headline(c, 0).parameters;
+  const arch::HardwareModel hw = h100();
+  const Layout layout{.dp = 8, .micro_batch_size = 2, .micro_batches = 1};
+  const auto price = [&](llm::Precision precision) {
+    Diagnostics diags;
+    Framework framework;
+    framework.precision = precision;
+    auto r = price_training_step(c, 512, layout, framework, hw, {}, diags);
+    EXPECT_TRUE(r.has_value()) << diags.format_all();
+    return r;
+  };
+  const auto pure = price(llm::Precision::Pure);
+  const auto mixed = price(llm::Precision::Mixed);
+  const auto autocast = price(llm::Precision::Autocast);
+  ASSERT_TRUE(pure && mixed && autocast);
+  const StageMemory& pm = pure->stages.at(0).memory;
+  EXPECT_EQ(pm.weights.value, 2 * p);
+  EXPECT_EQ(pm.gradients.value, 2 * p);
+  EXPECT_EQ(pm.optimizer_state.value, 8 * p);
+  const StageMemory& am = autocast->stages.at(0).memory;
+  EXPECT_EQ(am.weights.value, 4 * p);
+  EXPECT_EQ(am.gradients.value, 4 * p);
+  EXPECT_EQ(am.optimizer_state.value, 8 * p);
+  EXPECT_GT(autocast->stages[0].dp_comm_s, mixed->stages[0].dp_comm_s);
+  EXPECT_EQ(pure->stages[0].dp_comm_s, mixed->stages[0].dp_comm_s);
+  // Mixed precision's AdamW also reads and writes the master weights: a longer optimizer.
+  EXPECT_GT(mixed->stages[0].optimizer_s, pure->stages[0].optimizer_s);
+  EXPECT_GT(autocast->step_s, mixed->step_s);
+}
+
 // ---- FLOPs ------------------------------------------------------------------------------------
 
 // GPT-2 small, one sequence of s = 256 tokens (T = 256), h = 768, 12 layers, 12 heads of 64,
@@ -381,6 +416,7 @@ TEST(TrainCommand, PrintsTheStepAndWritesJson) {
             0)
       << err;
   EXPECT_NE(out.find("tp 1 pp 2 dp 4, micro-batch 1 x 8"), std::string::npos) << out;
+  EXPECT_NE(out.find("precision mixed"), std::string::npos) << out;
   EXPECT_NE(out.find("MFU"), std::string::npos);
   EXPECT_NE(out.find("pipeline bubble"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(json));
@@ -389,6 +425,24 @@ TEST(TrainCommand, PrintsTheStepAndWritesJson) {
                  out, err),
             1);
   EXPECT_NE(err.find("layout.tp"), std::string::npos) << err;
+  ASSERT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--seq", "1024", "--train-precision",
+                  "autocast"},
+                 out, err),
+            0)
+      << err;
+  EXPECT_NE(out.find("precision autocast"), std::string::npos) << out;
+  EXPECT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--train-precision", "amp"},
+                 out, err),
+            2);
+  // A tf32 model (fp32 storage) has no narrower type to autocast to: an error naming the field.
+  ASSERT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
+                  "configs/workloads/llm/gpt2_small.yaml", "--dtype", "tf32", "--train-precision",
+                  "autocast"},
+                 out, err),
+            1);
+  EXPECT_NE(err.find("framework.precision"), std::string::npos) << err;
   EXPECT_EQ(coda({"train", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--llm",
                   "configs/workloads/llm/gpt2_small.yaml", "--search-layouts"},
                  out, err),

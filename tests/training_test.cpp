@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cli/options.h"
@@ -52,18 +53,22 @@ std::uint64_t masked_macs(const Model& m, std::uint64_t batch, std::uint64_t s) 
 }
 
 fs::path training_trace(const Model& m, std::uint64_t batch, std::uint64_t seq,
-                        const testing::TempDir& dir, workload::Graph& graph) {
+                        const testing::TempDir& dir, workload::Graph& graph,
+                        workload::llm::Precision precision = workload::llm::Precision::Mixed) {
   Diagnostics diags;
   const auto config =
       workload::llm::load_llm_config("configs/workloads/llm/" + m.name + ".yaml", diags);
   EXPECT_TRUE(config.has_value()) << diags.format_all();
   if (!config) return {};
   const auto built = workload::llm::try_build_llm(
-      *config, LlmPhase{.kind = PhaseKind::Training, .batch = batch, .seq_len = seq}, {}, diags);
+      *config,
+      LlmPhase{.kind = PhaseKind::Training, .batch = batch, .seq_len = seq, .precision = precision},
+      {}, diags);
   EXPECT_TRUE(built.has_value()) << diags.format_all();
   if (!built) return {};
   graph = *built;
-  return dir.write(m.name + "_training.json", workload::write_trace(graph));
+  return dir.write(fmt::format("{}_training_{}.json", m.name, workload::llm::to_string(precision)),
+                   workload::write_trace(graph));
 }
 
 std::optional<results::RunResult> run(const fs::path& arch, const fs::path& trace,
@@ -139,6 +144,34 @@ TEST(Training, EveryStepRunsOnGpuTpuAndNpuInEveryMode) {
       ASSERT_EQ(systemc->ops.size(), analytical->ops.size());
       EXPECT_EQ(systemc->total.macs, analytical->total.macs);
       EXPECT_GT(systemc->total.cycles.value, 0u);
+    }
+  }
+}
+
+// PyTorch autocast's step (fp32 parameters, casts, fp32 residual stream and norms) runs on the
+// GPU and the TPU in every mode and on both engines: the same matrix work as the mixed-precision
+// step (a cast does no MACs), and more time (the casts and the fp32 tensors add traffic and
+// kernels, and take none away).
+TEST(Training, AutocastStepRunsAndCostsMoreThanMixed) {
+  const testing::TempDir dir;
+  const sim::EngineRegistry engines = cli::all_engines();
+  const Model model{"gpt2_small", 12, 12, 64};
+  workload::Graph mixed_graph, autocast_graph;
+  const fs::path mixed = training_trace(model, 1, 128, dir, mixed_graph);
+  const fs::path autocast = training_trace(model, 1, 128, dir, autocast_graph,
+                                           workload::llm::Precision::Autocast);
+  ASSERT_FALSE(mixed.empty() || autocast.empty());
+  EXPECT_EQ(workload::total_macs(autocast_graph), workload::total_macs(mixed_graph));
+  for (const char* arch : {"configs/arch/nvidia_h100_sxm.yaml", "configs/arch/google_tpu_v4.yaml"}) {
+    for (const auto fusion : {mapper::FusionMode::None, mapper::FusionMode::Epilogue}) {
+      for (const char* engine : {"analytical", "systemc"}) {
+        const auto a = run(arch, autocast, fusion, false, engine, engines);
+        const auto m = run(arch, mixed, fusion, false, engine, engines);
+        ASSERT_TRUE(a && m);
+        EXPECT_TRUE(a->skipped.empty());
+        EXPECT_EQ(a->total.macs, m->total.macs);
+        EXPECT_GT(a->total.cycles.value, m->total.cycles.value) << arch << " " << engine;
+      }
     }
   }
 }

@@ -129,8 +129,9 @@ constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
 constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
                                                              "tp"};
-constexpr std::array<std::string_view, 10> kLlmTrainingKeys{
-    "batch", "seq", "grad_accum", "dp", "recompute", "tp", "pp", "vp", "zero", "grad_bits"};
+constexpr std::array<std::string_view, 11> kLlmTrainingKeys{
+    "batch", "seq", "grad_accum", "dp", "recompute", "tp", "pp", "vp", "zero", "grad_bits",
+    "autocast"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
@@ -225,7 +226,7 @@ bool shape_key_optional(ShapeKind kind, std::string_view key) {
     case ShapeKind::Conv: return key == "stride" || key == "pad";
     case ShapeKind::BatchedGemm: return key == "batch";
     case ShapeKind::AttentionGqa: return key == "kv_heads";
-    case ShapeKind::LlmTraining: return key == "pp" || key == "vp";
+    case ShapeKind::LlmTraining: return key == "pp" || key == "vp" || key == "autocast";
     default: return false;
   }
 }
@@ -248,13 +249,15 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
     case ShapeKind::LlmTraining:  // no pipeline unless the row says so
       if (absent("pp")) s.pp = 1;
       if (absent("vp")) s.vp = 1;
+      if (absent("autocast")) s.autocast = 0;
       break;
     default: break;
   }
 }
 
 bool shape_key_may_be_zero(std::string_view key) {
-  return key == "pad" || key == "causal" || key == "recompute" || key == "zero";
+  return key == "pad" || key == "causal" || key == "recompute" || key == "zero" ||
+         key == "autocast";
 }
 
 std::uint64_t* shape_field(Shape& s, std::string_view key) {
@@ -290,6 +293,7 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"vp", &s.vp},
       {"zero", &s.zero},
       {"grad_bits", &s.grad_bits},
+      {"autocast", &s.autocast},
   };
   for (const auto& [name, field] : fields) {
     if (name == key) return field;

@@ -84,7 +84,7 @@ enum class ShapeKind : std::uint8_t {
   LlmPrefill,     // batch, input_len, tp
   LlmGeneration,  // batch, input_len, output_len, tp
   LlmTraining,    // batch, seq, grad_accum, dp, recompute (0 or 1), tp, [pp], [vp], zero (0-3),
-                  // grad_bits (16 or 32)
+                  // grad_bits (16 or 32), [autocast] (0 or 1)
   Network,        // batch
 };
 
@@ -101,8 +101,10 @@ struct Shape {
   std::uint64_t input_len = 0, output_len = 0, tp = 0;  // LLM serving rows
   std::uint64_t grad_accum = 0, dp = 0, recompute = 0;  // LLM training rows (and batch, seq, tp)
   // LLM training: pipeline stages and virtual stages per stage (1, 1 when absent), the ZeRO stage
-  // (0 DDP .. 3 FSDP FULL_SHARD) and the bits gradients are reduced in (16 or 32).
-  std::uint64_t pp = 0, vp = 0, zero = 0, grad_bits = 0;
+  // (0 DDP .. 3 FSDP FULL_SHARD) and the bits gradients are reduced in (16 or 32); autocast 1
+  // for PyTorch autocast over fp32 parameters, 0 (when absent) for mixed precision with fp32
+  // master weights (workload/llm/llm_builder.h, Precision).
+  std::uint64_t pp = 0, vp = 0, zero = 0, grad_bits = 0, autocast = 0;
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 

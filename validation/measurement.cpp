@@ -145,6 +145,10 @@ std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
   if (k.shape == ShapeKind::LlmTraining && s.recompute > 1)
     return Problem{fmt::format("'recompute' = {} is neither 0 nor 1", s.recompute),
                    "recompute=1 for full activation recomputation (checkpointing), 0 for none"};
+  if (k.shape == ShapeKind::LlmTraining && s.autocast > 1)
+    return Problem{fmt::format("'autocast' = {} is neither 0 nor 1", s.autocast),
+                   "autocast=1 for PyTorch autocast over fp32 parameters, 0 (or absent) for "
+                   "mixed precision with fp32 master weights"};
   if (k.shape == ShapeKind::LlmTraining && s.zero > 3)
     return Problem{fmt::format("'zero' = {} is no ZeRO stage", s.zero),
                    "zero=0 (DDP), 1 (sharded optimizer state), 2 (and gradients) or 3 (and "

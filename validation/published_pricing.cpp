@@ -502,6 +502,8 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                          .virtual_stages = s.vp, .zero = static_cast<std::uint32_t>(s.zero)};
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
+  framework.precision =
+      s.autocast != 0 ? workload::llm::Precision::Autocast : workload::llm::Precision::Mixed;
   tr::StepOptions options;
   // An unfused row (attention as its parts, S and P through DRAM: frameworks before
   // FlashAttention) prices every op on its own.

@@ -313,7 +313,7 @@ Op make_collective(std::string name, Function f, std::vector<std::uint64_t> shap
 }
 
 Op make_adamw(std::string name, const std::vector<std::uint64_t>& shape, DataType param_dtype,
-              DataType grad_dtype, DataType state_dtype) {
+              DataType grad_dtype, DataType state_dtype, std::optional<DataType> master) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Optimizer;
@@ -321,7 +321,8 @@ Op make_adamw(std::string name, const std::vector<std::uint64_t>& shape, DataTyp
   op.space.dims = shape_dims(shape);
   const auto every = all_axes(shape.size());
   op.space.accesses = {
-      axes_access(TensorRole::Weight, "param", shape, every, param_dtype),
+      master ? axes_access(TensorRole::Weight, "master", shape, every, *master)
+             : axes_access(TensorRole::Weight, "param", shape, every, param_dtype),
       axes_access(TensorRole::Input, "grad", shape, every, grad_dtype),
       axes_access(TensorRole::Input, "m", shape, every, state_dtype),
       axes_access(TensorRole::Input, "v", shape, every, state_dtype),
@@ -329,6 +330,9 @@ Op make_adamw(std::string name, const std::vector<std::uint64_t>& shape, DataTyp
       axes_access(TensorRole::Output, "m_out", shape, every, state_dtype),
       axes_access(TensorRole::Output, "v_out", shape, every, state_dtype),
   };
+  if (master)
+    op.space.accesses.push_back(
+        axes_access(TensorRole::Output, "master_out", shape, every, *master));
   return op;
 }
 

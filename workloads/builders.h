@@ -123,7 +123,11 @@ Op make_collective(std::string name, Function f, std::vector<std::uint64_t> shap
 
 // AdamW over a parameter of `shape`: reads param (Weight), grad (Input), m and v (Input, in
 // `state_dtype`); writes param, m, v (Outputs; bind them to the same tensors: in place).
+// With `master` (mixed precision: the optimizer keeps the weights in that wider type), it reads
+// the master copy (the Weight access) instead of param, and writes param (the model's copy, rounded from the
+// update), m, v and the master (Outputs "param_out", "m_out", "v_out", "master_out").
 Op make_adamw(std::string name, const std::vector<std::uint64_t>& shape, DataType param_dtype,
-              DataType grad_dtype, DataType state_dtype);
+              DataType grad_dtype, DataType state_dtype,
+              std::optional<DataType> master = std::nullopt);
 
 }  // namespace coda::workload

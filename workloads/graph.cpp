@@ -163,9 +163,17 @@ std::vector<std::string> verify(const Graph& graph) {
                                        op.name));
     }
   }
+  // A weight or optimizer state holds its value from before the graph (the previous step's):
+  // reading it before the op that writes its next value is a step's order (mixed precision's
+  // AdamW writes the model's weights from the master copy without reading them).
+  const auto carries_state = [&](std::uint32_t t) {
+    const TensorKind kind = graph.tensors[t].kind;
+    return kind == TensorKind::Weight || kind == TensorKind::OptimizerState;
+  };
   for (const auto& [t, w] : writer) {
     const auto r = first_reader.find(t);
-    if (r != first_reader.end() && r->second < w && t < graph.tensors.size())
+    if (r != first_reader.end() && r->second < w && t < graph.tensors.size() &&
+        !carries_state(t))
       problems.push_back(fmt::format("tensor '{}' is read by op '{}' before op '{}' writes it",
                                      graph.tensors[t].name, graph.ops[r->second].name,
                                      graph.ops[w].name));

@@ -99,12 +99,12 @@ std::string dtype_text(const std::optional<DataType>& dtype) {
 
 constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
                                          "stage", "micro_batches", "recompute",
-                                         "sequence_parallel"};
+                                         "sequence_parallel", "train_precision"};
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
 constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported"};
 constexpr std::string_view kAllKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
                                          "stage", "micro_batches", "recompute",
-                                         "sequence_parallel", "image", "bind",
+                                         "sequence_parallel", "train_precision", "image", "bind",
                                          "skip_unsupported"};
 
 bool has_key(std::span<const std::string_view> keys, std::string_view key) {
@@ -157,12 +157,17 @@ std::string describe(const WorkloadSource& source) {
           },
           [](const LlmSource& s) {
             const llm::Parallelism& p = s.parallelism;
+            // The precision only when not the default, so that the hashes of sources written
+            // before it existed stay as they were.
             return fmt::format(
                 "llm {} phase={} batch={} seq={} dtype={} recompute={} tp={} pp={} dp={} "
-                "stage={} micro_batches={} sequence_parallel={}",
+                "stage={} micro_batches={} sequence_parallel={}{}",
                 s.config.string(), llm::to_string(s.phase.kind), s.phase.batch, s.phase.seq_len,
                 dtype_text(s.dtype), s.phase.recompute ? 1 : 0, p.tp, p.pp, p.dp, p.stage,
-                p.micro_batches, p.sequence_parallel ? 1 : 0);
+                p.micro_batches, p.sequence_parallel ? 1 : 0,
+                s.phase.precision == llm::Precision::Mixed
+                    ? std::string()
+                    : fmt::format(" train_precision={}", llm::to_string(s.phase.precision)));
           },
           [](const CnnSource& s) {
             return fmt::format("cnn {} batch={} image={} dtype={}", s.name, s.batch, s.image,
@@ -244,6 +249,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     item.optional("batch", s.phase.batch, diags);
     item.required("seq", s.phase.seq_len, diags);  // no default: a prompt, a context or a length
     item.optional("recompute", s.phase.recompute, diags);
+    item.optional_enum("train_precision", s.phase.precision, llm::precision_names(), diags);
     s.dtype = read_dtype(item, diags);
     item.optional("tp", s.parallelism.tp, diags);
     item.optional("pp", s.parallelism.pp, diags);

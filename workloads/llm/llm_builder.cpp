@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -21,11 +22,31 @@ constexpr std::array<std::pair<std::string_view, PhaseKind>, 3> kPhases{{
     {"prefill", PhaseKind::Prefill}, {"decode", PhaseKind::Decode},
     {"training", PhaseKind::Training}}};
 
+constexpr std::array<std::pair<std::string_view, Precision>, 3> kPrecisions{{
+    {"pure", Precision::Pure}, {"mixed", Precision::Mixed}, {"autocast", Precision::Autocast}}};
+
 }  // namespace
 
 std::string_view to_string(PhaseKind kind) { return enum_name(kPhases, kind, "unknown"); }
 
 EnumTable<PhaseKind> phase_names() { return kPhases; }
+
+std::string_view to_string(Precision precision) {
+  return enum_name(kPrecisions, precision, "unknown");
+}
+
+EnumTable<Precision> precision_names() { return kPrecisions; }
+
+ParameterBytes parameter_bytes(Precision precision, DataType model) {
+  const double e = bit_width(model) / 8.0, fp32 = bit_width(DataType::Fp32) / 8.0;
+  const double moments = 2 * fp32;  // AdamW's m and v
+  switch (precision) {
+    case Precision::Pure: return {e, e, moments};
+    case Precision::Mixed: return {e, e, moments + (model == DataType::Fp32 ? 0.0 : fp32)};
+    case Precision::Autocast: return {fp32, fp32, moments};
+  }
+  return {};
+}
 
 namespace {
 
@@ -90,6 +111,7 @@ enum class NodeKind : std::uint8_t {
   SpGather,      // sequence parallelism's g-bar: all-gather forward, reduce-scatter backward
   SpScatter,     // sequence parallelism's g: reduce-scatter forward, all-gather backward
   StageInput,    // received from the previous stage: send its gradient back
+  Cast,          // autocast's cast of an activation to the compute type: the gradient cast back
 };
 
 struct Node {
@@ -131,6 +153,10 @@ class Builder {
  public:
   Builder(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par)
       : c_(c), phase_(phase), par_(par), dt_(c.dtype) {
+    autocast_ = phase.kind == PhaseKind::Training && phase.precision == Precision::Autocast;
+    // Autocast's parameters are fp32, and so is what reads them without a cast (the embeddings,
+    // hence the residual stream, and the norms).
+    param_dt_ = autocast_ ? DataType::Fp32 : dt_;
     tp_ = par.tp;
     heads_ = c.heads / tp_;
     kv_heads_ = c.kv_heads / tp_;
@@ -193,28 +219,87 @@ class Builder {
     differentiable_.push_back(differentiable && training_);
     return id;
   }
-  TensorId act(std::string name, Shape shape) {
-    return tensor(std::move(name), std::move(shape), TensorKind::Activation, true);
+  TensorId act(std::string name, Shape shape, std::optional<DataType> dtype = std::nullopt) {
+    return tensor(std::move(name), std::move(shape), TensorKind::Activation, true, dtype);
   }
   bool differentiable(TensorId id) const { return differentiable_[id.value]; }
   const Shape& shape(TensorId id) const { return g_.tensors[id.value].shape; }
+  DataType dtype(TensorId id) const { return g_.tensors[id.value].dtype; }
+  // The type of a result of a and b: the wider (PyTorch's promotion of float types).
+  DataType promoted(TensorId a, TensorId b) const {
+    return bit_width(dtype(b)) > bit_width(dtype(a)) ? dtype(b) : dtype(a);
+  }
 
+  // Adds the op, its accesses typed as the tensors bound to them (the make_* builders take one
+  // type; autocast's ops read and write more than one).
   OpId emit(Op op, std::vector<TensorId> bound, Tape* tape = nullptr, NodeKind kind = NodeKind::Matmul,
             bool b_t = false, AttentionParams attention = {}) {
+    for (std::size_t i = 0; i < op.space.accesses.size() && i < bound.size(); ++i)
+      op.space.accesses[i].dtype = dtype(bound[i]);
     const OpId id = g_.add(std::move(op), std::move(bound));
     if (tape != nullptr) tape->push_back({kind, id, {}, b_t, attention});
     return id;
   }
 
   TensorId weight(const std::string& name, Shape s) {
-    const TensorId id = tensor(name, std::move(s), TensorKind::Weight, false);
+    const TensorId id = tensor(name, std::move(s), TensorKind::Weight, false, param_dt_);
     weights_.push_back(id);
     if (training_) {
-      weight_grads_[id.value] = tensor(name + ".grad", shape(id), TensorKind::Gradient, false);
+      weight_grads_[id.value] =
+          tensor(name + ".grad", shape(id), TensorKind::Gradient, false, param_dt_);
     }
     return id;
   }
   TensorId weight_grad(TensorId w) const { return weight_grads_.at(w.value); }
+
+  // A copy of x in `to` (an elementwise Copy: PyTorch's cast kernel); x itself when it is
+  // already of that type. On `tape` as a Cast node, so that the gradient is cast back.
+  TensorId cast(Tape* tape, const std::string& name, TensorId x, DataType to) {
+    if (dtype(x) == to) return x;
+    const TensorId y = tensor(name + ".out", shape(x), TensorKind::Activation, differentiable(x),
+                              to);
+    emit(make_elementwise(name, Function::Copy, shape(x), to), {x, y}, tape, NodeKind::Cast);
+    return y;
+  }
+
+  // The weight as a GEMM or a bias add reads it: itself, or under autocast its copy in the
+  // compute type, cast at this use (the cast cache off, as CUDA graphs need it; with the cache
+  // on, a weight used once per forward is cast as often). The copy's gradient goes to the
+  // weight's through into_weight_grad.
+  TensorId compute_weight(const std::string& name, TensorId w) {
+    if (dtype(w) == dt_) return w;
+    const TensorId copy = cast(nullptr, name + ".cast", w, dt_);
+    master_of_[copy.value] = w;
+    return copy;
+  }
+
+  // Emits `op`, which computes the gradient of weight w (its last access the output) from
+  // `inputs`, into w's gradient: added in place (C += ...) when w is a weight; when w is
+  // autocast's copy of one, written in the compute type, then cast into the fp32 gradient (the
+  // cast's backward and PyTorch's AccumulateGrad: a copy while the gradient is None, the first
+  // micro-batch's, an add after).
+  void into_weight_grad(Op op, std::vector<TensorId> inputs, TensorId w) {
+    const auto master = master_of_.find(w.value);
+    if (master == master_of_.end()) {
+      accumulate_into_output(op);
+      const TensorId gw = weight_grad(w);
+      inputs.insert(inputs.end(), {gw, gw});
+      emit(std::move(op), std::move(inputs));
+      return;
+    }
+    const std::string name = op.name;
+    const Shape s = op.space.accesses.back().shape;
+    const TensorId partial = tensor(name + ".out", s, TensorKind::Activation, false);
+    inputs.push_back(partial);
+    emit(std::move(op), std::move(inputs));
+    const TensorId gw = weight_grad(master->second);
+    if (grad_written_.insert(gw.value).second) {
+      emit(make_elementwise(name + ".to_grad", Function::Copy, s, dt_), {partial, gw});
+    } else {
+      Op add = make_elementwise(name + ".to_grad", Function::Add, s, dt_, {{TensorRole::Input, {}}});
+      emit(std::move(add), {gw, partial, gw});
+    }
+  }
 
   FfnWeights ffn_weights(const std::string& p) {
     FfnWeights f;
@@ -283,15 +368,20 @@ class Builder {
   TensorId linear(Tape& tape, const std::string& name, TensorId x, std::uint64_t rows,
                   std::uint64_t in, std::uint64_t out, TensorId w,
                   std::optional<TensorId> bias = std::nullopt, bool b_t = false) {
+    // Autocast: the input (an fp32 norm's output), the weight and the bias cast to the compute
+    // type before the GEMM, as F.linear does (so the bias add stays the GEMM's epilogue).
+    x = cast(&tape, name + ".input_cast", x, dt_);
+    const TensorId w_in = compute_weight(name + ".weight", w);
+    if (bias) bias = compute_weight(name + ".bias", *bias);
     const TensorId y = act(name + ".out", {rows, out});
-    emit(matmul(name, rows, out, in, false, b_t, dt_), {x, w, y}, &tape, NodeKind::Matmul, b_t);
+    emit(matmul(name, rows, out, in, false, b_t, dt_), {x, w_in, y}, &tape, NodeKind::Matmul, b_t);
     return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
   }
 
   // y = x + w over axis 1 (a bias or a LayerNorm shift).
   TensorId add_weight(Tape& tape, const std::string& name, TensorId x, TensorId w) {
     const Shape s = shape(x);
-    const TensorId y = act(name + ".out", s);
+    const TensorId y = act(name + ".out", s, promoted(x, w));
     emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Weight, {1}}}), {x, w, y},
          &tape, NodeKind::Elementwise);
     return y;
@@ -300,7 +390,7 @@ class Builder {
   TensorId binary(Tape& tape, const std::string& name, Function f, TensorId a, TensorId b,
                   std::vector<std::size_t> b_axes = {}) {
     const Shape s = shape(a);
-    const TensorId y = act(name + ".out", s);
+    const TensorId y = act(name + ".out", s, promoted(a, b));
     emit(make_elementwise(name, f, s, dt_, {{TensorRole::Input, std::move(b_axes)}}), {a, b, y},
          &tape, NodeKind::Elementwise);
     return y;
@@ -308,7 +398,7 @@ class Builder {
 
   TensorId unary(Tape& tape, const std::string& name, Function f, TensorId x) {
     const Shape s = shape(x);
-    const TensorId y = act(name + ".out", s);
+    const TensorId y = act(name + ".out", s, dtype(x));
     emit(make_elementwise(name, f, s, dt_), {x, y}, &tape, NodeKind::Elementwise);
     return y;
   }
@@ -316,7 +406,7 @@ class Builder {
   TensorId norm(Tape& tape, const std::string& name, TensorId x, TensorId scale,
                 std::optional<TensorId> shift) {
     const Shape s = shape(x);
-    const TensorId y = act(name + ".out", s);
+    const TensorId y = act(name + ".out", s, dtype(x));  // autocast: fp32, as its parameters
     const Function f = c_.norm == NormType::LayerNorm ? Function::LayerNorm : Function::RmsNorm;
     emit(make_normalization(name, f, s, {1}, dt_), {x, scale, y}, &tape, NodeKind::Norm);
     return shift ? add_weight(tape, name + ".shift", y, *shift) : y;
@@ -345,7 +435,7 @@ class Builder {
     Shape s = shape(x);
     Shape out = s;
     out[0] = f == Function::AllGather ? s[0] * tp_ : s[0] / tp_;
-    const TensorId y = act(name + ".out", out);
+    const TensorId y = act(name + ".out", out, dtype(x));
     emit(make_collective(name, f, s, static_cast<std::uint32_t>(tp_), dt_), {x, y}, tape, kind);
     return y;
   }
@@ -389,6 +479,7 @@ class Builder {
   TensorId moe(Tape& tape, const std::string& p, TensorId x, std::uint64_t tokens,
                const LayerWeights& w) {
     const std::uint64_t h = c_.hidden, experts = c_.moe.experts, k = c_.moe.top_k;
+    x = cast(&tape, p + "input_cast", x, dt_);  // autocast: the router, dispatch and experts' input
     const TensorId logits = linear(tape, p + "router", x, tokens, h, experts, *w.router);
     const TensorId probs = act(p + "router.softmax.out", {tokens, experts});
     emit(make_normalization(p + "router.softmax", Function::Softmax, {tokens, experts}, {1}, dt_),
@@ -460,17 +551,22 @@ class Builder {
     emit(make_data_movement(p + "merge_heads", Function::Transpose, {shape(o)}, {shape(merged)},
                             dt_),
          {o, merged}, &tape, NodeKind::Movement);
+    // The row-parallel GEMMs' biases follow the all-reduce; autocast casts them first.
+    std::optional<TensorId> out_bias;
+    if (w.out_bias) out_bias = compute_weight(p + "out.bias", *w.out_bias);
     TensorId attn = linear(tape, p + "out", merged, tokens, q_out_, h, w.out);
     attn = leave_tp(tape, p + "out", attn);
-    if (w.out_bias) attn = add_weight(tape, p + "out.bias", attn, *w.out_bias);
+    if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
 
     const TensorId n2 = enter_tp(tape, p + "norm2", norm(tape, p + "norm2", x1, w.norm2, w.norm2_shift));
     TensorId ffn_out;
     if (w.dense) {
+      std::optional<TensorId> down_bias;
+      if (w.dense->down_bias) down_bias = compute_weight(p + "ffn.down.bias", *w.dense->down_bias);
       ffn_out = ffn_core(tape, p + "ffn.", n2, tokens, *w.dense, ffn_, false);
       ffn_out = leave_tp(tape, p + "ffn", ffn_out);
-      if (w.dense->down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *w.dense->down_bias);
+      if (down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *down_bias);
     } else {
       ffn_out = moe(tape, p + "moe.", n2, tokens, w);
       ffn_out = leave_tp(tape, p + "moe", ffn_out);
@@ -503,22 +599,23 @@ class Builder {
     if (first_stage_) {
       const TensorId ids = tensor(p + "token_ids", {tokens}, TensorKind::Activation, false,
                                   DataType::Int32);
-      x = act(p + "embed.out", {tokens, h});
+      x = act(p + "embed.out", {tokens, h}, dtype(*embed_));
       emit(make_embedding(p + "embed", vocab_, h, tokens, dt_), {ids, *embed_, x}, &mb.pre,
            NodeKind::Embedding);
       x = leave_tp(mb.pre, p + "embed", x);  // vocab-parallel
       if (position_table_) {
         const TensorId pos_ids = tensor(p + "position_ids", {local}, TensorKind::Activation,
                                         false, DataType::Int32);
-        const TensorId pos = act(p + "position.out", {local, h});
+        const TensorId pos = act(p + "position.out", {local, h}, dtype(*position_table_));
         emit(make_embedding(p + "position", c_.max_positions, h, local, dt_),
              {pos_ids, *position_table_, pos}, &mb.pre, NodeKind::Embedding);
         x = binary(mb.pre, p + "embed.add_position", Function::Add, x, pos);
       }
     } else {
+      // The residual stream, in the type its adds give it (autocast: fp32).
       const TensorId remote = tensor(p + "recv.from_previous_stage", {local, h},
-                                     TensorKind::Activation, false);
-      x = act(p + "recv.out", {local, h});
+                                     TensorKind::Activation, false, param_dt_);
+      x = act(p + "recv.out", {local, h}, param_dt_);
       emit(make_collective(p + "recv", Function::SendRecv, {local, h}, 2, dt_), {remote, x});
       mb.pre.push_back({NodeKind::StageInput, {}, x, false, {}});
     }
@@ -532,7 +629,7 @@ class Builder {
     mb.stage_output = x;
     if (!last_stage_) {
       const TensorId remote = tensor(p + "send.to_next_stage", {local, h},
-                                     TensorKind::Activation, false);
+                                     TensorKind::Activation, false, dtype(x));
       emit(make_collective(p + "send", Function::SendRecv, {local, h}, 2, dt_), {x, remote});
       return;
     }
@@ -555,10 +652,19 @@ class Builder {
     emit(make_normalization(p + "loss.softmax", Function::Softmax, {rows, vocab_}, {1}, dt_),
          {logits, probs});
     const TensorId labels = tensor(p + "labels", {rows}, TensorKind::Activation, false);
-    const TensorId dlogits = act(p + "loss.grad", {rows, vocab_});
+    // Autocast: nll_loss is on its fp32 list, so the log-probabilities are cast to fp32 and
+    // their gradient, written in fp32, cast back before log_softmax's backward.
+    const TensorId logp = cast(nullptr, p + "loss.cast", probs, param_dt_);
+    TensorId dlogits = act(p + "loss.grad", {rows, vocab_}, param_dt_);
     emit(make_elementwise(p + "loss.grad", Function::Sub, {rows, vocab_}, dt_,
                           {{TensorRole::Input, {0}}}),
-         {probs, labels, dlogits});
+         {logp, labels, dlogits});
+    if (autocast_) {
+      const TensorId dlogp = cast(nullptr, p + "loss.grad.cast", dlogits, dt_);
+      dlogits = act(p + "loss.softmax.dx", {rows, vocab_});
+      emit(norm_backward(p + "loss.softmax.dx", Function::Softmax, {rows, vocab_}),
+           {probs, dlogp, dlogits});
+    }
     mb.logits_grad = dlogits;
     mb.post_logits = logits;
   }
@@ -567,8 +673,23 @@ class Builder {
 
   using Contributions = std::unordered_map<std::uint32_t, std::vector<TensorId>>;
 
+  // A normalization's backward over the last axis: reads its input (a softmax: its output) and
+  // dy ("dy", the second access), then whatever the forward read after (a scale).
+  static Op norm_backward(std::string name, Function f, const Shape& s) {
+    Op op = make_normalization(std::move(name), f, s, {s.size() - 1}, DataType::Fp32);
+    TensorAccess dy_access = op.space.accesses.front();
+    dy_access.tensor = "dy";
+    op.space.accesses.insert(op.space.accesses.begin() + 1, std::move(dy_access));
+    return op;
+  }
+
+  // dx is one contribution to x's gradient, cast to x's type first when it differs (autograd
+  // casts a gradient to its input's type: autocast's residual adds, its casts' backwards).
   void add_grad(Contributions& grads, TensorId x, TensorId dx) {
-    if (differentiable(x)) grads[x.value].push_back(dx);
+    if (!differentiable(x)) return;
+    if (dtype(dx) != dtype(x))
+      dx = cast(nullptr, g_.tensors[dx.value].name + ".cast", dx, dtype(x));
+    grads[x.value].push_back(dx);
   }
 
   // The gradient of `y`: the sum of its contributions (Add ops when there are several).
@@ -580,7 +701,7 @@ class Builder {
       const TensorId a = parts[parts.size() - 2], b = parts.back();
       const Shape s = shape(a);
       const std::string name = g_.tensors[y.value].name + ".grad_sum" + std::to_string(parts.size());
-      const TensorId sum = act(name, s);
+      const TensorId sum = act(name, s, dtype(a));
       emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Input, {}}}), {a, b, sum});
       parts.pop_back();
       parts.back() = sum;
@@ -595,10 +716,7 @@ class Builder {
     std::vector<std::size_t> reduce;
     for (std::size_t i = 0; i < s.size(); ++i)
       if (std::find(keep.begin(), keep.end(), i) == keep.end()) reduce.push_back(i);
-    Op op = make_reduction(name, Function::Sum, s, reduce, dt_);
-    accumulate_into_output(op);
-    const TensorId gw = weight_grad(w);
-    emit(std::move(op), {dy, gw, gw});
+    into_weight_grad(make_reduction(name, Function::Sum, s, reduce, dt_), {dy}, w);
   }
 
   void backward_node(Contributions& grads, const Node& node) {
@@ -616,7 +734,7 @@ class Builder {
         std::string prefix = g_.tensors[node.tensor.value].name;
         prefix.resize(prefix.size() - std::string_view("recv.out").size());
         const TensorId remote = tensor(prefix + "send_grad.to_previous_stage", shape(*dx),
-                                       TensorKind::Activation, false);
+                                       TensorKind::Activation, false, dtype(*dx));
         emit(make_collective(prefix + "send_grad", Function::SendRecv, shape(*dx), 2, dt_),
              {*dx, remote});
       }
@@ -627,6 +745,10 @@ class Builder {
     const auto& t = f.tensors;
     const std::size_t out_index = acc.size() - 1;
     switch (node.kind) {
+      case NodeKind::Cast: {  // add_grad casts the gradient back to the input's type
+        if (const auto dy = grad(grads, t[1])) add_grad(grads, t[0], *dy);
+        return;
+      }
       case NodeKind::Matmul: {
         const auto dy = grad(grads, t[2]);
         if (!dy) return;
@@ -640,10 +762,8 @@ class Builder {
         // dW = X^T dY ([k][n]), or dY^T X ([n][k]) for a table stored [n][k]; added in place.
         Op dw = node.b_t ? matmul(f.name + ".dw", n, k, m, true, false, dt_)
                          : matmul(f.name + ".dw", k, n, m, true, false, dt_);
-        accumulate_into_output(dw);
-        const TensorId gw = weight_grad(t[1]);
-        emit(std::move(dw), node.b_t ? std::vector{*dy, t[0], gw, gw}
-                                     : std::vector{t[0], *dy, gw, gw});
+        into_weight_grad(std::move(dw), node.b_t ? std::vector{*dy, t[0]} : std::vector{t[0], *dy},
+                         t[1]);
         return;
       }
       case NodeKind::Elementwise: {
@@ -661,14 +781,14 @@ class Builder {
           for (std::size_t i = 0; i < 2; ++i) {
             if (!differentiable(t[i])) continue;
             const std::size_t other = 1 - i;
-            const TensorId dx = act(fmt::format("{}.dx{}", f.name, i), s);
+            const TensorId dx = act(fmt::format("{}.dx{}", f.name, i), s, dtype(t[i]));
             emit(make_elementwise(fmt::format("{}.dx{}", f.name, i), Function::Mul, s, dt_,
                                   {{TensorRole::Input, axes_of(acc[other])}}),
                  {*dy, t[other], dx});
             add_grad(grads, t[i], dx);
           }
         } else {  // unary activation: dx = f'(x) * dy, priced as one pass of f over (x, dy)
-          const TensorId dx = act(f.name + ".dx", s);
+          const TensorId dx = act(f.name + ".dx", s, dtype(t[0]));
           emit(make_elementwise(f.name + ".dx", f.function, s, dt_, {{TensorRole::Input, {}}}),
                {t[0], *dy, dx});
           add_grad(grads, t[0], dx);
@@ -680,11 +800,8 @@ class Builder {
         if (!dy) return;
         const Shape s = acc[0].shape;
         const std::size_t last = s.size() - 1;
-        Op op = make_normalization(f.name + ".dx", f.function, s, {last}, dt_);
-        TensorAccess dy_access = op.space.accesses.front();
-        dy_access.tensor = "dy";
-        op.space.accesses.insert(op.space.accesses.begin() + 1, std::move(dy_access));
-        const TensorId dx = act(f.name + ".dx", s);
+        Op op = norm_backward(f.name + ".dx", f.function, s);
+        const TensorId dx = act(f.name + ".dx", s, dtype(t[0]));
         if (f.function == Function::Softmax) {  // reads the softmax output and dy
           emit(std::move(op), {t[1], *dy, dx});
         } else {  // reads x, dy and the scale; the scale's gradient is a sum over tokens
@@ -735,7 +852,7 @@ class Builder {
           back = Function::Split;
         std::vector<TensorId> dxs;
         for (std::size_t i = 0; i < targets.size(); ++i)
-          dxs.push_back(act(fmt::format("{}.dx{}", f.name, i), out_shapes[i]));
+          dxs.push_back(act(fmt::format("{}.dx{}", f.name, i), out_shapes[i], dtype(targets[i])));
         bound.insert(bound.end(), dxs.begin(), dxs.end());
         emit(make_data_movement(f.name + ".bwd", back, in_shapes, out_shapes, dt_), bound);
         for (std::size_t i = 0; i < targets.size(); ++i) add_grad(grads, targets[i], dxs[i]);
@@ -757,9 +874,7 @@ class Builder {
         Op op = make_data_movement(f.name + ".bwd", Function::Gather, {shape(*dy), acc[0].shape},
                                    {acc[1].shape}, dt_);
         op.space.accesses[1].dtype = DataType::Int32;
-        accumulate_into_output(op);
-        const TensorId gw = weight_grad(t[1]);
-        emit(std::move(op), {*dy, t[0], gw, gw});
+        into_weight_grad(std::move(op), {*dy, t[0]}, t[1]);
         return;
       }
       case NodeKind::Passthrough: {
@@ -794,9 +909,10 @@ class Builder {
       backward_tape(grads, mb.post);
     } else {
       const Shape s = shape(mb.stage_output);
+      const DataType type = dtype(mb.stage_output);
       const TensorId remote = tensor(p + "recv_grad.from_next_stage", s, TensorKind::Activation,
-                                     false);
-      const TensorId dy = act(p + "recv_grad.out", s);
+                                     false, type);
+      const TensorId dy = act(p + "recv_grad.out", s, type);
       emit(make_collective(p + "recv_grad", Function::SendRecv, s, 2, dt_), {remote, dy});
       grads[mb.stage_output.value] = {dy};
     }
@@ -826,8 +942,17 @@ class Builder {
                                 false, DataType::Fp32);
       const TensorId v = tensor(param.name + ".adam_v", param.shape, TensorKind::OptimizerState,
                                 false, DataType::Fp32);
-      emit(make_adamw(param.name + ".adamw", param.shape, dt_, dt_, DataType::Fp32),
-           {w, gw, m, v, w, m, v});
+      if (phase_.precision == Precision::Mixed && param.dtype != DataType::Fp32) {
+        const TensorId master = tensor(param.name + ".master", param.shape,
+                                       TensorKind::OptimizerState, false, DataType::Fp32);
+        emit(make_adamw(param.name + ".adamw", param.shape, param.dtype, dtype(gw),
+                        DataType::Fp32, DataType::Fp32),
+             {master, gw, m, v, w, m, v, master});
+      } else {
+        emit(make_adamw(param.name + ".adamw", param.shape, param.dtype, dtype(gw),
+                        DataType::Fp32),
+             {w, gw, m, v, w, m, v});
+      }
     }
   }
 
@@ -838,6 +963,10 @@ class Builder {
   std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
+  bool autocast_ = false;
+  DataType param_dt_;  // the parameters' (and the residual stream's) type
+  std::unordered_map<std::uint32_t, TensorId> master_of_;  // autocast's weight copy -> weight
+  std::unordered_set<std::uint32_t> grad_written_;  // autocast: gradients written at least once
   Graph g_;
   std::vector<bool> differentiable_;
   std::vector<TensorId> weights_;
@@ -921,6 +1050,16 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           "each micro-batch holds batch / micro_batches sequences");
   if (phase.recompute && phase.kind != PhaseKind::Training)
     error("phase.recompute", "recomputation applies to training steps only");
+  if (phase.precision != Precision::Mixed && phase.kind != PhaseKind::Training)
+    error("phase.precision",
+          fmt::format("precision '{}' applies to training steps only", to_string(phase.precision)),
+          "inference runs in the model's type: leave the precision at 'mixed'");
+  if (phase.precision == Precision::Autocast && bit_width(c.dtype) >= bit_width(DataType::Fp32))
+    error("phase.precision",
+          fmt::format("autocast computes in a type narrower than its fp32 parameters, but the "
+                      "model's type is {}",
+                      to_string(c.dtype)),
+          "give the model a bf16 or fp16 dtype (--dtype bf16), or use precision 'pure'");
   if (par.sequence_parallel && phase.kind != PhaseKind::Training)
     error("parallelism.sequence_parallel", "sequence parallelism is modelled for training steps only");
   if (par.sequence_parallel && par.tp > 1 && par.micro_batches > 0 &&

@@ -19,6 +19,10 @@
 //   * DP: in training, an all-reduce of each weight's gradient (this rank's shard) before AdamW.
 //   * Tensor kinds: weights Weight, KV cache KvCache, weight gradients Gradient (accumulated in
 //     place over micro-batches), AdamW moments OptimizerState (fp32), everything else Activation.
+//   * Training precision (Precision, docs/training.md "Precision"): the model's type throughout
+//     (pure), with fp32 master weights in the optimizer (mixed), or PyTorch autocast over fp32
+//     parameters (autocast: the casts, an fp32 residual stream and fp32 norms as eager PyTorch
+//     runs them).
 
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +39,36 @@
 namespace coda::workload::llm {
 
 enum class PhaseKind : std::uint8_t { Prefill, Decode, Training };
+
+// How a training step keeps its numbers. Inference phases run in the model's type (mixed, the
+// default, is the only value they accept).
+enum class Precision : std::uint8_t {
+  // Every weight, gradient and activation in the model's type; AdamW's moments in fp32, no
+  // master copy: 2 + 2 + 8 bytes a bf16 parameter.
+  Pure,
+  // Megatron-LM's, DeepSpeed's and FSDP's mixed precision (Micikevicius et al. 2018): weights,
+  // gradients and activations in the model's type, fp32 master weights in the optimizer: AdamW
+  // reads the gradient, the master and the moments and writes the master, the moments and the
+  // model's copy (16 bytes a bf16 parameter, ZeRO's count). An fp32 model has no master copy.
+  Mixed,
+  // PyTorch autocast (torch.amp) over fp32 parameters, as a plain PyTorch script trains: every
+  // weight cast to the model's type at each use of each forward (and its gradient cast back and
+  // added into the fp32 gradient), fp32 embeddings, so an fp32 residual stream, fp32 norms,
+  // their outputs cast before each GEMM and the gradients cast at each change of type, the
+  // loss's log-probabilities in fp32 (nll_loss), AdamW over fp32 weights, gradients and moments
+  // (16 bytes a parameter). Needs a model type narrower than fp32.
+  Autocast,
+};
+std::string_view to_string(Precision precision);  // "pure", "mixed", "autocast"
+EnumTable<Precision> precision_names();
+
+// Bytes a parameter takes under a precision, for a model of type `model`: the weights the
+// forward reads (autocast: the fp32 parameters), their gradients, and the optimizer's state
+// (AdamW's moments and any master copy).
+struct ParameterBytes {
+  double weight = 0, gradient = 0, optimizer = 0;
+};
+ParameterBytes parameter_bytes(Precision precision, DataType model);
 std::string_view to_string(PhaseKind kind);  // "prefill", "decode", "training"
 // The phases by name, in that order (for readers' EnumTable and hints).
 EnumTable<PhaseKind> phase_names();
@@ -49,6 +83,7 @@ struct LlmPhase {
   std::uint64_t seq_len = 1;
   // Training only: re-run each layer's forward just before its backward (full recomputation).
   bool recompute = false;
+  Precision precision = Precision::Mixed;
 };
 
 struct Parallelism {
@@ -66,7 +101,8 @@ struct Parallelism {
 
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
 // kv_heads and the FFN, PP dividing the layers, stage < pp, micro_batches dividing the batch,
-// recompute only for training, and positions within max_positions for learned position tables
+// recompute and a precision other than mixed only for training, autocast only for a model type
+// narrower than fp32, and positions within max_positions for learned position tables
 // (a warning for rotary ones). Paths are "phase.*" and "parallelism.*"; there is no file.
 bool check_llm_build(const LlmConfig& config, const LlmPhase& phase,
                      const Parallelism& parallelism, Diagnostics& diags);

@@ -69,6 +69,15 @@ TEST(WorkloadSource, TheDescriptionAndHashCoverEveryParameter) {
   LlmSource other = gpt2_decode();
   other.phase.batch = 8;
   EXPECT_NE(source_hash(other), source_hash(gpt2_decode()));
+  // A training precision other than the default is named (and changes the hash); the default
+  // leaves the text, and so the hashes of earlier stores, as they were.
+  LlmSource autocast = gpt2_decode();
+  autocast.phase.kind = llm::PhaseKind::Training;
+  LlmSource mixed = autocast;
+  autocast.phase.precision = llm::Precision::Autocast;
+  EXPECT_TRUE(describe(autocast).ends_with(" sequence_parallel=0 train_precision=autocast"))
+      << describe(autocast);
+  EXPECT_TRUE(describe(mixed).ends_with(" sequence_parallel=0")) << describe(mixed);
   EXPECT_EQ(source_hash(gpt2_decode()), source_hash(gpt2_decode()));
   // A file's bytes count: the same path with other contents is another workload.
   const coda::testing::TempDir dir;
@@ -96,6 +105,11 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
   EXPECT_EQ(s.phase.seq_len, 2047U);
   EXPECT_EQ(s.dtype, DataType::Int8);
   EXPECT_EQ(s.parallelism.tp, 2U);
+  EXPECT_EQ(s.phase.precision, llm::Precision::Mixed);
+  const auto training = read("{llm: llm/gpt2_small.yaml, phase: training, seq: 64, "
+                             "train_precision: autocast}", diags);
+  ASSERT_TRUE(training) << diags.format_all();
+  EXPECT_EQ(std::get<LlmSource>(*training).phase.precision, llm::Precision::Autocast);
 
   const auto cnn = read("{cnn: mobilenet_v2, batch: 4}", diags);
   ASSERT_TRUE(cnn) << diags.format_all();
@@ -117,6 +131,9 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
             "spec.yaml:1:1: error: missing required key 'seq'");
   EXPECT_NE(only_error("{llm: llm/llama2_7b.yaml, seq: 8, phase: decoding}")
                 .find("\"decoding\" is not valid; expected one of: prefill, decode, training"),
+            std::string::npos);
+  EXPECT_NE(only_error("{llm: llm/llama2_7b.yaml, seq: 8, train_precision: amp}")
+                .find("\"amp\" is not valid; expected one of: pure, mixed, autocast"),
             std::string::npos);
   EXPECT_NE(only_error("{cnn: resnet19}").find("unknown network 'resnet19'; one of"),
             std::string::npos);

@@ -140,9 +140,106 @@ TEST(LlmBuilder, TrainingTensorKinds) {
   const std::uint64_t params = llm_headline(c, 0).parameters;
   EXPECT_EQ(total_elements(g, TensorKind::Weight), params);
   EXPECT_EQ(total_elements(g, TensorKind::Gradient), params);
-  EXPECT_EQ(total_bytes(g, TensorKind::OptimizerState), Bytes{2ULL * 4 * params});  // m, v fp32
+  // Mixed precision (the default): AdamW's m and v and the master weights, fp32.
+  EXPECT_EQ(total_bytes(g, TensorKind::OptimizerState), Bytes{3ULL * 4 * params});
   EXPECT_EQ(total_elements(g, TensorKind::KvCache), 0u);
   EXPECT_EQ(count(g, Function::AdamW), 2u + 12u * 12u + 2u);  // wte wpe, 12 per layer, ln_f w b
+}
+
+// Bytes a parameter takes under each precision (bf16 model): pure 2 + 2 + 8 (m, v), mixed
+// 2 + 2 + 12 (and the fp32 master: ZeRO's 16), autocast 4 + 4 + 8 (fp32 parameters); an fp32
+// model has no master copy. The graph's weights, gradients and optimizer state agree.
+TEST(LlmBuilder, PrecisionBytesPerParameter) {
+  const auto bf16 = [](Precision p) { return parameter_bytes(p, DataType::Bf16); };
+  EXPECT_EQ(bf16(Precision::Pure).weight, 2.0);
+  EXPECT_EQ(bf16(Precision::Pure).optimizer, 8.0);
+  EXPECT_EQ(bf16(Precision::Mixed).gradient, 2.0);
+  EXPECT_EQ(bf16(Precision::Mixed).optimizer, 12.0);
+  EXPECT_EQ(bf16(Precision::Autocast).weight, 4.0);
+  EXPECT_EQ(bf16(Precision::Autocast).gradient, 4.0);
+  EXPECT_EQ(bf16(Precision::Autocast).optimizer, 8.0);
+  EXPECT_EQ(parameter_bytes(Precision::Mixed, DataType::Fp32).optimizer, 8.0);
+
+  const LlmConfig c = preset("gpt2_small");  // bf16
+  const std::uint64_t params = llm_headline(c, 0).parameters;
+  for (const Precision p : {Precision::Pure, Precision::Mixed, Precision::Autocast}) {
+    const Graph g = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64,
+                              .precision = p});
+    const ParameterBytes b = parameter_bytes(p, c.dtype);
+    const auto times = [&](double per) {
+      return Bytes{static_cast<std::uint64_t>(per) * params};
+    };
+    EXPECT_EQ(total_bytes(g, TensorKind::Weight), times(b.weight)) << to_string(p);
+    EXPECT_EQ(total_bytes(g, TensorKind::Gradient), times(b.gradient)) << to_string(p);
+    EXPECT_EQ(total_bytes(g, TensorKind::OptimizerState), times(b.optimizer)) << to_string(p);
+  }
+}
+
+std::size_t casts(const Graph& g, DataType from, DataType to) {
+  std::size_t n = 0;
+  for (const Op& op : g.ops)
+    if (op.function == Function::Copy && op.space.accesses.front().dtype == from &&
+        op.space.accesses.back().dtype == to)
+      ++n;
+  return n;
+}
+
+// Autocast's casts in a GPT-2 small step (12 layers), counted by hand from PyTorch's autocast
+// rules (linear casts its input, weight and bias; autograd casts each gradient to its input's
+// type; AccumulateGrad casts a weight copy's gradient to fp32):
+//   fp32 -> bf16, forward, per layer: 8 weights and biases (qkv, out, ffn up and down) and the
+//     two norms' outputs before the qkv and up GEMMs = 10; backward, per layer: the residual
+//     stream's gradient into the attention and FFN branches (bf16) = 2: 12 a layer; then the LM
+//     head's input and weight (the tied table), and the loss gradient before log_softmax's
+//     backward: 12 x 12 + 3 = 147.
+//   bf16 -> fp32, per layer: the 8 weight copies' gradients into the fp32 gradients and the two
+//     GEMM inputs' gradients back to the norms = 10; then the LM head's weight gradient, its
+//     input's gradient and the log-probabilities into nll_loss: 12 x 10 + 3 = 123.
+// The H200 profile of the same script (validation/measured/h200_20261204_s2/
+// torch_train_kernels.csv, GPT-2 XL: 48 layers) has 580 fp32 -> bf16 copies (12 x 48 + 4) and
+// 484 bf16 -> fp32 (10 x 48 + 4): the same 12 and 10 a layer.
+TEST(LlmBuilder, AutocastCastsAsPyTorchDoes) {
+  const LlmConfig c = preset("gpt2_small");
+  const Graph g = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64,
+                            .precision = Precision::Autocast});
+  EXPECT_EQ(casts(g, DataType::Fp32, DataType::Bf16), 12u * 12u + 3u);
+  EXPECT_EQ(casts(g, DataType::Bf16, DataType::Fp32), 12u * 10u + 3u);
+  // The residual stream and the norms are fp32; the GEMMs and the attention bf16.
+  for (const Op& op : g.ops) {
+    if (op.function == Function::LayerNorm || op.name.ends_with("residual1")) {
+      EXPECT_EQ(op.space.accesses.back().dtype, DataType::Fp32) << op.name;
+    }
+    if (op.kind == OpKind::Contraction || op.kind == OpKind::Attention) {
+      EXPECT_EQ(op.space.accesses.front().dtype, DataType::Bf16) << op.name;
+    }
+  }
+  // Two micro-batches: the second adds its weight gradients into the fp32 gradients (an Add
+  // for each of the 8 weight copies of a layer and the LM head's) instead of copying them.
+  const Graph two = build(c, {.kind = PhaseKind::Training, .batch = 2, .seq_len = 64,
+                              .precision = Precision::Autocast},
+                          {.micro_batches = 2});
+  std::size_t accumulated = 0;
+  for (const Op& op : two.ops)
+    if (op.function == Function::Add && op.name.ends_with(".to_grad")) ++accumulated;
+  EXPECT_EQ(accumulated, 12u * 8u + 1u);
+  // Pure and mixed precision cast nothing.
+  EXPECT_EQ(casts(build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64}),
+                  DataType::Fp32, DataType::Bf16),
+            0u);
+}
+
+TEST(LlmBuilder, PrecisionErrors) {
+  const LlmConfig c = preset("gpt2_small");
+  Diagnostics diags;
+  EXPECT_FALSE(check_llm_build(c, {.kind = PhaseKind::Prefill, .precision = Precision::Pure},
+                               {}, diags));
+  EXPECT_EQ(diags.all().front().path, "phase.precision");
+  LlmConfig fp32 = c;
+  fp32.dtype = DataType::Fp32;
+  Diagnostics d2;
+  EXPECT_FALSE(check_llm_build(
+      fp32, {.kind = PhaseKind::Training, .precision = Precision::Autocast}, {}, d2));
+  EXPECT_NE(d2.format_all().find("narrower"), std::string::npos) << d2.format_all();
 }
 
 // KV cache of a prefill: 524,288 B per token (llm_config_test) x 4 sequences x 1000 tokens.
