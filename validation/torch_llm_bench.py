@@ -72,7 +72,7 @@ def main():
             "gpt2_medium": dict(n_embd=1024, n_layer=24, n_head=16)}
     for model_name, dims in gpt2.items():
         for batch, seq in ((8, 1024), (16, 1024)):
-            shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32"
+            shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32 autocast=1"
             if over_budget():
                 break
             try:

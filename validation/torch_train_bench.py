@@ -326,7 +326,7 @@ def main():
             raw.append({"model": model_name, "batch": batch, "seq": seq,
                         "error": "skipped: over the time budget"})
             continue
-        shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32"
+        shape = f"batch={batch} seq={seq} grad_accum=1 dp=1 recompute=0 tp=1 zero=0 grad_bits=32 autocast=1"
         rec = {"model": model_name, "batch": batch, "seq": seq, "error": ""}
         row = None
         try:
