@@ -7,8 +7,8 @@
 #   scripts/setup.sh --target coda    # only the coda command-line tool (the README's first command)
 #   BUILD_DIR=build-x scripts/setup.sh -DCMAKE_BUILD_TYPE=Debug   # extra args go to cmake
 #
-# Build times measured on a 2-core machine from an empty build folder (2026-12-04, Release, no
-# CUDA): --target coda 2 min 45 s; everything 5 min 36 s (the tool, then 2 min 50 s more).
+# Build times measured on a 2-core machine from an empty build folder (2026-12-04, Release, CUDA
+# 13 found): --target coda 2 min 45 s; everything 5 min 36 s (the tool, then 2 min 50 s more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
