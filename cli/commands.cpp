@@ -15,6 +15,7 @@
 #include "arch/arch_spec.h"
 #include "cli/arch_command.h"
 #include "cli/check_config.h"
+#include "cli/completion_command.h"
 #include "cli/map_command.h"
 #include "cli/options.h"
 #include "cli/report_command.h"
@@ -401,6 +402,9 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
   TrainArgs train_args;
   CLI::App* train = add_train_command(app, train_args);
 
+  std::string completion_shell;
+  CLI::App* completion = add_completion_command(app, completion_shell);
+
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
@@ -420,6 +424,10 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (validate->parsed()) return run_validate_command(validate_args, out, err);
   if (report->parsed()) return run_report_command(report_args, out, err);
   if (train->parsed()) return run_train_command(train_args, out, err);
+  if (completion->parsed()) {
+    out << completion_script(app, completion_shell);
+    return 0;
+  }
   return 2;
 }
 

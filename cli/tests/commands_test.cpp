@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -473,6 +474,46 @@ TEST(Cli, RunWithTheMappingSearchAndTheMemoryFootprint) {
                   "configs/workloads/resnet18.yaml", "--mapper", "greedy"})
                 .code,
             2);
+}
+
+// What bash completes from `coda completion bash`'s script, for the words typed so far (the last
+// being completed): the script sourced in a bash of its own, COMPREPLY printed.
+std::string complete(const std::filesystem::path& script, const std::string& words) {
+  const std::string command = "bash -c 'source \"" + script.string() +
+                              "\"; COMP_WORDS=(" + words +
+                              "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _coda; "
+                              "echo \"${COMPREPLY[*]}\"' 2>&1";
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+    pclose(pipe);
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+TEST(Cli, CompletionScriptCompletesSubcommandsOptionsAndValues) {
+  const Outcome bash = coda({"completion", "bash"});
+  ASSERT_EQ(bash.code, 0) << bash.err;
+  const testing::TempDir tmp;
+  const auto script = tmp.write("coda.bash", bash.out);
+  // Subcommands by prefix; a subcommand's options; an option's set of values (from its
+  // validator, as --help lists them); files where a path goes; hidden options left out.
+  EXPECT_EQ(complete(script, "coda r"), "run report");
+  EXPECT_EQ(complete(script, "coda run --fu"), "--fusion");
+  EXPECT_EQ(complete(script, "coda run --fusion e"), "epilogue");
+  EXPECT_EQ(complete(script, "coda train --train-precision \"\""), "pure mixed autocast");
+  EXPECT_EQ(complete(script, "coda completion z"), "");  // a positional: files, none match
+  EXPECT_EQ(complete(script, "coda run --arch configs/arch/nvidia_h10"),
+            "configs/arch/nvidia_h100_sxm.yaml");
+  EXPECT_EQ(bash.out.find("--test-pause-after"), std::string::npos);
+  // zsh: the same script through bashcompinit.
+  const Outcome zsh = coda({"completion", "zsh"});
+  ASSERT_EQ(zsh.code, 0);
+  EXPECT_EQ(zsh.out.rfind("# zsh completion", 0), 0u);
+  EXPECT_NE(zsh.out.find("bashcompinit"), std::string::npos);
+  EXPECT_EQ(coda({"completion", "fish"}).code, 2);
 }
 
 }  // namespace
