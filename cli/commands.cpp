@@ -178,8 +178,9 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     files.source = std::move(*source);
     files.engines = &engines;
     files.trace = args.trace;
-    if (!args.trace.empty() && args.engine != "systemc") {
-      err << "error: --trace needs --engine systemc (the analytical engine has no timeline)\n";
+    if (!args.trace.empty() && !std::ofstream(args.trace)) {
+      err << fmt::format("error: --trace: cannot write '{}' (does its folder exist?)\n",
+                         args.trace);
       return 2;
     }
     // CLI11 has checked the name already.
@@ -322,8 +323,9 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "DRAM channels with row buffers, NoC; stalls by cause; docs/systemc.md)")
       ->capture_default_str();
   run->add_option("--trace", run_args.trace,
-                  "With --engine systemc: write the run's timeline to this file as Chrome "
-                  "trace-event JSON (open it in Perfetto or chrome://tracing)");
+                  "Write the run's timeline to this file as Chrome trace-event JSON (open it "
+                  "in Perfetto or chrome://tracing): the analytical engine's ops back to back "
+                  "per unit with their DRAM bandwidth, or systemc's cores and stalls");
   run->add_option("--out", run_args.out_dir, "Folder to write run.json and layers.csv into");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing but errors");
   run->add_option("--precision", run_args.precision,

@@ -18,8 +18,8 @@
 namespace coda::sim {
 
 struct RunOptions {
-  // Where an engine with a timeline (systemc) writes it as Chrome trace-event JSON; empty: none.
-  // The analytical engine has no timeline and ignores it.
+  // Where the engine writes its timeline as Chrome trace-event JSON; empty: none. The analytical
+  // engine's is its ops back to back (sim/analytical/timeline.h), systemc's the cores' tiles.
   std::filesystem::path trace;
 };
 

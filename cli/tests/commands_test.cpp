@@ -302,11 +302,43 @@ TEST(Cli, MissingFileAndUnknownEngineAreUsageErrors) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown engine 'magic'"), std::string::npos);
   EXPECT_NE(r.err.find("systemc"), std::string::npos) << r.err;  // the known ones are listed
-  // A timeline needs the engine that has one.
+  // A timeline that cannot be written is a usage error, before anything runs.
   const Outcome t = coda({"run", "--arch", "configs/arch/systolic_8x8.yaml", "--workload",
-                          "configs/workloads/resnet18.yaml", "--trace", "t.json"});
+                          "configs/workloads/resnet18.yaml", "--trace", "no/such/folder/t.json"});
   EXPECT_EQ(t.code, 2);
-  EXPECT_NE(t.err.find("--trace needs --engine systemc"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("--trace: cannot write 'no/such/folder/t.json'"), std::string::npos)
+      << t.err;
+}
+
+// The analytical engine's timeline: one complete event per op, back to back on its unit's track
+// (each starts where the one before ended), ending at the run's total time; a DRAM-bandwidth
+// counter per op and one back to 0 at the end.
+TEST(Cli, AnalyticalEngineWritesItsTimeline) {
+  const testing::TempDir tmp;
+  const auto trace = tmp.path() / "t.json";
+  const auto out = tmp.path() / "run";
+  const Outcome r = coda({"run", "--arch", "configs/arch/nvidia_h100_sxm.yaml", "--cnn",
+                          "resnet18", "--trace", trace.c_str(), "--out", out.c_str(), "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  std::ifstream run_in(out / "run.json");
+  const auto run = nlohmann::json::parse(run_in);
+  const std::size_t ops = run.at("ops").size();
+  std::size_t complete = 0, counters = 0;
+  double end_us = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "X") {
+      EXPECT_NEAR(e.at("ts").get<double>(), end_us, 1e-6 * (1 + end_us)) << e.at("name");
+      end_us = e.at("ts").get<double>() + e.at("dur").get<double>();
+      ++complete;
+    }
+    if (ph == "C") ++counters;
+  }
+  EXPECT_EQ(complete, ops);
+  EXPECT_EQ(counters, ops + 1);
+  EXPECT_NEAR(end_us, run.at("seconds").get<double>() * 1e6, 1e-6 * end_us);
 }
 
 TEST(Cli, SystemCEngineRunsAndWritesItsTimeline) {

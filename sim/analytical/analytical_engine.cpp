@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/version.h"
 #include "sim/analytical/systolic_model.h"
+#include "sim/analytical/timeline.h"
 #include "sim/analytical/unit_costs.h"
 
 namespace coda::sim::analytical {
@@ -33,7 +38,7 @@ std::uint64_t hide_under_contraction(results::OpResult& op, std::uint64_t budget
 
 results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
                                          const arch::HardwareModel& hw,
-                                         const RunOptions& /*options*/) const {
+                                         const RunOptions& options) const {
   results::RunResult run;
   run.provenance.coda_version = kVersion;
   run.provenance.engine = std::string(name());
@@ -87,6 +92,13 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
     for (const std::string& note : run.ops.back().notes)
       if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
         run.notes.push_back(note);
+  }
+  if (!options.trace.empty()) {
+    std::ofstream out(options.trace);
+    write_sequential_trace(out, run);
+    if (!out)
+      throw std::runtime_error(
+          fmt::format("cannot write the trace to '{}'", options.trace.string()));
   }
   return run;
 }
