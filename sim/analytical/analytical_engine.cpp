@@ -2,17 +2,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <optional>
-#include <stdexcept>
+#include <ostream>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/version.h"
 #include "sim/analytical/systolic_model.h"
 #include "sim/analytical/timeline.h"
 #include "sim/analytical/unit_costs.h"
+#include "sim/trace_events.h"
 
 namespace coda::sim::analytical {
 
@@ -93,13 +91,8 @@ results::RunResult AnalyticalEngine::run(const mapper::Schedule& schedule,
       if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
         run.notes.push_back(note);
   }
-  if (!options.trace.empty()) {
-    std::ofstream out(options.trace);
-    write_sequential_trace(out, run);
-    if (!out)
-      throw std::runtime_error(
-          fmt::format("cannot write the trace to '{}'", options.trace.string()));
-  }
+  if (!options.trace.empty())
+    write_trace_file(options.trace, [&](std::ostream& out) { write_sequential_trace(out, run); });
   return run;
 }
 

@@ -3,20 +3,19 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "core/text.h"
+#include "sim/trace_events.h"
 
 namespace coda::sim::analytical {
 
 void write_sequential_trace(std::ostream& out, const results::RunResult& run) {
   const double clock_hz = run.clock.value > 0 ? run.clock.value : 1.0;
   const double us_per_cycle = 1e6 / clock_hz;
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0},
-                    {"args", {{"name", run.arch + ": " + run.workload}}}});
+  nlohmann::ordered_json events = trace_events_start(run);
   std::vector<std::string> units;  // a track per unit, in order of first use
   const auto track = [&](const std::string& unit) {
     for (std::size_t i = 0; i < units.size(); ++i)
@@ -59,11 +58,7 @@ void write_sequential_trace(std::ostream& out, const results::RunResult& run) {
                     {"ts", static_cast<double>(at) * us_per_cycle},
                     {"pid", 1},
                     {"args", {{"GB/s", 0.0}}}});
-  const nlohmann::ordered_json trace = {
-      {"traceEvents", events},
-      {"displayTimeUnit", "ns"},
-      {"otherData", {{"engine", run.provenance.engine}, {"clock_hz", clock_hz}}}};
-  out << dump_json(trace) << '\n';
+  write_trace_document(out, std::move(events), run, clock_hz);
 }
 
 }  // namespace coda::sim::analytical

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +18,7 @@
 #include "sim/systemc/chip_model.h"
 #include "sim/timing/chip_plan.h"
 #include "sim/timing/chip_run.h"
+#include "sim/trace_events.h"
 
 namespace coda::sim::systemc {
 namespace {
@@ -113,13 +113,10 @@ SystemCRun SystemCEngine::run_with_stats(const mapper::Schedule& schedule,
   const std::vector<timing::OpWork> works = timing::plan_ops(schedule, analytical, hw);
   const timing::ChipOutcome outcome = run_in_worker(chip, works);
   results::RunResult run = timing::chip_result(analytical, works, outcome, chip, hw, name());
-  if (!options.trace.empty()) {
-    std::ofstream out(options.trace);
-    timing::write_chrome_trace(out, works, outcome, run, chip);
-    if (!out)
-      throw std::runtime_error(
-          fmt::format("cannot write the trace to '{}'", options.trace.string()));
-  }
+  if (!options.trace.empty())
+    write_trace_file(options.trace, [&](std::ostream& out) {
+      timing::write_chrome_trace(out, works, outcome, run, chip);
+    });
   return {std::move(run), outcome.stats};
 }
 

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "core/text.h"
+#include "sim/trace_events.h"
 
 namespace coda::sim::timing {
 namespace {
@@ -93,9 +94,7 @@ void write_chrome_trace(std::ostream& out, const std::vector<OpWork>& works,
                         const ChipOutcome& outcome, const results::RunResult& run,
                         const ChipParams& chip) {
   const double us_per_cycle = 1e6 / chip.clock_hz;
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0},
-                    {"args", {{"name", run.arch + ": " + run.workload}}}});
+  nlohmann::ordered_json events = trace_events_start(run);
   for (std::uint32_t core = 0; core < chip.cores; ++core)
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", core},
                       {"args", {{"name", "core " + std::to_string(core)}}}});
@@ -128,10 +127,7 @@ void write_chrome_trace(std::ostream& out, const std::vector<OpWork>& works,
              {"dram_write_bytes", share.write_bytes}}}});
     }
   }
-  nlohmann::ordered_json trace = {{"traceEvents", events}, {"displayTimeUnit", "ns"},
-                                  {"otherData", {{"engine", run.provenance.engine},
-                                                 {"clock_hz", chip.clock_hz}}}};
-  out << dump_json(trace) << '\n';
+  write_trace_document(out, std::move(events), run, chip.clock_hz);
 }
 
 void to_json(nlohmann::ordered_json& j, const ChipOutcome& outcome) {

@@ -153,10 +153,11 @@ class Builder {
  public:
   Builder(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par)
       : c_(c), phase_(phase), par_(par), dt_(c.dtype) {
-    autocast_ = phase.kind == PhaseKind::Training && phase.precision == Precision::Autocast;
     // Autocast's parameters are fp32, and so is what reads them without a cast (the embeddings,
     // hence the residual stream, and the norms).
-    param_dt_ = autocast_ ? DataType::Fp32 : dt_;
+    const bool autocast =
+        phase.kind == PhaseKind::Training && phase.precision == Precision::Autocast;
+    param_dt_ = autocast ? DataType::Fp32 : dt_;
     tp_ = par.tp;
     heads_ = c.heads / tp_;
     kv_heads_ = c.kv_heads / tp_;
@@ -659,7 +660,7 @@ class Builder {
     emit(make_elementwise(p + "loss.grad", Function::Sub, {rows, vocab_}, dt_,
                           {{TensorRole::Input, {0}}}),
          {logp, labels, dlogits});
-    if (autocast_) {
+    if (logp != probs) {  // cast: log_softmax's backward reads its gradient in the compute type
       const TensorId dlogp = cast(nullptr, p + "loss.grad.cast", dlogits, dt_);
       dlogits = act(p + "loss.softmax.dx", {rows, vocab_});
       emit(norm_backward(p + "loss.softmax.dx", Function::Softmax, {rows, vocab_}),
@@ -942,17 +943,18 @@ class Builder {
                                 false, DataType::Fp32);
       const TensorId v = tensor(param.name + ".adam_v", param.shape, TensorKind::OptimizerState,
                                 false, DataType::Fp32);
+      // Mixed precision's fp32 master copy: read in place of the weight, and written too.
+      std::vector<TensorId> bound{w, gw, m, v, w, m, v};
+      std::optional<DataType> master_type;
       if (phase_.precision == Precision::Mixed && param.dtype != DataType::Fp32) {
-        const TensorId master = tensor(param.name + ".master", param.shape,
-                                       TensorKind::OptimizerState, false, DataType::Fp32);
-        emit(make_adamw(param.name + ".adamw", param.shape, param.dtype, dtype(gw),
-                        DataType::Fp32, DataType::Fp32),
-             {master, gw, m, v, w, m, v, master});
-      } else {
-        emit(make_adamw(param.name + ".adamw", param.shape, param.dtype, dtype(gw),
-                        DataType::Fp32),
-             {w, gw, m, v, w, m, v});
+        master_type = DataType::Fp32;
+        bound.front() = tensor(param.name + ".master", param.shape, TensorKind::OptimizerState,
+                               false, master_type);
+        bound.push_back(bound.front());
       }
+      emit(make_adamw(param.name + ".adamw", param.shape, param.dtype, dtype(gw), DataType::Fp32,
+                      master_type),
+           std::move(bound));
     }
   }
 
@@ -963,7 +965,6 @@ class Builder {
   std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
-  bool autocast_ = false;
   DataType param_dt_;  // the parameters' (and the residual stream's) type
   std::unordered_map<std::uint32_t, TensorId> master_of_;  // autocast's weight copy -> weight
   std::unordered_set<std::uint32_t> grad_written_;  // autocast: gradients written at least once
