@@ -1,8 +1,10 @@
 // How fast the SystemC engine simulates whole workloads (the SystemC issue's targets: each under
 // 2 s on one core): ResNet-50 (batch 1) on the 128x128 TPU-like preset and one LLaMA-2-7B decode
 // step (batch 1, 1024 tokens cached, int8) on the 3-core RK3588 NPU preset. Each iteration runs
-// the engine once: the analytical pricing it builds on, planning the tile programs, forking the
-// worker, elaborating and simulating, and reading the outcome back. Baseline in the same run: the
+// the engine once: the analytical pricing it builds on, planning the tile programs, starting the
+// worker program, elaborating and simulating, and reading the outcome back. One GEMM of 64^3 on
+// the RK3588 (a few tile steps) shows what every run pays whatever it simulates: starting the
+// worker program (posix_spawn + exec + loading libsystemc) and the JSON both ways. Baseline in the same run: the
 // analytical engine on the same schedule. Counters: simulated tile steps and memory requests
 // (TLM transactions, the engine's events) per second of wall time, quantum-keeper syncs, and the
 // simulated time against the analytical engine's.
@@ -18,6 +20,7 @@
 #include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/systemc/systemc_engine.h"
+#include "workloads/builders.h"
 #include "workloads/importers.h"
 #include "workloads/llm/llm_builder.h"
 #include "workloads/llm/llm_config.h"
@@ -53,6 +56,14 @@ Case resnet50_tpu_like_fixed() { return resnet50_tpu_like(false); }
 // Every conv and the fc as its searched loop nest's tile program (the search runs once, before
 // timing).
 Case resnet50_tpu_like_searched() { return resnet50_tpu_like(true); }
+
+Case one_small_gemm_rk3588() {
+  arch::HardwareModel hw = load_hw("configs/arch/rk3588_npu.yaml");
+  workload::Graph graph{"g", "", {}, {}};
+  graph.add(workload::make_gemm("gemm", 64, 64, 64));
+  mapper::Schedule schedule = mapper::schedule_graph(graph, hw, {});
+  return {std::move(hw), std::move(schedule)};
+}
 
 Case llama2_7b_decode_rk3588() {
   Diagnostics diags;
@@ -94,6 +105,10 @@ void analytical(benchmark::State& state, Case (*make)()) {
   for (auto _ : state) benchmark::DoNotOptimize(engine.run(c.schedule, c.hw, {}));
 }
 
+BENCHMARK_CAPTURE(systemc, one_small_gemm_rk3588, &one_small_gemm_rk3588)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(analytical, one_small_gemm_rk3588, &one_small_gemm_rk3588)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(systemc, resnet50_tpu_like_128x128, &resnet50_tpu_like_fixed)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(analytical, resnet50_tpu_like_128x128, &resnet50_tpu_like_fixed)

@@ -17,10 +17,6 @@
 #include "sim/timing/link_model.h"
 #include "sim/timing/tile_executor.h"
 
-// libsystemc's shared library defines main(), which calls sc_main(); coda's programs have their
-// own main(), which wins, so this is never called. It exists because the library refers to it.
-int sc_main(int /*argc*/, char* /*argv*/[]) { return 1; }
-
 namespace coda::sim::systemc {
 namespace {
 

@@ -4,10 +4,13 @@
 // engine prices them (traffic, MACs, energy), with the times, stalls by cause, memory-system
 // activity and timeline of the simulation. docs/systemc.md describes the model.
 //
-// SystemC elaborates one simulation per process, so every run() forks a worker process that
-// builds the model, simulates it and sends its outcome back through a pipe; the engine can run
-// any number of times in one process, from any thread. Plain C++ header: SystemC stays inside
-// sim/systemc/*.cpp.
+// SystemC elaborates one simulation per process, so every run() starts the worker program
+// coda-systemc-worker (worker_main.cpp) with posix_spawn, sends it the plan and reads back its
+// outcome; the engine can run any number of times in one process, from any thread. Only the
+// worker links SystemC: coda and the engine's library do not, and this header is plain C++.
+
+#include <filesystem>
+#include <utility>
 
 #include "sim/engine.h"
 #include "sim/timing/chip_run.h"
@@ -20,15 +23,29 @@ struct SystemCRun {
   timing::SimulationStats stats;
 };
 
+inline constexpr const char* kWorkerName = "coda-systemc-worker";
+
 class SystemCEngine final : public Engine {
  public:
+  // The worker program: coda-systemc-worker beside the running program, else where the build
+  // put it.
+  SystemCEngine() = default;
+  // The worker program at `worker` (tests, and programs that ship it elsewhere).
+  explicit SystemCEngine(std::filesystem::path worker) : worker_(std::move(worker)) {}
+
   std::string_view name() const override { return "systemc"; }
-  // Throws std::runtime_error when the worker process cannot be started or fails, and when the
-  // trace file cannot be written.
+  // Throws std::runtime_error when the worker program cannot be found or started or fails, and
+  // when the trace file cannot be written.
   results::RunResult run(const mapper::Schedule& schedule, const arch::HardwareModel& hw,
                          const RunOptions& options) const override;
   SystemCRun run_with_stats(const mapper::Schedule& schedule, const arch::HardwareModel& hw,
                             const RunOptions& options) const;
+  // The worker program this engine starts; throws std::runtime_error naming the places it looked
+  // when there is none.
+  std::filesystem::path worker_program() const;
+
+ private:
+  std::filesystem::path worker_;
 };
 
 // Adds "systemc" to a registry (next to register_builtin_engines in sim/driver.h).

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <variant>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "sim/analytical/unit_costs.h"
 
@@ -212,6 +214,119 @@ std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
     works.push_back(std::move(work));
   }
   return works;
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json stream_json(const mapper::TileStream& s) {
+  return {{"tensor", s.tensor},
+          {"role", static_cast<int>(s.role)},
+          {"depth", s.depth},
+          {"indexed_loops", s.indexed_loops},
+          {"events", s.events},
+          {"visits", s.visits},
+          {"read_bytes_per_event", s.read_bytes_per_event},
+          {"write_bytes_per_event", s.write_bytes_per_event},
+          {"read_back_bytes", s.read_back_bytes}};
+}
+
+mapper::TileStream stream_from(const Json& j) {
+  mapper::TileStream s;
+  j.at("tensor").get_to(s.tensor);
+  const int role = j.at("role").get<int>();
+  if (role < static_cast<int>(workload::TensorRole::Input) ||
+      role > static_cast<int>(workload::TensorRole::Output))
+    throw std::runtime_error(fmt::format("chip plan: tensor role {} is not 0, 1 or 2", role));
+  s.role = static_cast<workload::TensorRole>(role);
+  j.at("depth").get_to(s.depth);
+  j.at("indexed_loops").get_to(s.indexed_loops);
+  j.at("events").get_to(s.events);
+  j.at("visits").get_to(s.visits);
+  j.at("read_bytes_per_event").get_to(s.read_bytes_per_event);
+  j.at("write_bytes_per_event").get_to(s.write_bytes_per_event);
+  j.at("read_back_bytes").get_to(s.read_back_bytes);
+  return s;
+}
+
+Json work_json(const OpWork& w) {
+  Json loops = Json::array();
+  for (const mapper::TileLoop& loop : w.program.loops) loops.push_back({loop.dim, loop.count});
+  Json streams = Json::array();
+  for (const mapper::TileStream& s : w.program.streams) streams.push_back(stream_json(s));
+  return {{"result", w.result},
+          {"loops", loops},
+          {"steps", w.program.steps},
+          {"compute_cycles_per_step", w.program.compute_cycles_per_step},
+          {"streams", streams},
+          {"launch_cycles", w.launch_cycles},
+          {"split", w.split},
+          {"prefetch", w.prefetch},
+          {"from_loop_nest", w.from_loop_nest}};
+}
+
+OpWork work_from(const Json& j) {
+  OpWork w;
+  j.at("result").get_to(w.result);
+  for (const Json& loop : j.at("loops"))
+    w.program.loops.push_back({loop.at(0).get<std::uint8_t>(), loop.at(1).get<std::uint64_t>()});
+  j.at("steps").get_to(w.program.steps);
+  j.at("compute_cycles_per_step").get_to(w.program.compute_cycles_per_step);
+  for (const Json& s : j.at("streams")) w.program.streams.push_back(stream_from(s));
+  j.at("launch_cycles").get_to(w.launch_cycles);
+  j.at("split").get_to(w.split);
+  j.at("prefetch").get_to(w.prefetch);
+  j.at("from_loop_nest").get_to(w.from_loop_nest);
+  return w;
+}
+
+}  // namespace
+
+void to_json(nlohmann::ordered_json& j, const ChipPlan& plan) {
+  const ChipParams& c = plan.chip;
+  const DramParams& d = c.dram;
+  Json works = Json::array();
+  for (const OpWork& w : plan.works) works.push_back(work_json(w));
+  j = {{"cores", c.cores},
+       {"dram",
+        {{"bytes_per_cycle", d.bytes_per_cycle},
+         {"channels", d.channels},
+         {"latency_cycles", d.latency_cycles},
+         {"banks_per_channel", d.banks_per_channel},
+         {"row_bytes", d.row_bytes},
+         {"row_miss_cycles", d.row_miss_cycles},
+         {"interleave_bytes", d.interleave_bytes}}},
+       {"link", c.link ? Json{{"bytes_per_cycle", c.link->bytes_per_cycle},
+                              {"latency_cycles", c.link->latency_cycles}}
+                       : Json(nullptr)},
+       {"link_shared", c.link_shared},
+       {"double_buffered", c.double_buffered},
+       {"clock_hz", c.clock_hz},
+       {"notes", c.notes},
+       {"works", works}};
+}
+
+void from_json(const nlohmann::ordered_json& j, ChipPlan& plan) {
+  plan = {};
+  ChipParams& c = plan.chip;
+  j.at("cores").get_to(c.cores);
+  const Json& d = j.at("dram");
+  d.at("bytes_per_cycle").get_to(c.dram.bytes_per_cycle);
+  d.at("channels").get_to(c.dram.channels);
+  d.at("latency_cycles").get_to(c.dram.latency_cycles);
+  d.at("banks_per_channel").get_to(c.dram.banks_per_channel);
+  d.at("row_bytes").get_to(c.dram.row_bytes);
+  d.at("row_miss_cycles").get_to(c.dram.row_miss_cycles);
+  d.at("interleave_bytes").get_to(c.dram.interleave_bytes);
+  if (const Json& link = j.at("link"); !link.is_null())
+    c.link = LinkParams{link.at("bytes_per_cycle").get<double>(),
+                        link.at("latency_cycles").get<double>()};
+  j.at("link_shared").get_to(c.link_shared);
+  j.at("double_buffered").get_to(c.double_buffered);
+  j.at("clock_hz").get_to(c.clock_hz);
+  j.at("notes").get_to(c.notes);
+  for (const Json& w : j.at("works")) plan.works.push_back(work_from(w));
 }
 
 }  // namespace coda::sim::timing

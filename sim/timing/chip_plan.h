@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "arch/hardware_model.h"
 #include "core/results.h"
 #include "mapper/schedule.h"
@@ -36,6 +38,7 @@ struct ChipParams {
   bool double_buffered = true;
   double clock_hz = 1e9;
   std::vector<std::string> notes;  // where each timing figure came from, one line each
+  friend bool operator==(const ChipParams&, const ChipParams&) = default;
 };
 
 ChipParams chip_params(const arch::HardwareModel& hw);
@@ -49,6 +52,7 @@ struct OpWork {
   // Steps whose tiles may load ahead of compute (prefetch_depth).
   std::uint64_t prefetch = 1;
   bool from_loop_nest = false;
+  friend bool operator==(const OpWork&, const OpWork&) = default;
 };
 
 // Largest bytes one step of a streamed op moves (streaming_steps).
@@ -75,5 +79,19 @@ std::uint64_t prefetch_depth(const mapper::TileProgram& program, const arch::Har
 std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
                              const results::RunResult& analytical,
                              const arch::HardwareModel& hw);
+
+// A whole plan: what the SystemC engine hands its worker process (sim/systemc/worker_main.cpp).
+struct ChipPlan {
+  ChipParams chip;
+  std::vector<OpWork> works;
+  friend bool operator==(const ChipPlan&, const ChipPlan&) = default;
+};
+
+// The plan as JSON and back, exactly: every double prints in its shortest round-trip form, so
+// from_json(to_json(plan)) == plan. from_json throws nlohmann::json::exception when a field is
+// missing or of the wrong type, std::runtime_error when a value is out of range (a tensor role
+// that is not one).
+void to_json(nlohmann::ordered_json& j, const ChipPlan& plan);
+void from_json(const nlohmann::ordered_json& j, ChipPlan& plan);
 
 }  // namespace coda::sim::timing

@@ -29,6 +29,7 @@ struct DramParams {
   std::uint64_t row_bytes = 0;  // 0: no row-buffer model
   double row_miss_cycles = 0;   // tRP + tRCD
   std::uint64_t interleave_bytes = 256;
+  friend bool operator==(const DramParams&, const DramParams&) = default;
 };
 
 struct DramStats {

@@ -15,6 +15,7 @@ namespace coda::sim::timing {
 struct LinkParams {
   double bytes_per_cycle = 0;  // 0: unlimited
   double latency_cycles = 0;
+  friend bool operator==(const LinkParams&, const LinkParams&) = default;
 };
 
 class LinkModel {

@@ -1,14 +1,18 @@
 // The SystemC engine (sim/systemc/): its cross-checks against the closed forms, the row-buffer
-// effect by hand, the timeline's format, and a run on every preset. Every run forks a worker
-// process (SystemC elaborates once per process), so these tests are also the worker's tests.
+// effect by hand, the timeline's format, and a run on every preset. Every run starts the worker
+// program (SystemC elaborates once per process), so these tests are also the worker's tests; the
+// last ones test the engine's dealings with it (the plan it sends, threads, failures).
 
 #include "sim/systemc/systemc_engine.h"
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <cstdio>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -17,6 +21,7 @@
 #include "arch/arch_spec.h"
 #include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/timing/chip_plan.h"
 #include "testing/temp_dir.h"
 #include "testing/test_hardware.h"
 #include "workloads/builders.h"
@@ -348,6 +353,97 @@ TEST(SystemCEngine, RerunsAreIdentical) {
   ASSERT_TRUE(g) << diags.format_all();
   const mapper::Schedule schedule = mapper::schedule_graph(*g, hw, {});
   EXPECT_EQ(SystemCEngine().run(schedule, hw, {}), SystemCEngine().run(schedule, hw, {}));
+}
+
+TEST(SystemCEngine, ThePlanRoundTripsThroughJsonExactly) {
+  // What the worker receives is what the engine planned, on every preset: doubles print in their
+  // shortest round-trip form, and every field is sent.
+  Diagnostics diags;
+  const auto graph = workload::load_workload("configs/workloads/gpt2_small_decode.yaml", diags);
+  ASSERT_TRUE(graph) << diags.format_all();
+  for (const auto& entry : std::filesystem::directory_iterator("configs/arch")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const auto loaded = arch::load_arch(entry.path(), diags);
+    ASSERT_TRUE(loaded) << diags.format_all();
+    const arch::HardwareModel hw(loaded->spec);
+    const mapper::Schedule schedule =
+        mapper::schedule_graph(*graph, hw, {.precision = hw.matrix_precisions().front()});
+    const timing::ChipPlan plan{
+        timing::chip_params(hw),
+        timing::plan_ops(schedule, analytical::AnalyticalEngine().run(schedule, hw, {}), hw)};
+    ASSERT_FALSE(plan.works.empty());
+    const std::string text = nlohmann::ordered_json(plan).dump();
+    EXPECT_TRUE(nlohmann::ordered_json::parse(text).get<timing::ChipPlan>() == plan);
+  }
+}
+
+TEST(SystemCEngine, RunsFromManyThreadsAtOnceGiveTheSerialResult) {
+  // A sweep runs its points on several threads, each starting workers. Every concurrent run
+  // returns what a run alone returns. (The engine forked itself before: under AddressSanitizer
+  // the child of a multithreaded fork could hang in the allocator's lock, and with it the run.)
+  const auto hw = preset("rk3588_npu");
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(one_op(workload::make_gemm("gemm", 256, 256, 256)), hw, {});
+  const results::RunResult alone = SystemCEngine().run(schedule, hw, {});
+  constexpr int kThreads = 4;
+  constexpr int kRunsEach = 3;
+  std::vector<std::vector<results::RunResult>> runs(kThreads);
+  std::vector<std::thread> threads;
+  threads.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRunsEach; ++r)
+        runs[static_cast<std::size_t>(t)].push_back(SystemCEngine().run(schedule, hw, {}));
+    });
+  for (std::thread& t : threads) t.join();
+  for (const auto& each : runs) {
+    ASSERT_EQ(each.size(), static_cast<std::size_t>(kRunsEach));
+    for (const results::RunResult& run : each) EXPECT_EQ(run, alone);
+  }
+}
+
+// The message of what `run` throws, or "" when it throws nothing.
+template <typename F>
+std::string thrown(F&& run) {
+  try {
+    run();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SystemCEngine, AWorkerThatCannotRunOrAnswerIsAnErrorSayingWhich) {
+  const auto hw = preset("rk3588_npu");
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(one_op(workload::make_gemm("gemm", 64, 64, 64)), hw, {});
+  const auto run_with = [&](const std::string& worker) {
+    return thrown([&] { SystemCEngine(worker).run(schedule, hw, {}); });
+  };
+  const std::string missing = run_with("/nonexistent/coda-systemc-worker");
+  EXPECT_NE(missing.find("cannot start its worker program /nonexistent/coda-systemc-worker"),
+            std::string::npos)
+      << missing;
+  const std::string failed = run_with("/bin/false");
+  EXPECT_NE(failed.find("/bin/false exited with status 1"), std::string::npos) << failed;
+  // cat echoes the plan back: an answer that is neither "ok" nor "error".
+  const std::string garbled = run_with("/bin/cat");
+  EXPECT_NE(garbled.find("did not answer \"ok\" or \"error\""), std::string::npos) << garbled;
+}
+
+TEST(SystemCEngine, TheWorkerAnswersAMalformedPlanWithAnError) {
+  // The worker run by hand: a plan without its fields is "error" and why, exit status 1.
+  const std::string worker = SystemCEngine().worker_program().string();
+  FILE* pipe = ::popen(("echo '{\"cores\": 1}' | SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 " + worker).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  EXPECT_EQ(out.rfind("error\n", 0), 0u) << out;
+  EXPECT_NE(out.find("dram"), std::string::npos) << out;  // the missing field
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
 }
 
 }  // namespace
