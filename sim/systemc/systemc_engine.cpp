@@ -157,12 +157,16 @@ results::RunResult SystemCEngine::run(const mapper::Schedule& schedule,
 SystemCRun SystemCEngine::run_with_stats(const mapper::Schedule& schedule,
                                          const arch::HardwareModel& hw,
                                          const RunOptions& options) const {
-  const results::RunResult analytical = analytical::AnalyticalEngine{}.run(schedule, hw, {});
-  const timing::ChipPlan plan{timing::chip_params(hw), timing::plan_ops(schedule, analytical, hw)};
+  // The closed forms price every op (traffic, MACs, energy, the ops it cannot run); the
+  // simulation times the same ops, one work per priced op.
+  const std::vector<analytical::PricedOp> priced = analytical::price_ops(schedule, hw);
+  const timing::ChipPlan plan{timing::chip_params(hw), timing::plan_ops(schedule, priced, hw)};
+  results::RunResult analytical = analytical::assemble_run(schedule, hw, priced);
   const timing::ChipOutcome outcome = run_in_worker(worker_program(), plan);
   const timing::ChipParams& chip = plan.chip;
   const std::vector<timing::OpWork>& works = plan.works;
-  results::RunResult run = timing::chip_result(analytical, works, outcome, chip, hw, name());
+  results::RunResult run =
+      timing::chip_result(std::move(analytical), works, outcome, chip, hw, name());
   if (!options.trace.empty())
     write_trace_file(options.trace, [&](std::ostream& out) {
       timing::write_chrome_trace(out, works, outcome, run, chip);

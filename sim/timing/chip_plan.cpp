@@ -183,15 +183,15 @@ std::uint64_t prefetch_depth(const mapper::TileProgram& program, const arch::Har
 }
 
 std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
-                             const results::RunResult& analytical,
+                             std::span<const analytical::PricedOp> priced_ops,
                              const arch::HardwareModel& hw) {
   std::vector<OpWork> works;
-  std::size_t next = 0;  // the analytical result's ops follow the schedule's, minus skipped ones
-  for (const mapper::ScheduledOp& op : schedule.ops) {
-    if (next >= analytical.ops.size() || analytical.ops[next].name != op.name) continue;
-    const results::OpResult& priced = analytical.ops[next];
+  for (std::size_t i = 0; i < schedule.ops.size() && i < priced_ops.size(); ++i) {
+    if (!priced_ops[i].result) continue;
+    const mapper::ScheduledOp& op = schedule.ops[i];
+    const results::OpResult& priced = *priced_ops[i].result;
     OpWork work;
-    work.result = next++;
+    work.result = works.size();
     // A collective's fixed cost is inside its priced cycles (the program below replays them).
     work.launch_cycles = priced.unit == "collective"
                              ? 0.0

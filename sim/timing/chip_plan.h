@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "core/results.h"
 #include "mapper/schedule.h"
 #include "mapper/tile_program.h"
+#include "sim/analytical/analytical_engine.h"
 #include "sim/timing/dram_model.h"
 #include "sim/timing/link_model.h"
 
@@ -70,14 +72,16 @@ std::uint64_t streaming_steps(double bytes, const arch::HardwareModel& hw);
 inline constexpr std::uint64_t kMaxPrefetch = 64;
 std::uint64_t prefetch_depth(const mapper::TileProgram& program, const arch::HardwareModel& hw);
 
-// Every op the analytical engine priced (`analytical`, from the same schedule and hardware):
+// Every op the closed forms priced (`priced`: analytical::price_ops of the same schedule and
+// hardware, priced[i] for schedule.ops[i]; a skipped op has no work), each work's `result` its
+// index among the priced ops (assemble_run's ops):
 // contractions with a loop-nest mapping run its tile program; every other op streams its DRAM
 // traffic (streaming_steps) while computing for its closed form's compute cycles; collectives,
 // which use chip-to-chip links the tile engine does not model, compute for their whole time.
 // Every op that launches a kernel first pays its fixed cost (unit_costs.h's op_fixed_seconds, the
 // same figure the analytical engine adds; a collective's is inside its priced time).
 std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
-                             const results::RunResult& analytical,
+                             std::span<const analytical::PricedOp> priced,
                              const arch::HardwareModel& hw);
 
 // A whole plan: what the SystemC engine hands its worker process (sim/systemc/worker_main.cpp).

@@ -371,7 +371,7 @@ TEST(SystemCEngine, ThePlanRoundTripsThroughJsonExactly) {
         mapper::schedule_graph(*graph, hw, {.precision = hw.matrix_precisions().front()});
     const timing::ChipPlan plan{
         timing::chip_params(hw),
-        timing::plan_ops(schedule, analytical::AnalyticalEngine().run(schedule, hw, {}), hw)};
+        timing::plan_ops(schedule, analytical::price_ops(schedule, hw), hw)};
     ASSERT_FALSE(plan.works.empty());
     const std::string text = nlohmann::ordered_json(plan).dump();
     EXPECT_TRUE(nlohmann::ordered_json::parse(text).get<timing::ChipPlan>() == plan);
