@@ -125,7 +125,9 @@ int run_map_command(const MapArgs& args, std::ostream& out, std::ostream& err) {
                          args.op, workload::describe(*source), names);
       return 2;
     }
-    const mapper::Hierarchy h = mapper::make_hierarchy(hw, mapper::op_precision(*op));
+    const DataType op_type = mapper::op_precision(*op);
+    const mapper::Hierarchy h =
+        mapper::make_hierarchy(hw, op_type, mapper::gemm_operands_aligned(*op, op_type));
     std::string why;
     const auto outcome = mapper::map_op(op->space, h, goal, settings, why);
     if (!outcome) {

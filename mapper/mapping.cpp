@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -28,7 +29,7 @@ std::string_view dim_name(const workload::Einsum& einsum, std::size_t d) {
 
 }  // namespace
 
-Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
+Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision, bool aligned) {
   const arch::ArchSpec& spec = hw.spec();
   Hierarchy h;
   h.clock_hz = spec.clock.value;
@@ -61,9 +62,13 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision) {
       macs_per_pe = macs / static_cast<double>(pes_per_unit);
     }
     // What kernels achieve of the unit's peak (HardwareModel's calibration: compute_fraction,
-    // and on tensor cores the GEMM path's issue efficiency and the sustained clock).
+    // and on tensor cores the GEMM path's issue efficiency and the sustained clock; an unaligned
+    // GEMM's share of the datasheet rate).
     const double peak = static_cast<double>(pes_per_unit) * macs_per_pe * unit->count;
-    if (const double achievable = hw.achievable_macs_per_cycle(precision); peak > 0 && achievable > 0)
+    const std::optional<double> unaligned =
+        aligned ? std::nullopt : hw.unaligned_macs_per_cycle(precision);
+    if (const double achievable = unaligned.value_or(hw.achievable_macs_per_cycle(precision));
+        peak > 0 && achievable > 0)
       macs_per_pe *= achievable / peak;
     const auto mac_energy = hw.energy().mac.find(precision);
     h.compute = {.unit = unit->name,

@@ -121,8 +121,11 @@ struct Hierarchy {
 };
 
 // The hierarchy a contraction at `precision` sees on `hw` (see the header comment). A schema-1
-// array counts words, not precisions, and runs every precision at its rate.
-Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision);
+// array counts words, not precisions, and runs every precision at its rate. `aligned` false: a
+// tensor-core GEMM whose operand rows are not whole 16-byte vectors (TensorCoreWork::aligned),
+// which runs at calibration.unaligned_gemm of the datasheet rate when the arch states it
+// (HardwareModel::unaligned_macs_per_cycle), as the closed form prices it.
+Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision, bool aligned = true);
 
 // The arch::Holds bit of a tensor role (Input 1, Weight 2, Output 4).
 constexpr std::uint8_t role_bit(workload::TensorRole role) {

@@ -42,21 +42,6 @@ std::string supported_list(const arch::ComputeUnitSpec& unit) {
 
 std::uint32_t element_bytes(DataType type) { return (bit_width(type) + 7) / 8; }
 
-// TensorCoreWork::aligned: each operand's innermost extent, at its element size, a whole number
-// of arch::kGemmAlignmentBytes. An op with an affine window in any index (a convolution, whose
-// implicit-GEMM kernels lay operands out by their own rules) counts as aligned.
-bool operands_aligned(const workload::Op& op, std::uint32_t in_bytes, std::uint32_t out_bytes) {
-  for (const workload::TensorAccess& access : op.space.accesses)
-    for (const workload::IndexExpr& index : access.indices)
-      if (index.terms.size() != 1 || index.terms.front().coefficient != 1) return true;
-  for (const workload::TensorAccess& access : op.space.accesses) {
-    if (access.indices.empty() || access.shape.empty()) continue;
-    const std::uint32_t bytes = access.role == workload::TensorRole::Output ? out_bytes : in_bytes;
-    if (access.shape.back() * bytes % arch::kGemmAlignmentBytes != 0) return false;
-  }
-  return true;
-}
-
 // Places an op of any kind but Attention on its unit; nullopt with `why` set when the hardware
 // has no unit for it.
 std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareModel& hw,
@@ -124,7 +109,7 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
         const std::uint32_t in_bytes = element_bytes(precision);
         const std::uint32_t out_bytes = element_bytes(output_precision(op, precision));
         scheduled.work = TensorCoreWork{workload::gemm_view(op), in_bytes, out_bytes, a_bytes,
-                                        operands_aligned(op, in_bytes, out_bytes)};
+                                        gemm_operands_aligned(op, precision)};
       }
       return scheduled;
     }
@@ -318,7 +303,8 @@ void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw
                      const ScheduleSearch& search, std::vector<std::optional<ScheduledOp>>& placed) {
   MappingCache own_cache;
   MappingCache& cache = search.cache != nullptr ? *search.cache : own_cache;
-  std::map<DataType, Hierarchy> hierarchies;
+  std::map<std::pair<DataType, bool>, Hierarchy> hierarchies;  // by precision and alignment
+  std::vector<std::pair<DataType, bool>> keys;
   std::vector<std::size_t> ops;           // graph op index of each request
   std::vector<workload::Einsum> einsums;  // the op at the precision it runs at
   for (std::size_t i = 0; i < placed.size(); ++i) {
@@ -326,8 +312,11 @@ void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw
                        placed[i]->placement != Placement::TensorCore))
       continue;
     const DataType precision = placed[i]->precision;
-    if (!hierarchies.contains(precision))
-      hierarchies.emplace(precision, make_hierarchy(hw, precision));
+    const auto* gemm = std::get_if<TensorCoreWork>(&placed[i]->work);
+    const std::pair key{precision, gemm == nullptr || gemm->aligned};
+    if (!hierarchies.contains(key))
+      hierarchies.emplace(key, make_hierarchy(hw, precision, key.second));
+    keys.push_back(key);
     workload::Einsum einsum = graph.ops[i].space;
     if (precision != op_precision(graph.ops[i]))  // an override re-types every tensor
       for (workload::TensorAccess& access : einsum.accesses) access.dtype = precision;
@@ -337,7 +326,7 @@ void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw
   std::vector<MapRequest> requests;
   requests.reserve(ops.size());
   for (std::size_t r = 0; r < ops.size(); ++r)
-    requests.push_back({&einsums[r], &hierarchies.at(placed[ops[r]]->precision)});
+    requests.push_back({&einsums[r], &hierarchies.at(keys[r])});
   std::vector<MapResult> mapped = map_batch(requests, search.goal, search.settings, cache);
 
   for (std::size_t r = 0; r < ops.size(); ++r) {
@@ -367,6 +356,20 @@ void search_mappings(const workload::Graph& graph, const arch::HardwareModel& hw
 }
 
 }  // namespace
+
+bool gemm_operands_aligned(const workload::Op& op, DataType precision) {
+  for (const workload::TensorAccess& access : op.space.accesses)
+    for (const workload::IndexExpr& index : access.indices)
+      if (index.terms.size() != 1 || index.terms.front().coefficient != 1) return true;
+  const std::uint32_t in_bytes = element_bytes(precision);
+  const std::uint32_t out_bytes = element_bytes(output_precision(op, precision));
+  for (const workload::TensorAccess& access : op.space.accesses) {
+    if (access.indices.empty() || access.shape.empty()) continue;
+    const std::uint32_t bytes = access.role == workload::TensorRole::Output ? out_bytes : in_bytes;
+    if (access.shape.back() * bytes % arch::kGemmAlignmentBytes != 0) return false;
+  }
+  return true;
+}
 
 DataType op_precision(const workload::Op& op) {
   for (const workload::TensorAccess& access : op.space.accesses)

@@ -238,6 +238,11 @@ struct ScheduleOptions {
 // The precision an op computes in: its first input's element type.
 DataType op_precision(const workload::Op& op);
 
+// TensorCoreWork::aligned of a contraction run at `precision` (its inputs at that precision, its
+// output at its own type): each operand's innermost extent a whole number of
+// arch::kGemmAlignmentBytes; an op indexed by an affine window (a convolution) counts as aligned.
+bool gemm_operands_aligned(const workload::Op& op, DataType precision);
+
 Schedule schedule_graph(const workload::Graph& graph, const arch::HardwareModel& hw,
                         const ScheduleOptions& options = {});
 

@@ -1007,15 +1007,16 @@ std::vector<MapResult> map_batch(const std::vector<MapRequest>& requests, const 
 std::vector<OpMapping> map_graph(const workload::Graph& graph, const arch::HardwareModel& hw,
                                  const SearchGoal& goal, const SearchSettings& settings,
                                  MappingCache& cache) {
-  std::map<DataType, Hierarchy> hierarchies;
+  std::map<std::pair<DataType, bool>, Hierarchy> hierarchies;  // by precision and alignment
   std::vector<MapRequest> requests;
   std::vector<const workload::Op*> ops;
   for (const workload::Op& op : graph.ops) {
     if (op.kind != workload::OpKind::Contraction) continue;
     const DataType precision = op_precision(op);
-    auto h = hierarchies.find(precision);
+    const std::pair key{precision, gemm_operands_aligned(op, precision)};
+    auto h = hierarchies.find(key);
     if (h == hierarchies.end())
-      h = hierarchies.emplace(precision, make_hierarchy(hw, precision)).first;
+      h = hierarchies.emplace(key, make_hierarchy(hw, precision, key.second)).first;
     requests.push_back({&op.space, &h->second});
     ops.push_back(&op);
   }

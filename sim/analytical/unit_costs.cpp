@@ -46,6 +46,20 @@ void set_time(results::OpResult& out, double seconds, double compute_seconds,
   out.cost.stall_cycles = Cycles{total - compute};
 }
 
+// An unaligned GEMM's mapping entry and note, in the closed form and the loop-nest model alike.
+void mark_unaligned(results::OpResult& out, const arch::HardwareModel& hw) {
+  out.mapping.emplace_back("unaligned", 1);
+  const std::optional<double> share = hw.spec().calibration.unaligned_gemm;
+  out.notes.push_back(
+      share ? fmt::format("an operand's contiguous dimension is not a whole number of {} bytes: "
+                          "priced at calibration.unaligned_gemm, {} of the datasheet rate",
+                          arch::kGemmAlignmentBytes, *share)
+            : fmt::format("an operand's contiguous dimension is not a whole number of {} bytes, "
+                          "but '{}' states no calibration.unaligned_gemm: priced as an aligned "
+                          "GEMM (a lower bound)",
+                          arch::kGemmAlignmentBytes, hw.name()));
+}
+
 GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCoreWork& work,
                           const arch::HardwareModel& hw) {
   const workload::GemmView& g = work.gemm;
@@ -80,18 +94,7 @@ results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
   out.mapping = {{"tile_m", t.tile_m},   {"tile_n", t.tile_n}, {"tile_k", t.tile_k},
                  {"warps", t.warps},     {"stages", t.stages}, {"blocks", c.blocks},
                  {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}};
-  if (!work.aligned) {
-    out.mapping.emplace_back("unaligned", 1);
-    const std::optional<double> share = hw.spec().calibration.unaligned_gemm;
-    out.notes.push_back(
-        share ? fmt::format("an operand's contiguous dimension is not a whole number of {} bytes: "
-                            "priced at calibration.unaligned_gemm, {} of the datasheet rate",
-                            arch::kGemmAlignmentBytes, *share)
-              : fmt::format("an operand's contiguous dimension is not a whole number of {} bytes, "
-                            "but '{}' states no calibration.unaligned_gemm: priced as an aligned "
-                            "GEMM (a lower bound)",
-                            arch::kGemmAlignmentBytes, hw.name()));
-  }
+  if (!work.aligned) mark_unaligned(out, hw);
   out.cost.macs = op.macs;
   set_time(out, c.seconds, c.compute_seconds, hw);
   const std::uint64_t c_bytes = g.batch * g.m * g.n * work.output_bytes;
@@ -705,6 +708,9 @@ results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op,
                              static_cast<std::uint64_t>(std::llround(level.tile_bytes)));
   }
   out.mapping.emplace_back("used_pes", c.used_pes);
+  // The hierarchy ran it at the unaligned rate (mapper::make_hierarchy).
+  if (const auto* gemm = std::get_if<mapper::TensorCoreWork>(&op.work); gemm && !gemm->aligned)
+    mark_unaligned(out, hw);
   out.loop_nest = plan.loop_nest;
   out.mapping_efficiency = c.spatial_utilization;
   out.compute_utilization =
