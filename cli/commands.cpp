@@ -122,7 +122,7 @@ std::string mapper_line(const results::RunResult& run) {
   std::size_t searched = 0;
   std::size_t contractions = 0;
   for (const results::OpResult& op : run.ops) {
-    if (op.unit != "systolic" && op.unit != "tensor_core") continue;
+    if (op.unit != results::OpUnit::Systolic && op.unit != results::OpUnit::TensorCore) continue;
     ++contractions;
     if (!op.loop_nest.empty()) ++searched;
   }

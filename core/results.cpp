@@ -1,7 +1,13 @@
 #include "core/results.h"
 
+#include <array>
+#include <stdexcept>
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/enum_table.h"
 
 namespace coda::results {
 
@@ -18,14 +24,28 @@ Cost operator+(Cost a, const Cost& b) {
   return a;
 }
 
-std::string_view to_string(Bound bound) {
-  switch (bound) {
-    case Bound::Compute: return "compute";
-    case Bound::Memory: return "memory";
-    case Bound::Latency: return "latency";
-  }
-  return "?";
-}
+namespace {
+
+constexpr std::array<std::pair<std::string_view, Bound>, 3> kBounds{
+    {{"compute", Bound::Compute}, {"memory", Bound::Memory}, {"latency", Bound::Latency}}};
+
+constexpr std::array<std::pair<std::string_view, OpUnit>, 6> kOpUnits{
+    {{"systolic", OpUnit::Systolic},
+     {"tensor_core", OpUnit::TensorCore},
+     {"vector", OpUnit::Vector},
+     {"transfer", OpUnit::Transfer},
+     {"collective", OpUnit::Collective},
+     {"attention", OpUnit::Attention}}};
+
+}  // namespace
+
+std::string_view to_string(Bound bound) { return enum_name(kBounds, bound); }
+std::optional<Bound> parse_bound(std::string_view name) { return enum_value(kBounds, name); }
+std::string bound_names() { return enum_names(kBounds); }
+
+std::string_view to_string(OpUnit unit) { return enum_name(kOpUnits, unit); }
+std::optional<OpUnit> parse_op_unit(std::string_view name) { return enum_value(kOpUnits, name); }
+std::string op_unit_names() { return enum_names(kOpUnits); }
 
 double compute_utilization(const RunResult& run) {
   const double capacity = static_cast<double>(run.processing_elements) *
@@ -107,7 +127,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
                        {"read_bytes", t.reads.value},
                        {"write_bytes", t.writes.value}});
   j = {{"name", op.name},
-       {"unit", op.unit},
+       {"unit", to_string(op.unit)},
        {"mapping", mapping},
        {"cost", op.cost},
        {"mapping_efficiency", op.mapping_efficiency},
@@ -122,7 +142,14 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
 
 void from_json(const nlohmann::ordered_json& j, OpResult& op) {
   op.name = j.at("name").get<std::string>();
-  op.unit = j.value("unit", std::string());
+  // Readers check the names first (reports/stored_results.cpp); a bad one here is a caller's
+  // unchecked JSON, and an error naming it, never a silent default.
+  const std::string unit = j.value("unit", std::string("systolic"));
+  const std::optional<OpUnit> parsed_unit = parse_op_unit(unit);
+  if (!parsed_unit)
+    throw std::runtime_error(fmt::format("op '{}': unit '{}' is not one of {}", op.name, unit,
+                                         op_unit_names()));
+  op.unit = *parsed_unit;
   op.mapping.clear();
   // ordered_json keeps the written order.
   for (const auto& [name, value] : j.at("mapping").items())
@@ -131,7 +158,11 @@ void from_json(const nlohmann::ordered_json& j, OpResult& op) {
   op.mapping_efficiency = j.at("mapping_efficiency").get<double>();
   op.compute_utilization = j.at("compute_utilization").get<double>();
   const std::string bound = j.at("bound").get<std::string>();
-  op.bound = bound == "memory" ? Bound::Memory : bound == "latency" ? Bound::Latency : Bound::Compute;
+  const std::optional<Bound> parsed_bound = parse_bound(bound);
+  if (!parsed_bound)
+    throw std::runtime_error(
+        fmt::format("op '{}': bound '{}' is not one of {}", op.name, bound, bound_names()));
+  op.bound = *parsed_bound;
   op.arithmetic_intensity = j.at("arithmetic_intensity").get<double>();
   op.traffic.clear();
   for (const auto& t : j.at("traffic"))

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,7 +42,18 @@ struct Cost {
 // What sets an op's time: its compute, moving its data (memory or links), or a fixed latency
 // (a kernel launch, a small message's per-hop latency).
 enum class Bound { Compute, Memory, Latency };
-std::string_view to_string(Bound bound);
+std::string_view to_string(Bound bound);  // "compute", "memory", "latency"
+std::optional<Bound> parse_bound(std::string_view name);
+std::string bound_names();  // "compute, memory, latency": for hints
+
+// Where an op ran: the systolic array, the tensor cores, the vector unit, a copy through DRAM,
+// the chip-to-chip links, or a fused or decomposed attention (its own pricing).
+enum class OpUnit : std::uint8_t { Systolic, TensorCore, Vector, Transfer, Collective, Attention };
+// "systolic", "tensor_core", "vector", "transfer", "collective", "attention": run.json's and
+// layers.csv's spelling.
+std::string_view to_string(OpUnit unit);
+std::optional<OpUnit> parse_op_unit(std::string_view name);
+std::string op_unit_names();  // for hints
 
 // Where a tile-level engine's stall cycles went (the SystemC engine; the analytical engine has
 // no stalls to attribute and leaves it empty). Whole cycles, each rounded on its own.
@@ -66,7 +78,7 @@ struct LevelActivity {
 
 struct OpResult {
   std::string name;
-  std::string unit;  // where it ran: "systolic", "tensor_core", "vector", "transfer", "collective"
+  OpUnit unit = OpUnit::Systolic;  // where it ran
   // How the op was laid onto the hardware, by name, in display order: for a systolic array
   // Sr, Sc, T, row_folds, col_folds.
   std::vector<std::pair<std::string, std::uint64_t>> mapping;

@@ -215,10 +215,10 @@ std::string run_summary(const results::RunResult& run) {
   for (std::size_t i = 0; i < run.ops.size(); ++i) {
     const results::OpResult& op = run.ops[i];
     const results::Cost& c = op.cost;
-    fmt::format_to(out, R"({}[{},{},{},{},{},{},{},{},{},{},{},"{}",{},{},{}])",
-                   i == 0 ? "" : ",", quoted(op.name), quoted(op.unit), c.cycles.value,
-                   c.compute_cycles.value, c.stall_cycles.value, c.macs, c.sram_reads.value,
-                   c.sram_writes.value, c.dram_reads.value, c.dram_writes.value,
+    fmt::format_to(out, R"({}[{},{},{},{},{},{},{},{},{},{},{},"{}",{},{},{}])", i == 0 ? "" : ",",
+                   quoted(op.name), quoted(std::string(results::to_string(op.unit))),
+                   c.cycles.value, c.compute_cycles.value, c.stall_cycles.value, c.macs,
+                   c.sram_reads.value, c.sram_writes.value, c.dram_reads.value, c.dram_writes.value,
                    c.energy.value, results::to_string(op.bound), op.arithmetic_intensity,
                    op.compute_utilization, op.mapping_efficiency);
   }

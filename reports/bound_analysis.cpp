@@ -59,7 +59,7 @@ std::string op_class(const results::OpResult& op) {
          (std::isdigit(static_cast<unsigned char>(name.back())) != 0 || name.back() == '_'))
     name.pop_back();
   if (!name.empty()) return name;
-  return op.unit.empty() ? "op" : op.unit;
+  return std::string(results::to_string(op.unit));
 }
 
 std::vector<OpBound> classify_ops(const results::RunResult& run, const Machine& machine) {

@@ -53,9 +53,9 @@ std::string general_table(const results::RunResult& run) {
                                 "compute_cyc", "total_cyc", "time_us", "util%", "chip_rd",
                                 "chip_wr", "dram_rd", "dram_wr", "energy_uJ", "bound");
   for (const auto& op : run.ops)
-    out += fmt::format(kRow, op.name, name_width, op.unit, mapping_text(op, " "), mapping_width,
-                       op.cost.compute_cycles.value, op.cost.cycles.value,
-                       fmt::format("{:.3f}", micros(op.cost.cycles)),
+    out += fmt::format(kRow, op.name, name_width, results::to_string(op.unit),
+                       mapping_text(op, " "), mapping_width, op.cost.compute_cycles.value,
+                       op.cost.cycles.value, fmt::format("{:.3f}", micros(op.cost.cycles)),
                        fmt::format("{:.2f}", 100.0 * op.compute_utilization),
                        compact(op.cost.sram_reads.value), compact(op.cost.sram_writes.value),
                        compact(op.cost.dram_reads.value), compact(op.cost.dram_writes.value),
@@ -79,13 +79,13 @@ std::string general_csv(const results::RunResult& run) {
   for (const auto& op : run.ops) {
     const results::Cost& c = op.cost;
     out += fmt::format("{},{},{},{},{},{},{},{:.9g},{:.6f},{:.6f},{},{:.6f},{},{},{},{},{:.9g}\n",
-                       csv_field(op.name), op.unit, csv_field(mapping_text(op, ";")), c.macs,
-                       c.compute_cycles.value, c.stall_cycles.value, c.cycles.value,
+                       csv_field(op.name), results::to_string(op.unit),
+                       csv_field(mapping_text(op, ";")), c.macs, c.compute_cycles.value,
+                       c.stall_cycles.value, c.cycles.value,
                        static_cast<double>(c.cycles.value) / run.clock.value,
-                       op.compute_utilization, op.mapping_efficiency,
-                       results::to_string(op.bound), op.arithmetic_intensity,
-                       c.sram_reads.value, c.sram_writes.value, c.dram_reads.value,
-                       c.dram_writes.value, c.energy.value);
+                       op.compute_utilization, op.mapping_efficiency, results::to_string(op.bound),
+                       op.arithmetic_intensity, c.sram_reads.value, c.sram_writes.value,
+                       c.dram_reads.value, c.dram_writes.value, c.energy.value);
   }
   return out;
 }
@@ -94,7 +94,7 @@ std::string general_csv(const results::RunResult& run) {
 
 bool all_systolic(const results::RunResult& run) {
   return std::all_of(run.ops.begin(), run.ops.end(), [](const results::OpResult& op) {
-    return (op.unit.empty() || op.unit == "systolic") && op.loop_nest.empty();
+    return op.unit == results::OpUnit::Systolic && op.loop_nest.empty();
   });
 }
 

@@ -166,7 +166,12 @@ void check_stalls(const Checker& c, const Json& j, const Where& where) {
 
 void check_op(const Checker& c, const Json& op, const Where& where) {
   c.field(op, where, "name", Kind::String);
-  c.field(op, where, "unit", Kind::String, false);
+  if (const Json* unit = c.field(op, where, "unit", Kind::String, false)) {
+    const auto text = unit->get<std::string>();
+    if (!results::parse_op_unit(text))
+      c.error(where.key("unit"), fmt::format("unknown unit '{}'", text),
+              "expected " + results::op_unit_names());
+  }
   if (const Json* mapping = c.field(op, where, "mapping", Kind::Object))
     for (const auto& [name, value] : mapping->items())
       c.expect(value, where.key("mapping").key(name), Kind::Unsigned);
@@ -176,9 +181,9 @@ void check_op(const Checker& c, const Json& op, const Where& where) {
            Kind::Number);
   if (const Json* bound = c.field(op, where, "bound", Kind::String)) {
     const auto text = bound->get<std::string>();
-    if (text != "compute" && text != "memory" && text != "latency")
+    if (!results::parse_bound(text))
       c.error(where.key("bound"), fmt::format("unknown bound '{}'", text),
-              "expected compute, memory or latency");
+              "expected " + results::bound_names());
   }
   c.objects(op, where, "traffic", [&](const Json& t, const Where& at) {
     c.fields(t, at, {"tensor", "level"}, Kind::String);

@@ -402,7 +402,7 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
     if (!op.loop_nest.empty()) {
       ++totals.searched;
       check_searched_op(op, graph_op, precision, hw, schedule.ops[i].on_chip);
-    } else if (op.unit == "systolic") {
+    } else if (op.unit == results::OpUnit::Systolic) {
       check_systolic_op(op, graph_op, precision, hw, schedule.ops[i].on_chip);
       check_fixed_roofline(op, hw);
       Bytes sram_reads, sram_writes, dram_reads, dram_writes;
@@ -415,7 +415,7 @@ void check_run(const fs::path& arch_file, const fs::path& workload_file,
       EXPECT_EQ(c.dram_reads, dram_reads);
       EXPECT_EQ(c.dram_writes, dram_writes);
     } else {
-      EXPECT_EQ(op.unit, "tensor_core");
+      EXPECT_EQ(op.unit, results::OpUnit::TensorCore);
       check_tensor_core_op(op, graph_op, op_precision, bytes);
       check_fixed_roofline(op, hw);
     }

@@ -97,7 +97,7 @@ std::optional<results::RunResult> run(const fs::path& arch, const fs::path& trac
 std::uint64_t attention_fused(const results::RunResult& r) {
   std::uint64_t fused = 0;
   for (const results::OpResult& op : r.ops)
-    if (op.unit == "attention")
+    if (op.unit == results::OpUnit::Attention)
       for (const auto& [key, value] : op.mapping)
         if (key == "fused" && value == 1) ++fused;
   return fused;

@@ -825,7 +825,7 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
   for (const results::OpResult& op : run.ops) {
     PredictedPart part{
         .name = op.name,
-        .unit = op.unit,
+        .unit = std::string(results::to_string(op.unit)),
         .seconds = static_cast<double>(op.cost.cycles.value) / clock,
         .compute_seconds = static_cast<double>(op.cost.compute_cycles.value) / clock,
         .dram_bytes = static_cast<double>(op.cost.dram_reads.value + op.cost.dram_writes.value),

@@ -1,5 +1,7 @@
 #include "core/results.h"
 
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +62,37 @@ TEST(Results, RunResultRoundTripsThroughJson) {
   nlohmann::ordered_json old = j;
   old.erase("residency");
   EXPECT_FALSE(old.get<RunResult>().residency.has_value());
+}
+
+TEST(Results, AnOpsUnitAndBoundAreReadByNameAndAnUnknownOneIsAnErrorNamingIt) {
+  OpResult op;
+  op.name = "fc";
+  op.unit = OpUnit::TensorCore;
+  op.bound = Bound::Latency;
+  nlohmann::ordered_json j = op;
+  EXPECT_EQ(j.at("unit"), "tensor_core");
+  EXPECT_EQ(j.at("bound"), "latency");
+  EXPECT_EQ(j.get<OpResult>(), op);
+  for (OpUnit unit : {OpUnit::Systolic, OpUnit::TensorCore, OpUnit::Vector, OpUnit::Transfer,
+                      OpUnit::Collective, OpUnit::Attention})
+    EXPECT_EQ(parse_op_unit(to_string(unit)), unit);
+  j["unit"] = "gpu";
+  try {
+    (void)j.get<OpResult>();
+    ADD_FAILURE() << "an unknown unit was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "op 'fc': unit 'gpu' is not one of systolic, tensor_core, vector, transfer, "
+                 "collective, attention");
+  }
+  j["unit"] = "vector";
+  j["bound"] = "fast";  // was read as compute
+  try {
+    (void)j.get<OpResult>();
+    ADD_FAILURE() << "an unknown bound was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "op 'fc': bound 'fast' is not one of compute, memory, latency");
+  }
 }
 
 }  // namespace

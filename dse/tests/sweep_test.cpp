@@ -515,7 +515,7 @@ TEST(SweepRunSummary, HoldsTheTotalsAndOneArrayPerOp) {
   run.area = SquareMillimetres{2.5};
   results::OpResult op;
   op.name = "gemm";
-  op.unit = "systolic";
+  op.unit = results::OpUnit::Systolic;
   op.cost = {Cycles{100}, Cycles{80}, Cycles{20}, 4096, Bytes{1}, Bytes{2},
              Bytes{3}, Bytes{4}, Joules{0.125}};
   op.bound = results::Bound::Memory;

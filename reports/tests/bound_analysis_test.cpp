@@ -91,7 +91,7 @@ TEST(BoundAnalysis, WithoutBandwidthsTheEngineBoundStands) {
 
 TEST(BoundAnalysis, OpClassFromTheName) {
   results::OpResult o;
-  o.unit = "vector";
+  o.unit = results::OpUnit::Vector;
   for (const auto& [name, kind] : std::vector<std::pair<std::string, std::string>>{
            {"layer1.0.conv2", "conv"}, {"layer0.ffn_up", "ffn_up"}, {"fc", "fc"},
            {"block_3", "block"}, {"layer1.0", "vector"}}) {

@@ -37,7 +37,7 @@ TEST(LayerTable, CsvHasOneRowPerOpWithExactValues) {
 TEST(LayerTable, MixedUnitsGetTheGeneralCsv) {
   results::RunResult run = two_op_run();
   run.clock = Hertz{1e9};
-  run.ops[1].unit = "vector";
+  run.ops[1].unit = results::OpUnit::Vector;
   run.ops[1].mapping = {{"elements", 64}, {"passes", 2}};
   run.ops[1].bound = results::Bound::Memory;
   run.ops[1].cost.energy = Joules{2.5e-9};
@@ -47,7 +47,7 @@ TEST(LayerTable, MixedUnitsGetTheGeneralCsv) {
             "layer,unit,mapping,macs,compute_cycles,stall_cycles,cycles,seconds,"
             "compute_utilization,mapping_efficiency,bound,arithmetic_intensity,chip_read_bytes,"
             "chip_write_bytes,dram_read_bytes,dram_write_bytes,energy_joules\n"
-            "conv1,,Sr=8;Sc=2;T=3;row_folds=4;col_folds=1;groups=1,96,40,10,50,5e-08,0.600000,"
+            "conv1,systolic,Sr=8;Sc=2;T=3;row_folds=4;col_folds=1;groups=1,96,40,10,50,5e-08,0.600000,"
             "1.000000,compute,0.000000,100,16,30,16,0\n"
             "\"fc, last\",vector,elements=64;passes=2,96,40,10,50,5e-08,0.600000,1.000000,"
             "memory,0.000000,100,16,30,16,2.5e-09\n");

@@ -81,7 +81,7 @@ inline results::OpResult fixture_op(const char* name, std::uint64_t macs, std::u
                                     std::vector<results::TensorTraffic> traffic, double joules) {
   results::OpResult o;
   o.name = name;
-  o.unit = "systolic";
+  o.unit = results::OpUnit::Systolic;
   o.cost.macs = macs;
   o.cost.cycles = Cycles{cycles};
   o.cost.compute_cycles = Cycles{compute_cycles};

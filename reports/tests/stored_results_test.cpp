@@ -18,7 +18,7 @@ results::RunResult small_run() {
   run.processing_elements = 64;
   results::OpResult op;
   op.name = "conv1";
-  op.unit = "systolic";
+  op.unit = results::OpUnit::Systolic;
   op.mapping = {{"Sr", 8}, {"Sc", 8}};
   op.cost = {Cycles{50}, Cycles{40}, Cycles{10}, 96, Bytes{100}, Bytes{16}, Bytes{30}, Bytes{16}};
   op.bound = results::Bound::Memory;
@@ -60,8 +60,23 @@ TEST(StoredResults, LocatesAMissingKeyAndAWrongType) {
             "run.json:3:48: error: ops[0].cost: missing required key 'cycles'; 'cycles' is a whole "
             "number, 0 or more");
   EXPECT_EQ(format(diags.all()[2]),
-            "run.json:4:71: error: ops[0].bound: unknown bound 'fast'; expected compute, memory or "
+            "run.json:4:71: error: ops[0].bound: unknown bound 'fast'; expected compute, memory, "
             "latency");
+}
+
+TEST(StoredResults, AnUnknownUnitIsLocated) {
+  // ops[0].unit "gpu" on line 2: its value opens at column 33 (the 32 characters before it are
+  // ` "ops": [{"name": "op", "unit": `).
+  const std::string text = R"({"provenance": {"coda_version": "x", "engine": "e", "inputs": []}, "arch": "a", "workload": "w", "clock_hz": 1e9, "processing_elements": 4, "total": {"cycles": 1, "compute_cycles": 1, "stall_cycles": 0, "macs": 1, "sram_read_bytes": 0, "sram_write_bytes": 0, "dram_read_bytes": 0, "dram_write_bytes": 0},
+ "ops": [{"name": "op", "unit": "gpu", "mapping": {}, "cost": {"cycles": 1, "compute_cycles": 1, "stall_cycles": 0, "macs": 1, "sram_read_bytes": 0, "sram_write_bytes": 0, "dram_read_bytes": 0, "dram_write_bytes": 0},
+          "mapping_efficiency": 1, "compute_utilization": 1, "bound": "compute", "arithmetic_intensity": 0, "traffic": []}],
+ "skipped": []})";
+  Diagnostics diags;
+  EXPECT_FALSE(read_run_json(text, "run.json", diags));
+  ASSERT_EQ(diags.error_count(), 1U) << diags.format_all();
+  EXPECT_EQ(format(diags.all()[0]),
+            "run.json:2:33: error: ops[0].unit: unknown unit 'gpu'; expected systolic, tensor_core, "
+            "vector, transfer, collective, attention");
 }
 
 TEST(StoredResults, SyntaxErrorIsLocated) {

@@ -77,7 +77,7 @@ results::OpResult evaluate_systolic_as_mapped(const mapper::ScheduledOp& op,
 
   results::OpResult out;
   out.name = op.name;
-  out.unit = "systolic";
+  out.unit = results::OpUnit::Systolic;
   out.mapping = {{"Sr", m.sr},          {"Sc", m.sc},          {"T", m.t},
                  {"row_folds", m.row_folds}, {"col_folds", m.col_folds}, {"groups", groups},
                  {"packed", m.packed}};

@@ -16,13 +16,13 @@ void write_sequential_trace(std::ostream& out, const results::RunResult& run) {
   const double clock_hz = run.clock.value > 0 ? run.clock.value : 1.0;
   const double us_per_cycle = 1e6 / clock_hz;
   nlohmann::ordered_json events = trace_events_start(run);
-  std::vector<std::string> units;  // a track per unit, in order of first use
-  const auto track = [&](const std::string& unit) {
+  std::vector<results::OpUnit> units;  // a track per unit, in order of first use
+  const auto track = [&](results::OpUnit unit) {
     for (std::size_t i = 0; i < units.size(); ++i)
       if (units[i] == unit) return i;
     units.push_back(unit);
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", units.size()},
-                      {"args", {{"name", unit}}}});
+                      {"args", {{"name", results::to_string(unit)}}}});
     return units.size() - 1;
   };
   std::uint64_t at = 0;  // cycles
@@ -33,7 +33,7 @@ void write_sequential_trace(std::ostream& out, const results::RunResult& run) {
     const double seconds = static_cast<double>(cycles) / clock_hz;
     const std::size_t tid = track(op.unit) + 1;
     events.push_back({{"name", op.name},
-                      {"cat", op.unit},
+                      {"cat", results::to_string(op.unit)},
                       {"ph", "X"},
                       {"ts", static_cast<double>(at) * us_per_cycle},
                       {"dur", static_cast<double>(cycles) * us_per_cycle},

@@ -82,7 +82,7 @@ results::OpResult tensor_core_result(const mapper::ScheduledOp& op,
   const GpuTileChoice choice = choose_tile(op, work, hw);
   results::OpResult out;
   out.name = op.name;
-  out.unit = "tensor_core";
+  out.unit = results::OpUnit::TensorCore;
   if (!choice.cost.feasible) {
     why = fmt::format("no thread-block tile fits an SM of '{}' (limited by {})", hw.name(),
                       to_string(choice.cost.limit));
@@ -183,7 +183,7 @@ results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::Vec
 
   results::OpResult out;
   out.name = op.name;
-  out.unit = "vector";
+  out.unit = results::OpUnit::Vector;
   out.mapping = {{"elements", work.elements}, {"passes", counts.passes}};
   set_time(out, c.seconds, std::max(c.arithmetic_seconds, c.special_seconds), hw);
   out.cost.dram_reads = Bytes{work.reads.value * counts.passes};
@@ -204,7 +204,7 @@ results::OpResult transfer_result(const mapper::ScheduledOp& op, const mapper::T
                                   const arch::HardwareModel& hw) {
   results::OpResult out;
   out.name = op.name;
-  out.unit = "transfer";
+  out.unit = results::OpUnit::Transfer;
   const double bytes = static_cast<double>(work.reads.value + work.writes.value);
   const double rate = dram_rate(hw);
   set_time(out, rate > 0 ? bytes / rate : 0.0, 0.0, hw);
@@ -221,7 +221,7 @@ results::OpResult collective_result(const mapper::ScheduledOp& op,
                                     const arch::HardwareModel& hw) {
   results::OpResult out;
   out.name = op.name;
-  out.unit = "collective";
+  out.unit = results::OpUnit::Collective;
   out.mapping = {{"ranks", work.ranks}};
   if (work.ranks <= 1 || !hw.spec().interconnect) return out;  // nothing crosses a link
   CollectiveKind kind = CollectiveKind::AllReduce;
@@ -287,7 +287,7 @@ std::optional<results::OpResult> unfused_attention(const mapper::ScheduledOp& op
                                                    std::string& why, SystolicMemo* memo) {
   results::OpResult out;
   out.name = op.name;
-  out.unit = "attention";
+  out.unit = results::OpUnit::Attention;
   out.mapping = {{"fused", 0}};
   double efficiency = 0, longest = -1;
   for (const mapper::ScheduledOp& part : work.parts) {
@@ -363,7 +363,7 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
 
   results::OpResult out;
   out.name = op.name;
-  out.unit = "attention";
+  out.unit = results::OpUnit::Attention;
   out.mapping = {{"fused", 1}, {"block", work.block}, {"pairs", work.pairs}};
   if (hw.has_tensor_cores())
     out.mapping.emplace_back(std::string(arch::to_string(impl)), 1);
@@ -678,7 +678,8 @@ results::OpResult evaluate_loop_nest(const mapper::ScheduledOp& op,
   const mapper::MappingCost& c = plan.cost;
   results::OpResult out;
   out.name = op.name;
-  out.unit = std::string(mapper::to_string(op.placement));
+  out.unit = op.placement == mapper::Placement::TensorCore ? results::OpUnit::TensorCore
+                                                          : results::OpUnit::Systolic;
   const std::uint64_t launch = to_cycles(op_fixed_seconds(op, hw), hw);
   const auto nest = static_cast<std::uint64_t>(std::ceil(c.cycles - 1e-9));
   const std::uint64_t compute =

@@ -129,7 +129,7 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
   ASSERT_EQ(per_head->ops.size(), grouped->ops.size());
   int attention_ops = 0;
   for (std::size_t i = 0; i < per_head->ops.size(); ++i) {
-    if (per_head->ops[i].unit != "attention") {
+    if (per_head->ops[i].unit != results::OpUnit::Attention) {
       EXPECT_EQ(per_head->ops[i].cost, grouped->ops[i].cost);  // only attention changes
       continue;
     }

@@ -190,7 +190,7 @@ TEST(FusionPricing, FlashAttention3TimeIsTheBusiestUnitPlusOneLaunch) {
   // fa3 overlaps the softmax with the GEMMs: 4 us launch + max(32, 16384) = 20384 cycles.
   const results::RunResult full = run(one_head(false), hw, FusionMode::Epilogue);
   ASSERT_EQ(full.ops.size(), 1u);
-  EXPECT_EQ(full.ops[0].unit, "attention");
+  EXPECT_EQ(full.ops[0].unit, results::OpUnit::Attention);
   EXPECT_EQ(full.ops[0].cost.cycles, Cycles{4000 + 16384});
   EXPECT_EQ(full.ops[0].cost.compute_cycles, Cycles{16384});
   EXPECT_EQ(full.ops[0].bound, results::Bound::Compute);

@@ -44,7 +44,7 @@ TEST(LoopNestPricing, ExhaustiveSearchFindsTheHandOptimumOnASystolicArray) {
   const results::RunResult run = AnalyticalEngine().run(s, hw, {});
   ASSERT_EQ(run.ops.size(), 1u);
   const results::OpResult& op = run.ops[0];
-  EXPECT_EQ(op.unit, "systolic");
+  EXPECT_EQ(op.unit, results::OpUnit::Systolic);
   EXPECT_EQ(op.cost.cycles, Cycles{78});
   EXPECT_EQ(op.cost.compute_cycles, Cycles{78});
   EXPECT_EQ(op.cost.stall_cycles, Cycles{0});
@@ -81,7 +81,7 @@ TEST(LoopNestPricing, TensorCoresAddTheKernelLaunch) {
   const double nest = s.ops[0].loop_nest->cost.cycles;
   EXPECT_GE(nest, 128.0);
   const results::OpResult op = AnalyticalEngine().run(s, hw, {}).ops.at(0);
-  EXPECT_EQ(op.unit, "tensor_core");
+  EXPECT_EQ(op.unit, results::OpUnit::TensorCore);
   EXPECT_EQ(op.cost.cycles.value, static_cast<std::uint64_t>(std::ceil(nest)) + 4000);
   EXPECT_EQ(op.bound, results::Bound::Latency);
 }

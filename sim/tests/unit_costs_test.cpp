@@ -51,7 +51,7 @@ TEST(UnitCosts, TensorCoreGemmFeedsTheGpuModelFromTheSpec) {
   p.dram_bytes_per_second = 1e12;
   const GpuTileChoice expected = choose_gpu_tile({1, 1024, 1024, 1024, 2, 2}, p);
   ASSERT_TRUE(expected.cost.feasible);
-  EXPECT_EQ(r.unit, "tensor_core");
+  EXPECT_EQ(r.unit, results::OpUnit::TensorCore);
   EXPECT_EQ(r.mapping[0], (std::pair<std::string, std::uint64_t>{"tile_m", expected.tile.tile_m}));
   EXPECT_EQ(r.cost.cycles.value, static_cast<std::uint64_t>(std::ceil(expected.cost.cycles - 1e-9)));
   // 1024^3 MACs at 4 x 512 per cycle take at least 524288 cycles.
@@ -111,7 +111,7 @@ TEST(UnitCosts, VectorReluIsMemoryBound) {
   // 2 MiB read + 2 MiB written at 1 TB/s = 4.194304 us = 4194.304 cycles -> 4195, memory-bound;
   // plus the kernel's fixed cost, the 4 us default of an arch with tensor cores (kMiniGpu states
   // no calibration): 4000 cycles -> 8195.
-  EXPECT_EQ(r.unit, "vector");
+  EXPECT_EQ(r.unit, results::OpUnit::Vector);
   EXPECT_EQ(r.cost.compute_cycles, Cycles{1024});
   EXPECT_EQ(r.cost.cycles, Cycles{8195});
   EXPECT_EQ(r.bound, results::Bound::Memory);

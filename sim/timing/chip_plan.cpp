@@ -193,13 +193,13 @@ std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
     OpWork work;
     work.result = works.size();
     // A collective's fixed cost is inside its priced cycles (the program below replays them).
-    work.launch_cycles = priced.unit == "collective"
+    work.launch_cycles = priced.unit == results::OpUnit::Collective
                              ? 0.0
                              : analytical::op_fixed_seconds(op, hw) * hw.clock().value;
     if (op.loop_nest) {
       work.program = op.loop_nest->program;
       work.from_loop_nest = true;
-    } else if (priced.unit == "collective") {
+    } else if (priced.unit == results::OpUnit::Collective) {
       work.program = mapper::make_streaming_program(
           1, static_cast<double>(priced.cost.cycles.value), 0, 0);
       work.split = false;

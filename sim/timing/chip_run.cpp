@@ -71,7 +71,8 @@ results::RunResult chip_result(results::RunResult analytical, const std::vector<
                    ? results::Bound::Latency
                : stalls.total() > 0 && dram_time >= busy ? results::Bound::Memory
                                                          : results::Bound::Compute;
-    if (hw.processing_elements() > 0 && op.cost.compute_cycles.value > 0 && op.unit == "systolic")
+    if (hw.processing_elements() > 0 && op.cost.compute_cycles.value > 0 &&
+        op.unit == results::OpUnit::Systolic)
       op.compute_utilization =
           static_cast<double>(op.cost.macs) /
           (static_cast<double>(hw.processing_elements()) *
