@@ -134,9 +134,9 @@ std::string mapper_line(const results::RunResult& run) {
 
 // "memory: fits: 13.5 GiB needed of 141 GiB DRAM (weights 13.2 GiB, ...)".
 std::string memory_line(const results::MemoryFootprint& m) {
-  const bool over = m.status == "does not fit";
+  const bool over = m.status == results::FitStatus::DoesNotFit;
   return fmt::format("memory: {}{}\n", over ? "DOES NOT FIT: " : "",
-                     m.reason.empty() ? m.status : m.reason);
+                     m.reason.empty() ? std::string(results::to_string(m.status)) : m.reason);
 }
 
 // A tile-level engine's stalls by cause and its memory system's activity.

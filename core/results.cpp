@@ -37,11 +37,22 @@ constexpr std::array<std::pair<std::string_view, OpUnit>, 6> kOpUnits{
      {"collective", OpUnit::Collective},
      {"attention", OpUnit::Attention}}};
 
+constexpr std::array<std::pair<std::string_view, FitStatus>, 3> kFitStatuses{
+    {{"fits", FitStatus::Fits},
+     {"does not fit", FitStatus::DoesNotFit},
+     {"unknown capacity", FitStatus::UnknownCapacity}}};
+
 }  // namespace
 
 std::string_view to_string(Bound bound) { return enum_name(kBounds, bound); }
 std::optional<Bound> parse_bound(std::string_view name) { return enum_value(kBounds, name); }
 std::string bound_names() { return enum_names(kBounds); }
+
+std::string_view to_string(FitStatus status) { return enum_name(kFitStatuses, status); }
+std::optional<FitStatus> parse_fit_status(std::string_view name) {
+  return enum_value(kFitStatuses, name);
+}
+std::string fit_status_names() { return enum_names(kFitStatuses); }
 
 std::string_view to_string(OpUnit unit) { return enum_name(kOpUnits, unit); }
 std::optional<OpUnit> parse_op_unit(std::string_view name) { return enum_value(kOpUnits, name); }
@@ -247,7 +258,7 @@ void to_json(nlohmann::ordered_json& j, const RunResult& run) {
                    {"issue_time_s", run.host_issue.value},
                    {"host_wait_s", run.host_wait.value}};
   const MemoryFootprint& m = run.memory;
-  j["memory"] = {{"status", m.status},
+  j["memory"] = {{"status", to_string(m.status)},
                  {"needed_bytes", m.needed.value},
                  {"available_bytes", m.available.value},
                  {"weights_bytes", m.weights.value},
@@ -353,7 +364,12 @@ void from_json(const nlohmann::ordered_json& j, RunResult& run) {
   run.memory = {};
   if (const auto m = j.find("memory"); m != j.end()) {
     const auto bytes = [&](const char* key) { return Bytes{m->at(key).get<std::uint64_t>()}; };
-    run.memory = {m->at("status").get<std::string>(), bytes("needed_bytes"),
+    const std::string status = m->at("status").get<std::string>();
+    const std::optional<FitStatus> fit = parse_fit_status(status);
+    if (!fit)
+      throw std::runtime_error(fmt::format("memory.status '{}' is not one of {}", status,
+                                           fit_status_names()));
+    run.memory = {*fit,                               bytes("needed_bytes"),
                   bytes("available_bytes"),           bytes("weights_bytes"),
                   bytes("kv_cache_bytes"),            bytes("optimizer_state_bytes"),
                   bytes("activations_bytes"),         bytes("on_chip_bytes"),

@@ -180,10 +180,20 @@ struct Residency {
   friend bool operator==(const Residency&, const Residency&) = default;
 };
 
+// Whether a run's DRAM footprint fits the hardware's DRAM.
+enum class FitStatus : std::uint8_t {
+  Fits,             // persistent + arena <= dram.capacity
+  DoesNotFit,       // persistent + arena > dram.capacity
+  UnknownCapacity,  // the arch states no dram.capacity
+};
+std::string_view to_string(FitStatus status);  // "fits", "does not fit", "unknown capacity"
+std::optional<FitStatus> parse_fit_status(std::string_view name);
+std::string fit_status_names();  // for hints
+
 // Where the run's tensors live in DRAM (mapper/memory_plan.h): the peak footprint, its parts,
 // and whether it fits the hardware's DRAM.
 struct MemoryFootprint {
-  std::string status = "unknown capacity";  // "fits", "does not fit", "unknown capacity"
+  FitStatus status = FitStatus::UnknownCapacity;
   Bytes needed;     // weights + KV cache + optimizer state + the activation arena
   Bytes available;  // DRAM capacity; 0 when the arch states none
   Bytes weights;

@@ -68,10 +68,10 @@ std::optional<results::RunResult> run_workload(const sim::Engine& engine, const 
   return sim::run_schedule(engine, schedule, graph, hw, search);
 }
 
-std::string verdict(bool checked, bool known, bool pass) {
-  if (!checked) return "unchecked";
-  if (!known) return "unknown";
-  return pass ? "pass" : "fail";
+Verdict verdict(bool checked, bool known, bool pass) {
+  if (!checked) return Verdict::Unchecked;
+  if (!known) return Verdict::Unknown;
+  return pass ? Verdict::Pass : Verdict::Fail;
 }
 
 void fill_metrics(SweepRow& row, const results::RunResult& run, const SweepConstraints& limits) {
@@ -92,11 +92,11 @@ void fill_metrics(SweepRow& row, const results::RunResult& run, const SweepConst
                              row.area_mm2 <= limits.max_area_mm2.value_or(0));
   row.power_verdict = verdict(limits.max_power_w.has_value(), seconds > 0,
                               row.power_w <= limits.max_power_w.value_or(0));
-  row.memory_verdict = verdict(limits.fits_memory, true, run.memory.status == "fits");
-  const std::array<const std::string*, 3> verdicts{&row.area_verdict, &row.power_verdict,
-                                                   &row.memory_verdict};
-  row.feasible = std::none_of(verdicts.begin(), verdicts.end(), [](const std::string* v) {
-    return *v == "fail" || *v == "unknown";
+  row.memory_verdict =
+      verdict(limits.fits_memory, true, run.memory.status == results::FitStatus::Fits);
+  const std::array<Verdict, 3> verdicts{row.area_verdict, row.power_verdict, row.memory_verdict};
+  row.feasible = std::none_of(verdicts.begin(), verdicts.end(), [](Verdict v) {
+    return v == Verdict::Fail || v == Verdict::Unknown;
   });
 }
 
@@ -205,9 +205,9 @@ std::string run_summary(const results::RunResult& run) {
                  R"("memory":{{"status":{},"needed_bytes":{},"available_bytes":{},)"
                  R"("weights_bytes":{},"kv_cache_bytes":{},"optimizer_state_bytes":{},)"
                  R"("activations_bytes":{},"on_chip_bytes":{}}},"skipped":{},"fused_groups":{},)",
-                 quoted(m.status), m.needed.value, m.available.value, m.weights.value,
-                 m.kv_cache.value, m.optimizer_state.value, m.activations.value, m.on_chip.value,
-                 run.skipped.size(), run.fusion.size());
+                 quoted(std::string(results::to_string(m.status))), m.needed.value,
+                 m.available.value, m.weights.value, m.kv_cache.value, m.optimizer_state.value,
+                 m.activations.value, m.on_chip.value, run.skipped.size(), run.fusion.size());
   fmt::format_to(out, R"("op_columns":["name","unit","cycles","compute_cycles","stall_cycles",)"
                       R"("macs","sram_reads","sram_writes","dram_reads","dram_writes","energy_j",)"
                       R"("bound","arithmetic_intensity","compute_utilization",)"
@@ -531,10 +531,10 @@ std::string csv_line(const SweepSpec& spec, const SweepRow& r) {
   for (const SweepObjective o : spec.objectives) cells.push_back(cell(static_cast<std::size_t>(o)));
   for (std::size_t i = results::kSweepObjectiveCount; i < metrics.size(); ++i)  // area, power
     cells.push_back(cell(i));
-  cells.push_back(r.memory_status);
-  if (spec.constraints.max_area_mm2) cells.push_back(r.area_verdict);
-  if (spec.constraints.max_power_w) cells.push_back(r.power_verdict);
-  if (spec.constraints.fits_memory) cells.push_back(r.memory_verdict);
+  cells.emplace_back(r.memory_status ? results::to_string(*r.memory_status) : "");
+  if (spec.constraints.max_area_mm2) cells.emplace_back(to_string(r.area_verdict));
+  if (spec.constraints.max_power_w) cells.emplace_back(to_string(r.power_verdict));
+  if (spec.constraints.fits_memory) cells.emplace_back(to_string(r.memory_verdict));
   cells.push_back(r.reason);
   std::string text;
   for (std::size_t i = 0; i < cells.size(); ++i)
@@ -594,10 +594,10 @@ std::string json_row(const SweepRow& r) {
     for (std::size_t i = 0; i < values.size(); ++i)
       metrics[std::string(results::kSweepMetrics[i].key)] = values[i];
     row["metrics"] = std::move(metrics);
-    row["memory"] = r.memory_status;
-    row["constraints"] = {{"max_area_mm2", r.area_verdict},
-                          {"max_power_w", r.power_verdict},
-                          {"fits_memory", r.memory_verdict}};
+    row["memory"] = r.memory_status ? results::to_string(*r.memory_status) : "";
+    row["constraints"] = {{"max_area_mm2", to_string(r.area_verdict)},
+                          {"max_power_w", to_string(r.power_verdict)},
+                          {"fits_memory", to_string(r.memory_verdict)}};
   } else {
     row["reason"] = r.reason;
   }

@@ -27,6 +27,17 @@ std::optional<RowStatus> parse_row_status(std::string_view text) {
 }
 
 namespace {
+constexpr std::array<std::pair<std::string_view, Verdict>, 4> kVerdicts{
+    {{"unchecked", Verdict::Unchecked},
+     {"unknown", Verdict::Unknown},
+     {"pass", Verdict::Pass},
+     {"fail", Verdict::Fail}}};
+}  // namespace
+
+std::string_view to_string(Verdict verdict) { return enum_name(kVerdicts, verdict); }
+std::optional<Verdict> parse_verdict(std::string_view text) { return enum_value(kVerdicts, text); }
+
+namespace {
 
 constexpr std::string_view kTables = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,10 +48,38 @@ CREATE TABLE IF NOT EXISTS points(
   finished_at TEXT NOT NULL);
 )sql";
 
+// The row's closed sets, held as their names in the store and the codec (an unset memory status
+// as empty text, as stores have always held it for rows that did not run).
+template <class T>
+constexpr bool kNamed = std::is_same_v<T, RowStatus> || std::is_same_v<T, Verdict> ||
+                        std::is_same_v<T, std::optional<results::FitStatus>>;
+
+std::string field_text(RowStatus v) { return std::string(to_string(v)); }
+std::string field_text(Verdict v) { return std::string(to_string(v)); }
+std::string field_text(const std::optional<results::FitStatus>& v) {
+  return v ? std::string(results::to_string(*v)) : std::string();
+}
+
+// Whether `text` names a value of the field's set (then stored in it).
+bool parse_field(const std::string& text, RowStatus& out) {
+  const auto v = parse_row_status(text);
+  if (v) out = *v;
+  return v.has_value();
+}
+bool parse_field(const std::string& text, Verdict& out) {
+  const auto v = parse_verdict(text);
+  if (v) out = *v;
+  return v.has_value();
+}
+bool parse_field(const std::string& text, std::optional<results::FitStatus>& out) {
+  out = text.empty() ? std::nullopt : results::parse_fit_status(text);
+  return text.empty() || out.has_value();
+}
+
 template <class T>
 constexpr std::string_view sql_type() {
   if constexpr (std::is_same_v<T, double>) return "REAL";
-  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, RowStatus>) return "TEXT";
+  else if constexpr (std::is_same_v<T, std::string> || kNamed<T>) return "TEXT";
   else return "INTEGER";  // std::uint64_t, bool
 }
 
@@ -292,8 +331,8 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
         int column = 2;
         visit_result_fields(r, [&](std::string_view, const auto& field) {
           using T = std::remove_cvref_t<decltype(field)>;
-          if constexpr (std::is_same_v<T, RowStatus>)
-            row.bind(column++, std::string(to_string(field)));
+          if constexpr (kNamed<T>)
+            row.bind(column++, field_text(field));
           else if constexpr (std::is_same_v<T, bool>)
             row.bind(column++, std::uint64_t{field ? 1U : 0U});
           else
@@ -330,14 +369,12 @@ std::uint64_t SweepStore::for_each_row(const std::function<void(const SweepRow&)
     r.axis_values = stmt.text(1);
     r.arch_hash = stmt.text(2);
     int column = 3;
-    std::optional<std::string> unknown_status;
-    visit_result_fields(r, [&](std::string_view, auto& field) {
+    std::optional<std::string> unknown;  // "column 'text'" of a name this coda does not know
+    visit_result_fields(r, [&](std::string_view name, auto& field) {
       using T = std::remove_cvref_t<decltype(field)>;
-      if constexpr (std::is_same_v<T, RowStatus>) {
+      if constexpr (kNamed<T>) {
         const std::string text = stmt.text(column++);
-        const auto parsed = parse_row_status(text);
-        if (!parsed) unknown_status = text;
-        field = parsed.value_or(RowStatus::Error);
+        if (!parse_field(text, field) && !unknown) unknown = fmt::format("{} '{}'", name, text);
       } else if constexpr (std::is_same_v<T, std::string>) {
         field = stmt.text(column++);
       } else if constexpr (std::is_same_v<T, double>) {
@@ -348,9 +385,10 @@ std::uint64_t SweepStore::for_each_row(const std::function<void(const SweepRow&)
         field = stmt.integer(column++);
       }
     });
-    if (unknown_status)  // never misread: a status this coda does not know is an error row
-      r.reason = fmt::format("the store holds status '{}', which this coda does not know",
-                             *unknown_status);
+    if (unknown) {  // never misread: a name this coda does not know makes an error row
+      r.status = RowStatus::Error;
+      r.reason = fmt::format("the store holds {}, which this coda does not know", *unknown);
+    }
     each(r);
     ++count;
   }
@@ -456,7 +494,7 @@ void write_row(RecordWriter& w, const SweepRow& r) {
   w.str(r.arch_hash);
   visit_result_fields(r, [&](std::string_view, const auto& field) {
     using T = std::remove_cvref_t<decltype(field)>;
-    if constexpr (std::is_same_v<T, RowStatus>) w.str(to_string(field));
+    if constexpr (kNamed<T>) w.str(field_text(field));
     else if constexpr (std::is_same_v<T, std::string>) w.str(field);
     else if constexpr (std::is_same_v<T, double>) w.real(field);
     else if constexpr (std::is_same_v<T, bool>) w.u64(field ? 1 : 0);
@@ -469,11 +507,9 @@ bool read_row(RecordReader& in, SweepRow& r) {
   visit_result_fields(r, [&](std::string_view, auto& field) {
     if (!ok) return;
     using T = std::remove_cvref_t<decltype(field)>;
-    if constexpr (std::is_same_v<T, RowStatus>) {
+    if constexpr (kNamed<T>) {
       std::string text;
-      const auto parsed = in.str(text) ? parse_row_status(text) : std::nullopt;
-      ok = parsed.has_value();  // a record with another status is refused, never misread
-      if (parsed) field = *parsed;
+      ok = in.str(text) && parse_field(text, field);  // another name: refused, never misread
     } else if constexpr (std::is_same_v<T, std::string>) {
       ok = in.str(field);
     } else if constexpr (std::is_same_v<T, double>) {
@@ -492,7 +528,7 @@ std::size_t row_bytes(const SweepRow& r) {
   std::size_t strings = r.axis_values.size() + r.arch_hash.size();
   visit_result_fields(r, [&](std::string_view, const auto& field) {
     using T = std::remove_cvref_t<decltype(field)>;
-    if constexpr (std::is_same_v<T, RowStatus>) strings += to_string(field).size();
+    if constexpr (kNamed<T>) strings += field_text(field).size();
     else if constexpr (std::is_same_v<T, std::string>) strings += field.size();
   });
   return min_row_bytes() + strings;

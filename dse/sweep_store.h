@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/results.h"
+
 struct sqlite3;
 
 namespace coda::dse {
@@ -39,6 +41,12 @@ namespace coda::dse {
 enum class RowStatus : std::uint8_t { Ok, Infeasible, Error };
 std::string_view to_string(RowStatus status);  // "ok", "infeasible", "error"
 std::optional<RowStatus> parse_row_status(std::string_view text);
+
+// A constraint's verdict on a point: unchecked (the spec sets no such constraint), unknown (the
+// run cannot say: no area, no time), pass or fail.
+enum class Verdict : std::uint8_t { Unchecked, Unknown, Pass, Fail };
+std::string_view to_string(Verdict verdict);  // "unchecked", "unknown", "pass", "fail"
+std::optional<Verdict> parse_verdict(std::string_view text);
 
 // One point x workload.
 struct SweepRow {
@@ -57,12 +65,11 @@ struct SweepRow {
   double perf_per_mm2 = 0;   // TOPS/mm2; 0 when the area is unknown
   double area_mm2 = 0;
   double power_w = 0;
-  std::string memory_status;  // RunResult.memory.status
-  // "pass", "fail", or "unchecked" when the spec sets no such constraint.
-  std::string area_verdict = "unchecked";
-  std::string power_verdict = "unchecked";
-  std::string memory_verdict = "unchecked";
-  bool feasible = false;  // status ok and no verdict "fail"
+  std::optional<results::FitStatus> memory_status;  // RunResult.memory.status; none: not run
+  Verdict area_verdict = Verdict::Unchecked;
+  Verdict power_verdict = Verdict::Unchecked;
+  Verdict memory_verdict = Verdict::Unchecked;
+  bool feasible = false;  // status ok and no verdict fail or unknown
   // The run in compact form (dse/sweep.h run_summary: totals, memory, per-op costs); empty for
   // an infeasible point.
   std::string run_summary;
@@ -73,7 +80,9 @@ struct SweepRow {
 // hold after the point's own (point, axis_values, arch_hash), in their order, each with its
 // column name: the one list the SQL schema, the insert, the read and the codec follow, so a new
 // field is added here and in SweepRow. `Row` is SweepRow or const SweepRow; `visit` is called
-// with (name, field) for fields of type std::uint64_t, std::string, RowStatus, double and bool.
+// with (name, field) for fields of type std::uint64_t, std::string, double, bool and the closed
+// sets, which the store and the codec hold as their names: RowStatus, Verdict and
+// std::optional<results::FitStatus> (empty text: none).
 template <class Row, class Visit>
 void visit_result_fields(Row& r, Visit&& visit) {
   visit("workload", r.workload);

@@ -235,15 +235,6 @@ std::string_view to_string(Residency residency) {
   return "?";
 }
 
-std::string_view to_string(FitStatus status) {
-  switch (status) {
-    case FitStatus::Fits: return "fits";
-    case FitStatus::DoesNotFit: return "does not fit";
-    case FitStatus::UnknownCapacity: return "unknown capacity";
-  }
-  return "?";
-}
-
 MemoryPlan plan_memory(const Graph& graph) {
   MemoryPlan plan;
   const std::size_t n_ops = graph.ops.size();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arch/hardware_model.h"
+#include "core/results.h"
 #include "core/units.h"
 #include "workloads/graph.h"
 #include "workloads/llm/llm_builder.h"
@@ -97,12 +98,7 @@ MemoryPlan plan_memory(const workload::Graph& graph);
 // levels x instances (DRAM excluded). Levels are summed as if exclusive.
 Bytes on_chip_capacity(const arch::HardwareModel& hw);
 
-enum class FitStatus : std::uint8_t {
-  Fits,             // persistent + arena <= dram.capacity
-  DoesNotFit,       // persistent + arena > dram.capacity
-  UnknownCapacity,  // the arch states no dram.capacity
-};
-std::string_view to_string(FitStatus status);  // "fits", "does not fit", "unknown capacity"
+using results::FitStatus;  // core/results.h: run.json carries it
 
 // One part of the DRAM footprint: "weights", "kv cache", "optimizer state", "activations" and
 // "gradients" (those live at the peak op), "arena fragmentation" (arena - peak_live).

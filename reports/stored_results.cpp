@@ -231,6 +231,11 @@ void check_run(const Checker& c, const Json& root) {
   if (const Json* memory = c.field(root, top, "memory", Kind::Object, false)) {
     const Where at = top.key("memory");
     c.fields(*memory, at, {"status", "reason"}, Kind::String);
+    if (const auto status = memory->find("status");
+        status != memory->end() && status->is_string() &&
+        !results::parse_fit_status(status->get<std::string>()))
+      c.error(at.key("status"), fmt::format("unknown status '{}'", status->get<std::string>()),
+              "expected " + results::fit_status_names());
     c.fields(*memory, at,
              {"needed_bytes", "available_bytes", "weights_bytes", "kv_cache_bytes",
               "optimizer_state_bytes", "activations_bytes", "on_chip_bytes", "ops_over_on_chip"},

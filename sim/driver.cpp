@@ -30,7 +30,7 @@ std::uint64_t file_hash(const std::filesystem::path& file) {
 results::MemoryFootprint memory_footprint(const mapper::Schedule& schedule) {
   const mapper::MemoryPlan& plan = schedule.memory;
   const mapper::FitReport& fit = schedule.fit;
-  return {std::string(mapper::to_string(fit.status)),
+  return {fit.status,
           fit.needed,
           fit.available,
           plan.weights,

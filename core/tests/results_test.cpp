@@ -58,6 +58,16 @@ TEST(Results, RunResultRoundTripsThroughJson) {
   const RunResult back = nlohmann::ordered_json::parse(j.dump()).get<RunResult>();
   EXPECT_EQ(back, run);
   EXPECT_EQ(back.ops[0].mapping[0].first, "Sr");
+  EXPECT_EQ(j.at("memory").at("status"), "unknown capacity");  // the default
+  nlohmann::ordered_json bad = j;
+  bad["memory"]["status"] = "full";
+  try {
+    (void)bad.get<RunResult>();
+    ADD_FAILURE() << "an unknown memory status was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "memory.status 'full' is not one of fits, does not fit, unknown capacity");
+  }
   // Results written before residency existed have none.
   nlohmann::ordered_json old = j;
   old.erase("residency");

@@ -364,11 +364,11 @@ TEST(SweepApply, ObjectivesAndVerdictsFollowFromTheRun) {
   EXPECT_DOUBLE_EQ(row.throughput_per_s, 1.0 / row.latency_s);
   EXPECT_DOUBLE_EQ(row.edp_js, row.energy_j * row.latency_s);
   EXPECT_DOUBLE_EQ(row.power_w, row.energy_j / row.latency_s);
-  EXPECT_EQ(row.area_verdict, "pass");   // tens of mm2 < 1000
-  EXPECT_EQ(row.power_verdict, "fail");  // watts > 1 mW
+  EXPECT_EQ(row.area_verdict, Verdict::Pass);   // tens of mm2 < 1000
+  EXPECT_EQ(row.power_verdict, Verdict::Fail);  // watts > 1 mW
   // The preset states no DRAM capacity: "unknown capacity" is not "fits".
-  EXPECT_EQ(row.memory_status, "unknown capacity");
-  EXPECT_EQ(row.memory_verdict, "fail");
+  EXPECT_EQ(row.memory_status, results::FitStatus::UnknownCapacity);
+  EXPECT_EQ(row.memory_verdict, Verdict::Fail);
   EXPECT_FALSE(row.feasible);
 }
 
@@ -451,6 +451,45 @@ TEST(SweepStore, AnErrorRowStaysAnErrorThroughTheStoreTheCodecAndTheExports) {
   const std::string csv = export_csv(spec, store->rows());
   EXPECT_EQ(csv.substr(csv.find('\n') + 1), "1,r18,64,error,no,,,,,internal error: boom\n");
   EXPECT_NE(export_json(spec, store->rows()).find(R"("status": "error")"), std::string::npos);
+}
+
+// A constraint's verdict and the memory status are closed sets: the codec carries their names,
+// an unset memory status as empty text (a row that did not run), and refuses a name it does not
+// know.
+TEST(SweepStore, VerdictsAndTheMemoryStatusTravelByNameAndAnUnknownNameIsRefused) {
+  for (Verdict v : {Verdict::Unchecked, Verdict::Unknown, Verdict::Pass, Verdict::Fail})
+    EXPECT_EQ(parse_verdict(to_string(v)), v);
+  EXPECT_FALSE(parse_verdict("ok"));
+  SweepPointRecord record;
+  record.index = 3;
+  record.axis_values = "{}";
+  SweepRow ran;
+  ran.point = 3;
+  ran.axis_values = "{}";
+  ran.memory_status = results::FitStatus::DoesNotFit;
+  ran.area_verdict = Verdict::Pass;
+  ran.power_verdict = Verdict::Unknown;
+  ran.memory_verdict = Verdict::Fail;
+  SweepRow infeasible = ran;
+  infeasible.status = RowStatus::Infeasible;
+  infeasible.memory_status = std::nullopt;
+  infeasible.memory_verdict = Verdict::Unchecked;
+  record.rows = {ran, infeasible};
+  const std::vector<SweepPointRecord> records{record};
+  const auto decoded = decode_records(encode_records(records));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, records);
+  // "unknown" (the power verdict) -> "unknowx": a verdict the codec does not know.
+  std::vector<std::uint8_t> bytes = encode_records(records);
+  const std::string text(bytes.begin(), bytes.end());
+  const std::size_t at = text.find("unknown");  // the first: the ran row's power verdict
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 6] = 'x';
+  EXPECT_FALSE(decode_records(bytes));
+  // In the CSV: the ran row's memory status, the other's empty.
+  const SweepSpec spec = spec_with("axes:\n  array.rows: [32, 64]\n");
+  const std::string csv = export_csv(spec, record.rows);
+  EXPECT_NE(csv.find(",does not fit,"), std::string::npos) << csv;
 }
 
 // The spec's objectives are results::kSweepMetrics's first entries, in SweepObjective's order,
