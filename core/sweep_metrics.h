@@ -6,9 +6,29 @@
 // name, in dse::SweepObjective's order.
 
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string_view>
+#include <utility>
+
+#include "core/enum_table.h"
 
 namespace coda::results {
+
+// What became of one point x workload: ok (run; its verdicts say whether it is feasible),
+// infeasible (the design cannot run the workload: an invalid arch, an op no unit runs; the
+// diagnostics are the reason) or error (coda itself failed: an internal error, a bug to report,
+// never counted as a design that does not fit). The sweep (dse/) writes it, the report reads it.
+enum class RowStatus : std::uint8_t { Ok, Infeasible, Error };
+
+inline constexpr std::array<std::pair<std::string_view, RowStatus>, 3> kRowStatuses{
+    {{"ok", RowStatus::Ok}, {"infeasible", RowStatus::Infeasible}, {"error", RowStatus::Error}}};
+
+// "ok", "infeasible", "error"
+inline std::string_view to_string(RowStatus status) { return enum_name(kRowStatuses, status); }
+inline std::optional<RowStatus> parse_row_status(std::string_view text) {
+  return enum_value(kRowStatuses, text);
+}
 
 struct SweepMetricInfo {
   std::string_view key;        // results.csv's column and results.json's "metrics" key

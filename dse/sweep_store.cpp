@@ -17,15 +17,6 @@
 
 namespace coda::dse {
 
-constexpr std::array<std::pair<std::string_view, RowStatus>, 3> kRowStatuses{{
-    {"ok", RowStatus::Ok}, {"infeasible", RowStatus::Infeasible}, {"error", RowStatus::Error}}};
-
-std::string_view to_string(RowStatus status) { return enum_name(kRowStatuses, status); }
-
-std::optional<RowStatus> parse_row_status(std::string_view text) {
-  return enum_value(kRowStatuses, text);
-}
-
 namespace {
 constexpr std::array<std::pair<std::string_view, Verdict>, 4> kVerdicts{
     {{"unchecked", Verdict::Unchecked},

@@ -29,18 +29,15 @@
 #include <vector>
 
 #include "core/results.h"
+#include "core/sweep_metrics.h"
 
 struct sqlite3;
 
 namespace coda::dse {
 
-// What became of one point x workload: ok (run; its verdicts say whether it is feasible),
-// infeasible (the design cannot run the workload: an invalid arch, an op no unit runs; the
-// diagnostics are the reason) or error (coda itself failed: an internal error, a bug to report,
-// never counted as a design that does not fit).
-enum class RowStatus : std::uint8_t { Ok, Infeasible, Error };
-std::string_view to_string(RowStatus status);  // "ok", "infeasible", "error"
-std::optional<RowStatus> parse_row_status(std::string_view text);
+// A row's status: core/sweep_metrics.h (the report reads it too).
+using results::parse_row_status;
+using results::RowStatus;
 
 // A constraint's verdict on a point: unchecked (the spec sets no such constraint), unknown (the
 // run cannot say: no area, no time), pass or fail.

@@ -201,7 +201,7 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
                     std::size_t top) {
   std::vector<const SweepRow*> ran, feasible;
   for (const SweepRow& row : s.rows) {
-    if (row.workload != workload || row.status != "ok") continue;
+    if (row.workload != workload || row.status != results::RowStatus::Ok) continue;
     ran.push_back(&row);
     if (row.feasible) feasible.push_back(&row);
   }
@@ -334,7 +334,7 @@ void sweep_section(Document& doc, const SweepInput& in, std::size_t top) {
   std::size_t ran = 0, feasible = 0;
   std::vector<std::string> workloads;
   for (const SweepRow& row : s.rows) {
-    ran += row.status == "ok" ? 1U : 0U;
+    ran += row.status == results::RowStatus::Ok ? 1U : 0U;
     feasible += row.feasible ? 1U : 0U;
     if (std::find(workloads.begin(), workloads.end(), row.workload) == workloads.end())
       workloads.push_back(row.workload);

@@ -284,15 +284,23 @@ std::optional<SweepRow> read_sweep_row(const Checker& c, const Json& r, const Wh
   } else {
     ok = false;
   }
-  if (const Json* status = c.field(r, where, "status", Kind::String))
-    row.status = status->get<std::string>();
-  else
+  if (const Json* status = c.field(r, where, "status", Kind::String)) {
+    const std::string text = status->get<std::string>();
+    if (const auto parsed = results::parse_row_status(text)) {
+      row.status = *parsed;
+    } else {
+      c.error(where.key("status"), fmt::format("unknown status '{}'", text),
+              "expected " + enum_names(results::kRowStatuses));
+      ok = false;
+    }
+  } else {
     ok = false;
+  }
   if (const Json* feasible = c.field(r, where, "feasible", Kind::Boolean))
     row.feasible = feasible->get<bool>();
   else
     ok = false;
-  if (row.status == "ok") {
+  if (row.status == results::RowStatus::Ok) {
     if (const Json* metrics = c.field(r, where, "metrics", Kind::Object)) {
       // Before the one metric table, results.json named two metrics without their units.
       if (metrics->contains("perf_per_watt") && !metrics->contains("perf_per_watt_tops_per_w")) {

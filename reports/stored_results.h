@@ -13,6 +13,7 @@
 
 #include "core/diagnostics.h"
 #include "core/results.h"
+#include "core/sweep_metrics.h"
 
 namespace coda::reports {
 
@@ -31,7 +32,7 @@ struct SweepRow {
   std::uint64_t point = 0;
   std::string workload;
   std::vector<std::string> values;  // one per axis, in the axes' order
-  std::string status;               // "ok" or "infeasible"
+  results::RowStatus status = results::RowStatus::Ok;
   bool feasible = false;
   // By results::kSweepMetrics's keys (core/sweep_metrics.h): "latency_s", "throughput_per_s",
   // "energy_j", "edp_js", "perf_per_watt_tops_per_w", "perf_per_mm2_tops_per_mm2", "area_mm2",

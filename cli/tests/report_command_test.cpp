@@ -51,7 +51,8 @@ std::string sweep_json(const reports::SweepResults& s) {
     nlohmann::ordered_json metrics;
     for (const auto& [name, value] : r.metrics) metrics[name] = value;
     j["results"].push_back({{"point", r.point}, {"workload", r.workload}, {"values", values},
-                            {"arch_hash", "h"}, {"status", r.status}, {"feasible", r.feasible},
+                            {"arch_hash", "h"}, {"status", results::to_string(r.status)},
+                            {"feasible", r.feasible},
                             {"metrics", metrics}, {"memory", "fits"},
                             {"constraints", nlohmann::ordered_json::object()}});
   }

@@ -63,7 +63,7 @@ inline SweepResults six_point_sweep() {
       row.point = point++;
       row.workload = "w";
       row.values = {fmt::format("{}", rows), std::string(bw == 17e9 ? "17 GB/s" : "34 GB/s")};
-      row.status = "ok";
+      row.status = results::RowStatus::Ok;
       row.feasible = true;
       const double latency = 1e-3 * (128 / rows) * std::sqrt(34e9 / bw);
       const double energy = 1e-3 * rows / 64;

@@ -146,7 +146,7 @@ TEST(StoredResults, SweepRows) {
   EXPECT_EQ(sweep->rows[0].values, std::vector<std::string>{"64"});
   EXPECT_EQ(sweep->rows[0].metrics.at("energy_j"), 3.0);
   EXPECT_TRUE(sweep->rows[0].feasible);
-  EXPECT_EQ(sweep->rows[1].status, "infeasible");
+  EXPECT_EQ(sweep->rows[1].status, results::RowStatus::Infeasible);
   EXPECT_EQ(sweep->rows[1].reason, "too big");
   EXPECT_TRUE(sweep->rows[1].metrics.empty());
 }

@@ -111,7 +111,7 @@ void write_chrome_trace(std::ostream& out, const std::vector<OpWork>& works,
       const TileRun& share = timing.shares[core];
       events.push_back(
           {{"name", op.name},
-           {"cat", op.unit},
+           {"cat", results::to_string(op.unit)},
            {"ph", "X"},
            {"ts", share.start * us_per_cycle},
            {"dur", (share.cycles - share.start) * us_per_cycle},

@@ -295,6 +295,10 @@ TEST(SystemCEngine, LlamaDecodeTimelineIsValidTraceEventJson) {
     ASSERT_TRUE(ph == "X" || ph == "M") << ph;
     if (ph != "X") continue;
     ++complete;
+    // The category: "launch", or the unit the op ran on by its name.
+    ASSERT_TRUE(e.at("cat").is_string()) << e.dump();
+    const std::string cat = e.at("cat");
+    EXPECT_TRUE(cat == "launch" || results::parse_op_unit(cat)) << cat;
     const double ts = e.at("ts");
     const double dur = e.at("dur");
     EXPECT_GE(ts, 0.0);
