@@ -1,6 +1,7 @@
 #include "reports/stored_results.h"
 
 #include <array>
+#include <exception>
 #include <utility>
 
 #include <fmt/format.h>
@@ -347,7 +348,7 @@ std::optional<results::RunResult> read_run_json(std::string_view text, const std
   if (diags.error_count() != errors_before) return std::nullopt;
   try {
     return root->get<results::RunResult>();
-  } catch (const Json::exception& e) {  // a field the check above does not know about
+  } catch (const std::exception& e) {  // a field or name the check above does not know about
     diags.error({file, 1, 1}, "", fmt::format("cannot read the run: {}", e.what()));
     return std::nullopt;
   }

@@ -1,8 +1,12 @@
 #include "reports/stored_results.h"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cstddef>
+#include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/json_locator.h"
 
@@ -77,6 +81,26 @@ TEST(StoredResults, AnUnknownUnitIsLocated) {
   EXPECT_EQ(format(diags.all()[0]),
             "run.json:2:33: error: ops[0].unit: unknown unit 'gpu'; expected systolic, tensor_core, "
             "vector, transfer, collective, attention");
+}
+
+TEST(StoredResults, AnUnknownMemoryStatusIsLocated) {
+  std::string text = nlohmann::ordered_json(small_run()).dump(2);
+  const std::string was = R"("status": "unknown capacity")";
+  const std::size_t at = text.find(was);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, was.size(), R"("status": "full")");
+  // The value's position: its line, and its column counted from that line's start.
+  const std::size_t value = at + std::string(R"("status": )").size();
+  const auto line =
+      1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(value), '\n');
+  const std::size_t column = value - text.rfind('\n', value);
+  Diagnostics diags;
+  EXPECT_FALSE(read_run_json(text, "run.json", diags));
+  ASSERT_EQ(diags.error_count(), 1U) << diags.format_all();
+  EXPECT_EQ(format(diags.all()[0]),
+            fmt::format("run.json:{}:{}: error: memory.status: unknown status 'full'; expected "
+                        "fits, does not fit, unknown capacity",
+                        line, column));
 }
 
 TEST(StoredResults, SyntaxErrorIsLocated) {
