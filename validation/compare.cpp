@@ -148,9 +148,12 @@ std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTi
     why = fmt::format("'{}' has no tensor-core unit running {}", hw.name(), dtype_name(m.dtype));
     return std::nullopt;
   }
-  // WMMA (and the CUDA-core kernels) compile to warp-level mma.sync-class code.
-  const an::GpuKernelCost c = an::evaluate_gpu_gemm(
-      gemm_shape(m), fixed.tile, an::gpu_params(precision, hw, arch::TensorPath::MmaSync));
+  // WMMA (and the CUDA-core kernels) compile to warp-level mma.sync-class code. The CUDA-core
+  // kernels load their operands one element a thread from shared memory or L1
+  // (gpu_model.h, "Operand delivery").
+  an::GpuParams params = an::gpu_params(precision, hw, arch::TensorPath::MmaSync);
+  params.cuda_core_operands = on_cuda_cores(m);
+  const an::GpuKernelCost c = an::evaluate_gpu_gemm(gemm_shape(m), fixed.tile, params);
   const an::BlockTile& t = fixed.tile;
   if (!c.feasible) {
     why = fmt::format("the kernel's tile {}x{}x{} does not fit an SM of '{}' (limited by {})",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "core/check.h"
@@ -110,11 +111,21 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
   const double block_macs =
       static_cast<double>(tm * tn * tk) *
       (static_cast<double>(ceil_div(shape.k, tk)) + params.tile_overhead_steps);
+  // A CUDA-core block's operand loads, in cycles of the shared-memory/L1 path (header comment).
+  double block_operand_cycles = 0.0;
+  if (params.cuda_core_operands && params.smem_bytes_per_cycle > 0) {
+    const double block_threads = 32.0 * tile.warps;
+    const double outputs = std::max(1.0, static_cast<double>(tm * tn) / block_threads);
+    const double k_steps = block_macs / static_cast<double>(tm * tn);
+    block_operand_cycles = static_cast<double>(tile.warps) * 2.0 * std::sqrt(outputs) * k_steps *
+                           kWavefrontBytes / params.smem_bytes_per_cycle;
+  }
   auto wave_compute_s = [&](std::uint64_t w) {
     const std::uint64_t r = std::min(fit, ceil_div(w, params.sms));
     const double reach = std::min(1.0, static_cast<double>(r * tile.warps) / kSubPartitionsPerSm);
-    return static_cast<double>(r) * block_macs /
-           (params.macs_per_cycle_per_sm * reach * params.clock_hz);
+    const double macs_s = static_cast<double>(r) * block_macs /
+                          (params.macs_per_cycle_per_sm * reach * params.clock_hz);
+    return std::max(macs_s, static_cast<double>(r) * block_operand_cycles / params.clock_hz);
   };
   // Traffic of a wave of w blocks.
   const double eb = shape.element_bytes, ob = shape.output_bytes;

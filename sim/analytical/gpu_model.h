@@ -40,6 +40,16 @@
 // conv's adjacent windows meet in L2, so the halo is not counted) and min(ceil(w / G'),
 // tiles_n) B column-panels. C is written once, shared out over waves by their block counts.
 //
+// Operand delivery (CUDA-core kernels only: GpuParams::cuda_core_operands). A thread holding o =
+// tm x tn / threads outputs as a square register tile loads 2 sqrt(o) operands per k (its
+// column of A and row of B; 2 for one output each), one warp-wide load instruction apiece, and
+// each takes the shared-memory/L1 data path for a whole kWavefrontBytes wavefront however few
+// of its bytes are distinct (a broadcast of one A element costs as much as 32 of B). So a block
+// needs warps x 2 sqrt(o) x k_steps wavefronts (k_steps with the tile overhead, as for MACs),
+// at smem_bytes_per_cycle / kWavefrontBytes a cycle; a wave's compute time is the larger of its
+// MACs and its operand delivery. With 128 B/cycle and one output a thread that is 16 FMAs a
+// cycle per SM, an eighth of Hopper's 128; an 8 x 8 register tile (o = 64) reaches 128.
+//
 // Time = launch_overhead_s + sum over waves of max(compute, L2 bytes / L2 bandwidth,
 // DRAM bytes / DRAM bandwidth): within a wave the three overlap, waves run one after another.
 
@@ -74,6 +84,15 @@ struct GpuParams {
   // Grouped rasterization: blocks walk this many m-tiles, then the next n-tile (0: the identity
   // order, m-tile fastest over a whole batch). arch calibration.raster_group.
   std::uint32_t raster_group = 0;
+  // Shared memory's read bandwidth per SM (L1 shares its data path since Volta), bytes per
+  // cycle: the innermost core-level memory's read_bandwidth; 0 = not stated. Only a CUDA-core
+  // kernel is held to it (cuda_core_operands).
+  double smem_bytes_per_cycle = 0.0;
+  // A CUDA-core kernel (fp32 FMAs, no tensor cores): each thread loads its A and B operands from
+  // shared memory or L1 one element per instruction, as coda's own tiled and naive kernels do.
+  // False for tensor-core kernels, whose operand paths (ldmatrix, wgmma's descriptors) this
+  // model does not price.
+  bool cuda_core_operands = false;
 };
 
 struct GemmShape {
@@ -105,6 +124,9 @@ inline constexpr std::uint32_t kRegisterOverheadPerThread = 32;
 inline constexpr std::uint32_t kMaxThreadsPerBlock = 1024;  // CUDA's limit on every GPU
 // Tensor-core sub-partitions (processing blocks) per SM, Volta through Hopper.
 inline constexpr std::uint32_t kSubPartitionsPerSm = 4;
+// Bytes one pass of the shared-memory/L1 data path serves: 32 banks x 4 bytes (CUDA C++
+// Programming Guide, "Shared Memory"); a warp's load of up to 4 bytes a thread is one pass.
+inline constexpr double kWavefrontBytes = 128;
 
 // What capped blocks_per_sm; when nothing fits it is why the tile is infeasible.
 enum class GpuLimit : std::uint8_t {

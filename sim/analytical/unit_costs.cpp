@@ -405,8 +405,14 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
   params.sms = spec.cores;
   params.clock_hz = hw.clock().value;
   params.macs_per_cycle_per_sm = hw.achievable_macs_per_cycle(precision, path);
-  if (const auto* smem = core_input_level(spec))
+  if (const auto* smem = core_input_level(spec)) {
     params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
+    for (const arch::LevelSummary& level : hw.levels())
+      if (level.name == smem->name && level.read_bytes_per_second && level.instances > 0)
+        params.smem_bytes_per_cycle = *level.read_bytes_per_second /
+                                      static_cast<double>(level.instances) *
+                                      static_cast<double>(smem->instances) / params.clock_hz;
+  }
   params.registers_per_sm = tc.registers_per_core;
   params.max_blocks_per_sm = tc.max_blocks_per_core;
   params.max_warps_per_sm = tc.max_warps_per_core;

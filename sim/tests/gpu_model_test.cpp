@@ -342,5 +342,34 @@ TEST(GpuModel, CandidateListIsLargestFirst) {
             (BlockTile{.tile_m = 32, .tile_n = 32, .tile_k = 32, .warps = 4, .stages = 3}));
 }
 
+TEST(GpuModel, ACudaCoreKernelWithOneOutputAThreadIsBoundByItsOperandLoads) {
+  // The toy GPU's SMs at 128 fp32 FMAs a cycle (Hopper's CUDA cores) with shared memory reading
+  // 128 B a cycle: one 128-byte wavefront a cycle.
+  GpuParams p = toy();
+  p.macs_per_cycle_per_sm = 128;
+  p.smem_bytes_per_cycle = 128;
+  p.cuda_core_operands = true;
+  // coda's tiled kernel: a 32 x 32 tile of 1024 threads (32 warps), one output each, k step 32,
+  // one block (m = n = 32), k = 1024. A thread loads 2 operands per k (its A and its B element):
+  // 32 warps x 2 x 1024 k = 65536 wavefronts = 65536 cycles, where its 32 x 32 x 1024 =
+  // 1048576 MACs take 1048576 / 128 = 8192: operand-bound at 16 FMAs a cycle, an eighth.
+  const GemmShape shape{.m = 32, .n = 32, .k = 1024, .element_bytes = 4, .output_bytes = 4};
+  const BlockTile tiled{.tile_m = 32, .tile_n = 32, .tile_k = 32, .warps = 32, .stages = 1};
+  const GpuKernelCost c = evaluate_gpu_gemm(shape, tiled, p);
+  ASSERT_TRUE(c.feasible);
+  EXPECT_NEAR(c.compute_seconds, 65536e-9, 65536e-9 * kRel);
+  EXPECT_EQ(c.bound, GpuBound::Compute);
+  // Not a CUDA-core kernel (a tensor-core one): its MACs alone.
+  p.cuda_core_operands = false;
+  EXPECT_NEAR(evaluate_gpu_gemm(shape, tiled, p).compute_seconds, 8192e-9, 8192e-9 * kRel);
+  // An 8 x 8 register tile (a 128 x 128 tile of 256 threads, o = 64): 2 x 8 = 16 loads per k a
+  // thread, 8 warps x 16 = 128 wavefronts per k for 128 x 128 = 16384 MACs: 128 a cycle, the
+  // FMA rate, so both take 16384 x 1024 / 128 = 131072 cycles.
+  p.cuda_core_operands = true;
+  const GemmShape big{.m = 128, .n = 128, .k = 1024, .element_bytes = 4, .output_bytes = 4};
+  const BlockTile reg8{.tile_m = 128, .tile_n = 128, .tile_k = 32, .warps = 8, .stages = 1};
+  EXPECT_NEAR(evaluate_gpu_gemm(big, reg8, p).compute_seconds, 131072e-9, 131072e-9 * kRel);
+}
+
 }  // namespace
 }  // namespace coda::sim::analytical
