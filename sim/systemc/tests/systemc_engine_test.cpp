@@ -5,10 +5,10 @@
 
 #include "sim/systemc/systemc_engine.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <cstdio>
 #include <set>
 #include <string>
 #include <thread>
