@@ -437,6 +437,7 @@ void read_unit(const YamlReader& node, ComputeUnitSpec& unit, Diagnostics& diags
       read_count(node, "max_warps_per_core", tc.max_warps_per_core, diags, "64");
       read_count(node, "max_blocks_per_core", tc.max_blocks_per_core, diags, "32");
       read_count(node, "registers_per_core", tc.registers_per_core, diags, "65536");
+      read_latency(node, "global_load_latency", tc.global_load_latency, diags);
       if (node.has("instruction_paths")) read_paths(node.at("instruction_paths"), tc.paths, diags);
       unit.tensor_core = tc;
       break;

@@ -121,6 +121,10 @@ struct TensorCoreSpec {
   std::uint32_t max_warps_per_core = 64;
   std::uint32_t max_blocks_per_core = 32;
   std::uint32_t registers_per_core = 65536;  // 32-bit registers in the register file
+  // The time from a warp's global load to its data when the load misses L1 and L2 (a pointer
+  // chase's "main memory" latency); nullopt: not stated. Only kernels that wait on one load
+  // after another feel it (validation's decode kernel); the bandwidth models do not use it.
+  std::optional<Latency> global_load_latency;
   // The instruction families the SM has (YAML `instruction_paths`); Ampere: mma_sync only.
   std::vector<TensorPath> paths{TensorPath::MmaSync};
   friend bool operator==(const TensorCoreSpec&, const TensorCoreSpec&) = default;

@@ -166,6 +166,13 @@ std::optional<double> HardwareModel::achievable_dram_bytes_per_cycle() const {
   return *per_second / spec_.clock.value;
 }
 
+std::optional<double> HardwareModel::global_load_latency_seconds() const {
+  const ComputeUnitSpec* unit = matrix_unit();
+  if (unit == nullptr || !unit->tensor_core || !unit->tensor_core->global_load_latency)
+    return std::nullopt;
+  return in_seconds(*unit->tensor_core->global_load_latency, spec_.clock).value;
+}
+
 double HardwareModel::achievable_link_bytes_per_second() const {
   if (!spec_.interconnect) return 0.0;
   return spec_.interconnect->bandwidth.value * spec_.calibration.link_fraction.value_or(1.0);

@@ -112,6 +112,10 @@ class HardwareModel {
   // DRAM bandwidth kernels reach: dram.bandwidth x dram_fraction; nullopt when unlimited.
   std::optional<double> achievable_dram_bytes_per_second() const;
   std::optional<double> achievable_dram_bytes_per_cycle() const;
+  // The time from a warp's load to its data when the load misses L1 and L2 (the tensor-core
+  // unit's global_load_latency, a time or cycles of the chip's clock); nullopt when the arch
+  // states none.
+  std::optional<double> global_load_latency_seconds() const;
   // One chip's per-direction interconnect bandwidth collectives reach: x link_fraction; 0 when
   // the arch has no interconnect.
   double achievable_link_bytes_per_second() const;

@@ -33,6 +33,9 @@ std::string format_arch_summary(const arch::HardwareModel& hw) {
       out += fmt::format("  {}: accumulation {}, weight preload {}\n", unit.name,
                          to_string(unit.array->accumulation),
                          to_string(unit.array->weight_preload));
+    else if (unit.tensor_core && unit.tensor_core->global_load_latency)
+      out += fmt::format("  {}: global load latency {}\n", unit.name,
+                         to_string(*unit.tensor_core->global_load_latency));
 
   out += "\nPeak (dense, whole chip)\n";
   const std::vector<DataType> precisions = hw.matrix_precisions();

@@ -345,6 +345,86 @@ std::optional<Prediction> predict_launch(const arch::HardwareModel& hw, std::str
   return p;
 }
 
+// ---- coda-bench's decode kernel: a chain of dependent loads per key ------------------------
+
+// decode_attention_kernel (kernels/attention_kernels.cu): one block of kDecodeWarps warps per
+// (batch, head), fp32 arithmetic on the CUDA cores. Warp w walks keys w, w + W, ... one at a
+// time: it loads the key's K row, reduces q.k across the warp (five shuffles), updates the
+// running max with two exponentials, and only then loads the V row (the PTX issues the V loads
+// after the shuffles, and the loop is not unrolled), so each key waits for two loads that miss
+// the caches one after the other. The kernel's time is the longest of
+//   the chain:     waves x ceil(context / W) keys x 2 x the SM's global_load_latency (the
+//                  arithmetic between the loads, about twenty dependent instructions, is not
+//                  counted);
+//   the bytes:     K and V (fp16) plus q and o, over the DRAM bandwidth kernels reach;
+//   the MACs:      2 x batch x heads x context x head_dim on the CUDA cores' fp32 rate;
+// plus the attention kernels' fixed cost. Waves: blocks over SMs x the blocks one SM holds
+// (its resident warps / W, at most its resident blocks).
+std::optional<Prediction> predict_decode(const Measurement& m, const arch::HardwareModel& hw,
+                                         std::string& why) {
+  const arch::ComputeUnitSpec* tensor = hw.matrix_unit();
+  const auto dram = hw.achievable_dram_bytes_per_second();
+  const double fma_per_cycle = hw.achievable_vector_ops_per_cycle(DataType::Fp32);
+  if (!tensor || !tensor->tensor_core || !dram || fma_per_cycle <= 0) {
+    why = fmt::format("'{}' is not a GPU with a DRAM bandwidth and an fp32 vector unit", hw.name());
+    return std::nullopt;
+  }
+  const Shape& s = m.shape;
+  const auto warps = static_cast<std::uint64_t>(tiling::kDecodeWarps);
+  const std::uint64_t blocks = s.batch * s.heads;
+  const arch::TensorCoreSpec& sm = *tensor->tensor_core;
+  const std::uint64_t per_sm =
+      std::min<std::uint64_t>(sm.max_blocks_per_core, sm.max_warps_per_core / warps);
+  if (per_sm == 0) {
+    why = fmt::format("an SM of '{}' holds fewer than the kernel's {} warps", hw.name(), warps);
+    return std::nullopt;
+  }
+  const std::uint64_t waves = (blocks + hw.cores() * per_sm - 1) / (hw.cores() * per_sm);
+  const std::uint64_t keys_per_warp = (s.seq + warps - 1) / warps;
+  const double kv_elements = static_cast<double>(blocks * s.seq * s.head_dim);
+  const double bytes = 2.0 * kv_elements * 2.0 + static_cast<double>(blocks * s.head_dim) * 6.0;
+  const double bytes_s = bytes / *dram;
+  const double macs = 2.0 * kv_elements;
+  const double compute_s =
+      macs / (fma_per_cycle * static_cast<double>(hw.cores()) * hw.spec().clock.value);
+  const std::optional<double> latency = hw.global_load_latency_seconds();
+  const double chain_s =
+      latency ? static_cast<double>(waves * keys_per_warp) * 2.0 * *latency : 0.0;
+  const double fixed_s = hw.standalone_fixed_seconds(arch::KernelKind::Attention);
+  const double body = std::max({chain_s, bytes_s, compute_s});
+  Prediction p;
+  p.seconds = fixed_s + body;
+  p.bound = body == compute_s ? PredictedBound::Compute : PredictedBound::Memory;
+  p.model = fmt::format(
+      "coda-bench's decode kernel as written: 1 block of {} warps per (batch, head), each warp "
+      "{} keys in turn, two dependent DRAM loads a key ({}), against the K/V bytes at the "
+      "achievable DRAM bandwidth and the fp32 MACs on the CUDA cores, plus the attention fixed "
+      "cost",
+      warps, keys_per_warp,
+      latency ? fmt::format("global_load_latency {:.4g} ns", *latency * 1e9)
+              : std::string("not priced: the arch states no global_load_latency, so this is a "
+                            "lower bound"));
+  p.parts.push_back({.name = "decode_attention",
+                     .unit = "vector",
+                     .seconds = body,
+                     .compute_seconds = compute_s,
+                     .dram_bytes = bytes,
+                     .bound = p.bound,
+                     .mapping = {{"blocks", blocks},
+                                 {"warps", warps},
+                                 {"blocks_per_sm", per_sm},
+                                 {"waves", waves},
+                                 {"keys_per_warp", keys_per_warp}}});
+  p.parts.push_back({.name = "fixed",
+                     .unit = "launch",
+                     .seconds = fixed_s,
+                     .compute_seconds = 0,
+                     .dram_bytes = 0,
+                     .bound = PredictedBound::Launch,
+                     .mapping = {}});
+  return p;
+}
+
 // ---- statistics --------------------------------------------------------------------------
 
 std::vector<double> ranks(std::span<const double> v) {
@@ -1015,6 +1095,7 @@ std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& 
   }
   const arch::HardwareModel& hw = cuda ? *cuda_cores_ : standalone_;
   if (const auto fixed = fixed_tile(m.kernel)) return predict_fixed_tile(m, *fixed, hw, why);
+  if (m.kernel == Kernel::DecodeAttention) return predict_decode(m, standalone_, why);
   return predict_graph(m, hw, why);
 }
 

@@ -3,6 +3,7 @@
 
 #include "arch/hardware_model.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace coda::arch {
@@ -139,6 +140,23 @@ TEST(HardwareModel, DescribesItsCompute) {
             "2 cores, each: 2x mxu 16x8 weight_stationary");
   EXPECT_EQ(describe_compute(*parse(kGpu, diags)),
             "4 cores, each: tc (tensor_core), simd (vector)");
+}
+
+TEST(HardwareModel, GlobalLoadLatencyInSecondsAtTheClock) {
+  // Not stated: nullopt (not priced). 700 cycles at the 1 GHz clock: 700 ns; "354 ns" as is.
+  EXPECT_FALSE(model(kGpu).global_load_latency_seconds());
+  const std::string_view tc = "macs_per_cycle: {fp16: 512, int8: 1024}";
+  const auto with = [&](std::string_view latency) {
+    return model(replaced(kGpu, tc, fmt::format("{}\n    global_load_latency: {}", tc, latency)));
+  };
+  EXPECT_DOUBLE_EQ(with("700 cycles").global_load_latency_seconds().value(), 700e-9);
+  EXPECT_DOUBLE_EQ(with("354 ns").global_load_latency_seconds().value(), 354e-9);
+  EXPECT_FALSE(model(kNpu).global_load_latency_seconds());  // no tensor-core unit
+  const std::vector<std::string> bad =
+      errors_of(replaced(kGpu, tc, fmt::format("{}\n    global_load_latency: soon", tc)));
+  EXPECT_EQ(bad, std::vector<std::string>{"a.yaml:9:26: error: compute[0].global_load_latency: "
+                                          "cannot read \"soon\" as a latency; expected a number "
+                                          "and a unit such as \"100 ns\""});
 }
 
 TEST(ArchSchema2, ZeroBandwidthIsLocated) {

@@ -150,6 +150,50 @@ TEST(ValidationCompare, PermutedFixtureGivesTheHandDerivedSpearmanAndMape) {
   EXPECT_NEAR(r.overall.worst_error, 1.0, 1e-3);
 }
 
+TEST(ValidationCompare, DecodeKernelWaitsTwoGlobalLoadLatenciesAKeyPerWarp) {
+  // coda-bench's decode kernel, batch 1, 32 heads, context 4096, head_dim 128, on the pinned
+  // H200 (global_load_latency 354 ns from the H100 preset it extends; attention fixed cost 4 us):
+  // 32 blocks of 8 warps, one wave (an SM holds min(32, 64 / 8) = 8 blocks, 132 SMs). Each warp
+  // walks 4096 / 8 = 512 keys, two dependent loads a key: 512 x 2 x 354 ns = 362.496 us. The
+  // bytes, 2 x 32 x 4096 x 128 x 2 B of K and V + 32 x 128 x 6 B of q and o = 67,133,440 B at
+  // 4.8 TB/s, take 13.99 us; the MACs, 2 x 32 x 4096 x 128 = 33.6M at 132 x 128 x 1.83e9 a
+  // second, 1.09 us. So 4 us + 362.496 us.
+  Diagnostics diags;
+  const auto arch = arch::load_arch(kArch, diags);
+  ASSERT_TRUE(arch) << diags.format_all();
+  Measurement m;
+  m.kernel = Kernel::DecodeAttention;
+  m.dtype = DType::Fp16;
+  m.shape.batch = 1;
+  m.shape.heads = 32;
+  m.shape.seq = 4096;
+  m.shape.head_dim = 128;
+  const Predictor predictor(arch->spec);
+  std::string why;
+  const auto p = predictor.predict(m, why);
+  ASSERT_TRUE(p) << why;
+  EXPECT_NEAR(p->seconds, 4e-6 + 512 * 2 * 354e-9, 1e-12);
+  EXPECT_EQ(p->bound, PredictedBound::Memory);
+  EXPECT_NE(p->model.find("global_load_latency 354 ns"), std::string::npos) << p->model;
+
+  // Batch 16: 512 blocks still fit one wave (132 x 8 = 1056), so the chain is the same, and the
+  // bytes (16x: 1,074,135,040 B, 223.78 us) still take less.
+  m.shape.batch = 16;
+  const auto b16 = predictor.predict(m, why);
+  ASSERT_TRUE(b16) << why;
+  EXPECT_NEAR(b16->seconds, 4e-6 + 512 * 2 * 354e-9, 1e-12);
+
+  // Without global_load_latency the chain is not priced: the bytes bound it, and the model says the
+  // prediction is a lower bound. Batch 16: 4 us + 1,074,135,040 B / 4.8 TB/s.
+  arch::ArchSpec no_latency = arch->spec;
+  for (arch::ComputeUnitSpec& unit : no_latency.compute)
+    if (unit.tensor_core) unit.tensor_core->global_load_latency.reset();
+  const auto bytes = Predictor(no_latency).predict(m, why);
+  ASSERT_TRUE(bytes) << why;
+  EXPECT_NEAR(bytes->seconds, 4e-6 + 1074135040.0 / 4.8e12, 1e-12);
+  EXPECT_NE(bytes->model.find("lower bound"), std::string::npos) << bytes->model;
+}
+
 TEST(ValidationCompare, SubsetNamesAreCheckedWithDidYouMean) {
   std::string why;
   EXPECT_EQ(parse_subset("gemm,launch_overhead,gemm", why),
