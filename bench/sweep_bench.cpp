@@ -96,17 +96,20 @@ double unshared_run(const dse::SweepSpec& spec, const std::filesystem::path& db,
   Diagnostics diags;
   const auto inputs = dse::load_sweep_inputs(spec, diags);
   if (!inputs) return 0.0;
-  const dse::SweepPlan plan = dse::plan_sweep(inputs->points.size(), {}, std::nullopt);
+  const std::vector<std::uint64_t> todo =
+      dse::todo_list(dse::plan_sweep(inputs->points.size(), {}, std::nullopt));
   std::mutex mutex;
   std::vector<std::jthread> pool;
   std::atomic<std::size_t> next{0};
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&] {
-      for (std::size_t slot = next++; slot < plan.todo.size(); slot = next++) {
+      dse::PointSequence points = inputs->points;
+      for (std::size_t slot = next++; slot < todo.size(); slot = next++) {
         Diagnostics point_diags;
         auto archs = dse::PointArchBuilder::create(spec, point_diags);
         if (!archs) return;
-        const auto record = dse::evaluate_point(spec, *inputs, *archs, plan.todo[slot]);
+        const auto record =
+            dse::evaluate_point(spec, *inputs, *archs, todo[slot], points.at(todo[slot]));
         const std::scoped_lock lock(mutex);
         std::string why;
         store->write_point(record, why);

@@ -336,9 +336,9 @@ int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   if (!all_ok(inputs.has_value(), diags.format_all() + "no point was run.\n")) return 1;
   dse::SweepPlan plan;
   if (root)
-    plan = dse::plan_sweep(inputs->points.size(), store->done_points(),
+    plan = dse::plan_sweep(inputs->points.size(), store->stored_points(inputs->points.size()),
                            args.limit > 0 ? std::optional(args.limit) : std::nullopt);
-  const auto count = static_cast<std::size_t>(mpi.broadcast(plan.todo.size()));
+  const auto count = static_cast<std::size_t>(mpi.broadcast(plan.to_run));
   if (!root) {
     const dse::mpi::RankOutcome mine = dse::mpi::run_other(mpi, *spec, *inputs, count,
                                                            args.threads);

@@ -160,22 +160,35 @@ std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics&
   if (!ok) return std::nullopt;
   for (const workload::Graph& graph : inputs.graphs)
     inputs.memory_plans.push_back(mapper::plan_memory(graph));
-  inputs.points = enumerate_points(spec);
+  inputs.points = PointSequence(spec);
   return inputs;
 }
 
-SweepPlan plan_sweep(std::uint64_t points, const std::set<std::uint64_t>& done,
+SweepPlan plan_sweep(std::uint64_t points, std::vector<bool> stored,
                      std::optional<std::uint64_t> limit) {
   SweepPlan plan;
   plan.points = points;
-  for (std::uint64_t i = 0; i < points; ++i) {
-    if (done.contains(i))
-      ++plan.already_done;
-    else if (!limit || plan.todo.size() < *limit)
-      plan.todo.push_back(i);
-  }
-  plan.remaining = points - plan.already_done - plan.todo.size();
+  stored.resize(static_cast<std::size_t>(points), false);
+  plan.already_done = static_cast<std::uint64_t>(std::count(stored.begin(), stored.end(), true));
+  const std::uint64_t missing = points - plan.already_done;
+  plan.to_run = limit ? std::min(missing, *limit) : missing;
+  plan.remaining = missing - plan.to_run;
+  plan.stored = std::move(stored);
   return plan;
+}
+
+std::optional<std::uint64_t> TodoCursor::next() {
+  if (handed_ == plan_->to_run) return std::nullopt;
+  while (plan_->stored[static_cast<std::size_t>(at_)]) ++at_;  // to_run points are left unstored
+  ++handed_;
+  return at_++;
+}
+
+std::vector<std::uint64_t> todo_list(const SweepPlan& plan) {
+  std::vector<std::uint64_t> out;
+  TodoCursor cursor(plan);
+  while (const auto i = cursor.next()) out.push_back(*i);
+  return out;
 }
 
 unsigned worker_threads(unsigned threads, std::size_t points) {
@@ -228,8 +241,7 @@ std::string run_summary(const results::RunResult& run) {
 
 SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs,
                                 PointArchBuilder& archs, std::uint64_t index,
-                                mapper::MappingCache* cache) {
-  const SweepPoint& point = inputs.points.at(static_cast<std::size_t>(index));
+                                const SweepPoint& point, mapper::MappingCache* cache) {
   SweepPointRecord record;
   record.index = index;
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
@@ -287,18 +299,6 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
   return record;
 }
 
-bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
-                std::span<const std::uint64_t> todo, unsigned threads, const PointSink& sink,
-                mapper::MappingCache* cache, std::string& why) {
-  std::atomic<std::size_t> next{0};
-  const PointSource source = [&]() -> std::optional<std::uint64_t> {
-    const std::size_t slot = next.fetch_add(1);
-    if (slot >= todo.size()) return std::nullopt;
-    return todo[slot];
-  };
-  return run_points(spec, inputs, source, todo.size(), threads, sink, cache, why);
-}
-
 bool run_points(const SweepSpec& spec, const SweepInputs& inputs, const PointSource& next,
                 std::size_t points, unsigned threads, const PointSink& sink,
                 mapper::MappingCache* cache, std::string& why) {
@@ -314,10 +314,12 @@ bool run_points(const SweepSpec& spec, const SweepInputs& inputs, const PointSou
       stop = true;
       return;
     }
+    PointSequence sequence = inputs.points;  // this thread's place in the points
     while (!stop) {
-      const std::optional<std::uint64_t> point = next();
-      if (!point) return;
-      SweepPointRecord record = evaluate_point(spec, inputs, *archs, *point, cache);
+      const std::optional<std::uint64_t> index = next();
+      if (!index) return;
+      SweepPointRecord record =
+          evaluate_point(spec, inputs, *archs, *index, sequence.at(*index), cache);
       const std::scoped_lock lock(mutex);
       if (failure) return;
       std::string reason;
@@ -456,24 +458,25 @@ std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
   const auto start = std::chrono::steady_clock::now();
   const auto inputs = load_sweep_inputs(spec, diags, options.engines);
   if (!inputs) return std::nullopt;
-  const SweepPlan plan = plan_sweep(inputs->points.size(), store.done_points(), options.limit);
+  const std::uint64_t points = inputs->points.size();
+  const SweepPlan plan = plan_sweep(points, store.stored_points(points), options.limit);
   SweepOutcome outcome;
   outcome.points = plan.points;
   outcome.already_done = plan.already_done;
   outcome.remaining = plan.remaining;
 
   mapper::MappingCache cache;
-  SweepWriter writer(store, plan.todo.size(), options.progress);
+  SweepWriter writer(store, plan.to_run, options.progress);
   std::string why;
-  std::atomic<std::size_t> next{0};
+  std::mutex todo_mutex;
+  TodoCursor todo(plan);
   const PointSource source = [&]() -> std::optional<std::uint64_t> {
     if (options.stop != nullptr && options.stop->load()) return std::nullopt;
-    const std::size_t slot = next.fetch_add(1);
-    if (slot >= plan.todo.size()) return std::nullopt;
-    return plan.todo[slot];
+    const std::scoped_lock lock(todo_mutex);
+    return todo.next();
   };
   const bool ran = run_points(
-      spec, *inputs, source, plan.todo.size(), options.threads,
+      spec, *inputs, source, static_cast<std::size_t>(plan.to_run), options.threads,
       [&writer](SweepPointRecord record, std::string& reason) {
         return writer.put(std::move(record), reason);
       },
@@ -481,9 +484,9 @@ std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
   std::string write_why;
   const bool written = writer.finish(write_why);
   outcome.ran = writer.written();
-  if (outcome.ran < plan.todo.size()) {  // stopped early: the rest is still missing
+  if (outcome.ran < plan.to_run) {  // stopped early: the rest is still missing
     outcome.interrupted = options.stop != nullptr && options.stop->load();
-    outcome.remaining += plan.todo.size() - outcome.ran;
+    outcome.remaining += plan.to_run - outcome.ran;
   }
   outcome.infeasible = writer.infeasible();
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -22,8 +22,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -73,13 +71,14 @@ struct SweepOutcome {
 
 // What every point of a sweep shares, made once per sweep (and per MPI rank): the workloads
 // read, their files' content hashes (for each run's provenance), their memory plans (which
-// depend on the graph only) and the points in index order.
+// depend on the graph only) and the points (made as they are asked for: each worker thread
+// copies the sequence).
 struct SweepInputs {
   std::vector<workload::Graph> graphs;       // spec.workloads order
   std::vector<std::string> workload_hashes;  // 16 hex digits per workload (source_hash)
   std::vector<std::string> workload_sources;  // workload::describe of each, for provenance
   std::vector<mapper::MemoryPlan> memory_plans;  // plan_memory of each graph (graph-only)
-  std::vector<SweepPoint> points;            // enumerate_points(spec)
+  PointSequence points;                          // PointSequence(spec)
   std::shared_ptr<const sim::Engine> engine;      // spec.engine, made once; shared by the threads
 };
 // nullopt when a workload cannot be read or the spec's engine is not in `engines` (null:
@@ -88,14 +87,34 @@ std::optional<SweepInputs> load_sweep_inputs(const SweepSpec& spec, Diagnostics&
                                              const sim::EngineRegistry* engines = nullptr);
 
 // Which points a run runs: the ones missing from the store, in index order, the first `limit`.
+// Kept as one bit a point (stored or not), so the plan of a million points takes 125 KB; a
+// TodoCursor hands out the points to run.
 struct SweepPlan {
   std::uint64_t points = 0;
   std::uint64_t already_done = 0;
-  std::vector<std::uint64_t> todo;
+  std::uint64_t to_run = 0;     // the points this run runs
   std::uint64_t remaining = 0;  // missing after this run
+  std::vector<bool> stored;     // [point]: already in the store (SweepStore::stored_points)
 };
-SweepPlan plan_sweep(std::uint64_t points, const std::set<std::uint64_t>& done,
+// `stored`: one flag per point; a shorter list leaves the rest missing.
+SweepPlan plan_sweep(std::uint64_t points, std::vector<bool> stored,
                      std::optional<std::uint64_t> limit);
+
+// A plan's points to run, in index order, one at a time: the first plan.to_run points that are
+// not stored. Not thread-safe (callers hold a lock); the plan must outlive it.
+class TodoCursor {
+ public:
+  explicit TodoCursor(const SweepPlan& plan) : plan_(&plan) {}
+  std::optional<std::uint64_t> next();
+  std::uint64_t handed() const { return handed_; }  // points handed out so far
+
+ private:
+  const SweepPlan* plan_;
+  std::uint64_t at_ = 0;  // the next index to look at
+  std::uint64_t handed_ = 0;
+};
+// Every point a plan runs, at once (tests and small callers).
+std::vector<std::uint64_t> todo_list(const SweepPlan& plan);
 
 // The worker threads `threads` asks for: itself when above 0, else the cores this process may
 // run on (its CPU affinity: under mpirun, the cores the rank is bound to), never more than
@@ -105,22 +124,17 @@ unsigned worker_threads(unsigned threads, std::size_t points);
 // Receives each finished point; false (with `why`) stops the run.
 using PointSink = std::function<bool(SweepPointRecord record, std::string& why)>;
 
-// Runs the points `todo` (indices into inputs.points) on `threads` worker threads and hands each
-// finished one to `sink`, never two calls at once, in the order they finish. Each worker builds
-// its points' archs with its own PointArchBuilder; `cache` (may be null) is the mapping cache of
-// the workloads with `mapper: search`. False with `why` when the sink refused a point or the
-// base arch cannot be read.
-bool run_points(const SweepSpec& spec, const SweepInputs& inputs,
-                std::span<const std::uint64_t> todo, unsigned threads, const PointSink& sink,
-                mapper::MappingCache* cache, std::string& why);
-
 // Gives the next point to run (an index into inputs.points), or nothing once there are none
 // left; called from every worker thread at once, so it must be thread-safe. It may block until
 // a point is at hand (MPI ranks wait for their next share).
 using PointSource = std::function<std::optional<std::uint64_t>()>;
 
-// The same, with the points drawn from `next` as the workers get free: `points` (how many there
-// will be, at most) only bounds the number of threads.
+// Runs the points drawn from `next` as the workers get free on `threads` worker threads and
+// hands each finished one to `sink`, never two calls at once, in the order they finish.
+// `points` (how many there will be, at most) only bounds the number of threads. Each worker
+// builds its points' archs with its own PointArchBuilder and makes them with its own copy of
+// inputs.points; `cache` (may be null) is the mapping cache of the workloads with `mapper:
+// search`. False with `why` when the sink refused a point or the base arch cannot be read.
 bool run_points(const SweepSpec& spec, const SweepInputs& inputs, const PointSource& next,
                 std::size_t points, unsigned threads, const PointSink& sink,
                 mapper::MappingCache* cache, std::string& why);
@@ -158,10 +172,11 @@ class SweepWriter {
 std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
                                       const SweepOptions& options, Diagnostics& diags);
 
-// Runs one point on every workload, its arch built by `archs` (one per thread).
+// Runs point `index` (its value indices `point`: inputs.points.at(index)) on every workload, its
+// arch built by `archs` (one per thread).
 SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs,
                                 PointArchBuilder& archs, std::uint64_t index,
-                                mapper::MappingCache* cache = nullptr);
+                                const SweepPoint& point, mapper::MappingCache* cache = nullptr);
 
 // The compact form of a run a row stores (SweepRow::run_summary; docs/sweeps.md, "The store"):
 // one JSON object with the run's identity, totals and memory footprint and, per op, one array of

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/check.h"
 #include "core/hash.h"
 #include "sim/driver.h"
 
@@ -683,54 +684,66 @@ std::vector<std::vector<std::size_t>> latin_hypercube_strata(std::size_t axes,
   return strata;
 }
 
-std::vector<SweepPoint> enumerate_points(const SweepSpec& spec) {
-  std::vector<SweepPoint> points;
-  const std::size_t axes = spec.axes.size();
-  for (const SweepAxis& axis : spec.axes)
-    if (axis.values.empty()) return points;
-  switch (spec.sampling.method) {
-    case SamplingMethod::Grid: {
-      const auto size = grid_size(spec, kMaxPoints).value_or(0);
-      points.reserve(static_cast<std::size_t>(size));
-      SweepPoint point(axes, 0);
-      for (std::uint64_t i = 0; i < size; ++i) {
-        points.push_back(point);
-        // Odometer: the last axis turns fastest.
-        for (std::size_t a = axes; a-- > 0;) {
-          if (++point[a] < spec.axes[a].values.size()) break;
-          point[a] = 0;
-        }
-      }
-      break;
-    }
-    case SamplingMethod::Random: {
-      std::mt19937_64 rng(spec.sampling.seed);
-      for (std::uint64_t i = 0; i < spec.sampling.points; ++i) {
-        SweepPoint point(axes, 0);
-        for (std::size_t a = 0; a < axes; ++a)
-          point[a] = index_draw(rng, spec.axes[a].values.size());
-        points.push_back(std::move(point));
-      }
-      break;
-    }
-    case SamplingMethod::LatinHypercube: {
-      std::vector<std::vector<std::size_t>> strata;
-      std::vector<std::vector<double>> positions;
-      latin_hypercube(axes, spec.sampling.points, spec.sampling.seed, strata, positions);
-      for (std::uint64_t i = 0; i < spec.sampling.points; ++i) {
-        SweepPoint point(axes, 0);
-        for (std::size_t a = 0; a < axes; ++a) {
-          const std::size_t n = spec.axes[a].values.size();
-          point[a] = std::min(
-              static_cast<std::size_t>(positions[a][static_cast<std::size_t>(i)] *
-                                       static_cast<double>(n)),
-              n - 1);
-        }
-        points.push_back(std::move(point));
-      }
-      break;
-    }
+PointSequence::PointSequence(const SweepSpec& spec)
+    : method_(spec.sampling.method), seed_(spec.sampling.seed), rng_(spec.sampling.seed) {
+  for (const SweepAxis& axis : spec.axes) {
+    extents_.push_back(axis.values.size());
+    if (axis.values.empty()) return;  // no points (size_ 0)
   }
+  if (method_ == SamplingMethod::Grid) {
+    size_ = grid_size(spec, kMaxPoints).value_or(0);
+    return;
+  }
+  size_ = spec.sampling.points;
+  if (method_ != SamplingMethod::LatinHypercube) return;
+  const std::size_t axes = extents_.size();
+  std::vector<std::vector<std::size_t>> strata;
+  std::vector<std::vector<double>> positions;
+  latin_hypercube(axes, size_, seed_, strata, positions);
+  auto table = std::make_shared<std::vector<std::uint32_t>>();
+  table->reserve(static_cast<std::size_t>(size_) * axes);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(size_); ++i)
+    for (std::size_t a = 0; a < axes; ++a) {
+      const std::size_t n = extents_[a];
+      table->push_back(static_cast<std::uint32_t>(
+          std::min(static_cast<std::size_t>(positions[a][i] * static_cast<double>(n)), n - 1)));
+    }
+  table_ = std::move(table);
+}
+
+SweepPoint PointSequence::at(std::uint64_t index) {
+  CODA_CHECK(index < size_);
+  const std::size_t axes = extents_.size();
+  SweepPoint point(axes, 0);
+  switch (method_) {
+    case SamplingMethod::Grid:  // mixed radix, the last axis the fastest digit
+      for (std::size_t a = axes; a-- > 0;) {
+        point[a] = static_cast<std::size_t>(index % extents_[a]);
+        index /= extents_[a];
+      }
+      break;
+    case SamplingMethod::Random:
+      if (index < next_) {
+        rng_.seed(seed_);
+        next_ = 0;
+      }
+      rng_.discard((index - next_) * axes);
+      for (std::size_t a = 0; a < axes; ++a) point[a] = index_draw(rng_, extents_[a]);
+      next_ = index + 1;
+      break;
+    case SamplingMethod::LatinHypercube:
+      for (std::size_t a = 0; a < axes; ++a)
+        point[a] = (*table_)[static_cast<std::size_t>(index) * axes + a];
+      break;
+  }
+  return point;
+}
+
+std::vector<SweepPoint> enumerate_points(const SweepSpec& spec) {
+  PointSequence sequence(spec);
+  std::vector<SweepPoint> points;
+  points.reserve(static_cast<std::size_t>(sequence.size()));
+  for (std::uint64_t i = 0; i < sequence.size(); ++i) points.push_back(sequence.at(i));
   return points;
 }
 

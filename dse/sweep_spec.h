@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -108,9 +110,37 @@ using SweepPoint = std::vector<std::size_t>;
 
 // The sweep's points in index order. Grid: the cartesian product with the first axis varying
 // slowest (nested loops in the spec's axis order). Random: each point draws each axis's value
-// uniformly. Latin hypercube: each axis is cut into `points` equal strata of [0, 1), every
-// stratum is used by exactly one point (a seeded shuffle per axis), and the point takes the value
-// at that position of the axis's list. Both are seeded with std::mt19937_64(seed).
+// uniformly, one draw per axis, point after point from one stream. Latin hypercube: each axis is
+// cut into `points` equal strata of [0, 1), every stratum is used by exactly one point (a seeded
+// shuffle per axis), and the point takes the value at that position of the axis's list. Both are
+// seeded with std::mt19937_64(seed).
+//
+// Made as they are asked for, so a sweep's memory does not grow with its points: a grid point is
+// its index in mixed radix; a random point is the stream's draws from (index x axes) on (the
+// sequence keeps its place in the stream, moves forward by discarding draws and starts again
+// from the seed when asked for an earlier point, so asking in index order costs one pass);
+// only the Latin hypercube keeps a table, 4 bytes per axis per point, as its strata are a
+// shuffle of them all. at() moves the stream: one sequence per thread (copies are cheap; a
+// Latin hypercube's copies share its table).
+class PointSequence {
+ public:
+  PointSequence() = default;  // no points
+  explicit PointSequence(const SweepSpec& spec);
+  std::uint64_t size() const { return size_; }
+  // Point `index` (< size()).
+  SweepPoint at(std::uint64_t index);
+
+ private:
+  SamplingMethod method_ = SamplingMethod::Grid;
+  std::vector<std::size_t> extents_;  // values per axis
+  std::uint64_t size_ = 0;
+  std::uint64_t seed_ = 0;
+  std::mt19937_64 rng_;  // random: at the first draw of point next_
+  std::uint64_t next_ = 0;
+  std::shared_ptr<const std::vector<std::uint32_t>> table_;  // latin: [point x axes + axis]
+};
+
+// Every point at once (tests, small callers): PointSequence's points 0 .. size - 1.
 std::vector<SweepPoint> enumerate_points(const SweepSpec& spec);
 // Grid size, or nullopt when it would exceed `limit`.
 std::optional<std::uint64_t> grid_size(const SweepSpec& spec, std::uint64_t limit);

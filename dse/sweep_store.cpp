@@ -287,6 +287,15 @@ std::set<std::uint64_t> SweepStore::done_points() const {
   return done;
 }
 
+std::vector<bool> SweepStore::stored_points(std::uint64_t points) const {
+  std::vector<bool> stored(static_cast<std::size_t>(points), false);
+  Statement stmt(db_, "SELECT idx FROM points");
+  while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW)
+    if (const std::uint64_t i = stmt.integer(0); i < points)
+      stored[static_cast<std::size_t>(i)] = true;
+  return stored;
+}
+
 bool SweepStore::write_point(const SweepPointRecord& record, std::string& why) {
   return write_points(std::span(&record, 1), why);
 }

@@ -128,6 +128,9 @@ class SweepStore {
 
   // The indices of the points already stored.
   std::set<std::uint64_t> done_points() const;
+  // The same as one flag per point of a sweep of `points` (an index past the end is not
+  // flagged): one bit a point, what plan_sweep takes.
+  std::vector<bool> stored_points(std::uint64_t points) const;
   // Writes a point and its rows in one transaction; false with `why` on a database error (the
   // transaction is rolled back).
   bool write_point(const SweepPointRecord& record, std::string& why);

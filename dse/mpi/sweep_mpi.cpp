@@ -39,31 +39,29 @@ class Dispenser {
   static constexpr std::size_t kMinShare = 4;
   static constexpr std::size_t kMaxShare = 256;
 
-  Dispenser(const std::vector<std::uint64_t>& todo, int ranks)
-      : todo_(todo), ranks_(static_cast<std::size_t>(ranks)) {}
+  Dispenser(const SweepPlan& plan, int ranks)
+      : todo_(plan), total_(plan.to_run), ranks_(static_cast<std::uint64_t>(ranks)) {}
 
   std::optional<std::uint64_t> one() {
     const std::scoped_lock lock(mutex_);
-    if (next_ == todo_.size()) return std::nullopt;
-    return todo_[next_++];
+    return todo_.next();
   }
 
   std::vector<std::uint64_t> share() {
     const std::scoped_lock lock(mutex_);
-    const std::size_t left = todo_.size() - next_;
-    const std::size_t size =
-        std::min(left, std::clamp(left / (2 * ranks_), kMinShare, kMaxShare));
-    std::vector<std::uint64_t> points(todo_.begin() + static_cast<std::ptrdiff_t>(next_),
-                                      todo_.begin() + static_cast<std::ptrdiff_t>(next_ + size));
-    next_ += size;
+    const std::uint64_t left = total_ - todo_.handed();
+    const std::uint64_t size = std::min<std::uint64_t>(
+        left, std::clamp<std::uint64_t>(left / (2 * ranks_), kMinShare, kMaxShare));
+    std::vector<std::uint64_t> points;
+    for (std::uint64_t i = 0; i < size; ++i) points.push_back(*todo_.next());
     return points;
   }
 
  private:
-  std::mutex mutex_;  // guards next_
-  const std::vector<std::uint64_t>& todo_;
-  const std::size_t ranks_;
-  std::size_t next_ = 0;
+  std::mutex mutex_;  // guards todo_
+  TodoCursor todo_;
+  const std::uint64_t total_;
+  const std::uint64_t ranks_;
 };
 
 struct Message {
@@ -156,8 +154,8 @@ struct Shared {
 RankOutcome root(const Session& session, const Shared& s, SweepStore& store, const SweepPlan& plan,
                  const std::function<void(const SweepProgress&)>& progress) {
   RankOutcome result;
-  SweepWriter writer(store, plan.todo.size(), progress);
-  Dispenser dispenser(plan.todo, session.size());
+  SweepWriter writer(store, plan.to_run, progress);
+  Dispenser dispenser(plan, session.size());
   mapper::MappingCache cache;
   std::string work_why;
   bool work_ok = true;
@@ -354,7 +352,8 @@ std::uint64_t Session::broadcast(std::uint64_t value) const {
 RankOutcome run_root(const Session& session, const SweepSpec& spec, const SweepInputs& inputs,
                      SweepStore& store, const SweepPlan& plan, unsigned threads,
                      const std::function<void(const SweepProgress&)>& progress) {
-  return root(session, Shared{spec, inputs, plan.todo.size(), threads}, store, plan, progress);
+  return root(session, Shared{spec, inputs, static_cast<std::size_t>(plan.to_run), threads}, store,
+              plan, progress);
 }
 
 RankOutcome run_other(const Session& /*session*/, const SweepSpec& spec,

@@ -73,8 +73,8 @@ struct RankOutcome {
   std::uint64_t infeasible = 0;     // rank 0: of `ran`
 };
 
-// Rank 0: runs `plan.todo`'s points with every other rank (which call run_other), writing each
-// into `store` as it arrives. `points` is plan.todo.size() (broadcast to the others first); it
+// Rank 0: runs the plan's points with every other rank (which call run_other), writing each
+// into `store` as it arrives. `points` is plan.to_run (broadcast to the others first); it
 // bounds the worker threads, as `threads` asks (worker_threads). `progress` may be empty.
 RankOutcome run_root(const Session& session, const SweepSpec& spec, const SweepInputs& inputs,
                      SweepStore& store, const SweepPlan& plan, unsigned threads,

@@ -1,11 +1,12 @@
 #include "dse/sweep.h"
 
-#include <algorithm>
-#include <numeric>
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <set>
 
 #include "arch/hardware_model.h"
 #include "core/sweep_metrics.h"
@@ -278,6 +279,57 @@ TEST(SweepPoints, RandomIsSeededAndInRange) {
   EXPECT_EQ(enumerate_points(spec), points);
 }
 
+TEST(SweepPoints, RandomDrawsOneValueAnAxisFromOneStream) {
+  // The definition, drawn here by hand: point i takes draws i x axes .. i x axes + axes - 1 of
+  // std::mt19937_64(seed), each the top 53 bits as a double in [0, 1) times the axis's values,
+  // rounded down. A PointSequence asked in any order gives the same points.
+  const SweepSpec spec = spec_with(
+      "axes:\n  array.rows: [8, 16, 32]\n  array.cols: [8, 16]\n  sram.ifmap: [1 MiB, 2 MiB, "
+      "4 MiB, 8 MiB, 16 MiB]\nsampling: {method: random, points: 50, seed: 7}\n");
+  std::mt19937_64 rng(7);
+  const std::size_t extents[] = {3, 2, 5};
+  std::vector<SweepPoint> expected;
+  for (int i = 0; i < 50; ++i) {
+    SweepPoint p;
+    for (const std::size_t n : extents)
+      p.push_back(std::min(static_cast<std::size_t>(static_cast<double>(rng() >> 11) * 0x1.0p-53 *
+                                                    static_cast<double>(n)),
+                           n - 1));
+    expected.push_back(p);
+  }
+  EXPECT_EQ(enumerate_points(spec), expected);
+  PointSequence sequence(spec);
+  ASSERT_EQ(sequence.size(), 50u);
+  for (const std::uint64_t i : {49U, 3U, 3U, 17U, 0U, 48U, 25U})
+    EXPECT_EQ(sequence.at(i), expected[static_cast<std::size_t>(i)]) << i;
+}
+
+TEST(SweepPoints, EverySamplingGivesTheSamePointsInAnyOrder) {
+  // Grid (mixed radix), random (the stream restarts for an earlier point) and Latin hypercube
+  // (its table): each point asked out of order, and from a copy, equals enumerate_points'.
+  for (const char* sampling : {"", "sampling: {method: random, points: 40, seed: 3}\n",
+                               "sampling: {method: latin_hypercube, points: 40, seed: 3}\n"}) {
+    SCOPED_TRACE(sampling);
+    const SweepSpec spec =
+        spec_with(std::string("axes:\n  array.rows: [8, 16, 32, 64]\n  array.cols: [8, 16, 32]\n"
+                              "  sram.ifmap: [1 MiB, 2 MiB, 4 MiB]\n") +
+                  sampling);
+    const auto all = enumerate_points(spec);
+    PointSequence sequence(spec);
+    ASSERT_EQ(sequence.size(), all.size());
+    for (std::uint64_t i = sequence.size(); i-- > 0;)
+      EXPECT_EQ(sequence.at(i), all[static_cast<std::size_t>(i)]) << i;
+    PointSequence copy = sequence;
+    EXPECT_EQ(copy.at(5), all[5]);
+    EXPECT_EQ(copy.at(4), all[4]);
+  }
+  // The grid's last axis turns fastest: point 13 of 4 x 3 x 3 is (1, 1, 1).
+  const SweepSpec grid = spec_with(
+      "axes:\n  array.rows: [8, 16, 32, 64]\n  array.cols: [8, 16, 32]\n"
+      "  sram.ifmap: [1 MiB, 2 MiB, 4 MiB]\n");
+  EXPECT_EQ(PointSequence(grid).at(13), (SweepPoint{1, 1, 1}));
+}
+
 TEST(SweepApply, APathChangesExactlyThatValue) {
   const SweepSpec spec = spec_with("axes:\n  array.rows: [64]\n  sram.ifmap: [1 MiB]\n");
   Diagnostics diags;
@@ -310,7 +362,7 @@ SweepPointRecord run_point(const SweepSpec& spec, std::uint64_t index) {
   auto archs = PointArchBuilder::create(spec, diags);
   EXPECT_TRUE(inputs && archs) << diags.format_all();
   if (!inputs || !archs) return {};
-  return evaluate_point(spec, *inputs, *archs, index);
+  return evaluate_point(spec, *inputs, *archs, index, PointSequence(spec).at(index));
 }
 
 TEST(SweepApply, TheBuilderGivesApplyPointsArchForEveryPointInAnyOrder) {
@@ -534,11 +586,22 @@ TEST(SweepStore, RefusesAnotherSpecsStore) {
 TEST(SweepPlan, RunsTheMissingPointsInIndexOrderUpToTheLimit) {
   // 10 points, 1 and 3 stored, limit 4: the first four missing ones are 0, 2, 4, 5; 10 - 2 - 4
   // = 4 remain.
-  const SweepPlan plan = plan_sweep(10, {1, 3}, 4);
-  EXPECT_EQ(plan.todo, (std::vector<std::uint64_t>{0, 2, 4, 5}));
+  std::vector<bool> stored(10, false);
+  stored[1] = stored[3] = true;
+  const SweepPlan plan = plan_sweep(10, stored, 4);
+  EXPECT_EQ(todo_list(plan), (std::vector<std::uint64_t>{0, 2, 4, 5}));
+  EXPECT_EQ(plan.to_run, 4u);
   EXPECT_EQ(plan.already_done, 2u);
   EXPECT_EQ(plan.remaining, 4u);
-  EXPECT_EQ(plan_sweep(3, {}, std::nullopt).todo, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_EQ(todo_list(plan_sweep(3, {}, std::nullopt)), (std::vector<std::uint64_t>{0, 1, 2}));
+  // A shorter list leaves the rest missing; a cursor hands out the same points one at a time.
+  const SweepPlan short_list = plan_sweep(5, {true, false, true}, std::nullopt);
+  TodoCursor cursor(short_list);
+  EXPECT_EQ(cursor.next(), 1u);
+  EXPECT_EQ(cursor.next(), 3u);
+  EXPECT_EQ(cursor.next(), 4u);
+  EXPECT_EQ(cursor.next(), std::nullopt);
+  EXPECT_EQ(cursor.handed(), 3u);
   // Asked for 8 threads with 3 points: 3; asked for 0 threads: at least 1.
   EXPECT_EQ(worker_threads(8, 3), 3u);
   EXPECT_GE(worker_threads(0, 100), 1u);
@@ -650,6 +713,10 @@ TEST(SweepStore, ABatchIsOneTransaction) {
   b.index = 5;
   EXPECT_TRUE(store->write_points(std::vector<SweepPointRecord>{a, b}, why)) << why;
   EXPECT_EQ(store->done_points(), (std::set<std::uint64_t>{4, 5}));
+  // As flags for a sweep of 7 points, and of 5 (point 5 is past its end).
+  EXPECT_EQ(store->stored_points(7),
+            (std::vector<bool>{false, false, false, false, true, true, false}));
+  EXPECT_EQ(store->stored_points(5), (std::vector<bool>{false, false, false, false, true}));
 }
 
 TEST(SweepWriter, WritesEveryPointPutAndReportsProgress) {
