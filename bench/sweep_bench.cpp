@@ -71,7 +71,7 @@ std::unique_ptr<dse::SweepStore> fresh_store(const std::filesystem::path& file,
   std::filesystem::remove(file.string() + "-wal");
   std::filesystem::remove(file.string() + "-shm");
   std::string why;
-  auto store = dse::SweepStore::create(file, spec.hash, spec.name, why);
+  auto store = dse::SweepStore::create(file, spec.hash, spec.name, dse::store_axes(spec), why);
   if (!store) fmt::print(stderr, "bench_sweep: {}\n", why);
   return store;
 }

@@ -220,8 +220,9 @@ std::unique_ptr<dse::SweepStore> open_sweep_store(const SweepArgs& args,
   // reused: run again, a finished sweep runs nothing and rewrites its exports, an interrupted one
   // runs what it lacks. A store of another sweep is never touched.
   const bool reuse = !args.resume && std::filesystem::exists(db, ec);
-  auto store = args.resume || reuse ? dse::SweepStore::open(db, spec.hash, why)
-                                    : dse::SweepStore::create(db, spec.hash, spec.name, why);
+  auto store = args.resume || reuse
+                   ? dse::SweepStore::open(db, spec.hash, why)
+                   : dse::SweepStore::create(db, spec.hash, spec.name, dse::store_axes(spec), why);
   if (!store)
     err << fmt::format("error: {}{}\n", why,
                        reuse ? "; choose another --out folder, or remove the store to start afresh"
@@ -264,7 +265,7 @@ int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
   store.for_each_row(
       [&](const dse::SweepRow& r) {
         csv << dse::csv_line(spec, r);
-        json << dse::json_separator(static_cast<std::size_t>(read++)) << dse::json_row(r);
+        json << dse::json_separator(static_cast<std::size_t>(read++)) << dse::json_row(spec, r);
         if (r.status != dse::RowStatus::Error) return;
         if (errors++ == 0) first_error = r;
       },

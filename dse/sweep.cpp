@@ -239,14 +239,18 @@ std::string run_summary(const results::RunResult& run) {
   return text;
 }
 
+std::vector<StoreAxis> store_axes(const SweepSpec& spec) {
+  std::vector<StoreAxis> axes;
+  for (const SweepAxis& axis : spec.axes) axes.push_back({axis.path, axis.values});
+  return axes;
+}
+
 SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs,
                                 PointArchBuilder& archs, std::uint64_t index,
                                 const SweepPoint& point, mapper::MappingCache* cache) {
   SweepPointRecord record;
   record.index = index;
-  nlohmann::ordered_json values = nlohmann::ordered_json::object();
-  for (const auto& [path, value] : point_values(spec, point)) values[path] = value;
-  record.axis_values = dump_json(values);
+  for (const std::size_t v : point) record.values.push_back(static_cast<std::uint32_t>(v));
 
   Diagnostics diags;
   std::uint64_t arch_hash = 0;
@@ -268,7 +272,7 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
     const SweepWorkload& w = spec.workloads[i];
     SweepRow row;
     row.point = index;
-    row.axis_values = record.axis_values;
+    row.values = record.values;
     row.arch_hash = record.arch_hash;
     row.workload = i;
     row.workload_name = w.name;
@@ -519,13 +523,20 @@ std::string csv_header(const SweepSpec& spec) {
   return text + "\n";
 }
 
+namespace {
+
+// The text of a row's value on axis `a` (empty when the row has none there: never from a store
+// of this spec, whose hash the store checks).
+std::string value_text(const SweepSpec& spec, const SweepRow& r, std::size_t a) {
+  const std::vector<std::string>& values = spec.axes[a].values;
+  return a < r.values.size() && r.values[a] < values.size() ? values[r.values[a]] : std::string();
+}
+
+}  // namespace
+
 std::string csv_line(const SweepSpec& spec, const SweepRow& r) {
   std::vector<std::string> cells{fmt::format("{}", r.point), r.workload_name};
-  const auto values = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
-  for (const SweepAxis& axis : spec.axes)
-    cells.push_back(values.is_object() && values.contains(axis.path)
-                        ? values[axis.path].get<std::string>()
-                        : std::string());
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) cells.push_back(value_text(spec, r, a));
   cells.emplace_back(to_string(r.status));
   cells.emplace_back(r.feasible ? "yes" : "no");
   const bool ok = r.status == RowStatus::Ok;
@@ -583,11 +594,14 @@ std::string json_head(const SweepSpec& spec) {
 
 std::string_view json_separator(std::size_t index) { return index == 0 ? "\n" : ",\n"; }
 
-std::string json_row(const SweepRow& r) {
+std::string json_row(const SweepSpec& spec, const SweepRow& r) {
   nlohmann::ordered_json row;
   row["point"] = r.point;
   row["workload"] = r.workload_name;
-  row["values"] = nlohmann::ordered_json::parse(r.axis_values, nullptr, false);
+  nlohmann::ordered_json axis_values = nlohmann::ordered_json::object();
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    axis_values[spec.axes[a].path] = value_text(spec, r, a);
+  row["values"] = std::move(axis_values);
   row["arch_hash"] = r.arch_hash;
   row["status"] = to_string(r.status);
   row["feasible"] = r.feasible;
@@ -619,7 +633,7 @@ std::string export_json(const SweepSpec& spec, const std::vector<SweepRow>& rows
   std::string text = json_head(spec);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     text += json_separator(i);
-    text += json_row(rows[i]);
+    text += json_row(spec, rows[i]);
   }
   return text + json_tail(rows.size());
 }

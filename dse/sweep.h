@@ -172,6 +172,9 @@ class SweepWriter {
 std::optional<SweepOutcome> run_sweep(const SweepSpec& spec, SweepStore& store,
                                       const SweepOptions& options, Diagnostics& diags);
 
+// The spec's axes as a store records them (SweepStore::create).
+std::vector<StoreAxis> store_axes(const SweepSpec& spec);
+
 // Runs point `index` (its value indices `point`: inputs.points.at(index)) on every workload, its
 // arch built by `archs` (one per thread).
 SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs,
@@ -200,7 +203,7 @@ std::string csv_header(const SweepSpec& spec);
 std::string csv_line(const SweepSpec& spec, const SweepRow& row);
 std::string json_head(const SweepSpec& spec);
 std::string_view json_separator(std::size_t index);
-std::string json_row(const SweepRow& row);
+std::string json_row(const SweepSpec& spec, const SweepRow& row);
 std::string json_tail(std::size_t rows);
 
 }  // namespace coda::dse

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -32,11 +33,21 @@ namespace {
 
 constexpr std::string_view kTables = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS axes(
+  axis INTEGER NOT NULL,
+  value INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY(axis, value));
 CREATE TABLE IF NOT EXISTS points(
   idx INTEGER PRIMARY KEY,
-  axis_values TEXT NOT NULL,
   arch_hash TEXT NOT NULL,
   finished_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS point_values(
+  point INTEGER NOT NULL REFERENCES points(idx),
+  axis INTEGER NOT NULL,
+  value INTEGER NOT NULL,
+  PRIMARY KEY(point, axis));
 )sql";
 
 // The row's closed sets, held as their names in the store and the codec (an unset memory status
@@ -94,8 +105,9 @@ std::size_t result_field_count() {
 }
 
 // Bumped when the tables change; a store of another schema is not resumed. 2: results.run_json
-// (the whole RunResult) became run_summary (dse/sweep.h run_summary).
-constexpr std::string_view kStoreSchema = "2";
+// (the whole RunResult) became run_summary (dse/sweep.h run_summary). 3: points.axis_values (a
+// JSON object of texts) became point_values (integers) and axes (the texts).
+constexpr std::string_view kStoreSchema = "3";
 
 std::string error_of(sqlite3* db) { return db != nullptr ? sqlite3_errmsg(db) : "out of memory"; }
 
@@ -187,7 +199,8 @@ std::string now_utc() {
 
 std::unique_ptr<SweepStore> SweepStore::create(const std::filesystem::path& file,
                                                std::uint64_t spec_hash,
-                                               const std::string& spec_name, std::string& why) {
+                                               const std::string& spec_name,
+                                               std::span<const StoreAxis> axes, std::string& why) {
   std::error_code ec;  // an unusable path fails below, at sqlite3_open, with its reason
   if (std::filesystem::exists(file, ec)) {
     why = fmt::format("'{}' exists: a previous sweep's store", file.string());
@@ -213,6 +226,23 @@ std::unique_ptr<SweepStore> SweepStore::create(const std::filesystem::path& file
       return nullptr;
     }
   }
+  Statement axis(db, "INSERT INTO axes(axis, value, path, text) VALUES (?1, ?2, ?3, ?4)");
+  if (!axis) {
+    why = error_of(db);
+    return nullptr;
+  }
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (std::size_t v = 0; v < axes[a].values.size(); ++v) {
+      sqlite3_reset(axis.get());
+      axis.bind(1, std::uint64_t{a});
+      axis.bind(2, std::uint64_t{v});
+      axis.bind(3, axes[a].path);
+      axis.bind(4, axes[a].values[v]);
+      if (sqlite3_step(axis.get()) != SQLITE_DONE) {
+        why = error_of(db);
+        return nullptr;
+      }
+    }
   if (!exec(db, "COMMIT", why)) return nullptr;
   return store;
 }
@@ -239,7 +269,7 @@ std::unique_ptr<SweepStore> SweepStore::open(const std::filesystem::path& file,
   }
   if (*schema != kStoreSchema) {
     why = fmt::format("'{}' was written by another version of coda (store schema {}, this coda "
-                      "writes {})",
+                      "writes {}): run the sweep again into a new --out folder",
                       file.string(), *schema, kStoreSchema);
     return nullptr;
   }
@@ -309,22 +339,27 @@ bool SweepStore::write_points(std::span<const SweepPointRecord> records, std::st
     return false;
   };
   {
-    Statement point(db_,
-                    "INSERT INTO points(idx, axis_values, arch_hash, finished_at) "
-                    "VALUES (?1, ?2, ?3, ?4)");
+    Statement point(db_, "INSERT INTO points(idx, arch_hash, finished_at) VALUES (?1, ?2, ?3)");
+    Statement value(db_, "INSERT INTO point_values(point, axis, value) VALUES (?1, ?2, ?3)");
     std::string placeholders = "?1";
     for (std::size_t i = 2; i <= 1 + result_field_count(); ++i)
       placeholders += fmt::format(", ?{}", i);
     Statement row(db_, fmt::format("INSERT INTO results VALUES ({})", placeholders));
-    if (!point || !row) return fail();
+    if (!point || !value || !row) return fail();
     const std::string finished_at = now_utc();
     for (const SweepPointRecord& record : records) {
       sqlite3_reset(point.get());
       point.bind(1, record.index);
-      point.bind(2, record.axis_values);
-      point.bind(3, record.arch_hash);
-      point.bind(4, finished_at);
+      point.bind(2, record.arch_hash);
+      point.bind(3, finished_at);
       if (sqlite3_step(point.get()) != SQLITE_DONE) return fail();
+      for (std::size_t a = 0; a < record.values.size(); ++a) {
+        sqlite3_reset(value.get());
+        value.bind(1, record.index);
+        value.bind(2, std::uint64_t{a});
+        value.bind(3, std::uint64_t{record.values[a]});
+        if (sqlite3_step(value.get()) != SQLITE_DONE) return fail();
+      }
       for (const SweepRow& r : record.rows) {
         sqlite3_reset(row.get());
         row.bind(1, record.index);
@@ -359,16 +394,29 @@ std::uint64_t SweepStore::for_each_row(const std::function<void(const SweepRow&)
     columns += summaries || name != "run_summary" ? fmt::format(", r.{}", name)
                                                    : std::string(", ''");
   });
-  Statement stmt(db_, fmt::format("SELECT p.idx, p.axis_values, p.arch_hash{} FROM points p JOIN "
+  Statement stmt(db_, fmt::format("SELECT p.idx, p.arch_hash{} FROM points p JOIN "
                                   "results r ON r.point = p.idx ORDER BY p.idx, r.workload",
                                   columns));
+  // The points' values, read beside the rows in the same order (both by point index).
+  Statement values(db_, "SELECT point, value FROM point_values ORDER BY point, axis");
+  bool value_pending = values && sqlite3_step(values.get()) == SQLITE_ROW;
   std::uint64_t count = 0;
   SweepRow r;
+  bool first = true;
   while (stmt && sqlite3_step(stmt.get()) == SQLITE_ROW) {
-    r.point = stmt.integer(0);
-    r.axis_values = stmt.text(1);
-    r.arch_hash = stmt.text(2);
-    int column = 3;
+    const std::uint64_t point = stmt.integer(0);
+    if (first || point != r.point) {
+      r.values.clear();
+      while (value_pending && values.integer(0) < point)  // a point without results: skipped
+        value_pending = sqlite3_step(values.get()) == SQLITE_ROW;
+      for (; value_pending && values.integer(0) == point;
+           value_pending = sqlite3_step(values.get()) == SQLITE_ROW)
+        r.values.push_back(static_cast<std::uint32_t>(values.integer(1)));
+      first = false;
+    }
+    r.point = point;
+    r.arch_hash = stmt.text(1);
+    int column = 2;
     std::optional<std::string> unknown;  // "column 'text'" of a name this coda does not know
     visit_result_fields(r, [&](std::string_view name, auto& field) {
       using T = std::remove_cvref_t<decltype(field)>;
@@ -404,11 +452,12 @@ namespace {
 // built a DOM and read each string byte by byte, 0.2 ms per point on the rank that writes the
 // store, which held two MPI ranks to 1.5x of one; the record is a fixed list of strings,
 // integers and doubles, so a length-prefixed layout reads with one copy per string:
-//   "CSR1", u64 record count, then per record: u64 index, str axis_values, str arch_hash,
-//   u64 row count, and per row its fields in SweepRow's order (u64 for the integers and the
-//   flag, a double's IEEE-754 bits as a u64, a str as its u64 length then its bytes).
+//   "CSR2", u64 record count, then per record: u64 index, u64 axis count and a u64 per axis (the
+//   value indices), str arch_hash, u64 row count, and per row its fields in SweepRow's order
+//   (u64 for the integers and the flag, a double's IEEE-754 bits as a u64, a str as its u64
+//   length then its bytes). A row's point, values and arch_hash are its record's.
 // Integers are little-endian whatever the host, so the ranks need not share a byte order.
-constexpr std::string_view kRecordsMagic = "CSR1";
+constexpr std::string_view kRecordsMagic = "CSR2";
 
 class RecordWriter {
  public:
@@ -479,19 +528,16 @@ class RecordReader {
   std::size_t at_ = 0;
 };
 
-// The fewest bytes a row and a record take: their fixed fields with every string empty, 8 bytes
-// each (a u64, a double's bits, a string's length). A row: point, axis_values, arch_hash and its
-// result fields; a record: 2 integers (index, row count), 2 strings.
+// The fewest bytes a row and a record take: their fixed fields with every string and list empty,
+// 8 bytes each (a u64, a double's bits, a string's length). A row: its result fields; a record:
+// 3 integers (index, axis count, row count) and a string.
 std::size_t min_row_bytes() {
-  static const std::size_t bytes = std::size_t{8} * (3 + result_field_count());  // immutable
+  static const std::size_t bytes = std::size_t{8} * result_field_count();  // immutable
   return bytes;
 }
-constexpr std::size_t kMinRecordBytes = std::size_t{8} * (2 + 2);
+constexpr std::size_t kMinRecordBytes = std::size_t{8} * (3 + 1);
 
 void write_row(RecordWriter& w, const SweepRow& r) {
-  w.u64(r.point);
-  w.str(r.axis_values);
-  w.str(r.arch_hash);
   visit_result_fields(r, [&](std::string_view, const auto& field) {
     using T = std::remove_cvref_t<decltype(field)>;
     if constexpr (kNamed<T>) w.str(field_text(field));
@@ -503,7 +549,7 @@ void write_row(RecordWriter& w, const SweepRow& r) {
 }
 
 bool read_row(RecordReader& in, SweepRow& r) {
-  bool ok = in.u64(r.point) && in.str(r.axis_values) && in.str(r.arch_hash);
+  bool ok = true;
   visit_result_fields(r, [&](std::string_view, auto& field) {
     if (!ok) return;
     using T = std::remove_cvref_t<decltype(field)>;
@@ -525,7 +571,7 @@ bool read_row(RecordReader& in, SweepRow& r) {
 
 // The bytes write_row takes for `r`.
 std::size_t row_bytes(const SweepRow& r) {
-  std::size_t strings = r.axis_values.size() + r.arch_hash.size();
+  std::size_t strings = 0;
   visit_result_fields(r, [&](std::string_view, const auto& field) {
     using T = std::remove_cvref_t<decltype(field)>;
     if constexpr (kNamed<T>) strings += field_text(field).size();
@@ -541,7 +587,7 @@ std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> recor
   // sends are about 9 KB a point).
   std::size_t size = kRecordsMagic.size() + 8;
   for (const SweepPointRecord& record : records) {
-    size += kMinRecordBytes + record.axis_values.size() + record.arch_hash.size();
+    size += kMinRecordBytes + 8 * record.values.size() + record.arch_hash.size();
     for (const SweepRow& r : record.rows) size += row_bytes(r);
   }
   RecordWriter w(size);
@@ -549,7 +595,8 @@ std::vector<std::uint8_t> encode_records(std::span<const SweepPointRecord> recor
   w.u64(records.size());
   for (const SweepPointRecord& record : records) {
     w.u64(record.index);
-    w.str(record.axis_values);
+    w.u64(record.values.size());
+    for (const std::uint32_t v : record.values) w.u64(v);
     w.str(record.arch_hash);
     w.u64(record.rows.size());
     for (const SweepRow& r : record.rows) write_row(w, r);
@@ -564,13 +611,22 @@ std::optional<std::vector<SweepPointRecord>> decode_records(
   if (!in.raw(kRecordsMagic) || !in.count(count, kMinRecordBytes)) return std::nullopt;
   std::vector<SweepPointRecord> records(static_cast<std::size_t>(count));
   for (SweepPointRecord& record : records) {
-    std::uint64_t rows = 0;
-    if (!in.u64(record.index) || !in.str(record.axis_values) || !in.str(record.arch_hash) ||
-        !in.count(rows, min_row_bytes()))
-      return std::nullopt;
+    std::uint64_t axes = 0, rows = 0;
+    if (!in.u64(record.index) || !in.count(axes, 8)) return std::nullopt;
+    record.values.resize(static_cast<std::size_t>(axes));
+    for (std::uint32_t& v : record.values) {
+      std::uint64_t value = 0;
+      if (!in.u64(value) || value > UINT32_MAX) return std::nullopt;
+      v = static_cast<std::uint32_t>(value);
+    }
+    if (!in.str(record.arch_hash) || !in.count(rows, min_row_bytes())) return std::nullopt;
     record.rows.resize(static_cast<std::size_t>(rows));
-    for (SweepRow& r : record.rows)
+    for (SweepRow& r : record.rows) {
       if (!read_row(in, r)) return std::nullopt;
+      r.point = record.index;
+      r.values = record.values;
+      r.arch_hash = record.arch_hash;
+    }
   }
   if (in.left() != 0) return std::nullopt;  // trailing bytes: not what encode_records wrote
   return records;

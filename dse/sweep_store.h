@@ -4,8 +4,10 @@
 // points in flight and `coda sweep --resume` runs only the missing ones.
 //
 // Tables (docs/sweeps.md):
-//   meta(key, value)            spec_hash, spec_name, schema
-//   points(idx, axis_values, arch_hash, finished_at)
+//   meta(key, value)                   spec_hash, spec_name, schema
+//   axes(axis, value, path, text)      the spec's axes: each value's index and text
+//   points(idx, arch_hash, finished_at)
+//   point_values(point, axis, value)   the value index a point takes on each axis (integers)
 //   results(point, workload, workload_name, status, reason, the metrics, the constraint
 //           verdicts, feasible, run_summary)
 //
@@ -45,10 +47,18 @@ enum class Verdict : std::uint8_t { Unchecked, Unknown, Pass, Fail };
 std::string_view to_string(Verdict verdict);  // "unchecked", "unknown", "pass", "fail"
 std::optional<Verdict> parse_verdict(std::string_view text);
 
+// An axis as the store records it: its path and its values' texts, in the spec's order.
+struct StoreAxis {
+  std::string path;
+  std::vector<std::string> values;
+};
+
 // One point x workload.
 struct SweepRow {
   std::uint64_t point = 0;
-  std::string axis_values;  // a JSON object, axis path -> value text, in axis order
+  // The index of the point's value on each axis, in the spec's axis order (the value's text:
+  // spec.axes[a].values[values[a]]).
+  std::vector<std::uint32_t> values;
   std::string arch_hash;    // 16 hex digits of the point's arch document (0s when unreadable)
   std::uint64_t workload = 0;
   std::string workload_name;
@@ -74,7 +84,7 @@ struct SweepRow {
 };
 
 // The fields of a SweepRow that the store's results table and the wire codec (encode_records)
-// hold after the point's own (point, axis_values, arch_hash), in their order, each with its
+// hold after the point's own (point, values, arch_hash), in their order, each with its
 // column name: the one list the SQL schema, the insert, the read and the codec follow, so a new
 // field is added here and in SweepRow. `Row` is SweepRow or const SweepRow; `visit` is called
 // with (name, field) for fields of type std::uint64_t, std::string, double, bool and the closed
@@ -105,7 +115,7 @@ void visit_result_fields(Row& r, Visit&& visit) {
 // A finished point: its rows, one per workload, written together.
 struct SweepPointRecord {
   std::uint64_t index = 0;
-  std::string axis_values;
+  std::vector<std::uint32_t> values;  // as SweepRow::values (each row holds them too)
   std::string arch_hash;
   std::vector<SweepRow> rows;
   friend bool operator==(const SweepPointRecord&, const SweepPointRecord&) = default;
@@ -113,11 +123,11 @@ struct SweepPointRecord {
 
 class SweepStore {
  public:
-  // A new store at `file` for a spec with `spec_hash`; nullptr with `why` when the file exists
-  // (a previous sweep: resume it or choose another folder) or cannot be created.
+  // A new store at `file` for a spec with `spec_hash` and `axes`; nullptr with `why` when the
+  // file exists (a previous sweep: resume it or choose another folder) or cannot be created.
   static std::unique_ptr<SweepStore> create(const std::filesystem::path& file,
                                             std::uint64_t spec_hash, const std::string& spec_name,
-                                            std::string& why);
+                                            std::span<const StoreAxis> axes, std::string& why);
   // An existing store; nullptr with `why` when it is missing, unreadable, or was made by a spec
   // with another hash.
   static std::unique_ptr<SweepStore> open(const std::filesystem::path& file,

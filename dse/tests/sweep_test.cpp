@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <numeric>
 #include <random>
 #include <set>
@@ -399,7 +400,8 @@ TEST(SweepApply, AnInvalidArchIsAnInfeasiblePointWithTheReason) {
   EXPECT_EQ(bad.rows[0].reason,
             "configs/arch/tpu_like_128x128_ws.yaml:10:9: error: array.rows: must be at least 1; "
             "an array has at least one row and one column, e.g. 32");
-  EXPECT_EQ(bad.axis_values, R"({"array.rows":"0"})");
+  EXPECT_EQ(bad.values, (std::vector<std::uint32_t>{0}));  // array.rows' first value, "0"
+  EXPECT_EQ(bad.rows[0].values, bad.values);
   const SweepPointRecord good = run_point(spec, 1);
   EXPECT_EQ(good.rows.at(0).status, RowStatus::Ok);
   EXPECT_GT(good.rows.at(0).latency_s, 0.0);
@@ -431,7 +433,8 @@ TEST(SweepStore, InterruptedAndResumedEqualsUninterrupted) {
   Diagnostics diags;
   std::vector<SweepRow> whole;
   {
-    auto store = SweepStore::create(tmp.path() / "whole.db", spec.hash, spec.name, why);
+    auto store =
+        SweepStore::create(tmp.path() / "whole.db", spec.hash, spec.name, store_axes(spec), why);
     ASSERT_TRUE(store) << why;
     const auto outcome = run_sweep(spec, *store, {.threads = 2}, diags);
     ASSERT_TRUE(outcome) << diags.format_all();
@@ -440,7 +443,8 @@ TEST(SweepStore, InterruptedAndResumedEqualsUninterrupted) {
     whole = store->rows();
   }
   {
-    auto store = SweepStore::create(tmp.path() / "parts.db", spec.hash, spec.name, why);
+    auto store =
+        SweepStore::create(tmp.path() / "parts.db", spec.hash, spec.name, store_axes(spec), why);
     ASSERT_TRUE(store) << why;
     const auto first = run_sweep(spec, *store, {.threads = 2, .limit = 4}, diags);
     ASSERT_TRUE(first) << diags.format_all();
@@ -473,10 +477,10 @@ TEST(SweepStore, AnErrorRowStaysAnErrorThroughTheStoreTheCodecAndTheExports) {
   const SweepSpec spec = spec_with("axes:\n  array.rows: [32, 64]\n");
   SweepPointRecord record;
   record.index = 1;
-  record.axis_values = R"({"array.rows":"64"})";
+  record.values = {1};  // "64"
   SweepRow row;
   row.point = 1;
-  row.axis_values = record.axis_values;
+  row.values = record.values;
   row.workload_name = "r18";
   row.status = RowStatus::Error;
   row.reason = "internal error: boom";
@@ -495,9 +499,10 @@ TEST(SweepStore, AnErrorRowStaysAnErrorThroughTheStoreTheCodecAndTheExports) {
 
   const testing::TempDir tmp;
   std::string why;
-  auto store = SweepStore::create(tmp.path() / "s.db", spec.hash, spec.name, why);
+  auto store = SweepStore::create(tmp.path() / "s.db", spec.hash, spec.name, store_axes(spec), why);
   ASSERT_TRUE(store) << why;
   ASSERT_TRUE(store->write_points(records, why)) << why;
+  EXPECT_EQ(store->rows().front().values, record.values);
   ASSERT_EQ(store->rows().size(), 1U);
   EXPECT_EQ(store->rows().front().status, RowStatus::Error);
   const std::string csv = export_csv(spec, store->rows());
@@ -514,10 +519,8 @@ TEST(SweepStore, VerdictsAndTheMemoryStatusTravelByNameAndAnUnknownNameIsRefused
   EXPECT_FALSE(parse_verdict("ok"));
   SweepPointRecord record;
   record.index = 3;
-  record.axis_values = "{}";
   SweepRow ran;
   ran.point = 3;
-  ran.axis_values = "{}";
   ran.memory_status = results::FitStatus::DoesNotFit;
   ran.area_verdict = Verdict::Pass;
   ran.power_verdict = Verdict::Unknown;
@@ -553,10 +556,12 @@ TEST(SweepExports, FollowTheOneMetricTable) {
     EXPECT_EQ(to_string(objective), results::kSweepMetrics[i].objective);
     EXPECT_EQ(maximised(objective), !results::kSweepMetrics[i].minimised);
   }
-  const SweepRow row{.axis_values = "{}", .status = RowStatus::Ok, .latency_s = 1,
+  const SweepRow row{.values = {1}, .status = RowStatus::Ok, .latency_s = 1,
                      .throughput_per_s = 2, .energy_j = 3, .edp_js = 4, .perf_per_watt = 5,
                      .perf_per_mm2 = 6, .area_mm2 = 7, .power_w = 8};
-  const auto json = nlohmann::ordered_json::parse(json_row(row));
+  const SweepSpec spec = spec_with("axes:\n  array.rows: [32, 64]\n");
+  const auto json = nlohmann::ordered_json::parse(json_row(spec, row));
+  EXPECT_EQ(json.at("values"), (nlohmann::ordered_json{{"array.rows", "64"}}));
   std::vector<std::string> keys;
   double expected = 1;
   for (const auto& [key, value] : json.at("metrics").items()) {
@@ -573,14 +578,57 @@ TEST(SweepExports, FollowTheOneMetricTable) {
 TEST(SweepStore, RefusesAnotherSpecsStore) {
   const testing::TempDir tmp;
   std::string why;
-  ASSERT_TRUE(SweepStore::create(tmp.path() / "s.db", 0x1234, "a", why)) << why;
-  EXPECT_FALSE(SweepStore::create(tmp.path() / "s.db", 0x1234, "a", why));
+  ASSERT_TRUE(SweepStore::create(tmp.path() / "s.db", 0x1234, "a", {}, why)) << why;
+  EXPECT_FALSE(SweepStore::create(tmp.path() / "s.db", 0x1234, "a", {}, why));
   EXPECT_NE(why.find("exists"), std::string::npos) << why;
   EXPECT_FALSE(SweepStore::open(tmp.path() / "s.db", 0x9999, why));
   EXPECT_EQ(why, "'" + (tmp.path() / "s.db").string() +
                      "' holds a sweep of another spec (hash 0000000000001234; this spec, with its "
                      "arch and workload files, hashes to 0000000000009999): resuming would mix "
                      "their results");
+}
+
+TEST(SweepStore, HoldsValueIndicesAsIntegersBesideTheAxesTextsAndRefusesAnOlderSchema) {
+  const testing::TempDir tmp;
+  const SweepSpec spec =
+      spec_with("axes:\n  array.rows: [32, 64]\n  sram.ifmap: [1 MiB, 2 MiB]\n");
+  const auto file = tmp.path() / "s.db";
+  std::string why;
+  {
+    auto store = SweepStore::create(file, spec.hash, spec.name, store_axes(spec), why);
+    ASSERT_TRUE(store) << why;
+    SweepPointRecord record;
+    record.index = 2;
+    record.values = {1, 0};
+    record.rows.resize(1);
+    record.rows[0].point = 2;
+    record.rows[0].values = record.values;
+    ASSERT_TRUE(store->write_point(record, why)) << why;
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  // Plain SQL joins the point's integers to the axes' texts: point 2 is rows 64, 1 MiB of SRAM.
+  std::vector<std::string> got;
+  const auto collect = [](void* out, int, char** cells, char**) {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(cells[0]);
+    return 0;
+  };
+  ASSERT_EQ(sqlite3_exec(db,
+                         "SELECT a.path || '=' || a.text || ' ' || typeof(v.value) FROM "
+                         "point_values v JOIN axes a ON a.axis = v.axis AND a.value = v.value "
+                         "WHERE v.point = 2 ORDER BY v.axis",
+                         collect, &got, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(got, (std::vector<std::string>{"array.rows=64 integer", "sram.ifmap=1 MiB integer"}));
+  // A store of schema 2 (values as JSON text) is refused, never misread.
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '2' WHERE key = 'schema'", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_FALSE(SweepStore::open(file, spec.hash, why));
+  EXPECT_EQ(why, "'" + file.string() +
+                     "' was written by another version of coda (store schema 2, this coda writes "
+                     "3): run the sweep again into a new --out folder");
 }
 
 TEST(SweepPlan, RunsTheMissingPointsInIndexOrderUpToTheLimit) {
@@ -647,10 +695,12 @@ TEST(SweepRunSummary, HoldsTheTotalsAndOneArrayPerOp) {
 TEST(SweepStore, RecordsSurviveEncodingBitForBit) {
   SweepPointRecord record;
   record.index = 7;
-  record.axis_values = R"({"array.rows":"64"})";
+  record.values = {1, 0, 4};
   record.arch_hash = "00000000deadbeef";
-  SweepRow row;
+  SweepRow row;  // a row's point, values and arch hash are its record's
   row.point = 7;
+  row.values = record.values;
+  row.arch_hash = record.arch_hash;
   row.latency_s = 0.1 + 0.2;  // 0.30000000000000004: not a short decimal
   row.energy_j = 1e-300;
   row.feasible = true;
@@ -672,7 +722,7 @@ TEST(SweepStore, RecordsSurviveEncodingBitForBit) {
 TEST(SweepStore, RecordDecodingRejectsTruncatedAndPaddedBytes) {
   SweepPointRecord record;
   record.index = 3;
-  record.axis_values = R"({"sram.ifmap":"1 MiB"})";
+  record.values = {2};
   record.rows.resize(2);
   record.rows[1].run_summary = "{}";
   const std::vector<SweepPointRecord> records{record};
@@ -701,7 +751,7 @@ TEST(SweepStore, RecordDecodingRejectsTruncatedAndPaddedBytes) {
 TEST(SweepStore, ABatchIsOneTransaction) {
   const testing::TempDir tmp;
   std::string why;
-  auto store = SweepStore::create(tmp.path() / "s.db", 1, "s", why);
+  auto store = SweepStore::create(tmp.path() / "s.db", 1, "s", {}, why);
   ASSERT_TRUE(store) << why;
   SweepPointRecord a;
   a.index = 4;
@@ -722,7 +772,7 @@ TEST(SweepStore, ABatchIsOneTransaction) {
 TEST(SweepWriter, WritesEveryPointPutAndReportsProgress) {
   const testing::TempDir tmp;
   std::string why;
-  auto store = SweepStore::create(tmp.path() / "s.db", 1, "s", why);
+  auto store = SweepStore::create(tmp.path() / "s.db", 1, "s", {}, why);
   ASSERT_TRUE(store) << why;
   std::vector<SweepProgress> seen;
   {
