@@ -273,6 +273,12 @@ std::uint64_t HardwareModel::working_bytes(Operand operand) const {
   return bytes / word / 2 * word;
 }
 
+const MemoryLevelSpec* HardwareModel::chip_cache() const {
+  for (const MemoryLevelSpec& level : spec_.memory)
+    if (level.scope == Scope::Chip) return &level;
+  return nullptr;
+}
+
 const MemoryLevelSpec* HardwareModel::operand_level(Operand operand) const {
   const std::size_t index = operand_level_[static_cast<std::size_t>(operand)];
   return index == kNoLevel ? nullptr : &spec_.memory[index];

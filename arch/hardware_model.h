@@ -62,6 +62,11 @@ class HardwareModel {
   std::optional<double> dram_bytes_per_second() const;
   // The memory levels, innermost first, then DRAM.
   const std::vector<LevelSummary>& levels() const { return levels_; }
+  // The roles every engine's view gives the spec's levels, decided here once: the innermost
+  // core-level memory holding `role` (a GPU's shared memory for inputs, an NPU's input buffer)
+  // and the first chip-level memory (a GPU's L2); null when the arch has none.
+  const MemoryLevelSpec* core_level(Holds role) const { return innermost_core_level(spec_, role); }
+  const MemoryLevelSpec* chip_cache() const;
   // Operations per byte at which an op moving its bytes through `level` (read bandwidth) turns
   // from memory- to compute-bound at `precision`; nullopt when the level's bandwidth is no
   // limit or the precision is unsupported.

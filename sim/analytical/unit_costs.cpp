@@ -25,17 +25,6 @@ double dram_rate(const arch::HardwareModel& hw) {
   return hw.achievable_dram_bytes_per_second().value_or(0.0);
 }
 
-
-// The innermost core-level memory that holds inputs, and the first chip-level memory.
-const arch::MemoryLevelSpec* core_input_level(const arch::ArchSpec& spec) {
-  return arch::innermost_core_level(spec, arch::Holds::Inputs);
-}
-const arch::MemoryLevelSpec* chip_level(const arch::ArchSpec& spec) {
-  for (const arch::MemoryLevelSpec& level : spec.memory)
-    if (level.scope == arch::Scope::Chip) return &level;
-  return nullptr;
-}
-
 // Fills the timing fields of a result from seconds: compute time and the rest as stalls.
 void set_time(results::OpResult& out, double seconds, double compute_seconds,
               const arch::HardwareModel& hw) {
@@ -158,7 +147,7 @@ VectorParams vector_params(DataType precision, const arch::HardwareModel& hw) {
 std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
                          const arch::HardwareModel& hw) {
   if (passes <= 1 || work.row_elements == 0 || work.elements == 0) return passes;
-  const arch::MemoryLevelSpec* level = core_input_level(hw.spec());
+  const arch::MemoryLevelSpec* level = hw.core_level(arch::Holds::Inputs);
   if (level == nullptr) return passes;
   const double row_bytes = static_cast<double>(work.reads.value) /
                            static_cast<double>(work.elements) *
@@ -405,7 +394,7 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
   params.sms = spec.cores;
   params.clock_hz = hw.clock().value;
   params.macs_per_cycle_per_sm = hw.achievable_macs_per_cycle(precision, path);
-  if (const auto* smem = core_input_level(spec)) {
+  if (const auto* smem = hw.core_level(arch::Holds::Inputs)) {
     params.smem_bytes_per_sm = smem->capacity.value * smem->instances;
     for (const arch::LevelSummary& level : hw.levels())
       if (level.name == smem->name && level.read_bytes_per_second && level.instances > 0)
@@ -416,7 +405,7 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
   params.registers_per_sm = tc.registers_per_core;
   params.max_blocks_per_sm = tc.max_blocks_per_core;
   params.max_warps_per_sm = tc.max_warps_per_core;
-  if (const auto* l2 = chip_level(spec)) {
+  if (const auto* l2 = hw.chip_cache()) {
     params.l2_bytes = l2->capacity.value * l2->instances;
     for (const arch::LevelSummary& level : hw.levels())
       if (level.name == l2->name)
@@ -656,8 +645,8 @@ void add_energy(results::OpResult& result, const mapper::ScheduledOp& op, double
   const bool via_l2 = op.placement == mapper::Placement::TensorCore ||
                      (op.placement == mapper::Placement::Attention && hw.matrix_unit() &&
                       hw.matrix_unit()->kind == arch::UnitKind::TensorCore);
-  const arch::MemoryLevelSpec* level = via_l2 ? chip_level(hw.spec())
-                                              : core_input_level(hw.spec());
+  const arch::MemoryLevelSpec* level =
+      via_l2 ? hw.chip_cache() : hw.core_level(arch::Holds::Inputs);
   if (level)
     joules += static_cast<double>(result.cost.sram_reads.value + result.cost.sram_writes.value) *
               per_byte(table, level->name);

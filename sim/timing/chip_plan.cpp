@@ -70,12 +70,6 @@ const arch::LevelSummary* outermost_on_chip(const arch::HardwareModel& hw) {
   return levels.size() >= 2 ? &levels[levels.size() - 2] : nullptr;
 }
 
-const arch::MemoryLevelSpec* first_chip_level(const arch::ArchSpec& spec) {
-  for (const arch::MemoryLevelSpec& level : spec.memory)
-    if (level.scope == arch::Scope::Chip) return &level;
-  return nullptr;
-}
-
 }  // namespace
 
 ChipParams chip_params(const arch::HardwareModel& hw) {
@@ -135,8 +129,7 @@ ChipParams chip_params(const arch::HardwareModel& hw) {
 
   // The path to DRAM.
   if (gpu) {
-    if (const arch::MemoryLevelSpec* l2 = first_chip_level(spec); l2 != nullptr &&
-                                                                  l2->read_bandwidth) {
+    if (const arch::MemoryLevelSpec* l2 = hw.chip_cache(); l2 != nullptr && l2->read_bandwidth) {
       const double bytes_per_cycle = coda::per_cycle(*l2->read_bandwidth, hw.clock()).value *
                                      static_cast<double>(l2->instances);
       const double latency = l2->latency ? cycles_of(*l2->latency, chip.clock_hz) : 0.0;
