@@ -1,5 +1,7 @@
 #include "workloads/llm/hf_config.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -14,6 +16,19 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
+// LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
+constexpr std::array<std::string_view, 5> kLlamaStyle{"llama", "mistral", "mixtral", "qwen2",
+                                                      "gemma"};
+// Encoder-only families users reach for first; named in the error's hint.
+constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
+                                                    "electra", "deberta", "xlm-roberta"};
+
+std::string supported_model_types() {
+  std::string out = "gpt2";
+  for (const std::string_view t : kLlamaStyle) out += fmt::format(", {}", t);
+  return out;
+}
 
 // Where each key of the top-level object starts, by one pass over the text that tracks strings
 // and nesting. Only top-level keys are located: the keys read here are all at the top.
@@ -185,6 +200,27 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
   std::string model_type;
   r.string("model_type", model_type);
   const bool gpt2 = model_type == "gpt2" || (model_type.empty() && r.has("n_embd"));
+  if (!gpt2) {
+    const auto known = [&](const auto& list) {
+      return std::find(list.begin(), list.end(), model_type) != list.end();
+    };
+    if (model_type.empty() && !r.has("model_type")) {
+      diags.error(r.object_location(), "model_type", "missing required key",
+                  fmt::format("coda builds these families: {}", supported_model_types()));
+      return std::nullopt;
+    }
+    if (!known(kLlamaStyle)) {
+      if (diags.error_count() == errors_before)  // not already a wrong-type error
+        r.error("model_type",
+                fmt::format("'{}' is not a model family coda builds (it builds {})", model_type,
+                            supported_model_types()),
+                known(kEncoders) ? "encoder-only models (bidirectional attention, no KV cache, "
+                                   "no LM head) are not modeled yet"
+                                 : "describe the model in coda's LLM YAML (docs/llm.md) if it "
+                                   "is one of these architectures under another name");
+      return std::nullopt;
+    }
+  }
   c.name = std::filesystem::path(file).stem().string();
   r.string("_name_or_path", c.name);
   c.source = fmt::format("Hugging Face config.json: {}", file);
@@ -221,7 +257,7 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     c.ffn_type = FfnType::GeluMlp;
     c.norm = NormType::LayerNorm;
     c.positions = PositionEncoding::Learned;
-    c.bias = true;
+    c.qkv_bias = c.out_bias = c.mlp_bias = true;
     c.tied_embeddings = true;
   } else {
     number(LlmField::Hidden, "hidden_size", c.hidden, true);
@@ -235,6 +271,7 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     number(LlmField::Vocab, "vocab_size", c.vocab, true);
     number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, true);
     std::string act;
+    const bool gemma = model_type == "gemma";
     if (!r.has("hidden_act")) {
       diags.error(r.object_location(), "hidden_act", "missing required key",
                   "silu (SwiGLU, LLaMA) or gelu (a plain GELU MLP)");
@@ -242,7 +279,7 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
       if (act == "silu" || act == "swish")
         c.ffn_type = FfnType::SwiGlu;
       else if (act.rfind("gelu", 0) == 0)
-        c.ffn_type = FfnType::GeluMlp;
+        c.ffn_type = gemma ? FfnType::GeGlu : FfnType::GeluMlp;  // Gemma's MLP is gated
       else
         r.error("hidden_act", fmt::format("activation '{}' is not modeled", act),
                 "silu (SwiGLU) or gelu, gelu_new, gelu_pytorch_tanh (a GELU MLP)");
@@ -257,7 +294,25 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                   "add \"rms_norm_eps\": 1e-5 (RMSNorm) or \"layer_norm_eps\": 1e-5 (LayerNorm)");
     c.positions = PositionEncoding::Rotary;
     r.real("rope_theta", c.rope_theta);
-    r.boolean("attention_bias", c.bias);
+    bool attention_bias = false;
+    r.boolean("attention_bias", attention_bias);  // LLaMA: Q, K, V and output projections
+    c.qkv_bias = c.out_bias = attention_bias;
+    r.boolean("mlp_bias", c.mlp_bias);
+    if (model_type == "qwen2") c.qkv_bias = true;  // Qwen2Attention: q, k, v with bias, o without
+    if (gemma) c.tied_embeddings = true;           // GemmaConfig's default
+    // Sliding-window attention: Mistral's window (null: none); Qwen2 only with
+    // use_sliding_window, over some layers, which coda does not model.
+    if (model_type == "qwen2") {
+      bool use_window = false;
+      r.boolean("use_sliding_window", use_window);
+      if (use_window)
+        r.error("use_sliding_window",
+                "sliding-window attention on some of Qwen2's layers is not "
+                "modeled",
+                "set it to false to price full attention on every layer");
+    } else if (model_type == "mistral" || model_type == "mixtral") {
+      r.number("sliding_window", c.sliding_window, false);
+    }
     if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
       number(LlmField::Experts, "num_local_experts", c.moe.experts, true);
       number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);

@@ -1,18 +1,23 @@
 #pragma once
 // Reading a Hugging Face transformers config.json into an LlmConfig.
 //
-// Two families of keys are understood:
-//   GPT-2 (model_type "gpt2", or n_embd present): n_embd, n_layer, n_head, n_inner (null: 4 x
-//     n_embd), n_positions, vocab_size, activation_function; layer norm, learned positions,
-//     biases, tied embeddings (tie_word_embeddings may say otherwise).
-//   LLaMA-style (everything else): hidden_size, num_hidden_layers, num_attention_heads,
-//     num_key_value_heads (default: heads), head_dim (default: hidden / heads),
-//     intermediate_size, hidden_act (silu: SwiGLU; gelu*: a plain GELU MLP), rms_norm_eps or
-//     layer_norm_eps (which one is present chooses the norm), vocab_size, tie_word_embeddings
-//     (default false), rope_theta, max_position_embeddings, attention_bias (default false),
-//     num_local_experts and num_experts_per_tok (Mixtral MoE); rotary positions.
+// Two families of keys are understood, chosen by model_type:
+//   GPT-2 (model_type "gpt2", or n_embd with no model_type): n_embd, n_layer, n_head, n_inner
+//     (null: 4 x n_embd), n_positions, vocab_size, activation_function; layer norm, learned
+//     positions, biases, tied embeddings (tie_word_embeddings may say otherwise).
+//   LLaMA-style (model_type llama, mistral, mixtral, qwen2, gemma): hidden_size,
+//     num_hidden_layers, num_attention_heads, num_key_value_heads (default: heads), head_dim
+//     (default: hidden / heads), intermediate_size, hidden_act (silu: SwiGLU; gelu*: a plain
+//     GELU MLP, Gemma's gated GeGLU), rms_norm_eps or layer_norm_eps (which one is present
+//     chooses the norm), vocab_size, tie_word_embeddings (default false; Gemma true), rope_theta,
+//     max_position_embeddings, attention_bias (Q, K, V and output projections; default false),
+//     mlp_bias, num_local_experts and num_experts_per_tok (Mixtral MoE), sliding_window
+//     (Mistral, Mixtral; null: none); rotary positions. Qwen2's Q, K and V projections carry
+//     biases (its attention implies them); its use_sliding_window: true is refused.
 //   Both: torch_dtype (bfloat16, float16, float32; default bf16), _name_or_path (the name).
-// Every other key is ignored: real configs carry many that do not change the cost.
+// Any other model_type, or none (without n_embd), is an error naming the families coda builds:
+// never a silent LLaMA. Every other key is ignored: real configs carry many that do not change
+// the cost.
 //
 // Diagnostics name the file, the line and column of the top-level key (found by a scan of the
 // text, since nlohmann::json keeps no positions), and the key as the path. A missing key is

@@ -306,13 +306,13 @@ class Builder {
     FfnWeights f;
     const std::uint64_t h = c_.hidden;
     f.up = weight(p + "up.weight", {h, ffn_});
-    if (c_.bias) f.up_bias = weight(p + "up.bias", {ffn_});
-    if (c_.ffn_type == FfnType::SwiGlu) {
+    if (c_.mlp_bias) f.up_bias = weight(p + "up.bias", {ffn_});
+    if (gated(c_.ffn_type)) {
       f.gate = weight(p + "gate.weight", {h, ffn_});
-      if (c_.bias) f.gate_bias = weight(p + "gate.bias", {ffn_});
+      if (c_.mlp_bias) f.gate_bias = weight(p + "gate.bias", {ffn_});
     }
     f.down = weight(p + "down.weight", {ffn_, h});
-    if (c_.bias) f.down_bias = weight(p + "down.bias", {h});
+    if (c_.mlp_bias) f.down_bias = weight(p + "down.bias", {h});
     return f;
   }
 
@@ -330,9 +330,9 @@ class Builder {
       w.norm1 = weight(p + "norm1.weight", {h});
       if (ln) w.norm1_shift = weight(p + "norm1.bias", {h});
       w.qkv = weight(p + "qkv.weight", {h, q_out_ + 2 * kv_out_});
-      if (c_.bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
+      if (c_.qkv_bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
       w.out = weight(p + "out.weight", {q_out_, h});
-      if (c_.bias) w.out_bias = weight(p + "out.bias", {h});
+      if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
       w.norm2 = weight(p + "norm2.weight", {h});
       if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
       if (c_.moe.experts == 0) {
@@ -470,7 +470,9 @@ class Builder {
     } else {
       const TensorId gate = linear(tape, p + "gate", x, rows, h, width, w.gate, w.gate_bias);
       const TensorId up = linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias);
-      const TensorId act_gate = unary(tape, p + "silu", Function::Silu, gate);
+      const bool silu = c_.ffn_type == FfnType::SwiGlu;
+      const TensorId act_gate =
+          unary(tape, p + (silu ? "silu" : "gelu"), silu ? Function::Silu : Function::Gelu, gate);
       hidden_act = binary(tape, p + "mul", Function::Mul, act_gate, up);
     }
     return linear(tape, p + "down", hidden_act, rows, width, h, w.down,
@@ -1049,6 +1051,15 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           fmt::format("{} micro-batches do not divide the batch of {}", par.micro_batches,
                       phase.batch),
           "each micro-batch holds batch / micro_batches sequences");
+  // The context a token attends to: the prompt (prefill, training) or the cache plus the token.
+  const std::uint64_t context = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
+  if (c.sliding_window > 0 && context > c.sliding_window)
+    error("phase.seq_len",
+          fmt::format("a context of {} tokens exceeds the model's sliding window of {}, beyond "
+                      "which coda would price full attention where the model attends to the "
+                      "last {} tokens only",
+                      context, c.sliding_window, c.sliding_window),
+          fmt::format("use a context of at most {} tokens", c.sliding_window));
   if (phase.recompute && phase.kind != PhaseKind::Training)
     error("phase.recompute", "recomputation applies to training steps only");
   if (phase.precision != Precision::Mixed && phase.kind != PhaseKind::Training)

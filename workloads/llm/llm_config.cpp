@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::uint64_t kSchemaVersion = 1;
 
-constexpr std::array<std::pair<std::string_view, FfnType>, 2> kFfnTypes{{
-    {"gelu_mlp", FfnType::GeluMlp}, {"swiglu", FfnType::SwiGlu}}};
+constexpr std::array<std::pair<std::string_view, FfnType>, 3> kFfnTypes{
+    {{"gelu_mlp", FfnType::GeluMlp}, {"swiglu", FfnType::SwiGlu}, {"geglu", FfnType::GeGlu}}};
 constexpr std::array<std::pair<std::string_view, NormType>, 2> kNormTypes{{
     {"layer_norm", NormType::LayerNorm}, {"rms_norm", NormType::RmsNorm}}};
 constexpr std::array<std::pair<std::string_view, PositionEncoding>, 2> kPositions{{
@@ -118,7 +118,12 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   model.optional("tied_embeddings", c.tied_embeddings, diags);
   model.required_enum("positions", c.positions, EnumTable<PositionEncoding>(kPositions), diags);
   model.optional("rope_theta", c.rope_theta, diags);
-  model.optional("bias", c.bias, diags);
+  bool all_biases = false;
+  if (model.optional("bias", all_biases, diags)) c.qkv_bias = c.out_bias = c.mlp_bias = all_biases;
+  model.optional("qkv_bias", c.qkv_bias, diags);
+  model.optional("out_bias", c.out_bias, diags);
+  model.optional("mlp_bias", c.mlp_bias, diags);
+  model.optional("sliding_window", c.sliding_window, diags);
   model.required("max_positions", c.max_positions, diags);
   model.optional_enum("dtype", c.dtype, EnumTable<DataType>(data_type_names()), diags);
   const bool has_moe = model.has("moe");
@@ -171,10 +176,11 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t kv_out = c.kv_heads * c.head_dim;
   const std::uint64_t norm = (c.norm == NormType::LayerNorm ? 2 : 1) * c.hidden;
   const std::uint64_t attn_matmul = c.hidden * (q_out + 2 * kv_out) + q_out * c.hidden;
-  const std::uint64_t attn = attn_matmul + (c.bias ? q_out + 2 * kv_out + c.hidden : 0);
-  const bool swiglu = c.ffn_type == FfnType::SwiGlu;
-  const std::uint64_t ffn_matmul = (swiglu ? 3 : 2) * c.hidden * c.ffn;
-  const std::uint64_t ffn_one = ffn_matmul + (c.bias ? (swiglu ? 2 : 1) * c.ffn + c.hidden : 0);
+  const std::uint64_t attn =
+      attn_matmul + (c.qkv_bias ? q_out + 2 * kv_out : 0) + (c.out_bias ? c.hidden : 0);
+  const bool gate = gated(c.ffn_type);
+  const std::uint64_t ffn_matmul = (gate ? 3 : 2) * c.hidden * c.ffn;
+  const std::uint64_t ffn_one = ffn_matmul + (c.mlp_bias ? (gate ? 2 : 1) * c.ffn + c.hidden : 0);
   const bool moe = c.moe.experts > 0;
   const std::uint64_t router = moe ? c.hidden * c.moe.experts : 0;
   const std::uint64_t ffns_total = moe ? c.moe.experts + c.moe.shared_experts : 1;

@@ -19,14 +19,17 @@
 namespace coda::workload::llm {
 
 // gelu_mlp: up, GELU, down (GPT-2/3). swiglu: gate and up, SiLU(gate) * up, down (LLaMA).
-enum class FfnType : std::uint8_t { GeluMlp, SwiGlu };
+// geglu: gate and up, GELU(gate) * up, down (Gemma).
+enum class FfnType : std::uint8_t { GeluMlp, SwiGlu, GeGlu };
+// Whether the FFN has a gate projection (three matrices rather than two).
+constexpr bool gated(FfnType type) { return type != FfnType::GeluMlp; }
 // layer_norm: scale and shift (2 x hidden parameters). rms_norm: scale only (hidden).
 enum class NormType : std::uint8_t { LayerNorm, RmsNorm };
 // learned: a [max_positions x hidden] table added to the token embedding (GPT-2/3).
 // rotary: RoPE applied to Q and K in every layer, no parameters (LLaMA, Mistral).
 enum class PositionEncoding : std::uint8_t { Learned, Rotary };
 
-std::string_view to_string(FfnType type);            // "gelu_mlp", "swiglu"
+std::string_view to_string(FfnType type);            // "gelu_mlp", "swiglu", "geglu"
 std::string_view to_string(NormType type);           // "layer_norm", "rms_norm"
 std::string_view to_string(PositionEncoding type);  // "learned", "rotary"
 
@@ -55,8 +58,16 @@ struct LlmConfig {
   bool tied_embeddings = false;  // the LM head reuses the token-embedding table
   PositionEncoding positions = PositionEncoding::Rotary;
   double rope_theta = 10000.0;   // informational: RoPE's base does not change the cost
-  bool bias = false;             // biases on the QKV, output and FFN projections (GPT-2/3)
+  // Biases on the Q, K and V projections (GPT-2/3, Qwen2), the attention's output projection
+  // (GPT-2/3) and the FFN's projections (GPT-2/3). coda YAML's `bias: true` sets all three.
+  bool qkv_bias = false;
+  bool out_bias = false;
+  bool mlp_bias = false;
   std::uint64_t max_positions = 0;
+  // Sliding-window attention (Mistral 7B v0.1): each token attends to the last `sliding_window`
+  // tokens; 0: the whole context. The builder prices full attention, so it refuses a phase
+  // whose context exceeds the window (where the two differ).
+  std::uint64_t sliding_window = 0;
   DataType dtype = DataType::Bf16;
   MoeConfig moe;
   friend bool operator==(const LlmConfig&, const LlmConfig&) = default;

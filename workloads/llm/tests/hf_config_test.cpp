@@ -116,7 +116,7 @@ TEST(HfConfig, Gpt2Style) {
   EXPECT_EQ(c->norm, NormType::LayerNorm);
   EXPECT_EQ(c->positions, PositionEncoding::Learned);
   EXPECT_TRUE(c->tied_embeddings);
-  EXPECT_TRUE(c->bias);
+  EXPECT_TRUE(c->qkv_bias && c->out_bias && c->mlp_bias);
   EXPECT_EQ(c->name, "config");  // no _name_or_path: the file stem
   EXPECT_EQ(llm_headline(*c, 0).parameters, 124'439'808u);  // see llm_config_test.cpp
 }
@@ -177,6 +177,94 @@ TEST(HfConfig, SyntaxErrorIsLocated) {
   EXPECT_FALSE(load(replace(kLlama, "\"hidden_size\": 4096,", "\"hidden_size\": 4096,,"), diags));
   ASSERT_EQ(diags.error_count(), 1u);
   EXPECT_EQ(diags.all()[0].where.line, 6) << diags.format_all();
+}
+
+// The shape of google/gemma-7b's config.json: a gated GELU MLP (GeGLU: gate, up and down),
+// head_dim 256 over 16 heads, tied embeddings by GemmaConfig's default.
+constexpr const char* kGemma7b = R"({
+  "architectures": ["GemmaForCausalLM"], "attention_bias": false, "head_dim": 256,
+  "hidden_act": "gelu", "hidden_size": 3072, "intermediate_size": 24576,
+  "max_position_embeddings": 8192, "model_type": "gemma", "num_attention_heads": 16,
+  "num_hidden_layers": 28, "num_key_value_heads": 16, "rms_norm_eps": 1e-06,
+  "rope_theta": 10000.0, "torch_dtype": "bfloat16", "vocab_size": 256000
+})";
+
+// The shape of Qwen/Qwen2-0.5B's config.json: biases on Q, K and V only (Qwen2Attention),
+// which the config does not state; a sliding window that is off.
+constexpr const char* kQwen2 = R"({
+  "architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu", "hidden_size": 896,
+  "intermediate_size": 4864, "max_position_embeddings": 131072, "max_window_layers": 24,
+  "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+  "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+  "sliding_window": 131072, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "use_sliding_window": false, "vocab_size": 151936
+})";
+
+TEST(HfConfig, GemmaIsAGatedGeluMlpWithTiedEmbeddings) {
+  Diagnostics diags;
+  const auto c = load(kGemma7b, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->ffn_type, FfnType::GeGlu);
+  EXPECT_TRUE(c->tied_embeddings);
+  EXPECT_EQ(c->head_dim, 256u);
+  // By hand: embedding 256000 x 3072 = 786,432,000 (tied: no LM head). A layer: Q, K, V and O
+  // 4 x 3072 x 4096 = 50,331,648; gate, up, down 3 x 3072 x 24576 = 226,492,416; two RMSNorms
+  // 6,144: 276,830,208, x 28 = 7,751,245,824; final norm 3,072. Total 8,537,680,896: the count
+  // Hugging Face reports for google/gemma-7b ("8.54B").
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 8'537'680'896u);
+  // Read as a plain GELU MLP (two matrices), as coda did before, it would be 7.21B.
+}
+
+TEST(HfConfig, Qwen2CarriesQkvBiasesOnly) {
+  Diagnostics diags;
+  const auto c = load(kQwen2, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_TRUE(c->qkv_bias);
+  EXPECT_FALSE(c->out_bias);
+  EXPECT_FALSE(c->mlp_bias);
+  EXPECT_EQ(c->sliding_window, 0u);  // use_sliding_window: false
+  // By hand: embedding 151936 x 896 = 136,134,656 (tied). A layer: Q 896 x 896 = 802,816,
+  // K and V 896 x 128 = 114,688 each, O 802,816, the Q/K/V biases 896 + 128 + 128 = 1,152;
+  // gate, up, down 3 x 896 x 4864 = 13,074,432; two RMSNorms 1,792: 14,912,384, x 24 =
+  // 357,897,216; final norm 896. Total 494,032,768, Hugging Face's count for Qwen2-0.5B.
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 494'032'768u);
+  EXPECT_FALSE(load(
+      replace(kQwen2, "\"use_sliding_window\": false", "\"use_sliding_window\": true"), diags));
+  EXPECT_EQ(diags.all().back().path, "use_sliding_window");
+}
+
+TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
+  Diagnostics diags;
+  EXPECT_FALSE(
+      load(replace(kLlama, "\"model_type\": \"llama\"", "\"model_type\": \"bert\""), diags));
+  ASSERT_EQ(diags.error_count(), 1u);
+  const Diagnostic& d = diags.all()[0];
+  EXPECT_EQ(d.path, "model_type");
+  EXPECT_EQ(d.message,
+            "'bert' is not a model family coda builds (it builds gpt2, llama, "
+            "mistral, mixtral, qwen2, gemma)");
+  EXPECT_EQ(d.hint,
+            "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
+            "not modeled yet");
+  Diagnostics missing;
+  EXPECT_FALSE(load(replace(kLlama, "\"model_type\": \"llama\",", ""), missing));
+  ASSERT_EQ(missing.error_count(), 1u);
+  EXPECT_EQ(missing.all()[0].path, "model_type");
+  EXPECT_EQ(missing.all()[0].message, "missing required key");
+}
+
+TEST(HfConfig, MistralsSlidingWindowIsKept) {
+  Diagnostics diags;
+  const auto c = load(replace(kLlama, "\"model_type\": \"llama\"",
+                              "\"model_type\": \"mistral\", \"sliding_window\": 4096"),
+                      diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->sliding_window, 4096u);
+  const auto none = load(replace(kLlama, "\"model_type\": \"llama\"",
+                                 "\"model_type\": \"mistral\", \"sliding_window\": null"),
+                         diags);
+  ASSERT_TRUE(none) << diags.format_all();
+  EXPECT_EQ(none->sliding_window, 0u);
 }
 
 TEST(HfConfig, MissingFile) {

@@ -61,6 +61,34 @@ TEST(LlmBuilder, WeightsInTheGraphAreTheParameterCount) {
   }
 }
 
+TEST(LlmBuilder, GegluGatesWithGeluAndBiasesFollowTheirFlags) {
+  // A small Gemma-like model: three FFN matrices, GELU on the gate (no SiLU); biases on Q, K
+  // and V only (Qwen2's), so the weights still equal the headline's count.
+  LlmConfig c = preset("llama2_7b");
+  c.ffn_type = FfnType::GeGlu;
+  c.qkv_bias = true;
+  const Graph g = build(c, {.kind = PhaseKind::Decode, .batch = 1, .seq_len = 16});
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters);
+  EXPECT_EQ(count(g, Function::Silu), 0u);
+  EXPECT_EQ(count(g, Function::Gelu), c.layers);  // one per layer, on the gate
+  EXPECT_EQ(count(g, Function::Mul) >= c.layers, true);
+}
+
+TEST(LlmBuilder, AContextBeyondTheSlidingWindowIsRefused) {
+  // Mistral 7B v0.1's window is 4096: a 4096-token prefill attends to the whole prompt (exact),
+  // a decode step over a 4096-token cache attends to 4097 tokens, more than the window.
+  LlmConfig c = preset("llama2_7b");
+  c.sliding_window = 4096;
+  Diagnostics diags;
+  EXPECT_TRUE(
+      try_build_llm(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 4096}, {}, diags));
+  EXPECT_FALSE(
+      try_build_llm(c, {.kind = PhaseKind::Decode, .batch = 1, .seq_len = 4096}, {}, diags));
+  ASSERT_EQ(diags.error_count(), 1u);
+  EXPECT_EQ(diags.all()[0].path, "phase.seq_len");
+  EXPECT_EQ(diags.all()[0].hint, "use a context of at most 4096 tokens");
+}
+
 // A decode step's matmul work is exactly the headline formula at context + 1 (the new token
 // attends to the cache and itself), per sequence: 2 x total_macs == batch x headline.
 TEST(LlmBuilder, DecodeMatmulsMatchHeadlineFormula) {
