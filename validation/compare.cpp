@@ -336,9 +336,12 @@ std::optional<Prediction> predict_launch(const arch::HardwareModel& hw, std::str
   Prediction p;
   p.seconds = seconds;
   p.bound = PredictedBound::Launch;
-  p.model = hw.spec().calibration.launch_overhead
-                ? "the launch term: calibration.launch_overhead"
-                : "the launch term: gpu_model.h's default 4 us";
+  // Say where the figure came from (standalone_fixed_seconds' order).
+  const arch::CalibrationSpec& c = hw.spec().calibration;
+  p.model = c.fixed_cost.contains(arch::KernelKind::Vector)
+                ? "the launch term: a vector kernel's calibration.fixed_cost.vector"
+            : c.launch_overhead ? "the launch term: calibration.launch_overhead"
+                                : "the launch term: gpu_model.h's default 4 us";
   p.parts.push_back({.name = "launch", .unit = "launch", .seconds = seconds,
                      .compute_seconds = 0, .dram_bytes = 0, .bound = PredictedBound::Launch,
                      .mapping = {}});
