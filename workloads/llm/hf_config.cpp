@@ -18,8 +18,8 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 5> kLlamaStyle{"llama", "mistral", "mixtral", "qwen2",
-                                                      "gemma"};
+constexpr std::array<std::string_view, 6> kLlamaStyle{"llama", "mistral", "mixtral", "qwen2",
+                                                      "gemma", "phi3"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
@@ -310,7 +310,7 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                 "sliding-window attention on some of Qwen2's layers is not "
                 "modeled",
                 "set it to false to price full attention on every layer");
-    } else if (model_type == "mistral" || model_type == "mixtral") {
+    } else if (model_type == "mistral" || model_type == "mixtral" || model_type == "phi3") {
       r.number("sliding_window", c.sliding_window, false);
     }
     if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {

@@ -241,8 +241,8 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   const Diagnostic& d = diags.all()[0];
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
-            "'bert' is not a model family coda builds (it builds gpt2, llama, "
-            "mistral, mixtral, qwen2, gemma)");
+            "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
+            "qwen2, gemma, phi3)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");
@@ -251,6 +251,28 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   ASSERT_EQ(missing.error_count(), 1u);
   EXPECT_EQ(missing.all()[0].path, "model_type");
   EXPECT_EQ(missing.all()[0].message, "missing required key");
+}
+
+// The shape of microsoft/Phi-3-mini-4k-instruct's config.json: LLaMA's layer with a 2047-token
+// sliding window.
+constexpr const char* kPhi3Mini = R"({
+  "architectures": ["Phi3ForCausalLM"], "hidden_act": "silu", "hidden_size": 3072,
+  "intermediate_size": 8192, "max_position_embeddings": 4096, "model_type": "phi3",
+  "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+  "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 2047,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "vocab_size": 32064
+})";
+
+TEST(HfConfig, Phi3MiniCountAndWindow) {
+  Diagnostics diags;
+  const auto c = load(kPhi3Mini, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->sliding_window, 2047u);
+  // By hand: embedding and untied LM head 2 x 32064 x 3072 = 197,001,216. A layer: Q, K, V
+  // 3072 x 9216 = 28,311,552 and O 9,437,184; gate, up, down 3 x 3072 x 8192 = 75,497,472;
+  // two RMSNorms 6,144: 113,252,352, x 32 = 3,624,075,264; final norm 3,072. Total
+  // 3,821,079,552, Hugging Face's count for Phi-3-mini ("3.8B").
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 3'821'079'552u);
 }
 
 TEST(HfConfig, MistralsSlidingWindowIsKept) {
