@@ -239,6 +239,27 @@ std::string run_summary(const results::RunResult& run) {
   return text;
 }
 
+std::shared_ptr<const WorkloadCache::Entry> WorkloadCache::get(
+    std::size_t workload, const SweepWorkload& w, const std::vector<std::uint32_t>& key) {
+  auto id = std::make_pair(workload, key);
+  {
+    const std::scoped_lock lock(mutex_);
+    if (const auto it = entries_.find(id); it != entries_.end()) return it->second;
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->source = workload::describe(w.source);
+  entry->hash = results::hex_hash(workload::source_hash(w.source));
+  Diagnostics diags;
+  if (auto loaded = workload::load_source(w.source, diags)) {
+    entry->memory_plan = mapper::plan_memory(loaded->graph);
+    entry->graph = std::move(loaded->graph);
+  } else {
+    entry->why = errors_text(diags);
+  }
+  const std::scoped_lock lock(mutex_);
+  return entries_.try_emplace(std::move(id), std::move(entry)).first->second;
+}
+
 std::vector<StoreAxis> store_axes(const SweepSpec& spec) {
   std::vector<StoreAxis> axes;
   for (const SweepAxis& axis : spec.axes) axes.push_back({axis.path, axis.values});
@@ -268,8 +289,30 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
 
   const sim::analytical::AnalyticalEngine analytical;
   const sim::Engine& engine = inputs.engine ? *inputs.engine : analytical;
+  // The workload axes' value indices: the key of the point's workloads in the cache.
+  std::vector<std::uint32_t> workload_key;
+  for (std::size_t a = 0; a < spec.axes.size() && a < point.size(); ++a)
+    if (spec.axes[a].workload) workload_key.push_back(record.values[a]);
   for (std::size_t i = 0; i < spec.workloads.size() && i < inputs.graphs.size(); ++i) {
-    const SweepWorkload& w = spec.workloads[i];
+    SweepWorkload w = spec.workloads[i];
+    const workload::Graph* graph = &inputs.graphs[i];
+    const mapper::MemoryPlan* memory_plan = &inputs.memory_plans[i];
+    std::string workload_source = inputs.workload_sources[i];
+    std::string workload_hash = inputs.workload_hashes[i];
+    std::string workload_why;
+    std::shared_ptr<const WorkloadCache::Entry> built;  // keeps the graph alive
+    if (!workload_key.empty()) {
+      if (!apply_workload_axes(spec, point, w, workload_why)) {
+        graph = nullptr;
+      } else {
+        built = inputs.workloads->get(i, w, workload_key);
+        graph = built->graph ? &*built->graph : nullptr;
+        memory_plan = &built->memory_plan;
+        workload_source = built->source;
+        workload_hash = built->hash;
+        workload_why = built->why;
+      }
+    }
     SweepRow row;
     row.point = index;
     row.values = record.values;
@@ -279,18 +322,19 @@ SweepPointRecord evaluate_point(const SweepSpec& spec, const SweepInputs& inputs
     std::optional<results::RunResult> run;
     std::string why = arch_reason;
     bool failed = arch_failed;
-    if (hw) {
+    if (hw && graph == nullptr) {  // the point's workload cannot be built: not a design fault
+      why = workload_why;
+    } else if (hw) {
       try {
-        run = run_workload(engine, inputs.graphs[i], inputs.memory_plans[i], *hw, w, cache, why);
+        run = run_workload(engine, *graph, *memory_plan, *hw, w, cache, why);
       } catch (const std::exception& e) {
         why = fmt::format("internal error: {}", e.what());
         failed = true;
       }
     }
     if (run) {
-      run.value().provenance.inputs = {
-          {"arch", spec.arch.string(), record.arch_hash},
-          {"workload", inputs.workload_sources[i], inputs.workload_hashes[i]}};
+      run.value().provenance.inputs = {{"arch", spec.arch.string(), record.arch_hash},
+                                       {"workload", workload_source, workload_hash}};
       fill_metrics(row, *run, spec.constraints);
       row.run_summary = run_summary(*run);
     } else {

@@ -20,7 +20,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +71,30 @@ struct SweepOutcome {
   bool interrupted = false;          // options.stop was set before every planned point ran
 };
 
+// The workloads a sweep's workload axes make (dse/sweep_spec.h, WorkloadParam), built once per
+// workload and combination of those axes' values and shared by the worker threads. Grows with
+// the combinations (a handful of batches x sequence lengths), not with the points.
+class WorkloadCache {
+ public:
+  struct Entry {
+    std::optional<workload::Graph> graph;  // nullopt: the source could not be built (`why`)
+    mapper::MemoryPlan memory_plan;
+    std::string source;  // workload::describe
+    std::string hash;    // 16 hex digits of workload::source_hash
+    std::string why;     // the diagnostics of a source that could not be built
+  };
+  // The workload `w` (spec.workloads[workload] with the point's workload axes applied), `key`
+  // its axes' value indices. Thread-safe; two threads may build the same entry at once, and the
+  // first stored is kept.
+  std::shared_ptr<const Entry> get(std::size_t workload, const SweepWorkload& w,
+                                   const std::vector<std::uint32_t>& key);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<std::size_t, std::vector<std::uint32_t>>, std::shared_ptr<const Entry>>
+      entries_;
+};
+
 // What every point of a sweep shares, made once per sweep (and per MPI rank): the workloads
 // read, their files' content hashes (for each run's provenance), their memory plans (which
 // depend on the graph only) and the points (made as they are asked for: each worker thread
@@ -80,6 +106,7 @@ struct SweepInputs {
   std::vector<mapper::MemoryPlan> memory_plans;  // plan_memory of each graph (graph-only)
   PointSequence points;                          // PointSequence(spec)
   std::shared_ptr<const sim::Engine> engine;      // spec.engine, made once; shared by the threads
+  std::shared_ptr<WorkloadCache> workloads = std::make_shared<WorkloadCache>();  // workload axes
 };
 // nullopt when a workload cannot be read or the spec's engine is not in `engines` (null:
 // register_builtin_engines', the analytical one; the CLI adds the SystemC engine).

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/check.h"
+#include "core/enum_table.h"
 #include "core/hash.h"
 #include "sim/driver.h"
 
@@ -362,6 +363,89 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
   return w;
 }
 
+constexpr std::array<std::pair<std::string_view, WorkloadParam>, 10> kWorkloadParams{{
+    {"batch", WorkloadParam::Batch},
+    {"seq", WorkloadParam::Seq},
+    {"phase", WorkloadParam::Phase},
+    {"tp", WorkloadParam::Tp},
+    {"pp", WorkloadParam::Pp},
+    {"dp", WorkloadParam::Dp},
+    {"micro_batches", WorkloadParam::MicroBatches},
+    {"image", WorkloadParam::Image},
+    {"dtype", WorkloadParam::Dtype},
+    {"fusion", WorkloadParam::Fusion},
+}};
+constexpr std::string_view kWorkloadPrefix = "workload.";
+
+// `text` as a whole number of at least 1.
+bool positive(const std::string& text, std::uint64_t& out, std::string& why) {
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, out);
+  if (ec != std::errc() || at != end || out == 0) {
+    why = fmt::format("'{}' is not a whole number of at least 1", text);
+    return false;
+  }
+  return true;
+}
+
+// Sets one workload parameter of `w` from its text; false with `why` when the text is not a
+// value of it or the workload has no such parameter.
+bool set_workload_param(WorkloadParam param, const std::string& text, SweepWorkload& w,
+                        std::string& why) {
+  auto* llm = std::get_if<workload::LlmSource>(&w.source);
+  auto* cnn = std::get_if<workload::CnnSource>(&w.source);
+  const auto kinds = [&](std::string_view which) {
+    why = fmt::format("workload '{}' has no such parameter: it applies to {}", w.name, which);
+    return false;
+  };
+  switch (param) {
+    case WorkloadParam::Batch:
+      if (llm) return positive(text, llm->phase.batch, why);
+      if (cnn) return positive(text, cnn->batch, why);
+      return kinds("LLM and CNN workloads");
+    case WorkloadParam::Seq:
+      return llm ? positive(text, llm->phase.seq_len, why) : kinds("LLM workloads");
+    case WorkloadParam::Tp:
+      return llm ? positive(text, llm->parallelism.tp, why) : kinds("LLM workloads");
+    case WorkloadParam::Pp:
+      return llm ? positive(text, llm->parallelism.pp, why) : kinds("LLM workloads");
+    case WorkloadParam::Dp:
+      return llm ? positive(text, llm->parallelism.dp, why) : kinds("LLM workloads");
+    case WorkloadParam::MicroBatches:
+      return llm ? positive(text, llm->parallelism.micro_batches, why) : kinds("LLM workloads");
+    case WorkloadParam::Image:
+      return cnn ? positive(text, cnn->image, why) : kinds("CNN workloads");
+    case WorkloadParam::Phase: {
+      if (!llm) return kinds("LLM workloads");
+      const auto kind = enum_value(workload::llm::phase_names(), text);
+      if (!kind) why = fmt::format("unknown phase '{}': one of prefill, decode, training", text);
+      if (kind) llm->phase.kind = *kind;
+      return kind.has_value();
+    }
+    case WorkloadParam::Dtype: {
+      const auto type = parse_data_type(text);
+      if (!type) {
+        why = fmt::format("unknown element type '{}'", text);
+        return false;
+      }
+      if (llm)
+        llm->dtype = *type;
+      else if (cnn)
+        cnn->dtype = *type;
+      else
+        w.precision = *type;
+      return true;
+    }
+    case WorkloadParam::Fusion: {
+      const auto mode = mapper::parse_fusion_mode(text);
+      if (!mode) why = fmt::format("unknown fusion mode '{}': one of none, epilogue, all", text);
+      if (mode) w.fusion = *mode;
+      return mode.has_value();
+    }
+  }
+  return false;
+}
+
 void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& spec,
                Diagnostics& diags) {
   if (!axes.expect_map(diags)) return;
@@ -374,10 +458,21 @@ void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& s
     const std::string path = entry.first.Scalar();
     const SourceLocation key_at = location_of(file, entry.first.Mark());
     const YamlReader value = axes.at(path);
-    SweepAxis axis{path, {}, {}, key_at};
+    SweepAxis axis{path, {}, {}, key_at, std::nullopt};
     std::string why, hint;
-    const auto steps = parse_arch_path(path, why);
-    if (!steps) {
+    const bool workload_axis = path.starts_with(kWorkloadPrefix);
+    const auto steps = workload_axis ? std::nullopt : parse_arch_path(path, why);
+    if (workload_axis) {
+      axis.workload = enum_value(kWorkloadParams, path.substr(kWorkloadPrefix.size()));
+      if (!axis.workload) {
+        std::string names;
+        for (const auto& [name, param] : kWorkloadParams)
+          names += fmt::format("{}workload.{}", names.empty() ? "" : ", ", name);
+        diags.error(key_at, value.path(),
+                    fmt::format("'{}' is not a workload parameter an axis can vary", path),
+                    "one of " + names);
+      }
+    } else if (!steps) {
       diags.error(key_at, value.path(), why,
                   "write keys and list indices, e.g. compute[0].array.rows");
     } else if (!arch_root.IsNull() && !check_path(arch_root, *steps, why, hint)) {
@@ -408,6 +503,17 @@ void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& s
                   "an axis is a list of values or a range",
                   "write e.g. [64, 128, 256] or {from: 256 KiB, to: 4 MiB, factor: 2}");
     }
+    // A workload axis's every value must apply to every workload (read before the axes).
+    if (axis.workload)
+      for (std::size_t i = 0; i < axis.values.size(); ++i)
+        for (const SweepWorkload& w : spec.workloads) {
+          SweepWorkload copy = w;
+          if (!set_workload_param(*axis.workload, axis.values[i], copy, why)) {
+            diags.error(value.is_sequence() ? value.items()[i] : value, why,
+                        "a workload axis applies to every workload of the spec");
+            break;
+          }
+        }
     spec.axes.push_back(std::move(axis));
   }
 }
@@ -761,6 +867,10 @@ std::optional<PointArchBuilder> PointArchBuilder::create(const SweepSpec& spec,
   const YAML::Node root = doc->root().node();
   std::vector<YAML::Node> targets;
   for (const SweepAxis& axis : spec.axes) {
+    if (axis.workload) {  // no node of the arch: build() skips it
+      targets.emplace_back();
+      continue;
+    }
     std::string why, hint;
     if (!check_path(root, axis.steps, why, hint)) {
       diags.error(axis.where, fmt::format("axes.{}", axis.path), why, hint);
@@ -782,9 +892,24 @@ std::optional<PointArchBuilder> PointArchBuilder::create(const SweepSpec& spec,
 std::optional<arch::ArchSpec> PointArchBuilder::build(const SweepPoint& point, Diagnostics& diags,
                                                       std::uint64_t* arch_hash) {
   for (std::size_t a = 0; a < targets_.size() && a < point.size(); ++a)
-    targets_[a] = spec_->axes[a].values.at(point[a]);  // keeps the mark: errors point into the arch file
+    if (!spec_->axes[a].workload)  // keeps the mark: errors point into the arch file
+      targets_[a] = spec_->axes[a].values.at(point[a]);
   if (arch_hash != nullptr) *arch_hash = doc_.content_hash();
   return arch::read_arch_spec(doc_.root(), diags);
+}
+
+bool has_workload_axes(const SweepSpec& spec) {
+  return std::any_of(spec.axes.begin(), spec.axes.end(),
+                     [](const SweepAxis& a) { return a.workload.has_value(); });
+}
+
+bool apply_workload_axes(const SweepSpec& spec, const SweepPoint& point, SweepWorkload& w,
+                         std::string& why) {
+  for (std::size_t a = 0; a < spec.axes.size() && a < point.size(); ++a)
+    if (spec.axes[a].workload &&
+        !set_workload_param(*spec.axes[a].workload, spec.axes[a].values.at(point[a]), w, why))
+      return false;
+  return true;
 }
 
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& spec,

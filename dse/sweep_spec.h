@@ -47,11 +47,25 @@ struct SweepWorkload {
 // One step of a path into the arch YAML: a map key or a sequence index.
 using PathStep = std::variant<std::string, std::size_t>;
 
+// A workload parameter an axis may vary (docs/sweeps.md, "Workload axes"): its path is
+// "workload." and the name, and it applies to every workload of the spec that has it.
+//   batch           an LLM's phase batch, a CNN's batch
+//   seq             an LLM's phase sequence length (prompt, or the KV cache in decode)
+//   phase           an LLM's phase: prefill, decode, training
+//   tp, pp, dp, micro_batches   an LLM's parallel layout
+//   image           a CNN's input size
+//   dtype           an LLM's or a CNN's element type; a workload file's run precision
+//   fusion          every workload's fusion mode (none, epilogue, all)
+enum class WorkloadParam : std::uint8_t {
+  Batch, Seq, Phase, Tp, Pp, Dp, MicroBatches, Image, Dtype, Fusion
+};
+
 struct SweepAxis {
-  std::string path;              // as written: "compute[0].array.rows"
-  std::vector<PathStep> steps;   // parsed
+  std::string path;              // as written: "compute[0].array.rows", "workload.batch"
+  std::vector<PathStep> steps;   // parsed (arch axes)
   std::vector<std::string> values;  // YAML scalar text, in order: "64", "256 KiB"
   SourceLocation where;          // the axis key in the spec
+  std::optional<WorkloadParam> workload;  // a workload axis; nullopt: an arch path
 };
 
 enum class SamplingMethod : std::uint8_t { Grid, Random, LatinHypercube };
@@ -178,6 +192,15 @@ class PointArchBuilder {
   YamlDocument doc_;
   std::vector<YAML::Node> targets_;  // per axis: the scalar it sets, a handle into doc_
 };
+
+// Whether any axis of the spec varies the workloads.
+bool has_workload_axes(const SweepSpec& spec);
+
+// `w` as `point` has it: each workload axis's value set in its source, precision or fusion.
+// False with `why` when a value does not apply to the workload (the spec reader checks every
+// value against every workload, so a spec it accepted never fails here).
+bool apply_workload_axes(const SweepSpec& spec, const SweepPoint& point, SweepWorkload& w,
+                         std::string& why);
 
 // The point's values as "path=value" pairs, in axis order.
 std::vector<std::pair<std::string, std::string>> point_values(const SweepSpec& spec,

@@ -631,6 +631,61 @@ TEST(SweepStore, HoldsValueIndicesAsIntegersBesideTheAxesTextsAndRefusesAnOlderS
                      "3): run the sweep again into a new --out folder");
 }
 
+// An LLM on the H200 preset, decode: a workload axis builds each point's model in memory.
+const std::string kLlmHeader =
+    "schema_version: 1\n"
+    "name: t\n"
+    "arch: ../arch/nvidia_h200_sxm.yaml\n"
+    "workloads: [{name: llama, llm: ../workloads/llm/llama2_7b.yaml, phase: decode, batch: 1, "
+    "seq: 1024}]\n";
+
+TEST(SweepWorkloadAxes, EachPointRunsItsOwnBatchAndSequence) {
+  const SweepSpec spec = [] {
+    Diagnostics diags;
+    auto s = parse_spec(kLlmHeader + "axes:\n  workload.batch: [1, 16]\n  workload.seq: "
+                                     "[1024, 4096]\n  workload.tp: [1, 3]\n",
+                        diags);
+    EXPECT_TRUE(s) << diags.format_all();
+    return s.value_or(SweepSpec{});
+  }();
+  ASSERT_TRUE(has_workload_axes(spec));
+  // Point 2 is batch 1, seq 4096, tp 1; point 6 batch 16, seq 4096, tp 1 (the last axis turns
+  // fastest). The KV cache read in a decode step grows with batch x context, so point 6 takes
+  // longer than point 2, which takes longer than point 0 (seq 1024).
+  const SweepPointRecord p0 = run_point(spec, 0), p2 = run_point(spec, 2), p6 = run_point(spec, 6);
+  ASSERT_EQ(p0.rows.at(0).status, RowStatus::Ok) << p0.rows[0].reason;
+  ASSERT_EQ(p6.rows.at(0).status, RowStatus::Ok) << p6.rows[0].reason;
+  EXPECT_LT(p0.rows[0].latency_s, p2.rows[0].latency_s);
+  EXPECT_LT(p2.rows[0].latency_s, p6.rows[0].latency_s);
+  // Each run records the workload it ran: the point's source, not the spec's.
+  const auto summary = nlohmann::json::parse(p6.rows[0].run_summary);
+  EXPECT_NE(summary.at("workload").get<std::string>().find("b16.s4096"), std::string::npos)
+      << summary.at("workload");
+  // tp 3 does not divide LLaMA-2-7B's 32 heads: that point's row is infeasible, with the
+  // builder's reason; nothing crashes.
+  const SweepPointRecord p1 = run_point(spec, 1);
+  EXPECT_EQ(p1.rows.at(0).status, RowStatus::Infeasible);
+  EXPECT_NE(p1.rows[0].reason.find("tp 3 does not divide the 32 heads"), std::string::npos)
+      << p1.rows[0].reason;
+}
+
+TEST(SweepWorkloadAxes, AValueOrParameterThatDoesNotApplyIsLocated) {
+  EXPECT_EQ(first_error(kHeader + "axes:\n  workload.seq: [128]\n"),
+            "configs/sweeps/test_spec.yaml:6:18: error: axes.workload.seq[0]: workload 'r18' has "
+            "no such parameter: it applies to LLM workloads; a workload axis applies to every "
+            "workload of the spec");
+  EXPECT_EQ(first_error(kLlmHeader + "axes:\n  workload.phase: [decode, serve]\n"),
+            // "  workload.phase: [decode, serve]": 'serve' starts at column 28.
+            "configs/sweeps/test_spec.yaml:6:28: error: axes.workload.phase[1]: unknown phase "
+            "'serve': one of prefill, decode, training; a workload axis applies to every "
+            "workload of the spec");
+  EXPECT_EQ(first_error(kLlmHeader + "axes:\n  workload.heads: [8]\n"),
+            "configs/sweeps/test_spec.yaml:6:3: error: axes.workload.heads: 'workload.heads' is "
+            "not a workload parameter an axis can vary; one of workload.batch, workload.seq, "
+            "workload.phase, workload.tp, workload.pp, workload.dp, workload.micro_batches, "
+            "workload.image, workload.dtype, workload.fusion");
+}
+
 TEST(SweepPlan, RunsTheMissingPointsInIndexOrderUpToTheLimit) {
   // 10 points, 1 and 3 stored, limit 4: the first four missing ones are 0, 2, 4, 5; 10 - 2 - 4
   // = 4 remain.
