@@ -181,6 +181,7 @@ class Importer {
   std::map<std::string, TensorId, std::less<>> tensors_;
   std::map<std::string, const ::onnx::TensorProto*, std::less<>> constants_;
   std::set<std::string, std::less<>> skipped_outputs_;
+  std::set<std::string, std::less<>> failed_outputs_;  // outputs of nodes that failed
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -255,7 +256,8 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
       } else if (is_input) {
         path_ = fmt::format("graph.input '{}'", v.name());
         error(fmt::format("dim {} is symbolic ('{}') and has no binding", d, dim->dim_param()),
-              fmt::format("bind it: --bind {}=<size> (OnnxOptions::dim_bindings)",
+              fmt::format("bind it: --bind {0}=<size> (in a sweep's workload: bind: {{{0}: "
+                          "<size>}})",
                           dim->dim_param()));
       } else {
         dim->clear_dim_param();  // an output's or value_info's: shape inference derives it
@@ -449,7 +451,9 @@ void Importer::add_graph_inputs(const ::onnx::GraphProto& g) {
     path_ = fmt::format("graph.input '{}'", v.name());
     const ValueInfo* info = value(v.name());
     if (info == nullptr) {
-      error("has no static shape", "declare every dim, or bind symbolic ones with dim_bindings");
+      error("has no static shape",
+            "declare every dim, or bind symbolic ones with --bind NAME=<size> (in a sweep's "
+            "workload: bind: {NAME: <size>})");
       continue;
     }
     tensors_[v.name()] =
@@ -477,7 +481,15 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
   if (diags_.error_count() != errors_before) return std::nullopt;
   collect_values(g);
   add_graph_inputs(g);
-  for (int i = 0; i < g.node_size(); ++i) import_node(g.node(i), static_cast<std::size_t>(i));
+  for (int i = 0; i < g.node_size(); ++i) {
+    import_node(g.node(i), static_cast<std::size_t>(i));
+    // A node that failed (its own error said why) leaves its outputs unwritten: the nodes that
+    // read them fail quietly, so each real problem is one error, not a cascade of false
+    // "not written by any earlier node" ones.
+    for (const std::string& out : g.node(i).output())
+      if (!out.empty() && tensors_.count(out) == 0 && skipped_outputs_.count(out) == 0)
+        failed_outputs_.insert(out);
+  }
   if (diags_.error_count() != errors_before) return std::nullopt;
   const std::filesystem::path p(file_);
   result_.graph.name = g.name().empty() ? p.stem().string() : g.name();
@@ -513,6 +525,7 @@ std::optional<TensorId> Importer::input(const ::onnx::NodeProto& node, int i) {
     tensors_[name] = id;
     return id;
   }
+  if (failed_outputs_.count(name) > 0) return std::nullopt;  // its producer's error stands
   if (skipped_outputs_.count(name) > 0)
     error(fmt::format("input '{}' comes from a skipped node and its shape is not declared", name),
           "declare its shape in the model's value_info, or remove the unsupported node");
@@ -1085,7 +1098,8 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
     return;
   }
   error(fmt::format("unsupported {} in node '{}'", what, node.name()),
-        fmt::format("supported: {}; or set skip_unsupported to skip it (it is then listed)",
+        fmt::format("supported: {}; or skip it with --skip-unsupported (in a sweep's workload: "
+                    "skip_unsupported: true), which lists what was skipped",
                     fmt::join(supported_onnx_ops(), ", ")));
 }
 

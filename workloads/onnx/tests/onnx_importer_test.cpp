@@ -149,7 +149,15 @@ TEST(OnnxImport, UnsupportedOpIsAnErrorNamingTypeAndNode) {
             std::string::npos)
       << errors;
   EXPECT_NE(errors.find("graph.node[1] 'fancy_0' (FancyOp)"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("skip_unsupported"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("skip it with --skip-unsupported (in a sweep's workload: "
+                        "skip_unsupported: true)"),
+            std::string::npos)
+      << errors;
+  // One error for the one problem: the Relu that reads FancyOp's output fails quietly, with no
+  // false "not written by any earlier node".
+  Diagnostics diags;
+  EXPECT_FALSE(import_onnx(model("unsupported.onnx"), {}, diags));
+  EXPECT_EQ(diags.error_count(), 1u) << diags.format_all();
 }
 
 TEST(OnnxImport, UnsupportedOpSkippedAndListed) {
