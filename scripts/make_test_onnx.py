@@ -96,6 +96,68 @@ def transformer_block():
     return model(graph)
 
 
+def exported_attention(S):
+    """Causal self-attention as torch.onnx.export writes it: the head split and the scale
+    computed from Shape, the Q/K/V parts as Slices of the fused projection with ends computed from
+    the shape, and a causal mask from ConstantOfShape, Trilu and Equal applied by Where.
+    B=1, D=16, H=2 heads of 8; S=32 (a 32 x 32 mask: 1024 elements, folded by value) or 64 (4096
+    elements: too many to fold, a constant by its shape alone)."""
+    B, D, H, HD = 1, 16, 2, 8
+    n = helper.make_node
+    nodes = [
+        n("MatMul", ["x", "w_qkv"], ["qkv"], name="qkv"),
+        # D from the shape: Shape -> Gather(2) -> Unsqueeze; the ends of the three Slices.
+        n("Shape", ["x"], ["x.shape"], name="shape"),
+        n("Gather", ["x.shape", "i2"], ["d"], name="d", axis=0),
+        n("Unsqueeze", ["d", "axes0"], ["d1"], name="d1"),
+        n("Mul", ["d1", "two"], ["d2"], name="d2"),
+        n("Mul", ["d1", "three"], ["d3"], name="d3"),
+        n("Slice", ["qkv", "zero1", "d1", "minus1"], ["q"], name="slice_q"),
+        n("Slice", ["qkv", "d1", "d2", "minus1"], ["k"], name="slice_k"),
+        n("Slice", ["qkv", "d2", "d3", "minus1"], ["v"], name="slice_v"),
+        # [B, S, H, D / H] from the shape: Concat of Gathers and a Div.
+        n("Gather", ["x.shape", "i0"], ["b"], name="b", axis=0),
+        n("Gather", ["x.shape", "i1"], ["s"], name="s", axis=0),
+        n("Div", ["d", "heads"], ["hd"], name="hd"),
+        n("Unsqueeze", ["b", "axes0"], ["b1"], name="b1"),
+        n("Unsqueeze", ["s", "axes0"], ["s1"], name="s1"),
+        n("Unsqueeze", ["hd", "axes0"], ["hd1"], name="hd1"),
+        n("Concat", ["b1", "s1", "heads1", "hd1"], ["heads.shape"], name="heads.shape", axis=0),
+        n("Reshape", ["q", "heads.shape"], ["q4"], name="q.reshape"),
+        n("Reshape", ["k", "heads.shape"], ["k4"], name="k.reshape"),
+        n("Reshape", ["v", "heads.shape"], ["v4"], name="v.reshape"),
+        n("Transpose", ["q4"], ["qh"], name="q.transpose", perm=[0, 2, 1, 3]),
+        n("Transpose", ["k4"], ["kt"], name="k.transpose", perm=[0, 2, 3, 1]),
+        n("Transpose", ["v4"], ["vh"], name="v.transpose", perm=[0, 2, 1, 3]),
+        n("MatMul", ["qh", "kt"], ["scores"], name="qk"),
+        # The scale: 1 / sqrt(float(hd)).
+        n("Cast", ["hd"], ["hd.f"], name="hd.cast", to=TensorProto.FLOAT),
+        n("Sqrt", ["hd.f"], ["sqrt_hd"], name="sqrt_hd"),
+        n("Div", ["onef", "sqrt_hd"], ["scale"], name="scale"),
+        n("Mul", ["scores", "scale"], ["scaled"], name="scaled"),
+        # The causal mask: ones(S, S) -> tril -> == 0 -> Where(mask, -inf, scores).
+        n("Unsqueeze", ["s", "axes0"], ["s1b"], name="s1b"),
+        n("Concat", ["s1b", "s1b"], ["mask.shape"], name="mask.shape", axis=0),
+        n("ConstantOfShape", ["mask.shape"], ["ones"], name="ones",
+          value=helper.make_tensor("one", F, [1], [1.0])),
+        n("Trilu", ["ones"], ["tril"], name="tril", upper=0),
+        n("Equal", ["tril", "zerof"], ["mask"], name="mask"),
+        n("Where", ["mask", "neg_inf", "scaled"], ["masked"], name="masked_fill"),
+        n("Softmax", ["masked"], ["probs"], name="softmax", axis=-1),
+        n("MatMul", ["probs", "vh"], ["ctx"], name="pv"),
+    ]
+    inits = [
+        weight("w_qkv", D, 3 * D), ints("i0", 0), ints("i1", 1), ints("i2", 2),
+        ints("axes0", [0]), ints("two", [2]), ints("three", [3]), ints("zero1", [0]),
+        ints("minus1", [-1]), ints("heads", H), ints("heads1", [H]), scalar("onef", 1.0),
+        scalar("zerof", 0.0), scalar("neg_inf", float("-inf")),
+    ]
+    graph = helper.make_graph(nodes, "exported_attention",
+                              [helper.make_tensor_value_info("x", F, [B, S, D])],
+                              [helper.make_tensor_value_info("ctx", F, [B, H, S, HD])], inits)
+    return model(graph)
+
+
 def resnet_block():
     """Basic block on [1, 8, 8, 8], then global average pool, flatten and a 10-way Gemm."""
     C = 8
@@ -222,6 +284,8 @@ if __name__ == "__main__":
     OUT = sys.argv[1]
     os.makedirs(OUT, exist_ok=True)
     save(transformer_block(), OUT, "transformer_block.onnx")
+    save(exported_attention(32), OUT, "exported_attention.onnx")
+    save(exported_attention(64), OUT, "exported_attention_s64.onnx")
     save(resnet_block(), OUT, "resnet_block.onnx")
     save(coverage(), OUT, "coverage.onnx")
     unsupported()

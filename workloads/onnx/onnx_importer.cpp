@@ -15,6 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "workloads/builders.h"
+#include "workloads/onnx/shape_folding.h"
 
 namespace coda::workload::onnx {
 namespace {
@@ -49,6 +50,14 @@ bool keeps_values(const ::onnx::TensorProto& t) {
   return is_integer(t.data_type()) && n >= 0 && n <= kKeptIntegerElements;
 }
 
+// Float scalars keep their values too: exporters compute attention's scale from shapes with
+// them (shape_folding.h folds that), and a scalar costs nothing to keep.
+bool keeps_float_scalar(const ::onnx::TensorProto& t) {
+  return (t.data_type() == ::onnx::TensorProto::FLOAT ||
+          t.data_type() == ::onnx::TensorProto::DOUBLE) &&
+         proto_elements(t) == 1;
+}
+
 // Why a kept integer tensor's stored values disagree with its dims (libonnx's data propagation
 // copies them without checking, and crashes on a short raw_data), or empty when they agree.
 std::string kept_data_problem(const ::onnx::TensorProto& t) {
@@ -71,7 +80,7 @@ std::string kept_data_problem(const ::onnx::TensorProto& t) {
 
 // Drops the values of a tensor proto unless they may be needed as a shape.
 void drop_data(::onnx::TensorProto& t) {
-  if (keeps_values(t)) return;
+  if (keeps_values(t) || keeps_float_scalar(t)) return;
   t.clear_raw_data();
   t.clear_float_data();
   t.clear_double_data();
@@ -79,31 +88,6 @@ void drop_data(::onnx::TensorProto& t) {
   t.clear_int64_data();
   t.clear_uint64_data();
   t.clear_string_data();
-}
-
-// The values of a kept integer tensor.
-// Appends the little-endian integers of ONNX raw_data, each `Unsigned` wide, sign-extended.
-template <class Signed, class Unsigned>
-void append_little_endian(const std::string& raw, std::vector<std::int64_t>& values) {
-  for (std::size_t i = 0; i + sizeof(Unsigned) <= raw.size(); i += sizeof(Unsigned)) {
-    Unsigned v = 0;
-    for (std::size_t b = 0; b < sizeof(Unsigned); ++b)
-      v |= static_cast<Unsigned>(static_cast<Unsigned>(static_cast<unsigned char>(raw[i + b]))
-                                 << (8 * b));
-    values.push_back(static_cast<Signed>(v));
-  }
-}
-
-std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t) {
-  std::vector<std::int64_t> values;
-  if (t.data_type() == ::onnx::TensorProto::INT64) {
-    if (t.has_raw_data()) append_little_endian<std::int64_t, std::uint64_t>(t.raw_data(), values);
-    else values.assign(t.int64_data().begin(), t.int64_data().end());
-  } else if (t.data_type() == ::onnx::TensorProto::INT32) {
-    if (t.has_raw_data()) append_little_endian<std::int32_t, std::uint32_t>(t.raw_data(), values);
-    else values.assign(t.int32_data().begin(), t.int32_data().end());
-  }
-  return values;
 }
 
 IndexExpr dim_index(std::size_t dim) { return IndexExpr{{IndexTerm{dim, 1}}, 0}; }
@@ -125,6 +109,7 @@ class Importer {
   // Steps, in order.
   void strip_data(::onnx::GraphProto& g);
   void bind_dims(::onnx::GraphProto& g);
+  void verify_nodes(const ::onnx::GraphProto& g);
   void guard_conv_pool_nodes(::onnx::GraphProto& g);
   void infer_shapes(::onnx::ModelProto& model);
   void collect_values(const ::onnx::GraphProto& g);
@@ -144,6 +129,7 @@ class Importer {
   void reduce(const ::onnx::NodeProto& node, Function f, bool global);
   void data_movement(const ::onnx::NodeProto& node, Function f, std::size_t data_inputs);
   void constant(const ::onnx::NodeProto& node);
+  void where(const ::onnx::NodeProto& node);
 
   // Helpers.
   void error(std::string message, std::string hint = {}) {
@@ -155,7 +141,9 @@ class Importer {
   std::optional<TensorId> input(const ::onnx::NodeProto& node, int i);
   // The inferred static shape and type of a named value.
   const ValueInfo* value(const std::string& name);
-  bool is_constant(const std::string& name) const { return constants_.count(name) > 0; }
+  bool is_constant(const std::string& name) const {
+    return constants_.count(name) > 0 || derived_constants_.count(name) > 0;
+  }
   TensorRole role_of(const std::string& name) const {
     return is_constant(name) ? TensorRole::Weight : TensorRole::Input;
   }
@@ -182,6 +170,18 @@ class Importer {
   std::map<std::string, const ::onnx::TensorProto*, std::less<>> constants_;
   std::set<std::string, std::less<>> skipped_outputs_;
   std::set<std::string, std::less<>> failed_outputs_;  // outputs of nodes that failed
+  // Shape values: what Shape computes and the arithmetic on it (Gather, Add, Concat, ...) as
+  // exporters write it to feed Reshape, Slice and Expand. ONNX shape inference (with data
+  // propagation) already folded them into the static shapes the importer reads, so they are
+  // no work on the accelerator: no op, no tensor.
+  std::set<std::string, std::less<>> shape_values_;
+  // Outputs of nodes that read only constants and shape values (a causal mask built from
+  // ConstantOfShape, Trilu and Equal too large to fold by value): constants a runtime computes
+  // once, read like initializers; their shapes come from shape inference.
+  std::set<std::string, std::less<>> derived_constants_;
+  // Whether `node` only computes shape values (every input a shape value or an integer
+  // constant, at least one a shape value); then its outputs are shape values too.
+  bool folds(const ::onnx::NodeProto& node) const;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -292,6 +292,26 @@ void Importer::bind_dims(::onnx::GraphProto& g) {
 // is reached from one through shape-preserving nodes (Identity, Cast, QuantizeLinear,
 // DequantizeLinear, as in QDQ models). A conv-like node whose weight shape cannot be known before
 // inference and that has no kernel_shape is an error here, never a crash.
+// Each standard node against its op's schema at the model's opset (input and output counts,
+// attributes and their types), before libonnx's shape inference, which trusts them: a Shape
+// with two outputs crashed it (fuzz/onnx_fuzz.cpp). Real exports pass; a node of an op the
+// registry does not know is left to import_node's "unsupported" error.
+void Importer::verify_nodes(const ::onnx::GraphProto& g) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& node = g.node(i);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") continue;
+    const auto* schema = ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_));
+    if (schema == nullptr) continue;
+    try {
+      schema->Verify(node);
+    } catch (const std::exception& e) {
+      path_ = fmt::format("graph.node[{}] '{}' ({})", i, node.name(), node.op_type());
+      error(fmt::format("not a valid {} node at opset {}: {}", node.op_type(), opset_, e.what()),
+            "check the model with onnx.checker.check_model(model)");
+    }
+  }
+}
+
 void Importer::guard_conv_pool_nodes(::onnx::GraphProto& g) {
   std::map<std::string, std::vector<std::int64_t>, std::less<>> shapes;
   for (const auto& init : g.initializer())
@@ -475,9 +495,16 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
   strip_data(g);
   if (diags_.error_count() != errors_before) return std::nullopt;
   bind_dims(g);
+  verify_nodes(g);
+  if (diags_.error_count() != errors_before) return std::nullopt;
   guard_conv_pool_nodes(g);
   if (diags_.error_count() != errors_before) return std::nullopt;
   infer_shapes(model);
+  // Fold shape arithmetic (shape_folding.h) and infer again, until nothing folds: each round
+  // can give shapes that let a later Shape node fold.
+  for (int round = 0;
+       round < 16 && diags_.error_count() == errors_before && fold_shape_arithmetic(g) > 0; ++round)
+    infer_shapes(model);
   if (diags_.error_count() != errors_before) return std::nullopt;
   collect_values(g);
   add_graph_inputs(g);
@@ -1021,10 +1048,58 @@ void Importer::data_movement(const ::onnx::NodeProto& node, Function f,
   add(std::move(op), inputs, outputs);
 }
 
+// Where(cond, X, Y) with one of X and Y data and the other a constant: a masked fill (a causal
+// mask on attention scores), one elementwise op that reads the data and the condition, priced
+// as an Add of the two.
+void Importer::where(const ::onnx::NodeProto& node) {
+  if (node.input_size() != 3) {
+    error("Where takes 3 inputs (condition, X, Y)");
+    return;
+  }
+  const bool x_data = !is_constant(node.input(1)), y_data = !is_constant(node.input(2));
+  if (x_data == y_data || !is_constant(node.input(0))) {
+    error("only a masked fill is supported: a constant condition and one of X and Y constant",
+          "a Where that selects between two computed tensors is not modeled");
+    return;
+  }
+  const int data = x_data ? 1 : 2;
+  const auto cond = input(node, 0), x = input(node, data);
+  const ValueInfo* out = value(node.output(0));
+  if (!cond || !x) return;
+  if (out == nullptr) {
+    error(fmt::format("the shape of output '{}' is unknown", node.output(0)));
+    return;
+  }
+  const Tensor& tx = result_.graph.tensor(*x);
+  const Tensor& tc = result_.graph.tensor(*cond);
+  Op op = make_elementwise(op_name(node), Function::Add, out->shape, tx.dtype,
+                           {{TensorRole::Weight, {}}});
+  auto ax = broadcast_access(TensorRole::Input, "x", tx.shape, out->shape, tx.dtype);
+  auto ac = broadcast_access(TensorRole::Weight, "mask", tc.shape, out->shape, tc.dtype);
+  if (!ax || !ac) return;
+  op.space.accesses[0] = std::move(*ax);
+  op.space.accesses[1] = std::move(*ac);
+  add(std::move(op), {*x, *cond}, {node.output(0)});
+}
+
 void Importer::constant(const ::onnx::NodeProto& node) {
   // collect_values recorded a tensor-valued Constant; any other form has no shape here.
   if (node.output_size() != 1 || !is_constant(node.output(0)))
     error("only tensor-valued Constant nodes ('value' attribute) are supported");
+}
+
+bool Importer::folds(const ::onnx::NodeProto& node) const {
+  bool any = false;
+  for (const std::string& in : node.input()) {
+    if (in.empty()) continue;
+    if (shape_values_.count(in) > 0) {
+      any = true;
+      continue;
+    }
+    const auto c = constants_.find(in);
+    if (c == constants_.end() || !is_integer(c->second->data_type())) return false;
+  }
+  return any;
 }
 
 void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
@@ -1048,6 +1123,50 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
       {"Add", Function::Add}, {"Sub", Function::Sub}, {"Mul", Function::Mul},
       {"Div", Function::Div}, {"Pow", Function::Mul},
   };
+  // Shape arithmetic: Shape, and the integer ops on its values (folded by shape inference).
+  static constexpr std::string_view kShapeOps[] = {
+      "Add",        "Cast",  "Ceil",    "Concat", "Div",       "Equal", "Floor",
+      "Gather",     "Max",   "Min",     "Mod",    "Mul",       "Neg",   "Range",
+      "Reshape",    "Slice", "Squeeze", "Sub",    "Unsqueeze", "Where", "Identity",
+      "ReduceProd", "Not",   "Less",    "Greater"};
+  if (standard && type == "Shape") {
+    if (node.input_size() < 1 || node.input(0).empty()) {
+      error("input 0 is missing");
+      return;
+    }
+    const std::string& in = node.input(0);
+    if (tensors_.count(in) == 0 && shape_values_.count(in) == 0 && !is_constant(in)) {
+      input(node, 0);  // reports why (or stays quiet after its producer's error)
+      return;
+    }
+    shape_values_.insert(node.output(0));
+    return;
+  }
+  if (standard &&
+      std::find(std::begin(kShapeOps), std::end(kShapeOps), type) != std::end(kShapeOps) &&
+      folds(node)) {
+    for (const std::string& out : node.output())
+      if (!out.empty()) shape_values_.insert(out);
+    return;
+  }
+  // A node of constants (and shape values) alone computes a constant: no work at run time.
+  const bool reads_only_constants =
+      node.input_size() > 0 && type != "Constant" &&
+      std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
+        return in.empty() || is_constant(in) || shape_values_.count(in) > 0;
+      });
+  if (standard && reads_only_constants) {
+    for (const std::string& out : node.output()) {
+      if (out.empty()) continue;
+      if (value(out) == nullptr) {
+        error(fmt::format("the shape of output '{}' is unknown", out),
+              "shape inference could not derive it; data-dependent shapes are not supported");
+        return;
+      }
+      derived_constants_.insert(out);
+    }
+    return;
+  }
   if (standard) {
     for (const auto& [name, f] : kUnary)
       if (type == name) return unary(node, f);
@@ -1072,9 +1191,12 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
     if (type == "Transpose") return data_movement(node, Function::Transpose, 1);
     if (type == "Concat")
       return data_movement(node, Function::Concat, static_cast<std::size_t>(node.input_size()));
-    if (type == "Split") return data_movement(node, Function::Split, 1);
+    // A Slice of data is a strided view its readers take as it is, like a Split's parts
+    // (mapper/schedule.cpp: no bytes, no kernel); its starts, ends, axes and steps are metadata.
+    if (type == "Split" || type == "Slice") return data_movement(node, Function::Split, 1);
     if (type == "Gather") return data_movement(node, Function::Gather, 2);
     if (type == "Constant") return constant(node);
+    if (type == "Where") return where(node);
     if (type == "Identity" || type == "Dropout") {  // no work: the output is the input
       const auto x = input(node, 0);
       if (x) tensors_[node.output(0)] = *x;
@@ -1106,12 +1228,48 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
 }  // namespace
 
 std::vector<std::string_view> supported_onnx_ops() {
-  std::vector<std::string_view> ops{
-      "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant", "Conv",
-      "Div", "Dropout", "Erf", "Exp", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
-      "GlobalMaxPool", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "MaxPool",
-      "Mul", "Pow", "Reciprocal", "ReduceMax", "ReduceMean", "ReduceSum", "Relu", "Reshape",
-      "Sigmoid", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze"};
+  std::vector<std::string_view> ops{"Add",
+                                    "AveragePool",
+                                    "BatchNormalization",
+                                    "Clip",
+                                    "Concat",
+                                    "Constant",
+                                    "Conv",
+                                    "Div",
+                                    "Dropout",
+                                    "Erf",
+                                    "Exp",
+                                    "Flatten",
+                                    "Gather",
+                                    "Gelu",
+                                    "Gemm",
+                                    "GlobalAveragePool",
+                                    "GlobalMaxPool",
+                                    "Identity",
+                                    "LayerNormalization",
+                                    "LeakyRelu",
+                                    "MatMul",
+                                    "MaxPool",
+                                    "Mul",
+                                    "Pow",
+                                    "Reciprocal",
+                                    "ReduceMax",
+                                    "ReduceMean",
+                                    "ReduceSum",
+                                    "Relu",
+                                    "Reshape",
+                                    "Shape",
+                                    "Sigmoid",
+                                    "Slice",
+                                    "Softmax",
+                                    "Split",
+                                    "Sqrt",
+                                    "Squeeze",
+                                    "Sub",
+                                    "Tanh",
+                                    "Transpose",
+                                    "Unsqueeze",
+                                    "Where"};
   std::sort(ops.begin(), ops.end());
   return ops;
 }
