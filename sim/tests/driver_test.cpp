@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/temp_dir.h"
+
 namespace coda::sim {
 namespace {
 
@@ -57,13 +59,14 @@ TEST(Driver, ReportsErrorsFromBothInputsAtOnce) {
 }
 
 // The 32x32 SCALE-Sim preset with dram.model: scalesim, written to the test's temp folder.
+// In the test's own folder: two tests writing one shared file raced under ctest -j (one read it
+// while the other had just truncated it: "the document is empty").
 std::filesystem::path scalesim_user_arch() {
-  std::filesystem::path file =
-      std::filesystem::path(::testing::TempDir()) / "scalesim_32x32_os_user.yaml";
-  std::ofstream(file) << "schema_version: 1\nextends: "
-                      << std::filesystem::absolute("configs/arch/scalesim_32x32_os.yaml").string()
-                      << "\nname: scalesim-user\ndram: {model: scalesim, bandwidth: 10 B/cycle}\n";
-  return file;
+  const coda::testing::TempDir dir;
+  return dir.write("scalesim_32x32_os_user.yaml",
+                   "schema_version: 1\nextends: " +
+                       std::filesystem::absolute("configs/arch/scalesim_32x32_os.yaml").string() +
+                       "\nname: scalesim-user\ndram: {model: scalesim, bandwidth: 10 B/cycle}\n");
 }
 
 TEST(Driver, ScaleSimDramModelMatchesSCALESimOnAlexNetLayers) {
