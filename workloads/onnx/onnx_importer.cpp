@@ -170,28 +170,15 @@ class Importer {
   std::map<std::string, const ::onnx::TensorProto*, std::less<>> constants_;
   std::set<std::string, std::less<>> skipped_outputs_;
   std::set<std::string, std::less<>> failed_outputs_;  // outputs of nodes that failed
-  // Shape values: what Shape computes and the arithmetic on it (Gather, Add, Concat, ...) as
-  // exporters write it to feed Reshape, Slice and Expand. ONNX shape inference (with data
-  // propagation) already folded them into the static shapes the importer reads, so they are
-  // no work on the accelerator: no op, no tensor.
-  std::set<std::string, std::less<>> shape_values_;
-  // Outputs of nodes that read only constants and shape values (a causal mask built from
-  // ConstantOfShape, Trilu and Equal too large to fold by value): constants a runtime computes
-  // once, read like initializers; their shapes come from shape inference.
+  // Outputs of nodes that read only constants (a causal mask built from ConstantOfShape, Trilu
+  // and Equal too large to fold by value), and of Shape (the importer's shapes are static):
+  // constants a runtime computes once, read like initializers; their shapes come from shape
+  // inference. Shape arithmetic that shape_folding.h could not fold ends here too.
   std::set<std::string, std::less<>> derived_constants_;
-  // Whether `node` only computes shape values (every input a shape value or an integer
-  // constant, at least one a shape value); then its outputs are shape values too.
-  bool folds(const ::onnx::NodeProto& node) const;
 };
 
 // ---------------------------------------------------------------------------------------------
 // Attributes.
-
-const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, std::string_view name) {
-  for (const auto& a : node.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
 
 std::int64_t int_attribute(const ::onnx::NodeProto& node, std::string_view name,
                            std::int64_t fallback) {
@@ -1088,20 +1075,6 @@ void Importer::constant(const ::onnx::NodeProto& node) {
     error("only tensor-valued Constant nodes ('value' attribute) are supported");
 }
 
-bool Importer::folds(const ::onnx::NodeProto& node) const {
-  bool any = false;
-  for (const std::string& in : node.input()) {
-    if (in.empty()) continue;
-    if (shape_values_.count(in) > 0) {
-      any = true;
-      continue;
-    }
-    const auto c = constants_.find(in);
-    if (c == constants_.end() || !is_integer(c->second->data_type())) return false;
-  }
-  return any;
-}
-
 void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
   const std::string& type = node.op_type();
   path_ = fmt::format("graph.node[{}] '{}' ({})", index, node.name(), type);
@@ -1123,38 +1096,24 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
       {"Add", Function::Add}, {"Sub", Function::Sub}, {"Mul", Function::Mul},
       {"Div", Function::Div}, {"Pow", Function::Mul},
   };
-  // Shape arithmetic: Shape, and the integer ops on its values (folded by shape inference).
-  static constexpr std::string_view kShapeOps[] = {
-      "Add",        "Cast",  "Ceil",    "Concat", "Div",       "Equal", "Floor",
-      "Gather",     "Max",   "Min",     "Mod",    "Mul",       "Neg",   "Range",
-      "Reshape",    "Slice", "Squeeze", "Sub",    "Unsqueeze", "Where", "Identity",
-      "ReduceProd", "Not",   "Less",    "Greater"};
   if (standard && type == "Shape") {
     if (node.input_size() < 1 || node.input(0).empty()) {
       error("input 0 is missing");
       return;
     }
     const std::string& in = node.input(0);
-    if (tensors_.count(in) == 0 && shape_values_.count(in) == 0 && !is_constant(in)) {
+    if (tensors_.count(in) == 0 && !is_constant(in)) {
       input(node, 0);  // reports why (or stays quiet after its producer's error)
       return;
     }
-    shape_values_.insert(node.output(0));
-    return;
   }
-  if (standard &&
-      std::find(std::begin(kShapeOps), std::end(kShapeOps), type) != std::end(kShapeOps) &&
-      folds(node)) {
-    for (const std::string& out : node.output())
-      if (!out.empty()) shape_values_.insert(out);
-    return;
-  }
-  // A node of constants (and shape values) alone computes a constant: no work at run time.
+  // Shape of a known tensor, or a node of constants alone, computes a constant: no work at run
+  // time.
   const bool reads_only_constants =
-      node.input_size() > 0 && type != "Constant" &&
-      std::all_of(node.input().begin(), node.input().end(), [&](const std::string& in) {
-        return in.empty() || is_constant(in) || shape_values_.count(in) > 0;
-      });
+      type == "Shape" ||
+      (node.input_size() > 0 && type != "Constant" &&
+       std::all_of(node.input().begin(), node.input().end(),
+                   [&](const std::string& in) { return in.empty() || is_constant(in); }));
   if (standard && reads_only_constants) {
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;

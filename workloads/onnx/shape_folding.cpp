@@ -110,15 +110,10 @@ T tensor_of(const std::string& name, const Value& v) {
   return t;
 }
 
-const ::onnx::AttributeProto* attribute(const ::onnx::NodeProto& node, std::string_view name) {
-  for (const auto& a : node.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
 
 std::int64_t int_attribute(const ::onnx::NodeProto& node, std::string_view name,
                            std::int64_t fallback) {
-  const auto* a = attribute(node, name);
+  const auto* a = find_attribute(node, name);
   return a != nullptr && a->has_i() ? a->i() : fallback;
 }
 
@@ -238,7 +233,7 @@ std::optional<Value> evaluate(const ::onnx::NodeProto& node, const Known& known,
         if (!i) return std::nullopt;
         axes.push_back(*i);
       }
-    } else if (const auto* a = attribute(node, "axes"); a != nullptr)
+    } else if (const auto* a = find_attribute(node, "axes"); a != nullptr)
       axes.assign(a->ints().begin(), a->ints().end());
     Value v = x;
     if (op == "Unsqueeze") {
@@ -401,7 +396,7 @@ std::optional<Value> evaluate(const ::onnx::NodeProto& node, const Known& known,
     if (count(v.dims) > kMaxFoldedElements) return std::nullopt;
     double fill = 0;
     v.type = T::FLOAT;
-    if (const auto* a = attribute(node, "value"); a != nullptr && a->has_t()) {
+    if (const auto* a = find_attribute(node, "value"); a != nullptr && a->has_t()) {
       const auto filled = value_of(a->t());
       if (!filled || filled->data.size() != 1) return std::nullopt;
       fill = filled->data[0];
@@ -414,6 +409,12 @@ std::optional<Value> evaluate(const ::onnx::NodeProto& node, const Known& known,
 }
 
 }  // namespace
+
+const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, std::string_view name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
 
 std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t) {
   // Little-endian integers of `width` bytes, sign-extended (no detour through double: an int64
@@ -467,7 +468,7 @@ std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph) {
   }
   for (const auto& node : graph.node())
     if (node.op_type() == "Constant" && node.output_size() == 1)
-      if (const auto* a = attribute(node, "value"); a != nullptr && a->has_t())
+      if (const auto* a = find_attribute(node, "value"); a != nullptr && a->has_t())
         if (auto v = value_of(a->t())) known.emplace(node.output(0), std::move(*v));
 
   std::vector<bool> folded(static_cast<std::size_t>(graph.node_size()), false);

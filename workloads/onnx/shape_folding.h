@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -24,6 +25,9 @@ inline constexpr std::size_t kMaxFoldedElements = 1024;
 // node is removed and its outputs become initializers. Returns the number of nodes folded (0:
 // nothing changed). Nodes of other domains, and ops not listed in shape_folding.cpp, are kept.
 std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph);
+
+// The attribute of `node` named `name`, or null.
+const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, std::string_view name);
 
 // The values of an INT64 or INT32 tensor (raw_data or the typed field); empty for other types.
 std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t);
