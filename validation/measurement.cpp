@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/csv.h"
 #include "core/text.h"
 #include "core/yaml_reader.h"  // did_you_mean
 
@@ -448,72 +449,6 @@ void write_cell(std::ostream& out, std::string_view cell) {
   out << '"';
 }
 
-struct Cell {
-  std::string text;
-  int column = 0;  // 1-based character column where the cell starts
-};
-
-// Splits one CSV record starting at `pos` (RFC 4180 quoting; quoted cells may hold newlines).
-// Advances `pos` and `line` past the record. Returns false on an unterminated quote.
-bool split_record(std::string_view text, std::size_t& pos, int& line, std::vector<Cell>& cells) {
-  cells.clear();
-  Cell cell{.text = {}, .column = 1};
-  int column = 1;
-  bool quoted = false;
-  bool at_start = true;
-  while (pos < text.size()) {
-    const char c = text[pos];
-    if (quoted) {
-      if (c == '"' && pos + 1 < text.size() && text[pos + 1] == '"') {
-        cell.text += '"';
-        pos += 2;
-        column += 2;
-        continue;
-      }
-      if (c == '"') {
-        quoted = false;
-      } else {
-        cell.text += c;
-        if (c == '\n') {
-          ++line;
-          column = 0;
-        }
-      }
-      ++pos;
-      ++column;
-      continue;
-    }
-    if (c == '"' && at_start) {
-      quoted = true;
-      at_start = false;
-      ++pos;
-      ++column;
-      continue;
-    }
-    if (c == ',') {
-      cells.push_back(std::move(cell));
-      cell = Cell{.text = {}, .column = column + 1};
-      at_start = true;
-      ++pos;
-      ++column;
-      continue;
-    }
-    if (c == '\n' || c == '\r') {
-      if (c == '\r' && pos + 1 < text.size() && text[pos + 1] == '\n') ++pos;
-      ++pos;
-      ++line;
-      cells.push_back(std::move(cell));
-      return true;
-    }
-    cell.text += c;
-    at_start = false;
-    ++pos;
-    ++column;
-  }
-  cells.push_back(std::move(cell));
-  return !quoted;
-}
-
 }  // namespace
 
 std::string_view launch_name(Launch launch) {
@@ -563,8 +498,8 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
   const auto errors_before = diags.error_count();
   std::size_t pos = 0;
   int line = 1;
-  std::vector<Cell> cells;
-  if (!split_record(text, pos, line, cells) || (cells.size() == 1 && cells[0].text.empty())) {
+  std::vector<CsvCell> cells;
+  if (!split_csv_record(text, pos, line, cells) || (cells.size() == 1 && cells[0].text.empty())) {
     diags.error({file, 1, 1}, "header", "no header line",
                 fmt::format("the first line names the columns: {}", kColumns[0].name));
     return std::nullopt;
@@ -579,7 +514,7 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
       if (kColumns[c].name != cells[i].text) continue;
       known = true;
       if (index[c] >= 0) {
-        const Cell& first = cells[static_cast<std::size_t>(index[c])];
+        const CsvCell& first = cells[static_cast<std::size_t>(index[c])];
         diags.error({file, 1, cells[i].column}, fmt::format("column '{}'", cells[i].text),
                     fmt::format("named twice (first at column {})", first.column),
                     "remove one of them: a row could not say which cell is meant");
@@ -608,7 +543,7 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
   while (pos < text.size()) {
     const int row_line = line;
     ++row;
-    if (!split_record(text, pos, line, cells)) {
+    if (!split_csv_record(text, pos, line, cells)) {
       diags.error({file, row_line, 1}, fmt::format("row {}", row), "unterminated quoted cell");
       break;
     }
@@ -625,7 +560,7 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
     bool ok = true;
     for (std::size_t c = 0; c < kColumns.size(); ++c) {
       if (index[c] < 0 || !kColumns[c].read) continue;
-      const Cell& cell = cells[static_cast<std::size_t>(index[c])];
+      const CsvCell& cell = cells[static_cast<std::size_t>(index[c])];
       const std::string expected = kColumns[c].read(m, cell.text);
       if (!expected.empty()) {
         diags.error({file, row_line, cell.column},
@@ -642,7 +577,7 @@ std::optional<std::vector<Measurement>> read_measurements(std::string_view text,
     // as an empty cell, located at the row's start.
     for (std::size_t c = 0; c < kColumns.size(); ++c) {
       if (!kColumns[c].check) continue;
-      const Cell* cell = index[c] >= 0 ? &cells[static_cast<std::size_t>(index[c])] : nullptr;
+      const CsvCell* cell = index[c] >= 0 ? &cells[static_cast<std::size_t>(index[c])] : nullptr;
       if (const auto problem = kColumns[c].check(m, cell ? cell->text : std::string_view{})) {
         diags.error({file, row_line, cell ? cell->column : 1},
                     fmt::format("{}, column '{}'", where, kColumns[c].name), problem->first,
