@@ -21,6 +21,7 @@
 #include "cli/report_command.h"
 #include "cli/search_options.h"
 #include "cli/sweep_command.h"
+#include "cli/serve_command.h"
 #include "cli/train_command.h"
 #include "cli/validate_command.h"
 #include "cli/workload_command.h"
@@ -404,6 +405,9 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
   TrainArgs train_args;
   CLI::App* train = add_train_command(app, train_args);
 
+  ServeArgs serve_args;
+  CLI::App* serve = add_serve_command(app, serve_args);
+
   std::string completion_shell;
   CLI::App* completion = add_completion_command(app, completion_shell);
 
@@ -426,6 +430,7 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
   if (validate->parsed()) return run_validate_command(validate_args, out, err);
   if (report->parsed()) return run_report_command(report_args, out, err);
   if (train->parsed()) return run_train_command(train_args, out, err);
+  if (serve->parsed()) return run_serve_command(serve_args, out, err);
   if (completion->parsed()) {
     out << completion_script(app, completion_shell);
     return 0;

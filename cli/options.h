@@ -13,6 +13,8 @@
 #include "core/data_type.h"
 #include "sim/driver.h"
 #include "sim/systemc/systemc_engine.h"
+#include "workloads/llm/hf_config.h"
+#include "workloads/llm/llm_config.h"
 
 namespace coda::cli {
 
@@ -46,6 +48,29 @@ inline bool read_precision(const std::string& text, std::optional<DataType>& out
   err << fmt::format("error: --precision: unknown precision '{}'; expected one of: {}\n", text,
                      data_type_list());
   return false;
+}
+
+// --llm: a coda model YAML, or a Hugging Face config.json (by its extension).
+inline std::optional<workload::llm::LlmConfig> load_llm_option(const std::string& file,
+                                                               Diagnostics& diags) {
+  const std::filesystem::path path(file);
+  return path.extension() == ".json" ? workload::llm::load_hf_config(path, diags)
+                                     : workload::llm::load_llm_config(path, diags);
+}
+
+// --dtype over the model's own type: empty text keeps it. An unknown name prints the error with
+// every valid name and returns false (the caller exits with status 2).
+inline bool read_model_dtype(const std::string& text, workload::llm::LlmConfig& model,
+                             std::ostream& err) {
+  if (text.empty()) return true;
+  const std::optional<DataType> dtype = parse_data_type(text);
+  if (!dtype) {
+    err << fmt::format("error: --dtype: unknown element type '{}'; expected one of: {}\n", text,
+                       data_type_list());
+    return false;
+  }
+  model.dtype = *dtype;
+  return true;
 }
 
 // Writes `text` to `path` (binary, so bytes are kept as they are); on failure prints the error to

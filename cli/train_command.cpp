@@ -19,8 +19,6 @@
 #include "mapper/fusion.h"
 #include "sim/driver.h"
 #include "sim/training_step.h"
-#include "workloads/llm/hf_config.h"
-#include "workloads/llm/llm_config.h"
 
 namespace coda::cli {
 namespace {
@@ -262,10 +260,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
     return 2;
   }
   Diagnostics diags;
-  namespace llm = workload::llm;
-  const std::filesystem::path model_path(args.llm);
-  auto model = model_path.extension() == ".json" ? llm::load_hf_config(model_path, diags)
-                                                 : llm::load_llm_config(model_path, diags);
+  auto model = load_llm_option(args.llm, diags);
   if (args.arch.empty() == args.cluster.empty()) {
     err << "error: train: name the chip with --arch ARCH.yaml or a cluster with --cluster "
            "CLUSTER.yaml\n";
@@ -284,15 +279,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
     return 1;
   }
   const std::string arch_file = cluster ? cluster->spec.chip.string() : args.arch;
-  if (!args.dtype.empty()) {
-    const auto dtype = parse_data_type(args.dtype);
-    if (!dtype) {
-      err << fmt::format("error: --dtype: unknown element type '{}'; expected one of: {}\n",
-                         args.dtype, data_type_list());
-      return 2;
-    }
-    model->dtype = *dtype;
-  }
+  if (!read_model_dtype(args.dtype, *model, err)) return 2;
   tr::Framework framework;
   framework.bucket = Bytes{static_cast<std::uint64_t>(args.bucket_mib * 1024.0 * 1024.0)};
   framework.overlap_param_gather = args.overlap_param_gather;

@@ -1,0 +1,384 @@
+#include "cli/serve_command.h"
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "arch/arch_spec.h"
+#include "arch/hardware_model.h"
+#include "cli/options.h"
+#include "core/diagnostics.h"
+#include "core/text.h"
+#include "mapper/fusion.h"
+#include "sim/driver.h"
+#include "sim/serving/iteration_cost.h"
+#include "sim/serving/requests.h"
+#include "sim/serving/serve_output.h"
+#include "sim/serving/simulator.h"
+
+namespace coda::cli {
+namespace {
+
+namespace sv = sim::serving;
+using nlohmann::ordered_json;
+
+std::string gib(Bytes b) {
+  return fmt::format("{:.2f} GiB", static_cast<double>(b.value) / (1ull << 30));
+}
+
+void print_stats_row(std::ostream& out, const char* name, const sv::Stats& s, double scale) {
+  out << fmt::format("  {:<10} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name,
+                     s.mean * scale, s.p50 * scale, s.p90 * scale, s.p99 * scale, s.max * scale);
+}
+
+void print_summary(std::ostream& out, const sv::ServeResult& r, const sv::Slo& slo) {
+  const sv::ServeSummary& s = r.summary;
+  out << fmt::format(
+      "throughput: {:.4g} requests/s, {:.4g} output tokens/s, {:.4g} tokens/s "
+      "(prompt and output), over {:.4g} s; busy {:.1f}%\n",
+      s.requests_per_s, s.output_tokens_per_s, s.total_tokens_per_s, s.duration,
+      100 * s.busy_fraction);
+  out << fmt::format("  {:<10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "ms", "mean", "p50", "p90",
+                     "p99", "max");
+  print_stats_row(out, "TTFT", s.ttft, 1e3);
+  print_stats_row(out, "TPOT", s.tpot, 1e3);
+  print_stats_row(out, "ITL", s.itl, 1e3);
+  print_stats_row(out, "E2E", s.e2e, 1e3);
+  out << fmt::format(
+      "iterations {}: batch mean {:.1f}, max {} sequences; KV cache used mean "
+      "{:.1f}%, max {:.1f}%; preemptions {}\n",
+      s.iterations, s.mean_batch, s.max_batch, 100 * s.kv_utilisation_mean,
+      100 * s.kv_utilisation_max, s.preemptions);
+  if (slo.any())
+    out << fmt::format(
+        "SLO (p{:g} TTFT <= {}, TPOT <= {}): {}; {:.1f}% of requests within both, "
+        "goodput {:.4g} requests/s\n",
+        slo.percentile, slo.ttft > 0 ? fmt::format("{:g} ms", slo.ttft * 1e3) : "-",
+        slo.tpot > 0 ? fmt::format("{:g} ms", slo.tpot * 1e3) : "-",
+        s.meets_slo ? "met" : "NOT met", 100 * s.slo_attainment, s.goodput_rps);
+}
+
+}  // namespace
+
+CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Simulate an LLM serving deployment under a request stream (docs/serving.md): "
+      "continuous batching with vLLM's scheduler, chunked prefill, a paged KV cache "
+      "and preemption; TTFT, TPOT, ITL and end-to-end percentiles, throughput and "
+      "goodput under an SLO; with --search-rate, the highest rate within the SLO");
+  cmd->add_option("--arch", args.arch, "Architecture config of one chip (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--llm", args.llm,
+                  "The model: a coda model YAML (configs/workloads/llm/) or a Hugging Face "
+                  "config.json")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dtype", args.dtype,
+                  "The model's type: weights, activations and KV cache (default: the config's)");
+  cmd->add_option("--tp", args.tp, "Tensor-parallel chips per replica")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--replicas", args.replicas,
+                  "Replicas of the model, each fed every replicas-th request (round-robin)")
+      ->capture_default_str()
+      ->check(kPositive);
+  CLI::Option* rate = cmd->add_option("--rate", args.rate,
+                                      "Open loop: Poisson arrivals at this many requests per "
+                                      "second (gamma with --cv)")
+                          ->check(kPositive);
+  cmd->add_option("--cv", args.cv,
+                  "With --rate or --search-rate: gamma-distributed gaps with this coefficient "
+                  "of variation instead of Poisson's 1 (burstier above 1)")
+      ->check(kPositive);
+  CLI::Option* concurrency =
+      cmd->add_option("--concurrency", args.concurrency,
+                      "Closed loop: this many clients, each sending its next request when its "
+                      "last one ends")
+          ->check(kPositive);
+  CLI::Option* offline =
+      cmd->add_flag("--offline", args.offline, "Every request at time 0 (a throughput run)");
+  CLI::Option* trace =
+      cmd->add_option("--trace", args.trace,
+                      "A request trace: CSV with columns arrival_s, input_tokens, output_tokens")
+          ->check(CLI::ExistingFile);
+  CLI::Option* search =
+      cmd->add_flag("--search-rate", args.search_rate,
+                    "Find the highest Poisson rate (gamma with --cv) whose SLO percentile of "
+                    "TTFT and TPOT is within --slo-ttft and --slo-tpot, by bisection below the "
+                    "offline throughput");
+  for (CLI::Option* a : {rate, concurrency, offline, trace, search})
+    for (CLI::Option* b : {rate, concurrency, offline, trace, search})
+      if (a != b) a->excludes(b);
+  CLI::Option* requests = cmd->add_option("--requests", args.requests, "Requests to simulate")
+                              ->capture_default_str()
+                              ->check(kPositive);
+  CLI::Option* input =
+      cmd->add_option("--input-len", args.input_len,
+                      "Prompt tokens: N, uniform:MIN:MAX or lognormal:MEDIAN:SIGMA:MIN:MAX")
+          ->capture_default_str();
+  CLI::Option* output =
+      cmd->add_option("--output-len", args.output_len,
+                      "Tokens to generate (the first by the prefill), as --input-len")
+          ->capture_default_str();
+  for (CLI::Option* o : {requests, input, output}) trace->excludes(o);
+  cmd->add_option("--seed", args.seed, "Seed of the arrivals and lengths")->capture_default_str();
+  cmd->add_option("--max-batch", args.max_batch, "Sequences running at once (vLLM's max_num_seqs)")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--max-batched-tokens", args.max_batched_tokens,
+                  "Tokens per iteration (vLLM's max_num_batched_tokens); default 512 with "
+                  "--chunked-prefill, else max(2048, the longest request)")
+      ->check(kPositive);
+  cmd->add_flag("--chunked-prefill", args.chunked_prefill,
+                "Sarathi-Serve's chunked prefill: decodes first, prompts in chunks in the rest "
+                "of the token budget");
+  cmd->add_option("--policy", args.policy,
+                  "Admission order: fcfs (arrival) or shortest_first (fewest prompt tokens)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fcfs", "shortest_first"}));
+  cmd->add_option("--block-size", args.block_size, "Tokens per KV-cache block")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--memory-utilization", args.memory_utilization,
+                  "Share of each chip's DRAM for weights, activations and KV cache (vLLM's "
+                  "gpu_memory_utilization)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--watermark", args.watermark,
+                  "Share of KV blocks kept free when admitting a prompt (vLLM's 0.01)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.5));
+  cmd->add_option("--kv-blocks", args.kv_blocks,
+                  "KV-cache blocks per replica, instead of what the memory leaves")
+      ->check(kPositive);
+  cmd->add_option("--iteration-overhead", args.iteration_overhead_ms,
+                  "Host time added to every iteration (scheduling, sampling), ms; default 0: "
+                  "not modelled")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--slo-ttft", args.slo_ttft_ms, "SLO: time to first token, ms")->check(kPositive);
+  cmd->add_option("--slo-tpot", args.slo_tpot_ms, "SLO: time per output token, ms")
+      ->check(kPositive);
+  cmd->add_option("--slo-percentile", args.slo_percentile,
+                  "The percentile of TTFT and TPOT the SLO holds (MLPerf's LLM server: 99)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--search-steps", args.search_steps, "Bisections of --search-rate")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 40));
+  cmd->add_option("--fusion", args.fusion,
+                  "none, epilogue or all (docs/fusion.md); default: the arch's, else none")
+      ->check(CLI::IsMember({"none", "epilogue", "all"}));
+  cmd->add_option("--attention", args.attention,
+                  "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
+      ->check(CLI::IsMember({"fa2", "fa3", "triton"}));
+  cmd->add_option("--decode-attention", args.decode_attention,
+                  "GPUs' decode-attention class: grouped or per_head (as coda run)")
+      ->check(CLI::IsMember({"grouped", "per_head"}));
+  cmd->add_option("--out", args.out,
+                  "Folder to write serve.json, requests.csv and iterations.csv into");
+  return cmd;
+}
+
+int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.search_rate && args.rate == 0 && args.concurrency == 0 && !args.offline &&
+      args.trace.empty()) {
+    err << "error: serve: say how requests arrive: --rate R (Poisson), --concurrency N (closed "
+           "loop), --offline, --trace FILE.csv, or --search-rate with an SLO\n";
+    return 2;
+  }
+  if (args.cv > 0 && args.rate == 0 && !args.search_rate) {
+    err << "error: --cv: gamma arrivals need --rate (or --search-rate)\n";
+    return 2;
+  }
+  Diagnostics diags;
+  auto model = load_llm_option(args.llm, diags);
+  auto arch = arch::load_arch(args.arch, diags);
+  sv::RequestSpec spec;
+  const auto input = sv::parse_length(args.input_len, "--input-len", diags);
+  const auto output = sv::parse_length(args.output_len, "--output-len", diags);
+  if (!model || !arch || !input || !output) {
+    err << diags.format_all();
+    return 1;
+  }
+  if (!read_model_dtype(args.dtype, *model, err)) return 2;
+  arch::ArchSpec arch_spec = arch->spec;
+  const std::optional<arch::AttentionImpl> attention =
+      args.attention.empty() ? std::nullopt : arch::parse_attention_impl(args.attention);
+  std::optional<arch::DecodeAttention> decode_attention;
+  if (!args.decode_attention.empty())  // CLI11 has checked the name
+    decode_attention = args.decode_attention == "per_head" ? arch::DecodeAttention::PerHead
+                                                           : arch::DecodeAttention::Grouped;
+  if (!sim::apply_attention_choice(arch_spec, args.arch, attention, decode_attention, diags)) {
+    err << diags.format_all();
+    return 1;
+  }
+  const arch::HardwareModel hw(arch_spec);
+  sv::PricerOptions pricing;
+  pricing.tp = args.tp;
+  pricing.fusion = args.fusion.empty()
+                       ? arch_spec.calibration.fusion.value_or(mapper::FusionMode::None)
+                       : *mapper::parse_fusion_mode(args.fusion);
+  auto pricer = sv::IterationPricer::make(*model, hw, pricing, diags);
+  if (!pricer) {
+    err << diags.format_all();
+    return 1;
+  }
+
+  sv::Deployment deployment;
+  deployment.replicas = args.replicas;
+  sv::SchedulerConfig& sched = deployment.scheduler;
+  sched.max_batch = args.max_batch;
+  sched.max_batched_tokens = args.max_batched_tokens;
+  sched.chunked_prefill = args.chunked_prefill;
+  sched.policy = args.policy == "shortest_first" ? sv::Policy::ShortestFirst : sv::Policy::Fcfs;
+  sched.block_size = args.block_size;
+  sched.memory_utilization = args.memory_utilization;
+  sched.watermark = args.watermark;
+  if (args.kv_blocks > 0) sched.kv_blocks = args.kv_blocks;
+  sched.iteration_overhead = args.iteration_overhead_ms * 1e-3;
+  const sv::Slo slo{.ttft = args.slo_ttft_ms * 1e-3,
+                    .tpot = args.slo_tpot_ms * 1e-3,
+                    .percentile = args.slo_percentile};
+
+  spec.input = *input;
+  spec.output = *output;
+  spec.count = args.requests;
+  spec.seed = args.seed;
+  std::string arrivals_text;
+  std::vector<sv::Request> requests;
+  if (!args.trace.empty()) {
+    auto read = sv::read_request_trace(args.trace, diags);
+    if (!read) {
+      err << diags.format_all();
+      return 1;
+    }
+    requests = std::move(*read);
+    spec.arrivals = {.kind = sv::ArrivalKind::Poisson};  // unused: the trace's own times
+    arrivals_text = fmt::format("trace {} ({} requests)", args.trace, requests.size());
+  } else {
+    if (args.offline) {
+      spec.arrivals = {.kind = sv::ArrivalKind::Offline};
+      arrivals_text = "offline (all at time 0)";
+    } else if (args.concurrency > 0) {
+      spec.arrivals = {.kind = sv::ArrivalKind::Closed, .concurrency = args.concurrency};
+      arrivals_text = fmt::format("closed loop of {} clients", args.concurrency);
+    } else {
+      spec.arrivals = {.kind = args.cv > 0 ? sv::ArrivalKind::Gamma : sv::ArrivalKind::Poisson,
+                       .rate = args.rate,
+                       .cv = args.cv > 0 ? args.cv : 1.0};
+      arrivals_text = args.search_rate ? std::string("searched rate")
+                                       : fmt::format("{} at {:g} requests/s",
+                                                     to_string(spec.arrivals.kind), args.rate);
+      if (args.cv > 0) arrivals_text += fmt::format(" (gaps' cv {:g})", args.cv);
+    }
+    arrivals_text += fmt::format("; {} requests, input {}, output {}, seed {}", args.requests,
+                                 to_string(*input), to_string(*output), args.seed);
+    if (!args.search_rate) requests = sv::make_requests(spec);
+  }
+
+  out << fmt::format("coda serve: {} ({}) on '{}', TP {} x {} replica(s); {}\n", model->name,
+                     to_string(model->dtype), hw.name(), args.tp, args.replicas, arrivals_text);
+
+  std::optional<sv::ServeResult> result;
+  std::optional<sv::RateSearch> searched;
+  if (args.search_rate) {
+    searched = sv::search_rate(*pricer, deployment, spec, slo, args.search_steps, diags);
+    if (!searched) {
+      err << diags.format_all();
+      return 1;
+    }
+    out << fmt::format("rate search: offline throughput {:.4g} requests/s; probes:",
+                       searched->offline_rps);
+    for (const sv::RateProbe& p : searched->probes)
+      out << fmt::format(" {:.4g}{}", p.rate, p.summary.meets_slo ? "+" : "-");
+    out << "\n";
+    if (!searched->best) {
+      out << fmt::format("no rate above {:.4g} requests/s meets the SLO\n",
+                         searched->probes.back().rate);
+      return 0;
+    }
+    out << fmt::format("highest rate within the SLO: {:.4g} requests/s\n", searched->rate);
+    result = std::move(searched->best);
+  } else {
+    result = sv::simulate(*pricer, deployment, requests, spec.arrivals, slo, diags);
+    if (!result) {
+      err << diags.format_all();
+      return 1;
+    }
+  }
+  const sv::KvBudget& kv = result->kv;
+  out << fmt::format(
+      "scheduler: max batch {}, {} tokens per iteration, {}, {}; KV cache {} "
+      "blocks of {} tokens ({} tokens, {} a token per chip)",
+      sched.max_batch, result->max_batched_tokens,
+      sched.chunked_prefill ? "chunked prefill" : "prefill first", to_string(sched.policy),
+      kv.blocks, kv.block_size, kv.tokens(), to_string(kv.kv_bytes_per_token));
+  if (kv.capacity.value > 0)
+    out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
+                       sched.memory_utilization, gib(kv.weights), gib(kv.activations));
+  out << "\n";
+  print_summary(out, *result, slo);
+
+  if (!args.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.out, ec);
+    if (ec) {
+      err << fmt::format("error: --out: cannot create '{}': {}\n", args.out, ec.message());
+      return 1;
+    }
+    ordered_json config = {
+        {"model", model->name},
+        {"model_file", args.llm},
+        {"dtype", to_string(model->dtype)},
+        {"arch", hw.name()},
+        {"arch_file", args.arch},
+        {"tp", args.tp},
+        {"replicas", args.replicas},
+        {"fusion", mapper::to_string(pricing.fusion)},
+        {"arrivals", std::string(sv::to_string(spec.arrivals.kind))},
+        {"rate", args.search_rate ? searched->rate : args.rate},
+        {"cv", args.cv > 0 ? args.cv : 1.0},
+        {"concurrency", args.concurrency},
+        {"trace", args.trace},
+        {"requests", result->requests.size()},
+        {"input_len", args.trace.empty() ? sv::to_string(*input) : "trace"},
+        {"output_len", args.trace.empty() ? sv::to_string(*output) : "trace"},
+        {"seed", args.seed},
+        {"scheduler",
+         {{"max_batch", sched.max_batch},
+          {"max_batched_tokens", result->max_batched_tokens},
+          {"chunked_prefill", sched.chunked_prefill},
+          {"policy", sv::to_string(sched.policy)},
+          {"block_size", sched.block_size},
+          {"memory_utilization", sched.memory_utilization},
+          {"watermark", sched.watermark},
+          {"iteration_overhead_s", sched.iteration_overhead}}},
+        {"slo", {{"ttft_s", slo.ttft}, {"tpot_s", slo.tpot}, {"percentile", slo.percentile}}}};
+    ordered_json doc = sv::serve_json(*result, std::move(config));
+    if (searched) {
+      ordered_json probes = ordered_json::array();
+      for (const sv::RateProbe& p : searched->probes)
+        probes.push_back({{"rate", p.rate},
+                          {"meets_slo", p.summary.meets_slo},
+                          {"summary", sv::summary_json(p.summary)}});
+      doc["rate_search"] = {{"offline_requests_per_s", searched->offline_rps},
+                            {"rate", searched->rate},
+                            {"probes", std::move(probes)}};
+    }
+    const std::filesystem::path dir(args.out);
+    if (!write_file(dir / "serve.json", dump_json(doc, 2) + "\n", err) ||
+        !write_file(dir / "requests.csv", sv::requests_csv(*result), err) ||
+        !write_file(dir / "iterations.csv", sv::iterations_csv(*result), err))
+      return 1;
+    out << fmt::format("wrote {}/serve.json, requests.csv, iterations.csv\n", args.out);
+  }
+  return 0;
+}
+
+}  // namespace coda::cli

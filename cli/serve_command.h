@@ -1,0 +1,59 @@
+#pragma once
+// `coda serve --arch A --llm M (--rate R | --concurrency N | --offline | --trace F) ...`: an LLM
+// serving deployment under a request stream (sim/serving/, docs/serving.md): continuous batching,
+// a paged KV cache, TTFT/TPOT/ITL/E2E percentiles, throughput and goodput under an SLO; with
+// --search-rate, the highest Poisson rate within the SLO.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace coda::cli {
+
+struct ServeArgs {
+  std::string arch;
+  std::string llm;
+  std::string dtype;
+  std::uint64_t tp = 1;
+  std::uint64_t replicas = 1;
+  // Arrivals: one of these.
+  double rate = 0;                // Poisson (or gamma with --cv) requests per second
+  double cv = 0;                  // gamma gaps' coefficient of variation; 0: Poisson
+  std::uint64_t concurrency = 0;  // closed loop
+  bool offline = false;
+  std::string trace;
+  std::uint64_t requests = 1000;
+  std::string input_len = "512";
+  std::string output_len = "128";
+  std::uint64_t seed = 1;
+  // Scheduler.
+  std::uint64_t max_batch = 256;
+  std::uint64_t max_batched_tokens = 0;
+  bool chunked_prefill = false;
+  std::string policy = "fcfs";
+  std::uint64_t block_size = 16;
+  double memory_utilization = 0.9;
+  double watermark = 0.01;
+  std::uint64_t kv_blocks = 0;
+  double iteration_overhead_ms = 0;
+  // SLO and search.
+  double slo_ttft_ms = 0;
+  double slo_tpot_ms = 0;
+  double slo_percentile = 99;
+  bool search_rate = false;
+  int search_steps = 12;
+  // Pricing.
+  std::string fusion;
+  std::string attention;
+  std::string decode_attention;
+  std::string out;
+};
+
+CLI::App* add_serve_command(CLI::App& app, ServeArgs& args);
+int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace coda::cli

@@ -1,0 +1,131 @@
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/tests/run_coda.h"
+#include "testing/temp_dir.h"
+
+namespace coda::cli {
+namespace {
+
+using test::coda;
+using test::Outcome;
+
+constexpr const char* kArch = "configs/arch/nvidia_h100_sxm.yaml";
+constexpr const char* kModel = "configs/workloads/llm/llama2_7b.yaml";
+
+std::size_t lines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+TEST(Serve, OfflineRunWritesItsFiles) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "8",
+                          "--input-len", "64", "--output-len", "4", "--out", tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("TTFT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("KV cache"), std::string::npos);
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  const auto& s = doc["summary"];
+  EXPECT_EQ(s["requests"], 8);
+  // 8 prompts of 64 tokens fit one 2048-token iteration; then 3 decode iterations of 8.
+  EXPECT_EQ(s["iterations"], 4);
+  EXPECT_DOUBLE_EQ(s["mean_batch"].get<double>(), 8.0);
+  EXPECT_NEAR(s["output_tokens_per_s"].get<double>(), 32 / s["duration_s"].get<double>(), 1e-6);
+  EXPECT_EQ(doc["config"]["arrivals"], "offline");
+  EXPECT_EQ(lines(tmp.path() / "requests.csv"), 9u);
+  EXPECT_EQ(lines(tmp.path() / "iterations.csv"), 5u);
+}
+
+TEST(Serve, ATraceDrivesTheArrivals) {
+  const testing::TempDir tmp;
+  const auto trace = tmp.write("trace.csv",
+                               "arrival_s,input_tokens,output_tokens\n0,100,3\n"
+                               "0.5,200,2\n");
+  const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--trace", trace.c_str(),
+                          "--out", tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream csv(tmp.path() / "requests.csv");
+  std::string header, first, second;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  std::getline(csv, second);
+  EXPECT_EQ(second.rfind("1,0,0.5,200,2,", 0), 0u) << second;
+}
+
+TEST(Serve, BadInputIsAClearError) {
+  Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--rate R"), std::string::npos) << r.err;
+
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--input-len", "uniform:9:3"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--input-len"), std::string::npos) << r.err;
+
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--search-rate"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--slo-ttft"), std::string::npos) << r.err;
+
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--rate", "2", "--offline"});
+  EXPECT_EQ(r.code, 2);  // CLI11: --rate excludes --offline
+
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--tp", "3"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("tp"), std::string::npos) << r.err;
+
+  // A prompt the iteration's token budget cannot hold, without chunked prefill.
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--input-len", "4000",
+            "--max-batched-tokens", "1024"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--chunked-prefill"), std::string::npos) << r.err;
+}
+
+TEST(Serve, TheRateSearchStaysWithinTheSlo) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"serve",
+                          "--arch",
+                          kArch,
+                          "--llm",
+                          kModel,
+                          "--search-rate",
+                          "--requests",
+                          "300",
+                          "--input-len",
+                          "256",
+                          "--output-len",
+                          "64",
+                          "--slo-ttft",
+                          "100",
+                          "--slo-tpot",
+                          "30",
+                          "--search-steps",
+                          "8",
+                          "--out",
+                          tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  const auto& search = doc["rate_search"];
+  const double rate = search["rate"];
+  EXPECT_GT(rate, 0);
+  EXPECT_LE(rate, search["offline_requests_per_s"].get<double>());
+  EXPECT_EQ(search["probes"].size(), 8u);
+  // Every probe above the answer failed the SLO; the answer met it.
+  for (const auto& p : search["probes"]) {
+    if (p["rate"].get<double>() > rate) {
+      EXPECT_FALSE(p["meets_slo"].get<bool>()) << p["rate"];
+    }
+  }
+  EXPECT_TRUE(doc["summary"]["meets_slo"].get<bool>());
+  EXPECT_LE(doc["summary"]["ttft_s"]["p99"].get<double>(), 0.1);
+}
+
+}  // namespace
+}  // namespace coda::cli

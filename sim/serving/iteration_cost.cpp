@@ -1,0 +1,201 @@
+#include "sim/serving/iteration_cost.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "core/check.h"
+#include "mapper/schedule.h"
+#include "sim/analytical/analytical_engine.h"
+#include "workloads/builders.h"
+#include "workloads/graph.h"
+#include "workloads/llm/llm_builder.h"
+
+namespace coda::sim::serving {
+namespace {
+
+namespace llm = workload::llm;
+
+// The ops of a priced graph, each op's seconds.
+struct Priced {
+  std::vector<double> seconds;
+  Bytes peak_activations;
+};
+
+std::optional<Priced> price_graph(const workload::Graph& g, const arch::HardwareModel& hw,
+                                  const PricerOptions& options, Diagnostics* diags) {
+  const mapper::Schedule schedule =
+      mapper::schedule_graph(g, hw, {.precision = std::nullopt, .fusion = options.fusion});
+  if (!schedule.unsupported.empty()) {
+    if (diags != nullptr)
+      for (const mapper::UnsupportedOp& op : schedule.unsupported)
+        diags->error({}, "arch",
+                     fmt::format("'{}' cannot run on '{}': {}", op.name, hw.name(), op.reason),
+                     "serve on an arch with a unit for every op of the model's layer");
+    return std::nullopt;
+  }
+  const analytical::AnalyticalEngine analytical;
+  const Engine& engine = options.engine != nullptr ? *options.engine : analytical;
+  const results::RunResult run = engine.run(schedule, hw, {});
+  CODA_CHECK(run.ops.size() == g.ops.size());
+  Priced out;
+  const double clock = hw.clock().value;
+  out.seconds.reserve(run.ops.size());
+  for (const results::OpResult& op : run.ops)
+    out.seconds.push_back(static_cast<double>(op.cost.cycles.value) / clock);
+  out.peak_activations = schedule.memory.peak_activations;
+  return out;
+}
+
+// The graph of `tokens` one-token sequences (a prefill of batch `tokens`, sequence 1): every
+// token-linear op at M = tokens, and an LM head over every token.
+std::optional<workload::Graph> token_graph(const llm::LlmConfig& one_layer, std::uint64_t tokens,
+                                           std::uint64_t tp, Diagnostics& diags) {
+  const llm::LlmPhase phase{.kind = llm::PhaseKind::Prefill, .batch = tokens, .seq_len = 1};
+  const llm::Parallelism par{.tp = tp};
+  return llm::try_build_llm(one_layer, phase, par, diags);
+}
+
+bool in_layer(std::string_view name) { return name.starts_with("L0."); }
+bool is_head(std::string_view name) { return name == "last_token" || name.starts_with("lm_head"); }
+
+}  // namespace
+
+std::uint64_t IterationBatch::tokens() const {
+  std::uint64_t n = decode_sequences;
+  for (const PrefillChunk& c : prefill) n += c.tokens;
+  return n;
+}
+
+std::uint64_t IterationBatch::sampling() const {
+  std::uint64_t n = decode_sequences;
+  for (const PrefillChunk& c : prefill) n += c.samples ? 1 : 0;
+  return n;
+}
+
+IterationPricer::IterationPricer(const llm::LlmConfig& model, const arch::HardwareModel& hw,
+                                 const PricerOptions& options)
+    : model_(model), one_layer_(model), hw_(&hw), options_(options) {
+  one_layer_.layers = 1;
+}
+
+std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model,
+                                                     const arch::HardwareModel& hw,
+                                                     const PricerOptions& options,
+                                                     Diagnostics& diags) {
+  // The whole model at this TP (TP must divide its heads, kv_heads and FFN).
+  Diagnostics build;
+  const llm::LlmPhase phase{.kind = llm::PhaseKind::Decode, .batch = 1, .seq_len = 1};
+  if (!llm::check_llm_build(model, phase, {.tp = options.tp}, build)) {
+    for (const Diagnostic& d : build.all()) {
+      const std::string path = d.path.starts_with("parallelism.tp") ? "tp" : "model";
+      diags.error({}, path, d.message, d.hint);
+    }
+    return std::nullopt;
+  }
+  IterationPricer pricer(model, hw, options);
+  // Every op of the layer, the embedding and the head must run on the arch.
+  const std::optional<workload::Graph> g = token_graph(pricer.one_layer_, 1, options.tp, diags);
+  if (!g || !price_graph(*g, hw, options, &diags)) return std::nullopt;
+  return pricer;
+}
+
+const IterationPricer::TokenParts& IterationPricer::token_parts(std::uint64_t tokens) {
+  if (const auto it = token_memo_.find(tokens); it != token_memo_.end()) return it->second;
+  Diagnostics diags;
+  const std::optional<workload::Graph> g = token_graph(one_layer_, tokens, options_.tp, diags);
+  CODA_CHECK(g.has_value());  // make() checked the model at this TP; any batch builds
+  const std::optional<Priced> priced = price_graph(*g, *hw_, options_, nullptr);
+  CODA_CHECK(priced.has_value());  // make() priced the same ops
+  ++priced_;
+  TokenParts parts;
+  for (std::size_t i = 0; i < g->ops.size(); ++i) {
+    const std::string_view name = g->ops[i].name;
+    const double s = priced->seconds[i];
+    if (name == "L0.attention") continue;  // priced on its own: attention()
+    if (in_layer(name))
+      parts.layer += s;
+    else if (is_head(name))
+      parts.head += s;
+    else
+      parts.model += s;
+  }
+  parts.peak_activations = priced->peak_activations;
+  return token_memo_.emplace(tokens, parts).first->second;
+}
+
+double IterationPricer::layer_tokens(std::uint64_t tokens) {
+  return tokens == 0 ? 0 : token_parts(tokens).layer;
+}
+double IterationPricer::model_tokens(std::uint64_t tokens) {
+  return tokens == 0 ? 0 : token_parts(tokens).model;
+}
+double IterationPricer::head(std::uint64_t sequences) {
+  return sequences == 0 ? 0 : token_parts(sequences).head;
+}
+
+double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys,
+                                  bool causal) {
+  if (batch == 0) return 0;
+  const auto key = std::make_tuple(batch, queries, keys, causal);
+  if (const auto it = attention_memo_.find(key); it != attention_memo_.end()) return it->second;
+  const std::uint64_t d = model_.head_dim;
+  const workload::AttentionParams p{.batch = batch,
+                                    .heads = model_.heads / options_.tp,
+                                    .kv_heads = model_.kv_heads / options_.tp,
+                                    .q_len = queries,
+                                    .kv_len = keys,
+                                    .head_dim = d,
+                                    .causal = causal};
+  // As the LLM builder binds it: Q an activation, K and V the KV cache.
+  workload::Graph g;
+  g.name = "serving.attention";
+  const DataType dt = model_.dtype;
+  const workload::TensorId q = g.add_tensor({"q", {batch, p.heads, queries, d}, dt});
+  const workload::TensorId k =
+      g.add_tensor({"kv_cache.k", {batch, p.kv_heads, keys, d}, dt, workload::TensorKind::KvCache});
+  const workload::TensorId v =
+      g.add_tensor({"kv_cache.v", {batch, p.kv_heads, keys, d}, dt, workload::TensorKind::KvCache});
+  g.add(workload::make_attention("attention", p, dt), {q, k, v});
+  const std::optional<Priced> priced = price_graph(g, *hw_, options_, nullptr);
+  CODA_CHECK(priced.has_value());  // make() priced the layer's attention op on this arch
+  ++priced_;
+  return attention_memo_.emplace(key, priced->seconds.front()).first->second;
+}
+
+IterationTime IterationPricer::price(const IterationBatch& batch) {
+  IterationTime t;
+  const std::uint64_t tokens = batch.tokens();
+  const double layers = static_cast<double>(model_.layers);
+  t.linear = model_tokens(tokens) + layers * layer_tokens(tokens);
+  t.head = head(batch.sampling());
+  double attention_s = 0;
+  if (batch.decode_sequences > 0) {
+    const std::uint64_t n = batch.decode_sequences;
+    const std::uint64_t mean_keys = (batch.decode_context_sum + n - 1) / n;
+    attention_s += attention(n, 1, mean_keys, false);
+  }
+  // Chunks of one shape run as one batched op.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> shapes;
+  for (const PrefillChunk& c : batch.prefill) ++shapes[{c.tokens, c.cached}];
+  for (const auto& [shape, count] : shapes)
+    attention_s += attention(count, shape.first, shape.first + shape.second, true);
+  t.attention = layers * attention_s;
+  return t;
+}
+
+ReplicaMemory IterationPricer::memory(std::uint64_t max_tokens) {
+  ReplicaMemory m;
+  Diagnostics diags;
+  const llm::LlmPhase phase{.kind = llm::PhaseKind::Decode, .batch = 1, .seq_len = 1};
+  const std::optional<workload::Graph> whole =
+      llm::try_build_llm(model_, phase, {.tp = options_.tp}, diags);
+  CODA_CHECK(whole.has_value());  // make() checked the same build
+  m.weights = workload::total_bytes(*whole, workload::TensorKind::Weight);
+  m.activations = token_parts(max_tokens).peak_activations;
+  const llm::LlmHeadline headline = llm::llm_headline(model_, 0);
+  m.kv_bytes_per_token = Bytes{headline.kv_cache_bytes_per_token.value / options_.tp};
+  return m;
+}
+
+}  // namespace coda::sim::serving

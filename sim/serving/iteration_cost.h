@@ -1,0 +1,124 @@
+#pragma once
+// The time of one serving iteration (a forward pass over a batch of prefill chunks and decode
+// tokens at their own context lengths) from coda's per-op pricing: the same LLM graphs, the same
+// schedule and the same engine as `coda run --llm`. docs/serving.md "Iteration cost".
+//
+// An iteration with T new tokens, S sequences that sample a token, decode sequences at their
+// contexts and prefill chunks is priced as
+//
+//   model(T) + layers x (layer(T) + decode attention + sum of the chunks' attention) + head(S)
+//
+//   layer(T)   one layer's ops but its attention, for T tokens: norms, the QKV, output and FFN
+//              GEMMs (M = T), RoPE, the KV-cache writes, the residual adds, TP's all-reduces
+//   model(T)   the ops outside the layers but the LM head: the embedding and the final norm
+//   head(S)    the LM head's GEMM for the S sequences that sample (a prefill chunk that does not
+//              end its prompt samples nothing), as vLLM computes logits only where it samples
+//   attention  the decode sequences as one attention op of their count, one query each, over
+//              their mean context rounded up (a paged decode-attention kernel runs them as one
+//              launch, and its bytes and MACs are linear in the context); each distinct prefill
+//              chunk shape (new tokens, tokens already cached) as one causal attention op whose
+//              queries are the chunk's, batched over the chunks of that shape
+//
+// Each piece is priced from a graph built and run once per distinct size and kept (memoised by
+// shape), so a 10,000-request simulation prices a few thousand small graphs. The pieces sum to
+// `coda run`'s time for a uniform batch (sim/serving/tests/iteration_cost_test.cpp checks it).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "arch/hardware_model.h"
+#include "core/diagnostics.h"
+#include "core/units.h"
+#include "mapper/fusion.h"
+#include "sim/engine.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::sim::serving {
+
+// A prefill chunk: `tokens` new prompt tokens of a sequence that has `cached` tokens in its KV
+// cache already; `samples`: the chunk ends the prompt, so the sequence samples a token.
+struct PrefillChunk {
+  std::uint64_t tokens = 1;
+  std::uint64_t cached = 0;
+  bool samples = true;
+  friend bool operator==(const PrefillChunk&, const PrefillChunk&) = default;
+};
+
+struct IterationBatch {
+  std::uint64_t decode_sequences = 0;
+  // The keys the decode sequences attend to, summed: each sequence's cached tokens plus the
+  // token it appends.
+  std::uint64_t decode_context_sum = 0;
+  std::vector<PrefillChunk> prefill;
+  std::uint64_t tokens() const;    // decode_sequences + the chunks' tokens
+  std::uint64_t sampling() const;  // decode_sequences + the chunks that end their prompt
+};
+
+// The iteration time's parts, seconds.
+struct IterationTime {
+  double linear = 0;     // model(T) + layers x layer(T)
+  double attention = 0;  // layers x (the decode attention + the chunks' attention)
+  double head = 0;       // head(S)
+  double total() const { return linear + attention + head; }
+};
+
+struct PricerOptions {
+  std::uint64_t tp = 1;  // tensor-parallel ranks of one replica
+  mapper::FusionMode fusion = mapper::FusionMode::Epilogue;
+  const Engine* engine = nullptr;  // null: the analytical engine
+};
+
+// One replica's memory (per chip): what the weights take and the activations of the largest
+// iteration, so that the rest can hold the KV cache.
+struct ReplicaMemory {
+  Bytes weights;             // this rank's share of the weights
+  Bytes activations;         // the peak activations of a forward of max_tokens tokens
+  Bytes kv_bytes_per_token;  // this rank's share: 2 x layers x kv_heads / tp x head_dim x dtype
+};
+
+class IterationPricer {
+ public:
+  // Checks that the model builds at this TP and that every op of its layer runs on `hw` (errors
+  // in `diags`, paths "model", "tp" and "arch"). `hw` must outlive the pricer.
+  static std::optional<IterationPricer> make(const workload::llm::LlmConfig& model,
+                                             const arch::HardwareModel& hw,
+                                             const PricerOptions& options, Diagnostics& diags);
+
+  IterationTime price(const IterationBatch& batch);
+
+  // The parts on their own (seconds, one layer where it says so).
+  double layer_tokens(std::uint64_t tokens);  // layer(T)
+  double model_tokens(std::uint64_t tokens);  // model(T)
+  double head(std::uint64_t sequences);       // head(S); 0 for S = 0
+  double attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys, bool causal);
+
+  ReplicaMemory memory(std::uint64_t max_tokens);
+  std::uint64_t layers() const { return model_.layers; }
+  const workload::llm::LlmConfig& model() const { return model_; }
+  const arch::HardwareModel& hardware() const { return *hw_; }
+  std::uint64_t tp() const { return options_.tp; }
+  // Graphs priced so far (for the benchmark's report).
+  std::size_t graphs_priced() const { return priced_; }
+
+ private:
+  IterationPricer(const workload::llm::LlmConfig& model, const arch::HardwareModel& hw,
+                  const PricerOptions& options);
+  struct TokenParts {
+    double layer = 0, model = 0, head = 0;
+    Bytes peak_activations;
+  };
+  const TokenParts& token_parts(std::uint64_t tokens);
+
+  workload::llm::LlmConfig model_;  // as given
+  workload::llm::LlmConfig one_layer_;
+  const arch::HardwareModel* hw_;
+  PricerOptions options_;
+  std::map<std::uint64_t, TokenParts> token_memo_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, bool>, double> attention_memo_;
+  std::size_t priced_ = 0;
+};
+
+}  // namespace coda::sim::serving

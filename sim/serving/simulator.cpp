@@ -1,0 +1,494 @@
+#include "sim/serving/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+
+namespace coda::sim::serving {
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = rank - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+// A sequence in the engine: a request's progress.
+struct Seq {
+  std::size_t record = 0;       // index into ServeResult::requests
+  std::uint64_t prompt = 0;     // tokens to prefill: the input, plus what it had generated
+                                // when it was last preempted
+  std::uint64_t prefilled = 0;  // of prompt, in the KV cache
+  std::uint64_t kv = 0;         // tokens in the KV cache
+  std::uint64_t blocks = 0;
+  std::uint64_t generated = 0;
+  double last_token = 0;
+  bool prefilling() const { return prefilled < prompt; }
+};
+
+// A prefill chunk of a running sequence: its index in running_, its tokens.
+using Chunk = std::pair<std::size_t, std::uint64_t>;
+
+// One replica's engine.
+class Replica {
+ public:
+  Replica(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
+          std::uint64_t blocks, std::uint64_t budget, ServeResult& out)
+      : pricer_(pricer),
+        config_(config),
+        replica_(replica),
+        blocks_(blocks),
+        watermark_(static_cast<std::uint64_t>(config.watermark * static_cast<double>(blocks))),
+        budget_(budget),
+        out_(out) {}
+
+  // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
+  // closed-loop clients (0: open loop, the requests' own arrivals).
+  void run(const std::vector<std::size_t>& ids, std::uint64_t clients) {
+    std::size_t next = 0;  // the next request not yet arrived
+    std::size_t released = ids.size();
+    if (clients > 0) {
+      released = std::min<std::size_t>(clients, ids.size());
+      for (std::size_t i = 0; i < released; ++i) out_.requests[ids[i]].request.arrival = 0;
+    }
+    std::size_t done = 0;
+    double now = 0;
+    while (done < ids.size()) {
+      while (next < released && out_.requests[ids[next]].request.arrival <= now) {
+        const std::size_t r = ids[next++];
+        const Request& q = out_.requests[r].request;
+        Seq s;
+        s.record = r;
+        s.prompt = q.input;
+        enqueue(s, false);
+      }
+      if (waiting_.empty() && running_.empty()) {
+        CODA_CHECK(next < released);  // requests remain, so one is yet to arrive
+        now = out_.requests[ids[next]].request.arrival;
+        continue;
+      }
+      IterationRecord it;
+      it.replica = replica_;
+      it.start = now;
+      it.waiting = waiting_.size();
+      IterationBatch batch;
+      std::vector<Chunk> chunks;
+      std::vector<std::size_t> decodes;  // running indices
+      schedule(batch, chunks, decodes, it);
+      CODA_CHECK(!chunks.empty() || !decodes.empty());  // kv_budget and simulate's checks
+      it.time = pricer_.price(batch);
+      now += it.time.total() + config_.iteration_overhead;
+      it.end = now;
+      it.decode_sequences = batch.decode_sequences;
+      it.prefill_sequences = chunks.size();
+      it.prefill_tokens = batch.tokens() - batch.decode_sequences;
+      it.kv_blocks_used = used_;
+      // Tokens produced at the iteration's end.
+      std::vector<std::size_t> produced;
+      for (const std::size_t i : decodes) {
+        Seq& s = running_[i];
+        s.kv += 1;
+        produced.push_back(i);
+      }
+      for (const auto& [i, tokens] : chunks) {
+        Seq& s = running_[i];
+        s.prefilled += tokens;
+        s.kv += tokens;
+        if (!s.prefilling()) produced.push_back(i);
+      }
+      std::vector<bool> finished(running_.size(), false);
+      for (const std::size_t i : produced) {
+        Seq& s = running_[i];
+        RequestRecord& rec = out_.requests[s.record];
+        if (s.generated == 0)
+          rec.first_token = now;
+        else
+          out_.itl.push_back(now - s.last_token);
+        s.generated += 1;
+        s.last_token = now;
+        if (s.generated == rec.request.output) {
+          rec.finish = now;
+          finished[i] = true;
+          used_ -= s.blocks;
+          ++done;
+          if (released < ids.size()) out_.requests[ids[released++]].request.arrival = now;
+        }
+      }
+      std::vector<Seq> kept;
+      kept.reserve(running_.size());
+      for (std::size_t i = 0; i < running_.size(); ++i)
+        if (!finished[i]) kept.push_back(running_[i]);
+      running_ = std::move(kept);
+      out_.iterations.push_back(it);
+    }
+  }
+
+ private:
+  // Waiting order: preempted sequences first (in the order they were preempted), then new ones
+  // by the policy's key (arrival order, or prompt length then arrival).
+  using Key = std::tuple<int, std::uint64_t, std::uint64_t>;
+
+  void enqueue(const Seq& s, bool preempted) {
+    const Request& q = out_.requests[s.record].request;
+    const Key key = preempted                                 ? Key{0, preempt_order_++, q.id}
+                    : config_.policy == Policy::ShortestFirst ? Key{1, s.prompt, q.id}
+                                                              : Key{1, q.id, 0};
+    waiting_.emplace(key, s);
+  }
+
+  std::uint64_t free_blocks() const { return blocks_ - used_; }
+
+  // Preempts running_[victim] by recomputation: frees its blocks, requeues it.
+  void preempt(std::size_t victim) {
+    Seq s = running_[victim];
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(victim));
+    used_ -= s.blocks;
+    s.blocks = 0;
+    s.kv = 0;
+    s.prefilled = 0;
+    s.prompt = out_.requests[s.record].request.input + s.generated;
+    ++out_.requests[s.record].preemptions;
+    ++out_.summary.preemptions;
+    enqueue(s, true);
+  }
+
+  // Gives running_[i] `need` more blocks, preempting from the back of running_ while none are
+  // free; false when running_[i] itself had to go (it was the last).
+  bool reserve(std::size_t i, std::uint64_t need, IterationRecord& it) {
+    while (need > free_blocks()) {
+      const std::size_t victim = running_.size() - 1;
+      preempt(victim);
+      ++it.preempted;
+      if (victim == i) return false;
+    }
+    running_[i].blocks += need;
+    used_ += need;
+    return true;
+  }
+
+  // The running sequences in admission order, within `budget` tokens: a decoding sequence takes
+  // one token, a sequence part-way through its prompt (chunked prefill) the next chunk of it;
+  // each is given the blocks its tokens need first, preempting from the back (sequences not yet
+  // scheduled). Returns the budget left.
+  std::uint64_t schedule_running(std::uint64_t budget, std::vector<Chunk>& chunks,
+                                 std::vector<std::size_t>& decodes, IterationRecord& it) {
+    for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+      const Seq& s = running_[i];
+      const std::uint64_t tokens = s.prefilling() ? std::min(budget, s.prompt - s.prefilled) : 1;
+      const std::uint64_t need = ceil_div(s.kv + tokens, config_.block_size) - s.blocks;
+      const bool prefilling = s.prefilling();
+      if (!reserve(i, need, it)) break;  // i was the last running sequence
+      if (prefilling)
+        chunks.emplace_back(i, tokens);
+      else
+        decodes.push_back(i);
+      budget -= tokens;
+    }
+    return budget;
+  }
+
+  void schedule(IterationBatch& batch, std::vector<Chunk>& chunks,
+                std::vector<std::size_t>& decodes, IterationRecord& it) {
+    if (config_.chunked_prefill) {
+      admit(schedule_running(budget_, chunks, decodes, it), chunks);
+    } else {
+      admit(budget_, chunks);
+      if (chunks.empty()) schedule_running(budget_, chunks, decodes, it);
+    }
+    for (const std::size_t i : decodes) {
+      batch.decode_sequences += 1;
+      batch.decode_context_sum += running_[i].kv + 1;
+    }
+    for (const auto& [i, tokens] : chunks) {
+      const Seq& s = running_[i];
+      batch.prefill.push_back({tokens, s.prefilled, s.prefilled + tokens == s.prompt});
+    }
+  }
+
+  // New prefills from the waiting queue, within the token budget, max_batch and the free blocks
+  // less the watermark; the first that does not fit stops admission.
+  void admit(std::uint64_t budget, std::vector<Chunk>& chunks) {
+    while (!waiting_.empty() && budget > 0 && running_.size() < config_.max_batch) {
+      Seq& s = waiting_.begin()->second;
+      const std::uint64_t left = s.prompt - s.prefilled;
+      const std::uint64_t tokens = config_.chunked_prefill ? std::min(budget, left) : left;
+      if (tokens > budget) break;
+      const std::uint64_t need = ceil_div(tokens, config_.block_size);
+      if (need > free_blocks() || free_blocks() - need < watermark_) break;
+      s.blocks = need;
+      used_ += need;
+      running_.push_back(s);
+      waiting_.erase(waiting_.begin());
+      chunks.emplace_back(running_.size() - 1, tokens);
+      budget -= tokens;
+    }
+  }
+
+  IterationPricer& pricer_;
+  const SchedulerConfig& config_;
+  std::uint64_t replica_;
+  std::uint64_t blocks_;
+  std::uint64_t watermark_;
+  std::uint64_t budget_;
+  ServeResult& out_;
+  std::uint64_t used_ = 0;
+  std::uint64_t preempt_order_ = 0;
+  std::vector<Seq> running_;  // admission order
+  std::map<Key, Seq> waiting_;
+};
+
+}  // namespace
+
+std::string_view to_string(Policy policy) {
+  switch (policy) {
+    case Policy::Fcfs:
+      return "fcfs";
+    case Policy::ShortestFirst:
+      return "shortest_first";
+  }
+  return "?";
+}
+
+double RequestRecord::tpot() const {
+  if (request.output <= 1) return 0;
+  return (finish - first_token) / static_cast<double>(request.output - 1);
+}
+
+Stats stats_of(std::vector<double> values) {
+  Stats s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  double sum = 0;
+  for (const double v : values) sum += v;
+  s.mean = sum / static_cast<double>(values.size());
+  s.p50 = percentile(values, 50);
+  s.p90 = percentile(values, 90);
+  s.p99 = percentile(values, 99);
+  s.max = values.back();
+  return s;
+}
+
+std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig& config,
+                                  std::uint64_t max_tokens, Diagnostics& diags) {
+  const ReplicaMemory m = pricer.memory(max_tokens);
+  KvBudget kv;
+  kv.block_size = config.block_size;
+  kv.weights = m.weights;
+  kv.activations = m.activations;
+  kv.kv_bytes_per_token = m.kv_bytes_per_token;
+  const std::string& arch = pricer.hardware().name();
+  if (config.kv_blocks) {
+    kv.blocks = *config.kv_blocks;
+    return kv;
+  }
+  const std::optional<Bytes>& capacity = pricer.hardware().spec().dram.capacity;
+  if (!capacity) {
+    diags.error({}, "arch",
+                fmt::format("'{}' states no DRAM capacity, so coda cannot size its "
+                            "KV cache",
+                            arch),
+                "state dram.capacity in the arch, or give the KV cache's size in blocks "
+                "(--kv-blocks)");
+    return std::nullopt;
+  }
+  kv.capacity = *capacity;
+  kv.usable = Bytes{
+      static_cast<std::uint64_t>(static_cast<double>(capacity->value) * config.memory_utilization)};
+  const std::uint64_t taken = m.weights.value + m.activations.value;
+  const std::uint64_t block_bytes = m.kv_bytes_per_token.value * config.block_size;
+  if (taken >= kv.usable.value || (kv.usable.value - taken) < block_bytes) {
+    diags.error({}, "serve",
+                fmt::format("the weights ({:.2f} GiB a chip) and the activations of a "
+                            "{}-token iteration ({:.2f} GiB) leave no room for a KV cache in "
+                            "{:.2f} GiB ({} x {} of '{}')",
+                            static_cast<double>(m.weights.value) / (1ull << 30), max_tokens,
+                            static_cast<double>(m.activations.value) / (1ull << 30),
+                            static_cast<double>(kv.usable.value) / (1ull << 30),
+                            config.memory_utilization, "the DRAM", arch),
+                "use more tensor-parallel ranks (--tp), a narrower --dtype, fewer tokens per "
+                "iteration (--max-batched-tokens) or a larger --memory-utilization");
+    return std::nullopt;
+  }
+  kv.blocks = (kv.usable.value - taken) / block_bytes;
+  return kv;
+}
+
+ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo) {
+  ServeSummary s;
+  s.preemptions = result.summary.preemptions;
+  s.requests = result.requests.size();
+  if (result.requests.empty()) return s;
+  double first = result.requests.front().request.arrival, last = 0;
+  std::uint64_t out_tokens = 0, all_tokens = 0, good = 0;
+  std::vector<double> ttft, tpot, e2e;
+  for (const RequestRecord& r : result.requests) {
+    first = std::min(first, r.request.arrival);
+    last = std::max(last, r.finish);
+    out_tokens += r.request.output;
+    all_tokens += r.request.input + r.request.output;
+    ttft.push_back(r.ttft());
+    e2e.push_back(r.e2e());
+    if (r.request.output > 1) tpot.push_back(r.tpot());
+    const bool ok = (slo.ttft <= 0 || r.ttft() <= slo.ttft) &&
+                    (slo.tpot <= 0 || r.request.output <= 1 || r.tpot() <= slo.tpot);
+    good += ok ? 1 : 0;
+  }
+  s.duration = last - first;
+  const double d = s.duration > 0 ? s.duration : 1;
+  s.requests_per_s = static_cast<double>(s.requests) / d;
+  s.output_tokens_per_s = static_cast<double>(out_tokens) / d;
+  s.total_tokens_per_s = static_cast<double>(all_tokens) / d;
+  std::vector<double> sorted_ttft = ttft, sorted_tpot = tpot;
+  std::sort(sorted_ttft.begin(), sorted_ttft.end());
+  std::sort(sorted_tpot.begin(), sorted_tpot.end());
+  s.meets_slo = (slo.ttft <= 0 || percentile(sorted_ttft, slo.percentile) <= slo.ttft) &&
+                (slo.tpot <= 0 || percentile(sorted_tpot, slo.percentile) <= slo.tpot);
+  s.ttft = stats_of(std::move(ttft));
+  s.tpot = stats_of(std::move(tpot));
+  s.e2e = stats_of(std::move(e2e));
+  s.itl = stats_of(result.itl);
+  s.slo_attainment = static_cast<double>(good) / static_cast<double>(s.requests);
+  s.goodput_rps = static_cast<double>(good) / d;
+  s.iterations = result.iterations.size();
+  double batch_sum = 0, busy = 0, kv_area = 0;
+  for (const IterationRecord& it : result.iterations) {
+    const std::uint64_t b = it.decode_sequences + it.prefill_sequences;
+    batch_sum += static_cast<double>(b);
+    s.max_batch = std::max(s.max_batch, b);
+    const double dt = it.end - it.start;
+    busy += dt;
+    const double u = result.kv.blocks > 0 ? static_cast<double>(it.kv_blocks_used) /
+                                                static_cast<double>(result.kv.blocks)
+                                          : 0;
+    kv_area += u * dt;
+    s.kv_utilisation_max = std::max(s.kv_utilisation_max, u);
+  }
+  if (s.iterations > 0) s.mean_batch = batch_sum / static_cast<double>(s.iterations);
+  const double span = d * static_cast<double>(replicas);
+  s.kv_utilisation_mean = kv_area / span;
+  s.busy_fraction = busy / span;
+  return s;
+}
+
+std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& deployment,
+                                    const std::vector<Request>& requests,
+                                    const ArrivalSpec& arrivals, const Slo& slo,
+                                    Diagnostics& diags) {
+  const SchedulerConfig& config = deployment.scheduler;
+  CODA_CHECK(deployment.replicas >= 1 && config.block_size >= 1 && config.max_batch >= 1);
+  std::uint64_t longest_input = 0, longest_total = 0;
+  for (const Request& r : requests) {
+    longest_input = std::max(longest_input, r.input);
+    longest_total = std::max(longest_total, r.input + r.output - 1);
+  }
+  std::uint64_t budget = config.max_batched_tokens;
+  if (budget == 0)
+    budget = config.chunked_prefill ? 512 : std::max<std::uint64_t>(2048, longest_total);
+  if (!config.chunked_prefill && longest_total > budget) {
+    diags.error({}, "max_batched_tokens",
+                fmt::format("{} tokens per iteration cannot prefill a request of {} tokens (its "
+                            "prompt and, after a preemption, the tokens it generated)",
+                            budget, longest_total),
+                fmt::format("raise --max-batched-tokens to at least {}, or use --chunked-prefill",
+                            longest_total));
+    return std::nullopt;
+  }
+  std::optional<KvBudget> kv = kv_budget(pricer, config, budget, diags);
+  if (!kv) return std::nullopt;
+  const std::uint64_t watermark =
+      static_cast<std::uint64_t>(config.watermark * static_cast<double>(kv->blocks));
+  const std::uint64_t need = ceil_div(longest_total, config.block_size);
+  if (need + watermark > kv->blocks) {
+    diags.error({}, "serve",
+                fmt::format("a request of {} tokens needs {} KV blocks of {} tokens, more than "
+                            "the {} the cache has (less the {}-block watermark)",
+                            longest_total, need, config.block_size, kv->blocks, watermark),
+                "shorter requests, more tensor-parallel ranks (--tp), or a larger "
+                "--memory-utilization");
+    return std::nullopt;
+  }
+  ServeResult result;
+  result.kv = *kv;
+  result.max_batched_tokens = budget;
+  result.requests.reserve(requests.size());
+  for (const Request& r : requests) result.requests.push_back({.request = r});
+  // Round-robin: request i to replica i mod R (closed loop: client c to replica c mod R, and
+  // its requests with it).
+  const std::uint64_t replicas = deployment.replicas;
+  for (std::uint64_t rep = 0; rep < replicas; ++rep) {
+    std::vector<std::size_t> ids;
+    for (std::size_t i = rep; i < result.requests.size(); i += replicas) {
+      ids.push_back(i);
+      result.requests[i].replica = rep;
+    }
+    std::uint64_t clients = 0;
+    if (arrivals.kind == ArrivalKind::Closed)
+      clients = arrivals.concurrency / replicas + (rep < arrivals.concurrency % replicas ? 1 : 0);
+    if (arrivals.kind == ArrivalKind::Closed && clients == 0) {
+      diags.error({}, "concurrency",
+                  fmt::format("{} clients leave replica {} of {} without any", arrivals.concurrency,
+                              rep, replicas),
+                  "at least one client per replica");
+      return std::nullopt;
+    }
+    Replica engine(pricer, config, rep, kv->blocks, budget, result);
+    engine.run(ids, clients);
+  }
+  result.summary = summarise(result, replicas, slo);
+  return result;
+}
+
+std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment& deployment,
+                                      const RequestSpec& spec, const Slo& slo, int steps,
+                                      Diagnostics& diags) {
+  CODA_CHECK(spec.arrivals.kind == ArrivalKind::Poisson ||
+             spec.arrivals.kind == ArrivalKind::Gamma);
+  if (!slo.any()) {
+    diags.error({}, "slo", "a rate search needs a limit to stay within",
+                "give --slo-ttft and/or --slo-tpot (milliseconds)");
+    return std::nullopt;
+  }
+  RateSearch out;
+  RequestSpec offline = spec;
+  offline.arrivals = {.kind = ArrivalKind::Offline};
+  const std::optional<ServeResult> top =
+      simulate(pricer, deployment, make_requests(offline), offline.arrivals, slo, diags);
+  if (!top) return std::nullopt;
+  out.offline_rps = top->summary.requests_per_s;
+  double lo = 0, hi = out.offline_rps;
+  const auto probe = [&](double rate) -> std::optional<ServeResult> {
+    RequestSpec at = spec;
+    at.arrivals.rate = rate;
+    std::optional<ServeResult> r =
+        simulate(pricer, deployment, make_requests(at), at.arrivals, slo, diags);
+    if (r) out.probes.push_back({rate, r->summary});
+    return r;
+  };
+  for (int i = 0; i < steps; ++i) {
+    const double rate = i == 0 ? hi : (lo + hi) / 2;
+    std::optional<ServeResult> r = probe(rate);
+    if (!r) return std::nullopt;
+    if (r->summary.meets_slo) {
+      lo = rate;
+      out.rate = rate;
+      out.best = std::move(r);
+      if (i == 0) break;  // even the offline throughput's rate is within the SLO
+    } else {
+      hi = rate;
+    }
+  }
+  return out;
+}
+
+}  // namespace coda::sim::serving

@@ -1,0 +1,184 @@
+#pragma once
+// An LLM serving engine over a request stream, iteration by iteration (docs/serving.md): the
+// continuous (iteration-level) batching of Orca and vLLM, a paged KV cache, vLLM's scheduler
+// with or without Sarathi-Serve's chunked prefill, preemption by recomputation, replicas fed
+// round-robin. Each iteration's time is IterationPricer's (coda's own per-op pricing). Plain
+// C++, deterministic: the same requests give the same result.
+//
+// The scheduler, as vLLM 0.6's default (V0) scheduler runs it:
+//   without chunked prefill  an iteration is all prefills or all decodes. Waiting requests are
+//       admitted first, in policy order, while the running sequences stay within max_batch,
+//       their prompts within max_batched_tokens and their KV blocks within the free blocks less
+//       the watermark; the first that does not fit stops admission (head-of-line). Only when
+//       none is admitted do the running sequences decode, one token each.
+//   with chunked prefill     every running sequence decodes first (one token of the budget
+//       each), then prefills take the rest of the max_batched_tokens budget in chunks: the
+//       sequences part-way through their prompt first, then new ones, within max_batch.
+//   preemption  a decode that needs a block when none is free takes one from the running
+//       sequence admitted last (vLLM's recompute mode): its blocks are freed and it waits at the
+//       front of the queue, to prefill its prompt and the tokens it had generated again.
+//
+// Not simulated (errors where asked for): pipeline parallelism, swapping KV blocks to the host,
+// prefix sharing, speculative decoding, disaggregated prefill and decode pools. Host-side
+// scheduling and sampling time is `iteration_overhead` (0 unless given).
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/units.h"
+#include "sim/serving/iteration_cost.h"
+#include "sim/serving/requests.h"
+
+namespace coda::sim::serving {
+
+enum class Policy : std::uint8_t { Fcfs, ShortestFirst };
+std::string_view to_string(Policy policy);  // "fcfs", "shortest_first"
+
+struct SchedulerConfig {
+  // vLLM's max_num_seqs default (vllm/engine/arg_utils.py, 0.6).
+  std::uint64_t max_batch = 256;
+  // Tokens per iteration; 0: vLLM 0.6's default, 512 with chunked prefill, else
+  // max(2048, the longest prompt).
+  std::uint64_t max_batched_tokens = 0;
+  bool chunked_prefill = false;
+  // Admission order: fcfs (arrival order) or shortest_first (fewest prompt tokens first).
+  Policy policy = Policy::Fcfs;
+  // Tokens per KV-cache block: vLLM's block_size default.
+  std::uint64_t block_size = 16;
+  // Share of each chip's memory the engine may use for weights, activations and the KV cache:
+  // vLLM's gpu_memory_utilization default.
+  double memory_utilization = 0.9;
+  // Blocks kept free at admission, as a share of all blocks: vLLM's block-manager watermark.
+  double watermark = 0.01;
+  // Host time added to every iteration (scheduling, sampling, detokenising), seconds.
+  double iteration_overhead = 0;
+  // Where set, the KV cache has exactly this many blocks (for tests and what-ifs) instead of
+  // what the memory leaves.
+  std::optional<std::uint64_t> kv_blocks;
+};
+
+struct Deployment {
+  std::uint64_t replicas = 1;
+  SchedulerConfig scheduler;
+};
+
+// What a replica's memory holds (per chip).
+struct KvBudget {
+  Bytes capacity;  // the chip's DRAM
+  Bytes usable;    // capacity x memory_utilization
+  Bytes weights;
+  Bytes activations;
+  Bytes kv_bytes_per_token;  // per chip
+  std::uint64_t blocks = 0;  // KV-cache blocks of block_size tokens
+  std::uint64_t block_size = 16;
+  std::uint64_t tokens() const { return blocks * block_size; }
+};
+
+struct RequestRecord {
+  Request request;
+  std::uint64_t replica = 0;
+  double first_token = 0;  // when the prefill that produced the first token ended
+  double finish = 0;       // when the last token was produced
+  std::uint64_t preemptions = 0;
+  double ttft() const { return first_token - request.arrival; }
+  double e2e() const { return finish - request.arrival; }
+  // Time per output token after the first: (finish - first_token) / (output - 1); 0 for one.
+  double tpot() const;
+};
+
+struct IterationRecord {
+  std::uint64_t replica = 0;
+  double start = 0, end = 0;
+  std::uint64_t decode_sequences = 0;
+  std::uint64_t prefill_sequences = 0;
+  std::uint64_t prefill_tokens = 0;
+  std::uint64_t kv_blocks_used = 0;  // after the iteration's allocations
+  std::uint64_t waiting = 0;         // requests arrived and not running when it started
+  std::uint64_t preempted = 0;       // sequences preempted to make room for it
+  IterationTime time;
+};
+
+struct Stats {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+// Percentiles as numpy's default (linear interpolation between closest ranks); empty: zeros.
+Stats stats_of(std::vector<double> values);
+
+struct Slo {
+  double ttft = 0;  // seconds; 0: no limit
+  double tpot = 0;  // seconds; 0: no limit
+  // The percentile of TTFT and TPOT that must be within the limits for a rate to be sustained
+  // (the search's criterion; MLPerf Inference's LLM server scenario uses the 99th).
+  double percentile = 99;
+  bool any() const { return ttft > 0 || tpot > 0; }
+};
+
+struct ServeSummary {
+  std::uint64_t requests = 0;
+  double duration = 0;  // first arrival to last finish, seconds
+  double requests_per_s = 0;
+  double output_tokens_per_s = 0;
+  double total_tokens_per_s = 0;  // prompt and output tokens
+  Stats ttft, tpot, itl, e2e;     // seconds
+  // Share of requests within both SLO limits, and those requests per second (goodput).
+  double slo_attainment = 1;
+  double goodput_rps = 0;
+  std::uint64_t iterations = 0;
+  double mean_batch = 0;  // sequences per iteration
+  std::uint64_t max_batch = 0;
+  double kv_utilisation_mean = 0;  // time-weighted blocks used / blocks, all replicas
+  double kv_utilisation_max = 0;
+  std::uint64_t preemptions = 0;
+  double busy_fraction = 0;  // iteration time / (duration x replicas)
+  bool meets_slo = true;     // the SLO percentile of TTFT and TPOT within the limits
+};
+
+struct ServeResult {
+  KvBudget kv;
+  std::uint64_t max_batched_tokens = 0;  // the budget used (the default resolved)
+  std::vector<RequestRecord> requests;   // in id order
+  std::vector<IterationRecord> iterations;
+  std::vector<double> itl;  // every inter-token gap, seconds
+  ServeSummary summary;
+};
+
+// The KV budget of one replica (per chip); errors (path "serve") when the weights and
+// activations leave no room, or the arch states no memory capacity and kv_blocks is not given.
+std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig& config,
+                                  std::uint64_t max_tokens, Diagnostics& diags);
+
+// Replays `requests` (id order; open-loop arrivals non-decreasing) on the deployment. For closed
+// arrivals, `concurrency` clients. Errors (nothing simulated) when a request can never run: its
+// prompt beyond max_batched_tokens without chunked prefill, or prompt + output beyond the KV
+// cache.
+std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& deployment,
+                                    const std::vector<Request>& requests,
+                                    const ArrivalSpec& arrivals, const Slo& slo,
+                                    Diagnostics& diags);
+
+// The highest arrival rate the deployment sustains within the SLO: bisection over the rate of
+// `spec`'s arrivals (poisson or gamma; the same seed at every rate, so the same lengths and the
+// same arrival draws scaled), between 0 and the offline throughput of the same requests, which no
+// rate can exceed. A rate is sustained when the SLO percentile of TTFT and TPOT is within the
+// limits (ServeSummary::meets_slo). `steps` bisections: the answer is within offline / 2^steps.
+struct RateProbe {
+  double rate = 0;
+  ServeSummary summary;
+};
+struct RateSearch {
+  double offline_rps = 0;           // the bracket's top: the offline run's requests per second
+  double rate = 0;                  // the highest rate found within the SLO; 0: none
+  std::optional<ServeResult> best;  // the simulation at `rate`
+  std::vector<RateProbe> probes;    // every rate tried, in order
+};
+std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment& deployment,
+                                      const RequestSpec& spec, const Slo& slo, int steps,
+                                      Diagnostics& diags);
+
+// The summary of a result (simulate computes it; exposed for tests).
+ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo);
+
+}  // namespace coda::sim::serving

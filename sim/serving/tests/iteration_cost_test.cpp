@@ -1,0 +1,132 @@
+#include "sim/serving/iteration_cost.h"
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_spec.h"
+#include "core/results.h"
+#include "sim/driver.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::sim::serving {
+namespace {
+
+namespace llm = workload::llm;
+
+const char* kArch = "configs/arch/nvidia_h100_sxm.yaml";
+const char* kModel = "configs/workloads/llm/llama2_7b.yaml";
+
+arch::HardwareModel load_hw(const char* file) {
+  Diagnostics diags;
+  auto spec = arch::load_arch(std::filesystem::path(file), diags);
+  EXPECT_TRUE(spec) << diags.format_all();
+  return arch::HardwareModel(spec->spec);
+}
+
+llm::LlmConfig load_model(const char* file) {
+  Diagnostics diags;
+  auto model = llm::load_llm_config(file, diags);
+  EXPECT_TRUE(model) << diags.format_all();
+  return *model;
+}
+
+// `coda run --llm` of one phase, fused as `fusion`.
+double coda_run_seconds(llm::PhaseKind kind, std::uint64_t batch, std::uint64_t seq,
+                        std::uint64_t tp, mapper::FusionMode fusion) {
+  RunFiles files;
+  files.arch = kArch;
+  files.fusion = fusion;
+  files.source = workload::LlmSource{.config = kModel,
+                                     .phase = {.kind = kind, .batch = batch, .seq_len = seq},
+                                     .parallelism = {.tp = tp}};
+  Diagnostics diags;
+  const auto run = run_files(files, diags);
+  EXPECT_TRUE(run) << diags.format_all();
+  return run ? results::run_time(*run).value : 0;
+}
+
+class IterationCost : public ::testing::TestWithParam<std::uint64_t> {};
+
+// The pieces sum to coda run's time for a uniform batch: a decode of 8 sequences with 511 tokens
+// cached (each attends to 512 keys) is `coda run --phase decode --batch 8 --seq 511`, and a
+// prefill of one 512-token prompt is `--phase prefill --batch 1 --seq 512`. The pricer splits
+// each graph into a layer and the rest and prices the attention on its own; the sum differs from
+// the whole only where pricing one op depends on its neighbours. The kv_write copies of the
+// token graph stand in for the decode graph's kv_append: the same bytes.
+TEST_P(IterationCost, PiecesSumToCodaRunForUniformBatches) {
+  const std::uint64_t tp = GetParam();
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  auto pricer = IterationPricer::make(load_model(kModel), hw,
+                                      {.tp = tp, .fusion = mapper::FusionMode::Epilogue}, diags);
+  ASSERT_TRUE(pricer) << diags.format_all();
+
+  IterationBatch decode;
+  decode.decode_sequences = 8;
+  decode.decode_context_sum = 8 * 512;
+  const double decode_run =
+      coda_run_seconds(llm::PhaseKind::Decode, 8, 511, tp, mapper::FusionMode::Epilogue);
+  EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run);
+
+  IterationBatch prefill;
+  prefill.prefill.push_back({.tokens = 512, .cached = 0, .samples = true});
+  const double prefill_run =
+      coda_run_seconds(llm::PhaseKind::Prefill, 1, 512, tp, mapper::FusionMode::Epilogue);
+  EXPECT_NEAR(pricer->price(prefill).total(), prefill_run, 1e-3 * prefill_run);
+}
+INSTANTIATE_TEST_SUITE_P(Tp, IterationCost, ::testing::Values(1, 2));
+
+TEST(IterationCostParts, AreMemoisedAndAddUp) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  auto pricer = IterationPricer::make(load_model(kModel), hw, {}, diags);
+  ASSERT_TRUE(pricer) << diags.format_all();
+  IterationBatch mixed;
+  mixed.decode_sequences = 3;
+  mixed.decode_context_sum = 100 + 200 + 301;  // mean 200.33, priced at 201 keys
+  mixed.prefill = {{.tokens = 64, .cached = 128, .samples = false},
+                   {.tokens = 64, .cached = 128, .samples = false},
+                   {.tokens = 32, .cached = 0, .samples = true}};
+  EXPECT_EQ(mixed.tokens(), 3u + 64 + 64 + 32);
+  EXPECT_EQ(mixed.sampling(), 4u);
+  const IterationTime t = pricer->price(mixed);
+  const std::size_t priced = pricer->graphs_priced();
+  const double layers = 32;  // LLaMA-2-7B
+  EXPECT_DOUBLE_EQ(t.linear, pricer->model_tokens(163) + layers * pricer->layer_tokens(163));
+  EXPECT_DOUBLE_EQ(t.head, pricer->head(4));
+  // The two 64-token chunks of one shape run as one op of batch 2.
+  EXPECT_DOUBLE_EQ(t.attention, layers * (pricer->attention(3, 1, 201, false) +
+                                          pricer->attention(2, 64, 192, true) +
+                                          pricer->attention(1, 32, 32, true)));
+  EXPECT_EQ(pricer->graphs_priced(), priced);  // every part was kept
+  EXPECT_DOUBLE_EQ(pricer->price(mixed).total(), t.total());
+  EXPECT_EQ(pricer->graphs_priced(), priced);
+  // Longer contexts cost more; no sequences cost nothing.
+  EXPECT_GT(pricer->attention(3, 1, 4001, false), pricer->attention(3, 1, 201, false));
+  EXPECT_EQ(pricer->head(0), 0.0);
+  EXPECT_EQ(pricer->price({}).total(), 0.0);
+}
+
+TEST(IterationCostParts, MemoryOfAReplica) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  auto pricer = IterationPricer::make(load_model(kModel), hw, {.tp = 2}, diags);
+  ASSERT_TRUE(pricer);
+  const ReplicaMemory m = pricer->memory(2048);
+  // KV bytes per token: 2 (K, V) x 32 layers x 32 kv heads x 128 x 2 bytes = 512 KiB, half a rank.
+  EXPECT_EQ(m.kv_bytes_per_token.value, 256u * 1024);
+  // Weights: 6,738,415,616 bf16 parameters; TP 2 splits all but the norms (65 x 4096 each).
+  const std::uint64_t norms = 65ull * 4096;
+  EXPECT_EQ(m.weights.value, ((6738415616ull - norms) / 2 + norms) * 2);
+  EXPECT_GT(m.activations.value, 0u);
+}
+
+TEST(IterationCostParts, RefusesATpThatDoesNotDivideTheHeads) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  EXPECT_FALSE(IterationPricer::make(load_model(kModel), hw, {.tp = 3}, diags));
+  ASSERT_TRUE(diags.has_errors());
+  EXPECT_EQ(diags.all()[0].path, "tp");
+}
+
+}  // namespace
+}  // namespace coda::sim::serving

@@ -1,0 +1,234 @@
+#include "sim/serving/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_spec.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::sim::serving {
+namespace {
+
+// The simulator's logic under test, on coda's real iteration prices: each expected time below is
+// summed from IterationPricer's prices of the iterations the scheduler must run, derived by hand
+// from the scheduling rules in simulator.h.
+class Serving : public ::testing::Test {
+ protected:
+  Serving() : hw_(load()) {
+    Diagnostics diags;
+    auto model = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", diags);
+    EXPECT_TRUE(model) << diags.format_all();
+    auto pricer = IterationPricer::make(*model, hw_, {}, diags);
+    EXPECT_TRUE(pricer) << diags.format_all();
+    pricer_.emplace(std::move(*pricer));
+  }
+  static arch::HardwareModel load() {
+    Diagnostics diags;
+    auto spec = arch::load_arch(std::filesystem::path("configs/arch/nvidia_h100_sxm.yaml"), diags);
+    EXPECT_TRUE(spec) << diags.format_all();
+    return arch::HardwareModel(spec->spec);
+  }
+  double prefill(std::uint64_t tokens, std::uint64_t cached = 0, bool samples = true) {
+    IterationBatch b;
+    b.prefill.push_back({tokens, cached, samples});
+    return pricer_->price(b).total();
+  }
+  double decode(std::uint64_t sequences, std::uint64_t keys_each) {
+    IterationBatch b;
+    b.decode_sequences = sequences;
+    b.decode_context_sum = sequences * keys_each;
+    return pricer_->price(b).total();
+  }
+  ServeResult run(std::vector<Request> requests, const Deployment& d, ArrivalSpec arrivals = {},
+                  Slo slo = {}) {
+    Diagnostics diags;
+    auto r = simulate(*pricer_, d, requests, arrivals, slo, diags);
+    EXPECT_TRUE(r) << diags.format_all();
+    return r ? *r : ServeResult{};
+  }
+  arch::HardwareModel hw_;
+  std::optional<IterationPricer> pricer_;
+};
+
+// One request alone: TTFT is its prefill (no queue); each later token one decode iteration over
+// the prompt and the tokens so far.
+TEST_F(Serving, ASingleRequestsTtftIsItsPrefill) {
+  const ServeResult r = run({{.id = 0, .arrival = 1.5, .input = 100, .output = 5}}, {});
+  ASSERT_EQ(r.requests.size(), 1u);
+  const RequestRecord& q = r.requests[0];
+  EXPECT_NEAR(q.ttft(), prefill(100), 1e-12);
+  // Decode i (i = 1..4) appends token 100 + i - 1 and attends to 100 + i keys.
+  double decodes = 0;
+  for (std::uint64_t i = 1; i <= 4; ++i) decodes += decode(1, 100 + i);
+  EXPECT_NEAR(q.finish, 1.5 + prefill(100) + decodes, 1e-9);
+  EXPECT_NEAR(q.tpot(), decodes / 4, 1e-12);
+  EXPECT_EQ(r.iterations.size(), 5u);
+  EXPECT_EQ(r.itl.size(), 4u);
+  EXPECT_EQ(r.summary.requests, 1u);
+}
+
+// A fixed batch: 4 requests at 0 prefill together (one iteration of four 64-token prompts, one
+// op of batch 4), then decode in lockstep, so each one's TPOT is the mean decode iteration.
+TEST_F(Serving, AFixedBatchsTpot) {
+  std::vector<Request> reqs;
+  for (std::uint64_t i = 0; i < 4; ++i) reqs.push_back({.id = i, .input = 64, .output = 9});
+  const ServeResult r = run(reqs, {});
+  IterationBatch four;
+  for (int i = 0; i < 4; ++i) four.prefill.push_back({64, 0, true});
+  const double p = pricer_->price(four).total();
+  double decodes = 0;
+  for (std::uint64_t i = 1; i <= 8; ++i) decodes += decode(4, 64 + i);
+  for (const RequestRecord& q : r.requests) {
+    EXPECT_NEAR(q.ttft(), p, 1e-12);
+    EXPECT_NEAR(q.tpot(), decodes / 8, 1e-12);
+    EXPECT_NEAR(q.e2e(), p + decodes, 1e-9);
+  }
+  EXPECT_EQ(r.summary.iterations, 9u);
+  EXPECT_DOUBLE_EQ(r.summary.mean_batch, 4.0);
+  EXPECT_NEAR(r.summary.output_tokens_per_s, 36 / (p + decodes), 1e-6);
+}
+
+// max_batch 1: the second request queues behind the whole first one.
+TEST_F(Serving, QueueingAddsToTtft) {
+  Deployment d;
+  d.scheduler.max_batch = 1;
+  const ServeResult r =
+      run({{.id = 0, .input = 32, .output = 3}, {.id = 1, .input = 48, .output = 2}}, d);
+  const double first = prefill(32) + decode(1, 33) + decode(1, 34);
+  EXPECT_NEAR(r.requests[0].e2e(), first, 1e-12);
+  EXPECT_NEAR(r.requests[1].ttft(), first + prefill(48), 1e-12);
+}
+
+// A KV cache of 4 blocks of 16 tokens, two requests of 16-token prompts: the prefill takes one
+// block each; decode 1 appends token 17 and needs a second block each (4 in use); decode k
+// attends to 16 + k keys, so decode 17 needs a third block: none is free, and the request
+// admitted last is preempted. Iteration 0 is the prefill, so iteration 17 preempts.
+TEST_F(Serving, TheStepAtWhichAFullCacheMustPreempt) {
+  Deployment d;
+  d.scheduler.kv_blocks = 4;
+  d.scheduler.watermark = 0;
+  const ServeResult r =
+      run({{.id = 0, .input = 16, .output = 30}, {.id = 1, .input = 16, .output = 30}}, d);
+  ASSERT_GT(r.iterations.size(), 18u);
+  for (std::size_t i = 0; i < 17; ++i) EXPECT_EQ(r.iterations[i].preempted, 0u) << i;
+  EXPECT_EQ(r.iterations[17].preempted, 1u);
+  EXPECT_EQ(r.iterations[17].decode_sequences, 1u);
+  EXPECT_EQ(r.iterations[16].kv_blocks_used, 4u);
+  EXPECT_EQ(r.requests[1].preemptions, 1u);
+  EXPECT_EQ(r.requests[0].preemptions, 0u);
+  EXPECT_EQ(r.summary.preemptions, 1u);
+  // Request 1 had generated 17 tokens (the prefill's and 16 decodes); it waits while request 0
+  // holds 3 blocks (a prefill of 16 + 17 = 33 tokens needs 3, leaving 1), so it comes back when
+  // request 0 ends, recomputing 33 tokens in one prefill.
+  EXPECT_EQ(r.requests[1].finish > r.requests[0].finish, true);
+  EXPECT_EQ(r.summary.requests, 2u);
+}
+
+// Chunked prefill with a 256-token budget: a 1000-token prompt takes ceil(1000 / 256) = 4
+// iterations (256 at 0, 256 at 256, 256 at 512 and 232 at 768 cached tokens; only the last
+// samples), so TTFT is their sum.
+TEST_F(Serving, AChunkedPrefillsIterationCount) {
+  Deployment d;
+  d.scheduler.chunked_prefill = true;
+  d.scheduler.max_batched_tokens = 256;
+  const ServeResult r = run({{.id = 0, .input = 1000, .output = 2}}, d);
+  const double ttft = prefill(256, 0, false) + prefill(256, 256, false) + prefill(256, 512, false) +
+                      prefill(232, 768, true);
+  EXPECT_NEAR(r.requests[0].ttft(), ttft, 1e-12);
+  EXPECT_EQ(r.iterations.size(), 5u);  // four chunks and one decode
+  EXPECT_EQ(r.iterations[3].prefill_tokens, 232u);
+}
+
+// A closed loop of one client: each request arrives when the previous one ends.
+TEST_F(Serving, AClosedLoopSendsOnCompletion) {
+  std::vector<Request> reqs;
+  for (std::uint64_t i = 0; i < 3; ++i) reqs.push_back({.id = i, .input = 20, .output = 2});
+  const ServeResult r = run(reqs, {}, {.kind = ArrivalKind::Closed, .concurrency = 1});
+  const double one = prefill(20) + decode(1, 21);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(r.requests[i].request.arrival, static_cast<double>(i) * one, 1e-9);
+    EXPECT_NEAR(r.requests[i].ttft(), prefill(20), 1e-12);
+  }
+}
+
+TEST_F(Serving, ReplicasShareTheStreamRoundRobin) {
+  std::vector<Request> reqs;
+  for (std::uint64_t i = 0; i < 4; ++i) reqs.push_back({.id = i, .input = 32, .output = 4});
+  Deployment d;
+  d.replicas = 2;
+  const ServeResult r = run(reqs, d);
+  EXPECT_EQ(r.requests[2].replica, 0u);
+  EXPECT_EQ(r.requests[3].replica, 1u);
+  IterationBatch two;
+  two.prefill = {{32, 0, true}, {32, 0, true}};
+  EXPECT_NEAR(r.requests[3].ttft(), pricer_->price(two).total(), 1e-12);
+}
+
+TEST_F(Serving, SloAttainmentAndGoodput) {
+  std::vector<Request> reqs;
+  for (std::uint64_t i = 0; i < 2; ++i) reqs.push_back({.id = i, .input = 32, .output = 2});
+  Deployment d;
+  d.scheduler.max_batch = 1;
+  const double first_ttft = prefill(32);
+  // A TTFT limit between the first request's and the second's: one of two meets it.
+  Slo slo{.ttft = first_ttft * 1.5};
+  const ServeResult r = run(reqs, d, {}, slo);
+  EXPECT_DOUBLE_EQ(r.summary.slo_attainment, 0.5);
+  EXPECT_NEAR(r.summary.goodput_rps, 1 / r.summary.duration, 1e-9);
+  EXPECT_FALSE(r.summary.meets_slo);  // its 99th percentile is the second request's
+}
+
+TEST_F(Serving, RequestsThatCanNeverRunAreErrors) {
+  Diagnostics diags;
+  Deployment d;
+  d.scheduler.max_batched_tokens = 100;
+  EXPECT_FALSE(simulate(*pricer_, d, {{.id = 0, .input = 90, .output = 20}}, {}, {}, diags));
+  ASSERT_EQ(diags.error_count(), 1u);
+  EXPECT_EQ(diags.all()[0].path, "max_batched_tokens");
+  EXPECT_NE(diags.all()[0].hint.find("109"), std::string::npos);  // 90 + 20 - 1
+
+  Diagnostics kv;
+  Deployment small;
+  small.scheduler.kv_blocks = 2;
+  EXPECT_FALSE(simulate(*pricer_, small, {{.id = 0, .input = 40, .output = 1}}, {}, {}, kv));
+  ASSERT_EQ(kv.error_count(), 1u);
+  EXPECT_NE(kv.all()[0].message.find("needs 3 KV blocks"), std::string::npos);
+}
+
+TEST_F(Serving, DeterministicAndTheKvCacheFillsTheFreeMemory) {
+  RequestSpec spec;
+  spec.arrivals = {.kind = ArrivalKind::Poisson, .rate = 20};
+  spec.count = 200;
+  spec.input = {.kind = LengthKind::Uniform, .min = 64, .max = 512};
+  spec.output = {.kind = LengthKind::Uniform, .min = 16, .max = 128};
+  const ServeResult a = run(make_requests(spec), {}, spec.arrivals);
+  const ServeResult b = run(make_requests(spec), {}, spec.arrivals);
+  ASSERT_EQ(a.requests.size(), 200u);
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    EXPECT_EQ(a.requests[i].first_token, b.requests[i].first_token);
+    EXPECT_EQ(a.requests[i].finish, b.requests[i].finish);
+  }
+  // H100 SXM 80 GB x 0.9 less the weights and activations, in blocks of 16 x 512 KiB.
+  const KvBudget& kv = a.kv;
+  EXPECT_EQ(kv.blocks, (kv.usable.value - kv.weights.value - kv.activations.value) /
+                           (16 * kv.kv_bytes_per_token.value));
+  EXPECT_GT(kv.blocks, 3000u);  // about 60 GiB of 8 MiB blocks: 7,500
+  EXPECT_LT(kv.blocks, 8000u);
+  for (const RequestRecord& q : a.requests) {
+    EXPECT_GE(q.first_token, q.request.arrival);
+    EXPECT_GE(q.finish, q.first_token);
+  }
+}
+
+TEST(Stats, PercentilesAsNumpy) {
+  // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97 (linear interpolation).
+  const Stats s = stats_of({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.p50, 2.5);
+  EXPECT_NEAR(s.p90, 3.7, 1e-12);
+  EXPECT_NEAR(s.p99, 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(stats_of({}).p99, 0);
+}
+
+}  // namespace
+}  // namespace coda::sim::serving
