@@ -14,6 +14,10 @@
 # and MLPerf whole-network latencies on edge NPUs and the Jetson Orin GPU; its own split,
 # edge/SPLIT.md), per device (by arch), into results/accuracy/edge/.
 #
+# Last, the serving corpus (validation/published/serving/: TensorRT-LLM, NIM, MLPerf Inference and
+# SGLang/vLLM serving measurements; its own split, serving/SPLIT.md): every row's scenario
+# simulated by coda serve's engine (bench/serving_accuracy.cpp), into results/accuracy/serving.csv.
+#
 # A benchmark, not a test: it asserts nothing. validation/tests/corpus_accuracy_test.cpp holds
 # a loose regression bound.
 set -euo pipefail
@@ -28,3 +32,7 @@ echo
 echo "== edge devices (validation/published/edge/corpus_edge.yaml)"
 mkdir -p "$out/edge"
 "$build/coda" validate --corpus validation/published/edge/corpus_edge.yaml --out "$out/edge" "$@"
+echo
+echo "== LLM serving (validation/published/serving/corpus_serving.yaml)"
+cmake --build "$build" --target bench_serving_accuracy >/dev/null
+OUT="$out" "$build/bench/bench_serving_accuracy" validation/published/serving/corpus_serving.yaml

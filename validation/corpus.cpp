@@ -137,6 +137,8 @@ std::optional<CorpusEntry> read_entry(const YamlReader& item, const fs::path& fo
 
 }  // namespace
 
+EnumTable<Split> split_names() { return kSplits; }
+
 std::string_view to_string(Split split) {
   for (const auto& [name, value] : kSplits)
     if (value == split) return name;

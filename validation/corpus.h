@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "core/enum_table.h"
 #include "core/yaml_reader.h"
 #include "validation/measurement.h"
 
@@ -44,6 +45,7 @@ inline constexpr std::uint32_t kCorpusSchemaVersion = 1;
 // calibration rows may be fitted on; validation rows are held out (validation/published/SPLIT.md).
 enum class Split : std::uint8_t { Calibration, Validation };
 std::string_view to_string(Split split);
+EnumTable<Split> split_names();  // "calibration", "validation"
 
 // What a source's rows are, as its manifest entry states it.
 enum class CorpusClass : std::uint8_t {

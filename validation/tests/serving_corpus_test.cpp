@@ -1,0 +1,47 @@
+#include "validation/serving_corpus.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/temp_dir.h"
+
+namespace coda::validation {
+namespace {
+
+TEST(ServingCorpus, TheCommittedCorpusReads) {
+  Diagnostics diags;
+  const auto corpus =
+      load_serving_corpus("validation/published/serving/corpus_serving.yaml", diags);
+  ASSERT_TRUE(corpus) << diags.format_all();
+  // SPLIT.md: six sources, 120 calibration rows and 90 validation rows.
+  ASSERT_EQ(corpus->sources.size(), 6u);
+  std::size_t calibration = 0, validation = 0;
+  for (const ServingSource& s : corpus->sources)
+    (s.split == Split::Calibration ? calibration : validation) += s.rows.size();
+  EXPECT_EQ(calibration, 120u);
+  EXPECT_EQ(validation, 90u);
+}
+
+TEST(ServingCorpus, BadRowsAreLocated) {
+  const testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "configs");
+  std::ofstream(dir.path() / "m.yaml")
+      << "schema_version: 1\ndevices: {}\nmodels: configs\n"
+         "sources:\n  - {id: s, file: s.csv, split: calibration}\n";
+  std::ofstream(dir.path() / "s.csv")
+      << "source,device,chips,tp,model,dtype,scenario,metric,value,unit\n"
+         "s,h100_sxm,8,3,llama3_8b,fp8,offline,throughput_output_tokens_s,100,tokens/s\n"
+         "s,h100_sxm,1,1,llama3_8b,fp8,bursty,tokens_per_joule,-1,x\n";
+  Diagnostics diags;
+  EXPECT_FALSE(load_serving_corpus(dir.path() / "m.yaml", diags));
+  ASSERT_EQ(diags.error_count(), 4u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "row 2, column 'tp'");
+  EXPECT_EQ(diags.all()[0].where.line, 2);
+  EXPECT_EQ(diags.all()[1].path, "row 3, column 'scenario'");
+  EXPECT_EQ(diags.all()[2].path, "row 3, column 'metric'");
+  EXPECT_EQ(diags.all()[3].path, "row 3, column 'value'");
+}
+
+}  // namespace
+}  // namespace coda::validation
