@@ -85,14 +85,17 @@ std::string add_arch_roofs(reports::RunInput& in, const fs::path& run_file) {
 
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
   CLI::App* cmd = app.add_subcommand(
-      "report", "Write the co-design report (docs/report.md) from stored results: a sweep's "
-                "output folder or results.json, and/or run.json files, and/or training steps "
-                "(coda train --json); DIR/report.html "
-                "(self-contained) and DIR/report.md");
+      "report",
+      "Write the co-design report (docs/report.md) from stored results: a sweep's "
+      "output folder or results.json, and/or run.json files, and/or training steps "
+      "(coda train --json), and/or serving simulations (coda serve --out); "
+      "DIR/report.html "
+      "(self-contained) and DIR/report.md");
   cmd->add_option("results", args.results,
                   "A sweep output folder or its results.json, and/or run.json files or the "
                   "folders holding them, and/or training steps as coda train --json writes "
-                  "them (at most one sweep)")
+                  "them, and/or serve.json files or the folders coda serve --out wrote (at most "
+                  "one sweep)")
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("--out", args.out_dir, "Folder for report.html, report.md and charts/")
@@ -122,9 +125,13 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
     if (fs::is_directory(file, ec)) {
       if (fs::exists(file / "results.json", ec)) file /= "results.json";
       else if (fs::exists(file / "run.json", ec)) file /= "run.json";
+      else if (fs::exists(file / "serve.json", ec))
+        file /= "serve.json";
       else {
-        err << fmt::format("error: '{}' holds neither results.json (coda sweep --out) nor "
-                           "run.json (coda run --out)\n", given);
+        err << fmt::format(
+            "error: '{}' holds neither results.json (coda sweep --out), "
+            "run.json (coda run --out) nor serve.json (coda serve --out)\n",
+            given);
         return 2;
       }
     }
@@ -150,6 +157,16 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
       input.trainings.push_back(
           {n < args.labels.size() ? args.labels[n] : file.stem().string(), file.string(),
            std::move(*step)});
+      continue;
+    }
+    if (reports::is_serve_json(*text)) {  // coda serve --out
+      auto served = reports::read_serve_json(*text, file.string(), diags);
+      if (!served) continue;
+      const std::size_t n = run_count++;
+      input.servings.push_back({n < args.labels.size()
+                                    ? args.labels[n]
+                                    : fs::absolute(file).parent_path().filename().string(),
+                                file.string(), std::move(*served)});
       continue;
     }
     auto run = reports::read_run_json(*text, file.string(), diags);

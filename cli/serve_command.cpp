@@ -1,5 +1,6 @@
 #include "cli/serve_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -15,6 +16,7 @@
 #include "core/text.h"
 #include "mapper/fusion.h"
 #include "sim/driver.h"
+#include "sim/serving/deployment_search.h"
 #include "sim/serving/iteration_cost.h"
 #include "sim/serving/requests.h"
 #include "sim/serving/serve_output.h"
@@ -60,6 +62,73 @@ void print_summary(std::ostream& out, const sv::ServeResult& r, const sv::Slo& s
         slo.percentile, slo.ttft > 0 ? fmt::format("{:g} ms", slo.ttft * 1e3) : "-",
         slo.tpot > 0 ? fmt::format("{:g} ms", slo.tpot * 1e3) : "-",
         s.meets_slo ? "met" : "NOT met", 100 * s.slo_attainment, s.goodput_rps);
+}
+
+// Creates the --out folder; false (the error printed) when it cannot.
+bool make_out_dir(const std::string& dir, std::ostream& err) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) err << fmt::format("error: --out: cannot create '{}': {}\n", dir, ec.message());
+  return !ec;
+}
+
+int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig& model,
+                          const arch::HardwareModel& hw, const sv::PricerOptions& pricing,
+                          const sv::Deployment& deployment, const sv::RequestSpec& spec,
+                          const sv::Slo& slo, std::ostream& out, std::ostream& err) {
+  Diagnostics diags;
+  sv::DeploymentSearch search{.chips = args.chips, .steps = args.search_steps};
+  if (args.chip_cost > 0) search.chip_cost_per_hour = args.chip_cost;
+  const auto ranked =
+      sv::search_deployments(model, hw, pricing, deployment, spec, slo, search, diags);
+  if (!ranked) {
+    err << diags.format_all();
+    return 1;
+  }
+  out << fmt::format(
+      "layouts of {} chips, ranked by the highest rate within the SLO (p{:g} TTFT "
+      "<= {}, TPOT <= {}):\n",
+      args.chips, slo.percentile, slo.ttft > 0 ? fmt::format("{:g} ms", slo.ttft * 1e3) : "-",
+      slo.tpot > 0 ? fmt::format("{:g} ms", slo.tpot * 1e3) : "-");
+  out << fmt::format("  {:>3} {:>8} {:<14} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}\n", "tp",
+                     "replicas", "prefill", "rate/s", "offline/s", "tok/s/chip", "TTFT p99",
+                     "TPOT p99", "cost/Mtok");
+  std::string csv =
+      "tp,replicas,chunked_prefill,rate_rps,offline_rps,output_tokens_per_s_per_chip,"
+      "ttft_p99_s,tpot_p99_s,cost_per_million_tokens,rejected\n";
+  for (const sv::DeploymentResult& r : *ranked) {
+    const sv::DeploymentCandidate& c = r.candidate;
+    const char* prefill = c.chunked_prefill ? "chunked" : "prefill-first";
+    const std::string cost =
+        r.cost_per_million_tokens ? fmt::format("{:.4g}", *r.cost_per_million_tokens) : "";
+    if (!r.rejected.empty()) {
+      out << fmt::format("  {:>3} {:>8} {:<14} rejected: {}\n", c.tp, c.replicas, prefill,
+                         r.rejected);
+    } else if (!r.at_rate) {
+      out << fmt::format("  {:>3} {:>8} {:<14} {:>10} {:>10.4g}  (no rate within the SLO)\n", c.tp,
+                         c.replicas, prefill, "-", r.offline_rps);
+    } else {
+      out << fmt::format(
+          "  {:>3} {:>8} {:<14} {:>10.4g} {:>10.4g} {:>12.4g} {:>10.4g} "
+          "{:>10.4g} {:>10}\n",
+          c.tp, c.replicas, prefill, r.rate, r.offline_rps, r.tokens_per_chip_s,
+          r.at_rate->ttft.p99 * 1e3, r.at_rate->tpot.p99 * 1e3, cost);
+    }
+    std::string why = r.rejected;
+    std::replace(why.begin(), why.end(), ',', ';');
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, c.chunked_prefill,
+                       r.rate, r.offline_rps, r.tokens_per_chip_s,
+                       r.at_rate ? fmt::format("{}", r.at_rate->ttft.p99) : "",
+                       r.at_rate ? fmt::format("{}", r.at_rate->tpot.p99) : "", cost, why);
+  }
+  out << "  (TTFT and TPOT p99 in ms, at each layout's rate)\n";
+  if (!args.out.empty()) {
+    if (!make_out_dir(args.out, err)) return 1;
+    const std::filesystem::path file = std::filesystem::path(args.out) / "deployments.csv";
+    if (!write_file(file, csv, err)) return 1;
+    out << fmt::format("wrote {}\n", file.string());
+  }
+  return 0;
 }
 
 }  // namespace
@@ -112,9 +181,27 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                     "Find the highest Poisson rate (gamma with --cv) whose SLO percentile of "
                     "TTFT and TPOT is within --slo-ttft and --slo-tpot, by bisection below the "
                     "offline throughput");
-  for (CLI::Option* a : {rate, concurrency, offline, trace, search})
-    for (CLI::Option* b : {rate, concurrency, offline, trace, search})
+  CLI::Option* rates =
+      cmd->add_option("--rates", args.rates,
+                      "A latency-vs-rate curve: Poisson (gamma with --cv) at each of these "
+                      "rates, e.g. 1,2,4,8; the same requests at every rate")
+          ->delimiter(',')
+          ->check(kPositive);
+  CLI::Option* deployments = cmd->add_flag(
+      "--search-deployments", args.search_deployments,
+      "Rank every layout of --chips chips (TP ranks per replica x replicas, prefill-first and "
+      "chunked prefill) by the highest Poisson rate it sustains within the SLO");
+  for (CLI::Option* a : {rate, concurrency, offline, trace, search, deployments, rates})
+    for (CLI::Option* b : {rate, concurrency, offline, trace, search, deployments, rates})
       if (a != b) a->excludes(b);
+  CLI::Option* chips =
+      cmd->add_option("--chips", args.chips, "With --search-deployments: the chips to lay out")
+          ->check(kPositive);
+  cmd->add_option("--chip-cost", args.chip_cost,
+                  "With --search-deployments: a chip's cost per hour (any currency), for the "
+                  "cost of a million output tokens at each layout's rate")
+      ->check(kPositive);
+  deployments->needs(chips);
   CLI::Option* requests = cmd->add_option("--requests", args.requests, "Requests to simulate")
                               ->capture_default_str()
                               ->check(kPositive);
@@ -186,13 +273,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
 }
 
 int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& err) {
-  if (!args.search_rate && args.rate == 0 && args.concurrency == 0 && !args.offline &&
+  const bool searching = args.search_rate || args.search_deployments || !args.rates.empty();
+  if (!searching && args.rate == 0 && args.concurrency == 0 && !args.offline &&
       args.trace.empty()) {
     err << "error: serve: say how requests arrive: --rate R (Poisson), --concurrency N (closed "
-           "loop), --offline, --trace FILE.csv, or --search-rate with an SLO\n";
+           "loop), --offline, --trace FILE.csv, or --search-rate / --search-deployments with an "
+           "SLO\n";
     return 2;
   }
-  if (args.cv > 0 && args.rate == 0 && !args.search_rate) {
+  if (args.cv > 0 && args.rate == 0 && !searching) {
     err << "error: --cv: gamma arrivals need --rate (or --search-rate)\n";
     return 2;
   }
@@ -272,22 +361,55 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
       spec.arrivals = {.kind = args.cv > 0 ? sv::ArrivalKind::Gamma : sv::ArrivalKind::Poisson,
                        .rate = args.rate,
                        .cv = args.cv > 0 ? args.cv : 1.0};
-      arrivals_text = args.search_rate ? std::string("searched rate")
-                                       : fmt::format("{} at {:g} requests/s",
-                                                     to_string(spec.arrivals.kind), args.rate);
+      arrivals_text = searching ? fmt::format("{} at {} rates", to_string(spec.arrivals.kind),
+                                              args.rates.empty() ? "searched" : "given")
+                                : fmt::format("{} at {:g} requests/s",
+                                              to_string(spec.arrivals.kind), args.rate);
       if (args.cv > 0) arrivals_text += fmt::format(" (gaps' cv {:g})", args.cv);
     }
     arrivals_text += fmt::format("; {} requests, input {}, output {}, seed {}", args.requests,
                                  to_string(*input), to_string(*output), args.seed);
-    if (!args.search_rate) requests = sv::make_requests(spec);
+    if (!searching) requests = sv::make_requests(spec);
   }
 
-  out << fmt::format("coda serve: {} ({}) on '{}', TP {} x {} replica(s); {}\n", model->name,
-                     to_string(model->dtype), hw.name(), args.tp, args.replicas, arrivals_text);
+  const std::string layout = args.search_deployments
+                                 ? fmt::format("layouts of {} chips", args.chips)
+                                 : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
+  out << fmt::format("coda serve: {} ({}) on '{}', {}; {}\n", model->name, to_string(model->dtype),
+                     hw.name(), layout, arrivals_text);
+
+  if (args.search_deployments)
+    return run_deployment_search(args, *model, hw, pricing, deployment, spec, slo, out, err);
 
   std::optional<sv::ServeResult> result;
   std::optional<sv::RateSearch> searched;
-  if (args.search_rate) {
+  std::vector<sv::RateProbe> curve;
+  if (!args.rates.empty()) {
+    auto probes = sv::rate_curve(*pricer, deployment, spec, args.rates, slo, diags);
+    if (!probes) {
+      err << diags.format_all();
+      return 1;
+    }
+    curve = std::move(*probes);
+    out << fmt::format("  {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}  {}\n", "rate/s",
+                       "served/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99",
+                       slo.any() ? "SLO" : "");
+    for (const sv::RateProbe& p : curve)
+      out << fmt::format(
+          "  {:>10.4g} {:>10.4g} {:>12.4g} {:>10.4g} {:>10.4g} {:>10.4g} "
+          "{:>10.4g}  {}\n",
+          p.rate, p.summary.requests_per_s, p.summary.output_tokens_per_s, p.summary.ttft.p50 * 1e3,
+          p.summary.ttft.p99 * 1e3, p.summary.tpot.p50 * 1e3, p.summary.tpot.p99 * 1e3,
+          slo.any() ? (p.summary.meets_slo ? "met" : "NOT met") : "");
+    out << "  (TTFT and TPOT in ms); the full results below are the highest rate's\n";
+    // The highest rate's whole result, for the files.
+    spec.arrivals.rate = *std::max_element(args.rates.begin(), args.rates.end());
+    result = sv::simulate(*pricer, deployment, sv::make_requests(spec), spec.arrivals, slo, diags);
+    if (!result) {
+      err << diags.format_all();
+      return 1;
+    }
+  } else if (args.search_rate) {
     searched = sv::search_rate(*pricer, deployment, spec, slo, args.search_steps, diags);
     if (!searched) {
       err << diags.format_all();
@@ -305,6 +427,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
     }
     out << fmt::format("highest rate within the SLO: {:.4g} requests/s\n", searched->rate);
     result = std::move(searched->best);
+    curve = searched->probes;
   } else {
     result = sv::simulate(*pricer, deployment, requests, spec.arrivals, slo, diags);
     if (!result) {
@@ -326,12 +449,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   print_summary(out, *result, slo);
 
   if (!args.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(args.out, ec);
-    if (ec) {
-      err << fmt::format("error: --out: cannot create '{}': {}\n", args.out, ec.message());
-      return 1;
-    }
+    if (!make_out_dir(args.out, err)) return 1;
     ordered_json config = {
         {"model", model->name},
         {"model_file", args.llm},
@@ -342,7 +460,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"replicas", args.replicas},
         {"fusion", mapper::to_string(pricing.fusion)},
         {"arrivals", std::string(sv::to_string(spec.arrivals.kind))},
-        {"rate", args.search_rate ? searched->rate : args.rate},
+        {"rate", searched ? searched->rate : spec.arrivals.rate},
         {"cv", args.cv > 0 ? args.cv : 1.0},
         {"concurrency", args.concurrency},
         {"trace", args.trace},
@@ -361,6 +479,16 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           {"iteration_overhead_s", sched.iteration_overhead}}},
         {"slo", {{"ttft_s", slo.ttft}, {"tpot_s", slo.tpot}, {"percentile", slo.percentile}}}};
     ordered_json doc = sv::serve_json(*result, std::move(config));
+    if (!curve.empty()) {  // latency against load, by rate (docs/serving.md "Results")
+      std::sort(curve.begin(), curve.end(),
+                [](const sv::RateProbe& a, const sv::RateProbe& b) { return a.rate < b.rate; });
+      ordered_json points = ordered_json::array();
+      for (const sv::RateProbe& p : curve)
+        points.push_back({{"rate", p.rate},
+                          {"meets_slo", p.summary.meets_slo},
+                          {"summary", sv::summary_json(p.summary)}});
+      doc["rate_curve"] = std::move(points);
+    }
     if (searched) {
       ordered_json probes = ordered_json::array();
       for (const sv::RateProbe& p : searched->probes)

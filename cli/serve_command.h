@@ -2,11 +2,13 @@
 // `coda serve --arch A --llm M (--rate R | --concurrency N | --offline | --trace F) ...`: an LLM
 // serving deployment under a request stream (sim/serving/, docs/serving.md): continuous batching,
 // a paged KV cache, TTFT/TPOT/ITL/E2E percentiles, throughput and goodput under an SLO; with
-// --search-rate, the highest Poisson rate within the SLO.
+// --search-rate, the highest Poisson rate within the SLO; with --search-deployments --chips N,
+// every TP x replicas layout of N chips (prefill-first and chunked) ranked by that rate.
 
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -44,8 +46,12 @@ struct ServeArgs {
   double slo_ttft_ms = 0;
   double slo_tpot_ms = 0;
   double slo_percentile = 99;
+  std::vector<double> rates;  // a latency-vs-rate curve
   bool search_rate = false;
   int search_steps = 12;
+  bool search_deployments = false;
+  std::uint64_t chips = 0;
+  double chip_cost = 0;  // per chip-hour; 0: no cost column
   // Pricing.
   std::string fusion;
   std::string attention;

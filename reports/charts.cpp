@@ -180,6 +180,36 @@ std::string pareto_script(const ScatterChart& chart) {
          "$front using 1:2 with linespoints pt 7 ps 1 lw 2 lc rgb '#1f77b4' title 'Pareto front'\n";
 }
 
+std::string line_script(const LineChart& chart) {
+  std::string script(kHeader);
+  script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key outside right top\n",
+                        quoted(chart.title), quoted(chart.x_label), quoted(chart.y_label));
+  bool positive = true;
+  std::string data;
+  for (std::size_t i = 0; i < chart.x.size(); ++i) {
+    data += number(chart.x[i]);
+    for (std::size_t s = 0; s < chart.series.size(); ++s) {
+      const double v = i < chart.values[s].size() ? chart.values[s][i]
+                                                  : std::numeric_limits<double>::quiet_NaN();
+      positive = positive && (!std::isfinite(v) || v > 0);
+      data += " " + number(v);
+    }
+    data += "\n";
+  }
+  if (data.empty()) data = "NaN\n";
+  if (chart.log_y && positive) script += "set logscale y\n";
+  script += fmt::format("$lines << EOD\n{}EOD\n", data);
+  std::string plots;
+  for (std::size_t s = 0; s < chart.series.size(); ++s)
+    plots += fmt::format("{}$lines using 1:{} with linespoints pt 7 ps 0.8 lw 2 title {}",
+                         s == 0 ? "" : ", ", s + 2, quoted(chart.series[s]));
+  if (std::isfinite(chart.limit))
+    plots += fmt::format("{}{} with lines dt 2 lw 1.5 lc rgb '#d62728' title {}",
+                         plots.empty() ? "" : ", ", number(chart.limit), quoted(chart.limit_label));
+  if (plots.empty()) plots = "$lines using 1:1 notitle";
+  return script + "plot " + plots + "\n";
+}
+
 std::string inline_svg(const std::string& svg, const std::string& prefix) {
   std::string out = svg;
   if (out.rfind("<?xml", 0) == 0)

@@ -4,6 +4,7 @@
 // nothing (gnuplot.h runs them).
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,22 @@ struct ScatterChart {
   std::vector<std::pair<std::size_t, std::string>> labelled;  // index into points, label
 };
 std::string pareto_script(const ScatterChart& chart);
+
+// Lines over a numeric x: one series per entry of `series`, `values[s][i]` at x[i] (NaN: a gap).
+// The y axis is logarithmic when `log_y` and every value is positive.
+struct LineChart {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  std::vector<double> x;
+  std::vector<std::string> series;
+  std::vector<std::vector<double>> values;
+  bool log_y = false;
+  // A horizontal line (an SLO limit) and its name; NaN: none.
+  double limit = std::numeric_limits<double>::quiet_NaN();
+  std::string limit_label;
+};
+std::string line_script(const LineChart& chart);
 
 // gnuplot's SVG made fit to sit inside an HTML page next to other charts: the XML prolog is
 // dropped and every id (and reference to one) gets `prefix`, so ids stay unique in the page.

@@ -492,6 +492,79 @@ void training_section(Document& doc, const TrainingInput& in, std::size_t index)
   doc.chart(fmt::format("training_{}.svg", index), split.title, bar_script(split));
 }
 
+// A serving simulation (`coda serve --out`): its headline and, when it has one, its latency
+// against the offered rate (docs/report.md, "Serving").
+void serving_section(Document& doc, const ServingInput& in, std::size_t index) {
+  const ServingResult& r = in.result;
+  doc.heading(2, "Serving " + in.label);
+  const std::string slo = r.slo_ttft_s > 0 || r.slo_tpot_s > 0
+                              ? fmt::format("; SLO: TTFT {} ms, TPOT {} ms at the 99th percentile",
+                                            r.slo_ttft_s > 0 ? num(r.slo_ttft_s * 1e3) : "-",
+                                            r.slo_tpot_s > 0 ? num(r.slo_tpot_s * 1e3) : "-")
+                              : "";
+  doc.paragraph(fmt::format(
+      "From {}: {} on {} x {} chips (TP {}, {} replicas), {} requests, "
+      "{} arrivals{}{}.",
+      in.source, r.model, r.tp * r.replicas, r.arch, r.tp, r.replicas, r.requests, r.arrivals,
+      r.summary.rate > 0 ? fmt::format(" at {} requests/s", num(r.summary.rate)) : "", slo));
+  const ServingPoint& s = r.summary;
+  doc.table({{"metric", "value"},
+             {{"requests/s served", num(s.requests_per_s)},
+              {"output tokens/s", num(s.output_tokens_per_s)},
+              {"TTFT p50 / p99 (ms)", num(s.ttft.p50 * 1e3) + " / " + num(s.ttft.p99 * 1e3)},
+              {"TPOT p50 / p99 (ms)", num(s.tpot.p50 * 1e3) + " / " + num(s.tpot.p99 * 1e3)},
+              {"ITL p50 / p99 (ms)", num(r.itl.p50 * 1e3) + " / " + num(r.itl.p99 * 1e3)},
+              {"E2E p50 / p99 (s)", num(r.e2e.p50) + " / " + num(r.e2e.p99)},
+              {"SLO met", s.meets_slo ? "yes" : "no"},
+              {"requests within the SLO", pct(r.slo_attainment)},
+              {"goodput (requests/s)", num(r.goodput_rps)},
+              {"mean batch (sequences)", num(r.mean_batch)},
+              {"KV cache used, mean / max",
+               pct(r.kv_utilisation_mean) + " / " + pct(r.kv_utilisation_max)},
+              {"KV-cache blocks", fmt::format("{}", r.kv_blocks)},
+              {"preemptions", fmt::format("{}", r.preemptions)}}});
+  if (r.curve.empty()) return;
+  Table curve{{"rate (req/s)", "served (req/s)", "output tok/s", "TTFT p50 (ms)", "TTFT p99 (ms)",
+               "TPOT p50 (ms)", "TPOT p99 (ms)", "SLO"},
+              {}};
+  LineChart ttft{fmt::format("TTFT against load, {}", in.label),
+                 "offered rate (requests/s)",
+                 "TTFT (ms)",
+                 {},
+                 {"p50", "p99"},
+                 {{}, {}},
+                 true};
+  LineChart tpot{fmt::format("TPOT against load, {}", in.label),
+                 "offered rate (requests/s)",
+                 "TPOT (ms)",
+                 {},
+                 {"p50", "p99"},
+                 {{}, {}},
+                 false};
+  if (r.slo_ttft_s > 0) {
+    ttft.limit = r.slo_ttft_s * 1e3;
+    ttft.limit_label = "SLO";
+  }
+  if (r.slo_tpot_s > 0) {
+    tpot.limit = r.slo_tpot_s * 1e3;
+    tpot.limit_label = "SLO";
+  }
+  for (const ServingPoint& p : r.curve) {
+    curve.rows.push_back({num(p.rate), num(p.requests_per_s), num(p.output_tokens_per_s),
+                          num(p.ttft.p50 * 1e3), num(p.ttft.p99 * 1e3), num(p.tpot.p50 * 1e3),
+                          num(p.tpot.p99 * 1e3), p.meets_slo ? "met" : "not met"});
+    ttft.x.push_back(p.rate);
+    ttft.values[0].push_back(p.ttft.p50 * 1e3);
+    ttft.values[1].push_back(p.ttft.p99 * 1e3);
+    tpot.x.push_back(p.rate);
+    tpot.values[0].push_back(p.tpot.p50 * 1e3);
+    tpot.values[1].push_back(p.tpot.p99 * 1e3);
+  }
+  doc.table(std::move(curve));
+  doc.chart(fmt::format("serving_ttft_{}.svg", index), ttft.title, line_script(ttft));
+  doc.chart(fmt::format("serving_tpot_{}.svg", index), tpot.title, line_script(tpot));
+}
+
 // What the runs differ in, for the comparison's title.
 std::string comparison_title(const std::vector<RunInput>& runs) {
   std::set<std::string> workloads, archs, fusion;
@@ -553,7 +626,8 @@ void comparison_section(Document& doc, const std::vector<RunInput>& runs) {
 }  // namespace
 
 ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render) {
-  CODA_CHECK(input.sweep || !input.runs.empty() || !input.trainings.empty());
+  CODA_CHECK(input.sweep || !input.runs.empty() || !input.trainings.empty() ||
+             !input.servings.empty());
   Document doc(render);
   const std::string title = "coda co-design report";
   doc.heading(1, title);
@@ -564,6 +638,8 @@ ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render
   for (const TrainingInput& in : input.trainings)
     sources += fmt::format("{}training step {} = {}", sources.empty() ? "" : "; ", in.label,
                            in.source);
+  for (const ServingInput& in : input.servings)
+    sources += fmt::format("{}serving {} = {}", sources.empty() ? "" : "; ", in.label, in.source);
   doc.paragraph("Made by coda report from stored results: " + sources +
                 ". Formulas and chart definitions: docs/report.md.");
   if (input.sweep) sweep_section(doc, *input.sweep, input.top);
@@ -571,6 +647,8 @@ ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render
   if (input.runs.size() >= 2) comparison_section(doc, input.runs);
   for (std::size_t i = 0; i < input.trainings.size(); ++i)
     training_section(doc, input.trainings[i], i + 1);
+  for (std::size_t i = 0; i < input.servings.size(); ++i)
+    serving_section(doc, input.servings[i], i + 1);
   if (!doc.error().empty()) return {std::nullopt, doc.error()};
   Report report{doc.markdown(), doc.html(title), std::move(doc.charts())};
   return {std::move(report), {}};

@@ -36,10 +36,17 @@ struct TrainingInput {
   TrainingStepResult step;
 };
 
+struct ServingInput {
+  std::string label;   // how the report names the simulation
+  std::string source;  // the serve.json `coda serve --out` wrote
+  ServingResult result;
+};
+
 struct ReportInput {
   std::optional<SweepInput> sweep;
   std::vector<RunInput> runs;
   std::vector<TrainingInput> trainings;  // `coda train --json` files
+  std::vector<ServingInput> servings;    // `coda serve --out` serve.json files
   std::size_t top = 10;  // designs per workload in the top-designs table
 };
 

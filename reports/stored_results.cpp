@@ -96,6 +96,15 @@ class Checker {
     return expect(*it, where.key(key), kind) ? &*it : nullptr;
   }
 
+  // The member `key` of `j` into `v` when present and a number (unsigned integer); an error
+  // otherwise (field()), leaving `v` as it was.
+  void number(const Json& j, const Where& where, std::string_view key, double& v) const {
+    if (const Json* f = field(j, where, key, Kind::Number)) v = f->get<double>();
+  }
+  void whole(const Json& j, const Where& where, std::string_view key, std::uint64_t& v) const {
+    if (const Json* f = field(j, where, key, Kind::Unsigned)) v = f->get<std::uint64_t>();
+  }
+
   // Checks that every key of `keys` is in object `j` with `kind`.
   void fields(const Json& j, const Where& where, std::initializer_list<std::string_view> keys,
               Kind kind) const {
@@ -412,22 +421,16 @@ std::optional<TrainingStepResult> read_train_json(std::string_view text, const s
   if (step == nullptr) return std::nullopt;
   const Where at = top.key("training_step");
   TrainingStepResult out;
-  const auto number = [&](const Json& j, const Where& w, std::string_view key, double& v) {
-    if (const Json* f = c.field(j, w, key, Kind::Number)) v = f->get<double>();
-  };
-  const auto whole = [&](const Json& j, const Where& w, std::string_view key, std::uint64_t& v) {
-    if (const Json* f = c.field(j, w, key, Kind::Unsigned)) v = f->get<std::uint64_t>();
-  };
   if (const Json* f = c.field(*step, at, "model", Kind::String)) out.model = f->get<std::string>();
   if (const Json* f = c.field(*step, at, "arch", Kind::String)) out.arch = f->get<std::string>();
-  whole(*step, at, "seq", out.seq);
-  whole(*step, at, "tokens", out.tokens);
-  number(*step, at, "step_s", out.step_s);
-  number(*step, at, "tokens_per_s", out.tokens_per_s);
-  number(*step, at, "mfu", out.mfu);
-  number(*step, at, "hfu", out.hfu);
-  whole(*step, at, "memory_per_chip_bytes", out.memory_per_chip_bytes);
-  whole(*step, at, "critical_stage", out.critical_stage);
+  c.whole(*step, at, "seq", out.seq);
+  c.whole(*step, at, "tokens", out.tokens);
+  c.number(*step, at, "step_s", out.step_s);
+  c.number(*step, at, "tokens_per_s", out.tokens_per_s);
+  c.number(*step, at, "mfu", out.mfu);
+  c.number(*step, at, "hfu", out.hfu);
+  c.whole(*step, at, "memory_per_chip_bytes", out.memory_per_chip_bytes);
+  c.whole(*step, at, "critical_stage", out.critical_stage);
   if (const Json* f = c.field(*step, at, "fits", Kind::Boolean)) out.fits = f->get<bool>();
   if (const auto it = step->find("capacity_bytes"); it != step->end() && !it->is_null()) {
     if (c.expect(*it, at.key("capacity_bytes"), Kind::Unsigned))
@@ -437,14 +440,14 @@ std::optional<TrainingStepResult> read_train_json(std::string_view text, const s
   if (const Json* l = c.field(*step, at, "layout", Kind::Object)) {
     const Where lw = at.key("layout");
     std::uint64_t tp = 0, pp = 0, dp = 0, mbs = 0, vp = 1, zero = 0;
-    whole(*l, lw, "tp", tp);
-    whole(*l, lw, "pp", pp);
-    whole(*l, lw, "dp", dp);
-    whole(*l, lw, "chips", out.chips);
-    whole(*l, lw, "micro_batch_size", mbs);
-    whole(*l, lw, "micro_batches", micro_batches);
-    whole(*l, lw, "virtual_stages", vp);
-    whole(*l, lw, "zero", zero);
+    c.whole(*l, lw, "tp", tp);
+    c.whole(*l, lw, "pp", pp);
+    c.whole(*l, lw, "dp", dp);
+    c.whole(*l, lw, "chips", out.chips);
+    c.whole(*l, lw, "micro_batch_size", mbs);
+    c.whole(*l, lw, "micro_batches", micro_batches);
+    c.whole(*l, lw, "virtual_stages", vp);
+    c.whole(*l, lw, "zero", zero);
     std::string recompute;
     if (const Json* f = c.field(*l, lw, "recompute", Kind::String)) recompute = f->get<std::string>();
     bool sp = false;
@@ -456,18 +459,18 @@ std::optional<TrainingStepResult> read_train_json(std::string_view text, const s
   }
   c.objects(*step, at, "stages", [&](const Json& j, const Where& w) {
     TrainingStage st;
-    whole(j, w, "stage", st.stage);
+    c.whole(j, w, "stage", st.stage);
     if (const Json* f = c.field(j, w, "layer_ranges", Kind::String)) st.layers = f->get<std::string>();
-    number(j, w, "compute_s", st.compute_s);
+    c.number(j, w, "compute_s", st.compute_s);
     double tp_per_micro_batch = 0;
-    number(j, w, "tp_comm_s", tp_per_micro_batch);
+    c.number(j, w, "tp_comm_s", tp_per_micro_batch);
     st.tp_comm_s = tp_per_micro_batch * static_cast<double>(micro_batches);
-    number(j, w, "bubble_s", st.bubble_s);
-    number(j, w, "dp_exposed_s", st.dp_exposed_s);
-    number(j, w, "optimizer_s", st.optimizer_s);
-    number(j, w, "end_s", st.end_s);
+    c.number(j, w, "bubble_s", st.bubble_s);
+    c.number(j, w, "dp_exposed_s", st.dp_exposed_s);
+    c.number(j, w, "optimizer_s", st.optimizer_s);
+    c.number(j, w, "end_s", st.end_s);
     if (const Json* m = c.field(j, w, "memory", Kind::Object))
-      whole(*m, w.key("memory"), "total_bytes", st.memory_bytes);
+      c.whole(*m, w.key("memory"), "total_bytes", st.memory_bytes);
     out.stages.push_back(std::move(st));
   });
   if (diags.error_count() != errors_before) return std::nullopt;
@@ -477,6 +480,77 @@ std::optional<TrainingStepResult> read_train_json(std::string_view text, const s
             "critical_stage names one of `stages`");
     return std::nullopt;
   }
+  return out;
+}
+
+bool is_serve_json(std::string_view text) {
+  const Json root = Json::parse(text, nullptr, false);
+  return root.is_object() && root.contains("config") && root.contains("kv_cache") &&
+         root.contains("summary");
+}
+
+std::optional<ServingResult> read_serve_json(std::string_view text, const std::string& file,
+                                             Diagnostics& diags) {
+  const std::optional<Json> root = parse(text, file, diags, "serve.json as `coda serve` writes");
+  if (!root) return std::nullopt;
+  const Checker c(text, file, diags);
+  if (!c.expect(*root, {}, Kind::Object)) return std::nullopt;
+  const auto errors_before = diags.error_count();
+  const Where top;
+  ServingResult out;
+  const auto text_of = [&](const Json& j, const Where& w, std::string_view key, std::string& v) {
+    if (const Json* f = c.field(j, w, key, Kind::String)) v = f->get<std::string>();
+  };
+  const auto latency = [&](const Json& j, const Where& w, std::string_view key, ServingLatency& v) {
+    if (const Json* f = c.field(j, w, key, Kind::Object)) {
+      c.number(*f, w.key(key), "p50", v.p50);
+      c.number(*f, w.key(key), "p99", v.p99);
+    }
+  };
+  // A summary object (serve_output.h's summary_json) into a point.
+  const auto point = [&](const Json& j, const Where& w, ServingPoint& p) {
+    c.number(j, w, "requests_per_s", p.requests_per_s);
+    c.number(j, w, "output_tokens_per_s", p.output_tokens_per_s);
+    latency(j, w, "ttft_s", p.ttft);
+    latency(j, w, "tpot_s", p.tpot);
+    if (const Json* f = c.field(j, w, "meets_slo", Kind::Boolean)) p.meets_slo = f->get<bool>();
+  };
+  if (const Json* config = c.field(*root, top, "config", Kind::Object)) {
+    const Where w = top.key("config");
+    text_of(*config, w, "model", out.model);
+    text_of(*config, w, "arch", out.arch);
+    c.whole(*config, w, "tp", out.tp);
+    c.whole(*config, w, "replicas", out.replicas);
+    text_of(*config, w, "arrivals", out.arrivals);
+    c.whole(*config, w, "requests", out.requests);
+    c.number(*config, w, "rate", out.summary.rate);
+    if (const Json* slo = c.field(*config, w, "slo", Kind::Object)) {
+      c.number(*slo, w.key("slo"), "ttft_s", out.slo_ttft_s);
+      c.number(*slo, w.key("slo"), "tpot_s", out.slo_tpot_s);
+    }
+  }
+  if (const Json* kv = c.field(*root, top, "kv_cache", Kind::Object))
+    c.whole(*kv, top.key("kv_cache"), "blocks", out.kv_blocks);
+  if (const Json* summary = c.field(*root, top, "summary", Kind::Object)) {
+    const Where w = top.key("summary");
+    point(*summary, w, out.summary);
+    latency(*summary, w, "itl_s", out.itl);
+    latency(*summary, w, "e2e_s", out.e2e);
+    c.number(*summary, w, "goodput_rps", out.goodput_rps);
+    c.number(*summary, w, "slo_attainment", out.slo_attainment);
+    c.number(*summary, w, "mean_batch", out.mean_batch);
+    c.number(*summary, w, "kv_utilisation_mean", out.kv_utilisation_mean);
+    c.number(*summary, w, "kv_utilisation_max", out.kv_utilisation_max);
+    c.whole(*summary, w, "preemptions", out.preemptions);
+  }
+  if (root->contains("rate_curve"))
+    c.objects(*root, top, "rate_curve", [&](const Json& j, const Where& w) {
+      ServingPoint p;
+      c.number(j, w, "rate", p.rate);
+      if (const Json* s = c.field(j, w, "summary", Kind::Object)) point(*s, w.key("summary"), p);
+      out.curve.push_back(p);
+    });
+  if (diags.error_count() != errors_before) return std::nullopt;
   return out;
 }
 

@@ -100,6 +100,41 @@ std::optional<TrainingStepResult> read_train_json(std::string_view text, const s
 // anything else, including text that is not JSON.
 bool is_train_json(std::string_view text);
 
+// A serving simulation as `coda serve --out` writes serve.json (sim/serving/serve_output.h): what
+// a report shows of it. Latencies in seconds.
+struct ServingLatency {
+  double p50 = 0, p99 = 0;
+};
+struct ServingPoint {         // one point of a latency-vs-rate curve
+  double rate = 0;            // offered, requests/s
+  double requests_per_s = 0;  // served
+  double output_tokens_per_s = 0;
+  ServingLatency ttft, tpot;
+  bool meets_slo = true;
+};
+struct ServingResult {
+  std::string model;
+  std::string arch;
+  std::uint64_t tp = 1;
+  std::uint64_t replicas = 1;
+  std::string arrivals;  // offline, poisson, gamma, closed
+  std::uint64_t requests = 0;
+  double slo_ttft_s = 0, slo_tpot_s = 0;  // 0: no limit
+  ServingPoint summary;                   // the run the files hold (rate: its configured rate)
+  ServingLatency itl, e2e;
+  double goodput_rps = 0;
+  double slo_attainment = 1;
+  double mean_batch = 0;
+  double kv_utilisation_mean = 0, kv_utilisation_max = 0;
+  std::uint64_t preemptions = 0;
+  std::uint64_t kv_blocks = 0;
+  std::vector<ServingPoint> curve;  // rate_curve, by rate; empty when none
+};
+// A serve.json (an object with `config`, `kv_cache` and `summary`). Checks every field read.
+std::optional<ServingResult> read_serve_json(std::string_view text, const std::string& file,
+                                             Diagnostics& diags);
+bool is_serve_json(std::string_view text);
+
 // Also checks that each objective is one of sweep_objectives().
 std::optional<SweepResults> read_sweep_json(std::string_view text, const std::string& file,
                                             Diagnostics& diags);

@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -116,7 +117,9 @@ TEST(Serve, TheRateSearchStaysWithinTheSlo) {
   const double rate = search["rate"];
   EXPECT_GT(rate, 0);
   EXPECT_LE(rate, search["offline_requests_per_s"].get<double>());
-  EXPECT_EQ(search["probes"].size(), 8u);
+  // The bracket's probes (the offline throughput, doubled while within the SLO), then 8
+  // bisections.
+  EXPECT_GE(search["probes"].size(), 9u);
   // Every probe above the answer failed the SLO; the answer met it.
   for (const auto& p : search["probes"]) {
     if (p["rate"].get<double>() > rate) {
@@ -125,6 +128,27 @@ TEST(Serve, TheRateSearchStaysWithinTheSlo) {
   }
   EXPECT_TRUE(doc["summary"]["meets_slo"].get<bool>());
   EXPECT_LE(doc["summary"]["ttft_s"]["p99"].get<double>(), 0.1);
+}
+
+TEST(Serve, ARateCurveGoesIntoTheReport) {
+  const testing::TempDir tmp;
+  const auto serve = tmp.path() / "serve";
+  const Outcome r =
+      coda({"serve", "--arch", kArch, "--llm", kModel, "--rates", "6,2", "--requests", "100",
+            "--input-len", "128", "--output-len", "16", "--out", serve.c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream json(serve / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  ASSERT_EQ(doc["rate_curve"].size(), 2u);
+  EXPECT_EQ(doc["rate_curve"][0]["rate"], 2.0);  // by rate
+  EXPECT_EQ(doc["config"]["rate"], 6.0);         // the files hold the highest rate's run
+  const auto report = tmp.path() / "report";
+  const Outcome rep = coda({"report", serve.c_str(), "--out", report.c_str()});
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  std::ifstream md(report / "report.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("## Serving serve"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::exists(report / "charts" / "serving_ttft_1.svg"));
 }
 
 }  // namespace

@@ -47,5 +47,18 @@ TEST(Charts, BarsWithAMissingValue) {
       << script;
 }
 
+TEST(LineScript, OneColumnASeriesAndTheLimitAsALine) {
+  LineChart c{"TTFT", "rate", "ms", {1, 2}, {"p50", "p99"}, {{10, 20}, {30, 40}}, true};
+  c.limit = 100;
+  c.limit_label = "SLO";
+  const std::string s = line_script(c);
+  EXPECT_NE(s.find("$lines << EOD\n1 10 30\n2 20 40\nEOD\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("set logscale y"), std::string::npos);
+  EXPECT_NE(s.find("$lines using 1:3 with linespoints"), std::string::npos);
+  EXPECT_NE(s.find("100 with lines dt 2"), std::string::npos);
+  c.values[0][0] = 0;  // a zero cannot go on a log axis
+  EXPECT_EQ(line_script(c).find("set logscale y"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace coda::reports

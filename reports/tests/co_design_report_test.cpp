@@ -140,5 +140,60 @@ TEST(CoDesignReport, ABrokenTrainingStepIsALocatedError) {
   EXPECT_GT(diags.all().front().where.line, 1u);
 }
 
+// serve.json as coda serve --out writes it (sim/serving/serve_output.cpp), with a rate curve.
+constexpr std::string_view kServeJson = R"({
+  "config": {"model": "llama2_7b", "arch": "h100", "tp": 2, "replicas": 2,
+             "arrivals": "poisson", "rate": 8, "requests": 100,
+             "slo": {"ttft_s": 2.0, "tpot_s": 0.1, "percentile": 99}},
+  "kv_cache": {"blocks": 5000},
+  "max_batched_tokens": 2048,
+  "summary": {"requests": 100, "requests_per_s": 7.5, "output_tokens_per_s": 960,
+              "ttft_s": {"mean": 0.1, "p50": 0.05, "p90": 0.2, "p99": 0.4, "max": 0.5},
+              "tpot_s": {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04, "max": 0.05},
+              "itl_s": {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.06, "max": 0.1},
+              "e2e_s": {"mean": 3, "p50": 2.5, "p90": 4, "p99": 5, "max": 6},
+              "slo_attainment": 0.97, "goodput_rps": 7.275, "meets_slo": true,
+              "iterations": 900, "mean_batch": 12.5, "max_batch": 30,
+              "kv_utilisation_mean": 0.25, "kv_utilisation_max": 0.5, "preemptions": 3},
+  "rate_curve": [
+    {"rate": 4, "meets_slo": true, "summary": {"requests_per_s": 4, "output_tokens_per_s": 512,
+      "ttft_s": {"p50": 0.04, "p99": 0.1}, "tpot_s": {"p50": 0.015, "p99": 0.02},
+      "meets_slo": true}},
+    {"rate": 16, "meets_slo": false, "summary": {"requests_per_s": 9, "output_tokens_per_s": 1100,
+      "ttft_s": {"p50": 3, "p99": 9}, "tpot_s": {"p50": 0.05, "p99": 0.12},
+      "meets_slo": false}}
+  ]
+})";
+
+TEST(CoDesignReport, ServingShowsItsLatenciesAndTheirCurveAgainstLoad) {
+  Diagnostics diags;
+  ASSERT_TRUE(is_serve_json(kServeJson));
+  EXPECT_FALSE(is_serve_json(kTrainJson));
+  auto served = read_serve_json(kServeJson, "serve.json", diags);
+  ASSERT_TRUE(served) << diags.format_all();
+  EXPECT_EQ(served->curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(served->curve[1].ttft.p99, 9);
+  ReportInput input;
+  input.servings.push_back({"tp2", "serve.json", std::move(*served)});
+  const ReportOutcome out = build_report(input, fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  EXPECT_TRUE(has(md, "## Serving tp2")) << md;
+  EXPECT_TRUE(has(md, "llama2_7b on 4 x h100 chips (TP 2, 2 replicas)")) << md;
+  EXPECT_TRUE(has(md, "| TTFT p50 / p99 (ms) | 50 / 400 |")) << md;
+  EXPECT_TRUE(has(md, "| 16 | 9 | 1100 | 3000 | 9000 | 50 | 120 | not met |")) << md;
+  EXPECT_EQ(out.report->charts.size(), 2u);  // TTFT and TPOT against the rate
+}
+
+TEST(CoDesignReport, ABrokenServeJsonIsALocatedError) {
+  std::string text(kServeJson);
+  const std::string bad = "\"preemptions\": 3";
+  text.replace(text.find(bad), bad.size(), "\"preemptions\": -3");
+  Diagnostics diags;
+  EXPECT_FALSE(read_serve_json(text, "serve.json", diags));
+  ASSERT_FALSE(diags.all().empty());
+  EXPECT_EQ(diags.all().front().path, "summary.preemptions");
+}
+
 }  // namespace
 }  // namespace coda::reports

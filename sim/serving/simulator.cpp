@@ -449,6 +449,29 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   return result;
 }
 
+std::optional<std::vector<RateProbe>> rate_curve(IterationPricer& pricer,
+                                                 const Deployment& deployment,
+                                                 const RequestSpec& spec,
+                                                 const std::vector<double>& rates, const Slo& slo,
+                                                 Diagnostics& diags) {
+  CODA_CHECK(spec.arrivals.kind == ArrivalKind::Poisson ||
+             spec.arrivals.kind == ArrivalKind::Gamma);
+  std::vector<RateProbe> out;
+  for (const double rate : rates) {
+    RequestSpec at = spec;
+    at.arrivals.rate = rate;
+    const std::optional<ServeResult> r =
+        simulate(pricer, deployment, make_requests(at), at.arrivals, slo, diags);
+    if (!r) return std::nullopt;
+    out.push_back({rate, r->summary});
+  }
+  return out;
+}
+
+// Doublings of the bracket's top beyond the offline throughput before the search gives up
+// looking higher.
+constexpr int kMaxDoublings = 4;
+
 std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment& deployment,
                                       const RequestSpec& spec, const Slo& slo, int steps,
                                       Diagnostics& diags) {
@@ -466,7 +489,6 @@ std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment&
       simulate(pricer, deployment, make_requests(offline), offline.arrivals, slo, diags);
   if (!top) return std::nullopt;
   out.offline_rps = top->summary.requests_per_s;
-  double lo = 0, hi = out.offline_rps;
   const auto probe = [&](double rate) -> std::optional<ServeResult> {
     RequestSpec at = spec;
     at.arrivals.rate = rate;
@@ -475,15 +497,27 @@ std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment&
     if (r) out.probes.push_back({rate, r->summary});
     return r;
   };
+  // The bracket: the offline throughput, doubled while it is still within the SLO (a finite
+  // stream's offline throughput includes its drain, so the steady state can sustain more).
+  double lo = 0, hi = out.offline_rps;
+  for (int i = 0; i <= kMaxDoublings; ++i) {
+    std::optional<ServeResult> r = probe(hi);
+    if (!r) return std::nullopt;
+    if (!r->summary.meets_slo) break;
+    lo = hi;
+    out.rate = hi;
+    out.best = std::move(r);
+    if (i == kMaxDoublings) return out;  // within the SLO at 2^kMaxDoublings x offline
+    hi *= 2;
+  }
   for (int i = 0; i < steps; ++i) {
-    const double rate = i == 0 ? hi : (lo + hi) / 2;
+    const double rate = (lo + hi) / 2;
     std::optional<ServeResult> r = probe(rate);
     if (!r) return std::nullopt;
     if (r->summary.meets_slo) {
       lo = rate;
       out.rate = rate;
       out.best = std::move(r);
-      if (i == 0) break;  // even the offline throughput's rate is within the SLO
     } else {
       hi = rate;
     }

@@ -159,11 +159,13 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                                     const ArrivalSpec& arrivals, const Slo& slo,
                                     Diagnostics& diags);
 
-// The highest arrival rate the deployment sustains within the SLO: bisection over the rate of
-// `spec`'s arrivals (poisson or gamma; the same seed at every rate, so the same lengths and the
-// same arrival draws scaled), between 0 and the offline throughput of the same requests, which no
-// rate can exceed. A rate is sustained when the SLO percentile of TTFT and TPOT is within the
-// limits (ServeSummary::meets_slo). `steps` bisections: the answer is within offline / 2^steps.
+// The highest arrival rate the deployment sustains within the SLO: `spec`'s arrivals (poisson or
+// gamma) at rates found by bisection, every probe the same requests (the same seed: the same
+// lengths, the same arrival draws scaled). The bracket starts at the offline throughput of the
+// same requests and doubles while the SLO still holds there (a finite stream's offline
+// throughput includes its drain, so a steady stream may be sustained above it; at most 4
+// doublings); then `steps` bisections. A rate is sustained when the SLO percentile of TTFT and
+// TPOT is within the limits (ServeSummary::meets_slo).
 struct RateProbe {
   double rate = 0;
   ServeSummary summary;
@@ -177,6 +179,14 @@ struct RateSearch {
 std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment& deployment,
                                       const RequestSpec& spec, const Slo& slo, int steps,
                                       Diagnostics& diags);
+
+// Latency against load: `spec`'s requests at each of `rates` (poisson or gamma; the same lengths
+// and arrival draws scaled, as the search probes them), in the order given.
+std::optional<std::vector<RateProbe>> rate_curve(IterationPricer& pricer,
+                                                 const Deployment& deployment,
+                                                 const RequestSpec& spec,
+                                                 const std::vector<double>& rates, const Slo& slo,
+                                                 Diagnostics& diags);
 
 // The summary of a result (simulate computes it; exposed for tests).
 ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo);

@@ -1,0 +1,76 @@
+#include "sim/serving/deployment_search.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace coda::sim::serving {
+namespace {
+
+// The messages of `diags` on one line.
+std::string one_line(const Diagnostics& diags) {
+  std::string out;
+  for (const Diagnostic& d : diags.all()) {
+    if (d.severity != Severity::Error) continue;
+    if (!out.empty()) out += "; ";
+    out += d.message;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<DeploymentResult>> search_deployments(
+    const workload::llm::LlmConfig& model, const arch::HardwareModel& hw,
+    const PricerOptions& pricing, const Deployment& base, const RequestSpec& spec, const Slo& slo,
+    const DeploymentSearch& search, Diagnostics& diags) {
+  if (!slo.any()) {
+    diags.error({}, "slo", "a deployment search ranks by the rate each sustains within an SLO",
+                "give --slo-ttft and/or --slo-tpot (milliseconds)");
+    return std::nullopt;
+  }
+  std::vector<DeploymentResult> out;
+  for (std::uint64_t tp = 1; tp <= search.chips; ++tp) {
+    if (search.chips % tp != 0) continue;
+    PricerOptions options = pricing;
+    options.tp = tp;
+    Diagnostics made;
+    std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
+    for (const bool chunked : {false, true}) {
+      DeploymentResult r;
+      r.candidate = {.tp = tp, .replicas = search.chips / tp, .chunked_prefill = chunked};
+      if (!pricer) {
+        r.rejected = one_line(made);
+        out.push_back(std::move(r));
+        continue;
+      }
+      Deployment d = base;
+      d.replicas = r.candidate.replicas;
+      d.scheduler.chunked_prefill = chunked;
+      Diagnostics ran;
+      const std::optional<RateSearch> found = search_rate(*pricer, d, spec, slo, search.steps, ran);
+      if (!found) {
+        r.rejected = one_line(ran);
+      } else {
+        r.offline_rps = found->offline_rps;
+        r.rate = found->rate;
+        if (found->best) {
+          r.at_rate = found->best->summary;
+          r.tokens_per_chip_s = r.at_rate->output_tokens_per_s / static_cast<double>(search.chips);
+          if (search.chip_cost_per_hour && r.tokens_per_chip_s > 0)
+            r.cost_per_million_tokens =
+                *search.chip_cost_per_hour / (r.tokens_per_chip_s * 3600.0) * 1e6;
+        }
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const DeploymentResult& a, const DeploymentResult& b) {
+                     if (a.rejected.empty() != b.rejected.empty()) return a.rejected.empty();
+                     return a.rate > b.rate;
+                   });
+  return out;
+}
+
+}  // namespace coda::sim::serving

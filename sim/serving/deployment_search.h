@@ -1,0 +1,54 @@
+#pragma once
+// The Vidur-Search question on any arch coda models: of the ways to lay a model over `chips`
+// chips (tensor-parallel ranks per replica x replicas, prefill-first or chunked prefill), which
+// sustains the highest request rate within an SLO, and at what cost per million output tokens
+// (docs/serving.md, "Search"). Each candidate is a rate search (search_rate) on its own pricer.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/hardware_model.h"
+#include "core/diagnostics.h"
+#include "sim/serving/iteration_cost.h"
+#include "sim/serving/requests.h"
+#include "sim/serving/simulator.h"
+#include "workloads/llm/llm_config.h"
+
+namespace coda::sim::serving {
+
+struct DeploymentCandidate {
+  std::uint64_t tp = 1;
+  std::uint64_t replicas = 1;
+  bool chunked_prefill = false;
+};
+
+struct DeploymentResult {
+  DeploymentCandidate candidate;
+  std::string rejected;  // why the candidate cannot run (TP not dividing the heads, no KV room)
+  double rate = 0;       // the highest rate within the SLO, requests/s; 0 when none or rejected
+  double offline_rps = 0;
+  std::optional<ServeSummary> at_rate;  // the simulation at `rate`
+  // Output tokens per second per chip at `rate`, and, when a chip's hourly cost is given, the
+  // cost of a million output tokens: chips x cost / (output tokens/s x 3600) x 1e6.
+  double tokens_per_chip_s = 0;
+  std::optional<double> cost_per_million_tokens;
+};
+
+struct DeploymentSearch {
+  std::uint64_t chips = 1;
+  // Per chip-hour, in any currency; nullopt: no cost column.
+  std::optional<double> chip_cost_per_hour;
+  int steps = 12;
+};
+
+// Every TP that divides `search.chips` (1, 2, 4, ...), each with prefill-first and chunked
+// prefill, the rest of the deployment as `base` (its replicas and chunked_prefill replaced).
+// Sorted by rate, highest first (rejected last). Errors only for the SLO (none given).
+std::optional<std::vector<DeploymentResult>> search_deployments(
+    const workload::llm::LlmConfig& model, const arch::HardwareModel& hw,
+    const PricerOptions& pricing, const Deployment& base, const RequestSpec& spec, const Slo& slo,
+    const DeploymentSearch& search, Diagnostics& diags);
+
+}  // namespace coda::sim::serving
