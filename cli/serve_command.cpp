@@ -12,6 +12,7 @@
 #include "arch/arch_spec.h"
 #include "arch/hardware_model.h"
 #include "cli/options.h"
+#include "core/csv.h"
 #include "core/diagnostics.h"
 #include "core/text.h"
 #include "mapper/fusion.h"
@@ -94,11 +95,16 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
                      "replicas", "prefill", "rate/s", "offline/s", "tok/s/chip", "TTFT p99",
                      "TPOT p99", "cost/Mtok");
   std::string csv =
-      "tp,replicas,chunked_prefill,rate_rps,offline_rps,output_tokens_per_s_per_chip,"
+      "tp,replicas,chunked_prefill,prefill_replicas,decode_replicas,rate_rps,offline_rps,output_"
+      "tokens_per_s_per_chip,"
       "ttft_p99_s,tpot_p99_s,cost_per_million_tokens,rejected\n";
   for (const sv::DeploymentResult& r : *ranked) {
     const sv::DeploymentCandidate& c = r.candidate;
-    const char* prefill = c.chunked_prefill ? "chunked" : "prefill-first";
+    const std::string prefill =
+        c.disaggregated
+            ? fmt::format("disagg {}:{}", c.disaggregated->prefill, c.disaggregated->decode)
+        : c.chunked_prefill ? "chunked"
+                            : "prefill-first";
     const std::string cost =
         r.cost_per_million_tokens ? fmt::format("{:.4g}", *r.cost_per_million_tokens) : "";
     if (!r.rejected.empty()) {
@@ -116,8 +122,10 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
     }
     std::string why = r.rejected;
     std::replace(why.begin(), why.end(), ',', ';');
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, c.chunked_prefill,
-                       r.rate, r.offline_rps, r.tokens_per_chip_s,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, c.chunked_prefill,
+                       c.disaggregated ? fmt::format("{}", c.disaggregated->prefill) : "",
+                       c.disaggregated ? fmt::format("{}", c.disaggregated->decode) : "", r.rate,
+                       r.offline_rps, r.tokens_per_chip_s,
                        r.at_rate ? fmt::format("{}", r.at_rate->ttft.p99) : "",
                        r.at_rate ? fmt::format("{}", r.at_rate->tpot.p99) : "", cost, why);
   }
@@ -157,6 +165,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "Replicas of the model, each fed every replicas-th request (round-robin)")
       ->capture_default_str()
       ->check(kPositive);
+  cmd->add_option("--disaggregate", args.disaggregate,
+                  "P:D: disaggregated prefill and decode (DistServe, Splitwise), P replicas that "
+                  "only prefill and D that decode, each KV cache sent over the chip links; "
+                  "instead of --replicas")
+      ->excludes("--replicas");
   CLI::Option* rate = cmd->add_option("--rate", args.rate,
                                       "Open loop: Poisson arrivals at this many requests per "
                                       "second (gamma with --cv)")
@@ -321,6 +334,23 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
 
   sv::Deployment deployment;
   deployment.replicas = args.replicas;
+  if (!args.disaggregate.empty()) {
+    const auto colon = args.disaggregate.find(':');
+    const auto p = colon == std::string::npos
+                       ? std::nullopt
+                       : parse_whole_uint(std::string_view(args.disaggregate).substr(0, colon));
+    const auto d = colon == std::string::npos
+                       ? std::nullopt
+                       : parse_whole_uint(std::string_view(args.disaggregate).substr(colon + 1));
+    if (!p || !d || *p == 0 || *d == 0) {
+      err << fmt::format(
+          "error: --disaggregate: '{}' is not P:D, the prefill and decode "
+          "replicas (each at least 1), e.g. 1:3\n",
+          args.disaggregate);
+      return 2;
+    }
+    deployment.disaggregated = sv::Disaggregation{.prefill = *p, .decode = *d};
+  }
   sv::SchedulerConfig& sched = deployment.scheduler;
   sched.max_batch = args.max_batch;
   sched.max_batched_tokens = args.max_batched_tokens;
@@ -372,9 +402,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
     if (!searching) requests = sv::make_requests(spec);
   }
 
-  const std::string layout = args.search_deployments
-                                 ? fmt::format("layouts of {} chips", args.chips)
-                                 : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
+  const std::string layout =
+      args.search_deployments ? fmt::format("layouts of {} chips", args.chips)
+      : deployment.disaggregated
+          ? fmt::format("TP {}, {} prefill + {} decode replica(s)", args.tp,
+                        deployment.disaggregated->prefill, deployment.disaggregated->decode)
+          : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
   out << fmt::format("coda serve: {} ({}) on '{}', {}; {}\n", model->name, to_string(model->dtype),
                      hw.name(), layout, arrivals_text);
 
@@ -457,7 +490,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"arch", hw.name()},
         {"arch_file", args.arch},
         {"tp", args.tp},
-        {"replicas", args.replicas},
+        {"replicas", deployment.total_replicas()},
+        {"disaggregated",
+         deployment.disaggregated
+             ? ordered_json{{"prefill_replicas", deployment.disaggregated->prefill},
+                            {"decode_replicas", deployment.disaggregated->decode}}
+             : ordered_json(nullptr)},
         {"fusion", mapper::to_string(pricing.fusion)},
         {"arrivals", std::string(sv::to_string(spec.arrivals.kind))},
         {"rate", searched ? searched->rate : spec.arrivals.rate},

@@ -45,6 +45,20 @@ TEST(Serve, OfflineRunWritesItsFiles) {
   EXPECT_EQ(lines(tmp.path() / "iterations.csv"), 5u);
 }
 
+TEST(Serve, DisaggregatedPoolsAreRecorded) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "4",
+                          "--input-len", "64", "--output-len", "3", "--disaggregate", "1:2",
+                          "--out", tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 prefill + 2 decode"), std::string::npos) << r.out;
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["config"]["replicas"], 3);
+  EXPECT_EQ(doc["config"]["disaggregated"]["decode_replicas"], 2);
+  EXPECT_EQ(doc["summary"]["requests"], 4);
+}
+
 TEST(Serve, ATraceDrivesTheArrivals) {
   const testing::TempDir tmp;
   const auto trace = tmp.write("trace.csv",
@@ -80,6 +94,13 @@ TEST(Serve, BadInputIsAClearError) {
   r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--tp", "3"});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("tp"), std::string::npos) << r.err;
+
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--disaggregate", "0:2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("P:D"), std::string::npos) << r.err;
+  r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--disaggregate", "1:1",
+            "--replicas", "2"});
+  EXPECT_EQ(r.code, 2);  // CLI11: --disaggregate excludes --replicas
 
   // A prompt the iteration's token budget cannot hold, without chunked prefill.
   r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--input-len", "4000",

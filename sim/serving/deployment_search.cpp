@@ -36,17 +36,27 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
     options.tp = tp;
     Diagnostics made;
     std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
-    for (const bool chunked : {false, true}) {
+    const std::uint64_t replicas = search.chips / tp;
+    std::vector<DeploymentCandidate> candidates = {
+        {.tp = tp, .replicas = replicas, .chunked_prefill = false},
+        {.tp = tp, .replicas = replicas, .chunked_prefill = true}};
+    for (std::uint64_t p = 1; p < replicas; ++p)
+      candidates.push_back({.tp = tp,
+                            .replicas = replicas,
+                            .chunked_prefill = false,
+                            .disaggregated = Disaggregation{p, replicas - p}});
+    for (const DeploymentCandidate& candidate : candidates) {
       DeploymentResult r;
-      r.candidate = {.tp = tp, .replicas = search.chips / tp, .chunked_prefill = chunked};
+      r.candidate = candidate;
       if (!pricer) {
         r.rejected = one_line(made);
         out.push_back(std::move(r));
         continue;
       }
       Deployment d = base;
-      d.replicas = r.candidate.replicas;
-      d.scheduler.chunked_prefill = chunked;
+      d.replicas = candidate.replicas;
+      d.scheduler.chunked_prefill = candidate.chunked_prefill;
+      d.disaggregated = candidate.disaggregated;
       Diagnostics ran;
       const std::optional<RateSearch> found = search_rate(*pricer, d, spec, slo, search.steps, ran);
       if (!found) {

@@ -2,7 +2,8 @@
 // The Vidur-Search question on any arch coda models: of the ways to lay a model over `chips`
 // chips (tensor-parallel ranks per replica x replicas, prefill-first or chunked prefill), which
 // sustains the highest request rate within an SLO, and at what cost per million output tokens
-// (docs/serving.md, "Search"). Each candidate is a rate search (search_rate) on its own pricer.
+// (docs/serving.md, "Search"). Each candidate is a rate search (search_rate) on its own pricer;
+// disaggregated prefill and decode pools (DistServe's question) are candidates too.
 
 #include <cstdint>
 #include <optional>
@@ -20,8 +21,9 @@ namespace coda::sim::serving {
 
 struct DeploymentCandidate {
   std::uint64_t tp = 1;
-  std::uint64_t replicas = 1;
+  std::uint64_t replicas = 1;  // all of them, prefill and decode when disaggregated
   bool chunked_prefill = false;
+  std::optional<Disaggregation> disaggregated;
 };
 
 struct DeploymentResult {
@@ -44,7 +46,9 @@ struct DeploymentSearch {
 };
 
 // Every TP that divides `search.chips` (1, 2, 4, ...), each with prefill-first and chunked
-// prefill, the rest of the deployment as `base` (its replicas and chunked_prefill replaced).
+// prefill and, where there are R >= 2 replicas, each disaggregated split P:D (P = 1 .. R-1,
+// prefill-first), the rest of the deployment as `base` (its replicas, chunked_prefill and
+// disaggregation replaced).
 // Sorted by rate, highest first (rejected last). Errors only for the SLO (none given).
 std::optional<std::vector<DeploymentResult>> search_deployments(
     const workload::llm::LlmConfig& model, const arch::HardwareModel& hw,

@@ -43,15 +43,18 @@ using Chunk = std::pair<std::size_t, std::uint64_t>;
 // One replica's engine.
 class Replica {
  public:
+  // `prefilled`: requests arrive with their prompt in the KV cache and their first token made
+  // (RequestRecord::first_token), as a disaggregated decode pool receives them.
   Replica(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
-          std::uint64_t blocks, std::uint64_t budget, ServeResult& out)
+          std::uint64_t blocks, std::uint64_t budget, ServeResult& out, bool prefilled = false)
       : pricer_(pricer),
         config_(config),
         replica_(replica),
         blocks_(blocks),
         watermark_(static_cast<std::uint64_t>(config.watermark * static_cast<double>(blocks))),
         budget_(budget),
-        out_(out) {}
+        out_(out),
+        prefilled_(prefilled) {}
 
   // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
   // closed-loop clients (0: open loop, the requests' own arrivals).
@@ -71,6 +74,11 @@ class Replica {
         Seq s;
         s.record = r;
         s.prompt = q.input;
+        if (prefilled_) {
+          s.prefilled = s.kv = q.input;
+          s.generated = 1;
+          s.last_token = out_.requests[r].first_token;
+        }
         enqueue(s, false);
       }
       if (waiting_.empty() && running_.empty()) {
@@ -219,18 +227,20 @@ class Replica {
   // New prefills from the waiting queue, within the token budget, max_batch and the free blocks
   // less the watermark; the first that does not fit stops admission.
   void admit(std::uint64_t budget, std::vector<Chunk>& chunks) {
-    while (!waiting_.empty() && budget > 0 && running_.size() < config_.max_batch) {
+    while (!waiting_.empty() && running_.size() < config_.max_batch) {
       Seq& s = waiting_.begin()->second;
       const std::uint64_t left = s.prompt - s.prefilled;
+      if (left > 0 && budget == 0) break;
       const std::uint64_t tokens = config_.chunked_prefill ? std::min(budget, left) : left;
       if (tokens > budget) break;
-      const std::uint64_t need = ceil_div(tokens, config_.block_size);
+      // A prefilled arrival (disaggregated decode) needs blocks for its cache and no compute.
+      const std::uint64_t need = ceil_div(s.prefilled + tokens, config_.block_size);
       if (need > free_blocks() || free_blocks() - need < watermark_) break;
       s.blocks = need;
       used_ += need;
       running_.push_back(s);
       waiting_.erase(waiting_.begin());
-      chunks.emplace_back(running_.size() - 1, tokens);
+      if (tokens > 0) chunks.emplace_back(running_.size() - 1, tokens);
       budget -= tokens;
     }
   }
@@ -242,6 +252,7 @@ class Replica {
   std::uint64_t watermark_;
   std::uint64_t budget_;
   ServeResult& out_;
+  bool prefilled_;
   std::uint64_t used_ = 0;
   std::uint64_t preempt_order_ = 0;
   std::vector<Seq> running_;  // admission order
@@ -381,6 +392,90 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
   return s;
 }
 
+namespace {
+
+// The two pools of a disaggregated deployment (Disaggregation): the prefill pool on requests cut
+// to their first token, then the decode pool on the requests with more to generate, each
+// arriving when its cache has crossed the link. Fills `result`'s records, iterations and ITL.
+bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deployment,
+                            const ArrivalSpec& arrivals, const KvBudget& kv, std::uint64_t budget,
+                            ServeResult& result, Diagnostics& diags) {
+  const Disaggregation& pools = *deployment.disaggregated;
+  if (arrivals.kind == ArrivalKind::Closed) {
+    diags.error({}, "disaggregation",
+                "a closed loop with disaggregated prefill and decode is not simulated",
+                "use open-loop arrivals (--rate, --offline or --trace)");
+    return false;
+  }
+  const double link = pricer.hardware().achievable_link_bytes_per_second();
+  if (link <= 0) {
+    diags.error({}, "arch",
+                fmt::format("'{}' has no chip links to move KV caches from prefill to decode "
+                            "replicas over",
+                            pricer.hardware().name()),
+                "state the arch's interconnect, or serve without disaggregation");
+    return false;
+  }
+  const SchedulerConfig& config = deployment.scheduler;
+  // The prefill pool: every request, cut to the token its prefill makes.
+  ServeResult prefill;
+  prefill.kv = kv;
+  for (const RequestRecord& r : result.requests) {
+    RequestRecord cut = r;
+    cut.request.output = 1;
+    prefill.requests.push_back(cut);
+  }
+  for (std::uint64_t rep = 0; rep < pools.prefill; ++rep) {
+    std::vector<std::size_t> ids;
+    for (std::size_t i = rep; i < prefill.requests.size(); i += pools.prefill) ids.push_back(i);
+    Replica engine(pricer, config, rep, kv.blocks, budget, prefill);
+    engine.run(ids, 0);
+  }
+  // The decode pool: each request with more to generate, when its cache arrives.
+  ServeResult decode;
+  decode.kv = kv;
+  std::vector<std::size_t> back;  // decode record -> result record
+  for (std::size_t i = 0; i < result.requests.size(); ++i) {
+    RequestRecord& r = result.requests[i];
+    r.first_token = prefill.requests[i].first_token;
+    r.finish = r.first_token;
+    r.replica = 0;
+    r.kv_transfer = static_cast<double>(r.request.input) *
+                    static_cast<double>(kv.kv_bytes_per_token.value) / link;
+    if (r.request.output <= 1) continue;
+    RequestRecord d = r;
+    d.request.arrival = r.first_token + r.kv_transfer;
+    decode.requests.push_back(d);
+    back.push_back(i);
+  }
+  std::vector<std::size_t> order(decode.requests.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return decode.requests[a].request.arrival < decode.requests[b].request.arrival;
+  });
+  for (std::uint64_t rep = 0; rep < pools.decode; ++rep) {
+    std::vector<std::size_t> ids;
+    for (std::size_t k = rep; k < order.size(); k += pools.decode) ids.push_back(order[k]);
+    Replica engine(pricer, config, pools.prefill + rep, kv.blocks, budget, decode, true);
+    engine.run(ids, 0);
+    for (const std::size_t i : ids) decode.requests[i].replica = pools.prefill + rep;
+  }
+  for (std::size_t k = 0; k < back.size(); ++k) {
+    RequestRecord& r = result.requests[back[k]];
+    r.finish = decode.requests[k].finish;
+    r.replica = decode.requests[k].replica;
+    r.preemptions = decode.requests[k].preemptions;
+  }
+  result.iterations = std::move(prefill.iterations);
+  result.iterations.insert(result.iterations.end(), decode.iterations.begin(),
+                           decode.iterations.end());
+  result.itl = std::move(decode.itl);
+  result.summary.preemptions = prefill.summary.preemptions + decode.summary.preemptions;
+  return true;
+}
+
+}  // namespace
+
 std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& deployment,
                                     const std::vector<Request>& requests,
                                     const ArrivalSpec& arrivals, const Slo& slo,
@@ -423,6 +518,12 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   result.max_batched_tokens = budget;
   result.requests.reserve(requests.size());
   for (const Request& r : requests) result.requests.push_back({.request = r});
+  if (deployment.disaggregated) {
+    if (!simulate_disaggregated(pricer, deployment, arrivals, *kv, budget, result, diags))
+      return std::nullopt;
+    result.summary = summarise(result, deployment.total_replicas(), slo);
+    return result;
+  }
   // Round-robin: request i to replica i mod R (closed loop: client c to replica c mod R, and
   // its requests with it).
   const std::uint64_t replicas = deployment.replicas;

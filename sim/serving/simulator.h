@@ -60,9 +60,24 @@ struct SchedulerConfig {
   std::optional<std::uint64_t> kv_blocks;
 };
 
+// Disaggregated prefill and decode (DistServe, OSDI'24; Splitwise, ISCA'24): `prefill` replicas
+// only prefill; each request's KV cache then goes over the chip links (each of the TP ranks sends
+// its share to its counterpart: prompt tokens x KV bytes per token per chip at the arch's
+// achievable link bandwidth) to one of `decode` replicas, which decodes it. Both pools run the
+// scheduler of the deployment; requests go round-robin to the prefill replicas in arrival order
+// and to the decode replicas in the order their caches arrive. Transfers do not contend.
+struct Disaggregation {
+  std::uint64_t prefill = 1;
+  std::uint64_t decode = 1;
+};
+
 struct Deployment {
-  std::uint64_t replicas = 1;
+  std::uint64_t replicas = 1;  // ignored when disaggregated: prefill + decode replicas
   SchedulerConfig scheduler;
+  std::optional<Disaggregation> disaggregated;
+  std::uint64_t total_replicas() const {
+    return disaggregated ? disaggregated->prefill + disaggregated->decode : replicas;
+  }
 };
 
 // What a replica's memory holds (per chip).
@@ -79,7 +94,8 @@ struct KvBudget {
 
 struct RequestRecord {
   Request request;
-  std::uint64_t replica = 0;
+  std::uint64_t replica = 0;  // disaggregated: the decode replica (prefill + its index)
+  double kv_transfer = 0;     // disaggregated: the KV cache's transfer, seconds
   double first_token = 0;  // when the prefill that produced the first token ended
   double finish = 0;       // when the last token was produced
   std::uint64_t preemptions = 0;
@@ -151,9 +167,10 @@ std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig
                                   std::uint64_t max_tokens, Diagnostics& diags);
 
 // Replays `requests` (id order; open-loop arrivals non-decreasing) on the deployment. For closed
-// arrivals, `concurrency` clients. Errors (nothing simulated) when a request can never run: its
-// prompt beyond max_batched_tokens without chunked prefill, or prompt + output beyond the KV
-// cache.
+// arrivals, `concurrency` clients (not with disaggregation: an error). Disaggregated, iterations
+// name replicas 0 .. prefill-1 for the prefill pool and prefill .. prefill+decode-1 for decode.
+// Errors (nothing simulated) when a request can never run: its prompt beyond max_batched_tokens
+// without chunked prefill, or prompt + output beyond the KV cache.
 std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& deployment,
                                     const std::vector<Request>& requests,
                                     const ArrivalSpec& arrivals, const Slo& slo,

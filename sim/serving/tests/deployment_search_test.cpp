@@ -19,17 +19,23 @@ TEST(DeploymentSearch, RanksTheLayoutsOfTheChipsAndRejectsThoseThatCannotRun) {
   requests.input = {.kind = LengthKind::Fixed, .value = 256};
   requests.output = {.kind = LengthKind::Fixed, .value = 32};
   const Slo slo{.ttft = 0.5, .tpot = 0.05};
-  // 3 chips: TP 1 x 3 replicas, or TP 3, which does not divide LLaMA-2-7B's 32 heads.
+  // 3 chips: TP 1 x 3 replicas (prefill-first, chunked, disaggregated 1:2 and 2:1), or TP 3,
+  // which does not divide LLaMA-2-7B's 32 heads (prefill-first and chunked, both rejected).
   const auto ranked =
       search_deployments(*model, hw, {}, {}, requests, slo,
                          {.chips = 3, .chip_cost_per_hour = 2.0, .steps = 6}, diags);
   ASSERT_TRUE(ranked) << diags.format_all();
-  ASSERT_EQ(ranked->size(), 4u);
-  for (std::size_t i = 0; i < 2; ++i) {
+  ASSERT_EQ(ranked->size(), 6u);
+  std::size_t disaggregated = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
     const DeploymentResult& r = (*ranked)[i];
     EXPECT_TRUE(r.rejected.empty()) << r.rejected;
     EXPECT_EQ(r.candidate.tp, 1u);
     EXPECT_EQ(r.candidate.replicas, 3u);
+    if (r.candidate.disaggregated) {
+      ++disaggregated;
+      EXPECT_EQ(r.candidate.disaggregated->prefill + r.candidate.disaggregated->decode, 3u);
+    }
     EXPECT_GT(r.rate, 0);
     ASSERT_TRUE(r.at_rate);
     EXPECT_LE(r.at_rate->ttft.p99, 0.5);
@@ -38,8 +44,9 @@ TEST(DeploymentSearch, RanksTheLayoutsOfTheChipsAndRejectsThoseThatCannotRun) {
     EXPECT_NEAR(*r.cost_per_million_tokens, 3 * 2.0 / (r.at_rate->output_tokens_per_s * 3600) * 1e6,
                 1e-9);
   }
-  EXPECT_GE((*ranked)[0].rate, (*ranked)[1].rate);
-  for (std::size_t i = 2; i < 4; ++i) {
+  EXPECT_EQ(disaggregated, 2u);
+  for (std::size_t i = 0; i + 1 < 4; ++i) EXPECT_GE((*ranked)[i].rate, (*ranked)[i + 1].rate);
+  for (std::size_t i = 4; i < 6; ++i) {
     EXPECT_EQ((*ranked)[i].candidate.tp, 3u);
     EXPECT_NE((*ranked)[i].rejected.find("divide"), std::string::npos) << (*ranked)[i].rejected;
   }

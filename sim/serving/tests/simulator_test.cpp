@@ -219,6 +219,36 @@ TEST_F(Serving, DeterministicAndTheKvCacheFillsTheFreeMemory) {
   }
 }
 
+// Disaggregated, one prefill and one decode replica: TTFT is the prefill pool's prefill; the
+// cache (100 tokens x 512 KiB a token, LLaMA-2-7B at TP 1) crosses the link at the arch's
+// achievable bandwidth; the decode pool then makes tokens 2..5 attending to 101..104 keys.
+TEST_F(Serving, DisaggregatedPrefillThenTheCachesTransferThenDecode) {
+  Deployment d;
+  d.disaggregated = Disaggregation{.prefill = 1, .decode = 1};
+  const ServeResult r = run({{.id = 0, .arrival = 1.0, .input = 100, .output = 5}}, d);
+  const RequestRecord& q = r.requests.at(0);
+  EXPECT_NEAR(q.ttft(), prefill(100), 1e-12);
+  const double transfer = 100.0 * 512 * 1024 / hw_.achievable_link_bytes_per_second();
+  EXPECT_NEAR(q.kv_transfer, transfer, 1e-15);
+  double decodes = 0;
+  for (std::uint64_t i = 1; i <= 4; ++i) decodes += decode(1, 100 + i);
+  EXPECT_NEAR(q.finish, 1.0 + prefill(100) + transfer + decodes, 1e-9);
+  EXPECT_EQ(q.replica, 1u);  // the decode pool's first replica
+  ASSERT_EQ(r.itl.size(), 4u);
+  EXPECT_NEAR(r.itl[0], transfer + decode(1, 101), 1e-12);  // the first gap waits for the cache
+  ASSERT_EQ(r.iterations.size(), 5u);
+  EXPECT_EQ(r.iterations[0].replica, 0u);
+  EXPECT_EQ(r.iterations[0].prefill_tokens, 100u);
+  EXPECT_EQ(r.iterations[1].replica, 1u);
+  EXPECT_EQ(r.iterations[1].prefill_tokens, 0u);  // the cache arrived: no prefill again
+  EXPECT_EQ(r.iterations[1].decode_sequences, 1u);
+
+  Diagnostics diags;
+  EXPECT_FALSE(simulate(*pricer_, d, {{.id = 0, .input = 10, .output = 2}},
+                        {.kind = ArrivalKind::Closed, .concurrency = 1}, {}, diags));
+  EXPECT_EQ(diags.all().at(0).path, "disaggregation");
+}
+
 TEST(Stats, PercentilesAsNumpy) {
   // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97 (linear interpolation).
   const Stats s = stats_of({4, 1, 3, 2});
