@@ -258,8 +258,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "KV-cache blocks per replica, instead of what the memory leaves")
       ->check(kPositive);
   cmd->add_option("--iteration-overhead", args.iteration_overhead_ms,
-                  "Host time added to every iteration (scheduling, sampling), ms; default 0: "
-                  "not modelled")
+                  "Host time added to every iteration (scheduling, sampling, the step's sync), ms; "
+                  "default: the arch's calibration.llm_step_fixed_cost, else 0")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--slo-ttft", args.slo_ttft_ms, "SLO: time to first token, ms")->check(kPositive);
   cmd->add_option("--slo-tpot", args.slo_tpot_ms, "SLO: time per output token, ms")
@@ -360,7 +360,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sched.memory_utilization = args.memory_utilization;
   sched.watermark = args.watermark;
   if (args.kv_blocks > 0) sched.kv_blocks = args.kv_blocks;
-  sched.iteration_overhead = args.iteration_overhead_ms * 1e-3;
+  if (args.iteration_overhead_ms >= 0) sched.iteration_overhead = args.iteration_overhead_ms * 1e-3;
   const sv::Slo slo{.ttft = args.slo_ttft_ms * 1e-3,
                     .tpot = args.slo_tpot_ms * 1e-3,
                     .percentile = args.slo_percentile};
@@ -470,11 +470,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   }
   const sv::KvBudget& kv = result->kv;
   out << fmt::format(
-      "scheduler: max batch {}, {} tokens per iteration, {}, {}; KV cache {} "
-      "blocks of {} tokens ({} tokens, {} a token per chip)",
+      "scheduler: max batch {}, {} tokens per iteration, {}, {}, host {:g} us an iteration; KV "
+      "cache {} blocks of {} tokens ({} tokens, {} a token per chip)",
       sched.max_batch, result->max_batched_tokens,
       sched.chunked_prefill ? "chunked prefill" : "prefill first", to_string(sched.policy),
-      kv.blocks, kv.block_size, kv.tokens(), to_string(kv.kv_bytes_per_token));
+      result->iteration_overhead * 1e6, kv.blocks, kv.block_size, kv.tokens(),
+      to_string(kv.kv_bytes_per_token));
   if (kv.capacity.value > 0)
     out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
                        sched.memory_utilization, gib(kv.weights), gib(kv.activations));
@@ -514,7 +515,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           {"block_size", sched.block_size},
           {"memory_utilization", sched.memory_utilization},
           {"watermark", sched.watermark},
-          {"iteration_overhead_s", sched.iteration_overhead}}},
+          {"iteration_overhead_s", result->iteration_overhead}}},
         {"slo", {{"ttft_s", slo.ttft}, {"tpot_s", slo.tpot}, {"percentile", slo.percentile}}}};
     ordered_json doc = sv::serve_json(*result, std::move(config));
     if (!curve.empty()) {  // latency against load, by rate (docs/serving.md "Results")

@@ -42,7 +42,7 @@ struct ServeArgs {
   double memory_utilization = 0.9;
   double watermark = 0.01;
   std::uint64_t kv_blocks = 0;
-  double iteration_overhead_ms = 0;
+  double iteration_overhead_ms = -1;  // < 0: the arch's calibration.llm_step_fixed_cost
   // SLO and search.
   double slo_ttft_ms = 0;
   double slo_tpot_ms = 0;

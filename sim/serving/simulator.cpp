@@ -54,7 +54,8 @@ class Replica {
         watermark_(static_cast<std::uint64_t>(config.watermark * static_cast<double>(blocks))),
         budget_(budget),
         out_(out),
-        prefilled_(prefilled) {}
+        prefilled_(prefilled),
+        overhead_(out.iteration_overhead) {}
 
   // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
   // closed-loop clients (0: open loop, the requests' own arrivals).
@@ -96,7 +97,7 @@ class Replica {
       schedule(batch, chunks, decodes, it);
       CODA_CHECK(!chunks.empty() || !decodes.empty());  // kv_budget and simulate's checks
       it.time = pricer_.price(batch);
-      now += it.time.total() + config_.iteration_overhead;
+      now += it.time.total() + overhead_;
       it.end = now;
       it.decode_sequences = batch.decode_sequences;
       it.prefill_sequences = chunks.size();
@@ -253,6 +254,7 @@ class Replica {
   std::uint64_t budget_;
   ServeResult& out_;
   bool prefilled_;
+  double overhead_;
   std::uint64_t used_ = 0;
   std::uint64_t preempt_order_ = 0;
   std::vector<Seq> running_;  // admission order
@@ -420,6 +422,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   // The prefill pool: every request, cut to the token its prefill makes.
   ServeResult prefill;
   prefill.kv = kv;
+  prefill.iteration_overhead = result.iteration_overhead;
   for (const RequestRecord& r : result.requests) {
     RequestRecord cut = r;
     cut.request.output = 1;
@@ -434,6 +437,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   // The decode pool: each request with more to generate, when its cache arrives.
   ServeResult decode;
   decode.kv = kv;
+  decode.iteration_overhead = result.iteration_overhead;
   std::vector<std::size_t> back;  // decode record -> result record
   for (std::size_t i = 0; i < result.requests.size(); ++i) {
     RequestRecord& r = result.requests[i];
@@ -516,6 +520,8 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   ServeResult result;
   result.kv = *kv;
   result.max_batched_tokens = budget;
+  const std::optional<Seconds>& step = pricer.hardware().spec().calibration.llm_step_fixed_cost;
+  result.iteration_overhead = config.iteration_overhead.value_or(step ? step->value : 0.0);
   result.requests.reserve(requests.size());
   for (const Request& r : requests) result.requests.push_back({.request = r});
   if (deployment.disaggregated) {

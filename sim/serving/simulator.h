@@ -20,7 +20,8 @@
 //
 // Not simulated (errors where asked for): pipeline parallelism, swapping KV blocks to the host,
 // prefix sharing, speculative decoding, disaggregated prefill and decode pools. Host-side
-// scheduling and sampling time is `iteration_overhead` (0 unless given).
+// scheduling and sampling time is `iteration_overhead` (default: the arch's
+// calibration.llm_step_fixed_cost, the runtime's host work per generation step; else 0).
 
 #include <cstdint>
 #include <optional>
@@ -53,8 +54,10 @@ struct SchedulerConfig {
   double memory_utilization = 0.9;
   // Blocks kept free at admission, as a share of all blocks: vLLM's block-manager watermark.
   double watermark = 0.01;
-  // Host time added to every iteration (scheduling, sampling, detokenising), seconds.
-  double iteration_overhead = 0;
+  // Host time added to every iteration (scheduling, sampling, the step's sync), seconds; nullopt:
+  // the arch's calibration.llm_step_fixed_cost (fitted on whole-model generation rows; see
+  // docs/cost_models.md), else 0.
+  std::optional<double> iteration_overhead;
   // Where set, the KV cache has exactly this many blocks (for tests and what-ifs) instead of
   // what the memory leaves.
   std::optional<std::uint64_t> kv_blocks;
@@ -154,6 +157,7 @@ struct ServeSummary {
 
 struct ServeResult {
   KvBudget kv;
+  double iteration_overhead = 0;         // the host time each iteration paid, seconds
   std::uint64_t max_batched_tokens = 0;  // the budget used (the default resolved)
   std::vector<RequestRecord> requests;   // in id order
   std::vector<IterationRecord> iterations;

@@ -10,7 +10,8 @@ namespace {
 
 // The simulator's logic under test, on coda's real iteration prices: each expected time below is
 // summed from IterationPricer's prices of the iterations the scheduler must run, derived by hand
-// from the scheduling rules in simulator.h.
+// from the scheduling rules in simulator.h, each plus the host's time per iteration (the H100
+// preset's calibration.llm_step_fixed_cost, 152.5 us).
 class Serving : public ::testing::Test {
  protected:
   Serving() : hw_(load()) {
@@ -20,6 +21,7 @@ class Serving : public ::testing::Test {
     auto pricer = IterationPricer::make(*model, hw_, {}, diags);
     EXPECT_TRUE(pricer) << diags.format_all();
     pricer_.emplace(std::move(*pricer));
+    host_ = hw_.spec().calibration.llm_step_fixed_cost->value;
   }
   static arch::HardwareModel load() {
     Diagnostics diags;
@@ -30,13 +32,13 @@ class Serving : public ::testing::Test {
   double prefill(std::uint64_t tokens, std::uint64_t cached = 0, bool samples = true) {
     IterationBatch b;
     b.prefill.push_back({tokens, cached, samples});
-    return pricer_->price(b).total();
+    return pricer_->price(b).total() + host_;
   }
   double decode(std::uint64_t sequences, std::uint64_t keys_each) {
     IterationBatch b;
     b.decode_sequences = sequences;
     b.decode_context_sum = sequences * keys_each;
-    return pricer_->price(b).total();
+    return pricer_->price(b).total() + host_;
   }
   ServeResult run(std::vector<Request> requests, const Deployment& d, ArrivalSpec arrivals = {},
                   Slo slo = {}) {
@@ -47,10 +49,20 @@ class Serving : public ::testing::Test {
   }
   arch::HardwareModel hw_;
   std::optional<IterationPricer> pricer_;
+  double host_ = 0;
 };
 
 // One request alone: TTFT is its prefill (no queue); each later token one decode iteration over
 // the prompt and the tokens so far.
+TEST_F(Serving, TheHostsTimePerIterationIsTheArchsUnlessGiven) {
+  EXPECT_DOUBLE_EQ(host_, 152.5e-6);
+  Deployment d;
+  d.scheduler.iteration_overhead = 0;
+  const ServeResult r = run({{.id = 0, .input = 100, .output = 1}}, d);
+  EXPECT_EQ(r.iteration_overhead, 0.0);
+  EXPECT_NEAR(r.requests[0].ttft(), prefill(100) - host_, 1e-12);
+}
+
 TEST_F(Serving, ASingleRequestsTtftIsItsPrefill) {
   const ServeResult r = run({{.id = 0, .arrival = 1.5, .input = 100, .output = 5}}, {});
   ASSERT_EQ(r.requests.size(), 1u);
@@ -74,7 +86,7 @@ TEST_F(Serving, AFixedBatchsTpot) {
   const ServeResult r = run(reqs, {});
   IterationBatch four;
   for (int i = 0; i < 4; ++i) four.prefill.push_back({64, 0, true});
-  const double p = pricer_->price(four).total();
+  const double p = pricer_->price(four).total() + host_;
   double decodes = 0;
   for (std::uint64_t i = 1; i <= 8; ++i) decodes += decode(4, 64 + i);
   for (const RequestRecord& q : r.requests) {
@@ -160,7 +172,7 @@ TEST_F(Serving, ReplicasShareTheStreamRoundRobin) {
   EXPECT_EQ(r.requests[3].replica, 1u);
   IterationBatch two;
   two.prefill = {{32, 0, true}, {32, 0, true}};
-  EXPECT_NEAR(r.requests[3].ttft(), pricer_->price(two).total(), 1e-12);
+  EXPECT_NEAR(r.requests[3].ttft(), pricer_->price(two).total() + host_, 1e-12);
 }
 
 TEST_F(Serving, SloAttainmentAndGoodput) {
