@@ -226,7 +226,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       cmd->add_option("--output-len", args.output_len,
                       "Tokens to generate (the first by the prefill), as --input-len")
           ->capture_default_str();
-  for (CLI::Option* o : {requests, input, output}) trace->excludes(o);
+  CLI::Option* prefix =
+      cmd->add_option("--shared-prefix", args.shared_prefix,
+                      "Tokens every prompt starts with (a system prompt), before its "
+                      "--input-len tokens; --prefix-caching reuses them");
+  for (CLI::Option* o : {requests, input, output, prefix}) trace->excludes(o);
   cmd->add_option("--seed", args.seed, "Seed of the arrivals and lengths")->capture_default_str();
   cmd->add_option("--max-batch", args.max_batch, "Sequences running at once (vLLM's max_num_seqs)")
       ->capture_default_str()
@@ -238,6 +242,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_flag("--chunked-prefill", args.chunked_prefill,
                 "Sarathi-Serve's chunked prefill: decodes first, prompts in chunks in the rest "
                 "of the token budget");
+  cmd->add_flag("--prefix-caching", args.prefix_caching,
+                "vLLM's automatic prefix caching: the shared prefix's whole KV blocks stay "
+                "cached once made, and later prompts compute only the rest");
   cmd->add_option("--policy", args.policy,
                   "Admission order: fcfs (arrival) or shortest_first (fewest prompt tokens)")
       ->capture_default_str()
@@ -355,6 +362,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sched.max_batch = args.max_batch;
   sched.max_batched_tokens = args.max_batched_tokens;
   sched.chunked_prefill = args.chunked_prefill;
+  sched.prefix_caching = args.prefix_caching;
   sched.policy = args.policy == "shortest_first" ? sv::Policy::ShortestFirst : sv::Policy::Fcfs;
   sched.block_size = args.block_size;
   sched.memory_utilization = args.memory_utilization;
@@ -369,6 +377,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   spec.output = *output;
   spec.count = args.requests;
   spec.seed = args.seed;
+  spec.shared_prefix = args.shared_prefix;
   std::string arrivals_text;
   std::vector<sv::Request> requests;
   if (!args.trace.empty()) {
@@ -397,8 +406,10 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
                                               to_string(spec.arrivals.kind), args.rate);
       if (args.cv > 0) arrivals_text += fmt::format(" (gaps' cv {:g})", args.cv);
     }
-    arrivals_text += fmt::format("; {} requests, input {}, output {}, seed {}", args.requests,
-                                 to_string(*input), to_string(*output), args.seed);
+    arrivals_text += fmt::format(
+        "; {} requests, input {}{}, output {}, seed {}", args.requests,
+        args.shared_prefix > 0 ? fmt::format("{} shared + ", args.shared_prefix) : std::string(),
+        to_string(*input), to_string(*output), args.seed);
     if (!searching) requests = sv::make_requests(spec);
   }
 
@@ -507,10 +518,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"input_len", args.trace.empty() ? sv::to_string(*input) : "trace"},
         {"output_len", args.trace.empty() ? sv::to_string(*output) : "trace"},
         {"seed", args.seed},
+        {"shared_prefix", args.shared_prefix},
         {"scheduler",
          {{"max_batch", sched.max_batch},
           {"max_batched_tokens", result->max_batched_tokens},
           {"chunked_prefill", sched.chunked_prefill},
+          {"prefix_caching", sched.prefix_caching},
           {"policy", sv::to_string(sched.policy)},
           {"block_size", sched.block_size},
           {"memory_utilization", sched.memory_utilization},

@@ -33,10 +33,12 @@ struct ServeArgs {
   std::string input_len = "512";
   std::string output_len = "128";
   std::uint64_t seed = 1;
+  std::uint64_t shared_prefix = 0;
   // Scheduler.
   std::uint64_t max_batch = 256;
   std::uint64_t max_batched_tokens = 0;
   bool chunked_prefill = false;
+  bool prefix_caching = false;
   std::string policy = "fcfs";
   std::uint64_t block_size = 16;
   double memory_utilization = 0.9;

@@ -183,8 +183,9 @@ std::vector<Request> make_requests(const RequestSpec& spec) {
         break;
       }
     }
-    r.input = sample_length(spec.input, lengths);
+    r.input = spec.shared_prefix + sample_length(spec.input, lengths);
     r.output = sample_length(spec.output, lengths);
+    r.shared_prefix = spec.shared_prefix;
     out.push_back(r);
   }
   return out;

@@ -60,6 +60,9 @@ struct Request {
   double arrival = 0;
   std::uint64_t input = 1;   // prompt tokens
   std::uint64_t output = 1;  // tokens generated, the first one by the prefill
+  // The prompt's first tokens that every request of the stream shares (a system prompt), which
+  // prefix caching can reuse; less than `input`.
+  std::uint64_t shared_prefix = 0;
   friend bool operator==(const Request&, const Request&) = default;
 };
 
@@ -69,11 +72,14 @@ struct RequestSpec {
   LengthDist output{LengthKind::Fixed, 128};
   std::uint64_t count = 1000;
   std::uint64_t seed = 1;
+  // Tokens every prompt starts with (a system prompt), added to each sampled input length.
+  std::uint64_t shared_prefix = 0;
 };
 
-// The spec's requests in id order. Lengths come from an mt19937_64 seeded with `seed` (each
-// request's input, then its output), gaps from another seeded with seed ^ 0x9e3779b97f4a7c15:
-// the same seed gives the same lengths whatever the arrivals.
+// The spec's requests in id order; each input is its sampled length plus shared_prefix. Lengths
+// come from an mt19937_64 seeded with `seed` (each request's input, then its output), gaps from
+// another seeded with seed ^ 0x9e3779b97f4a7c15: the same seed gives the same lengths whatever the
+// arrivals.
 std::vector<Request> make_requests(const RequestSpec& spec);
 
 // A trace file: CSV with a header naming arrival_s, input_tokens and output_tokens (any order,

@@ -31,7 +31,8 @@ struct Seq {
                                 // when it was last preempted
   std::uint64_t prefilled = 0;  // of prompt, in the KV cache
   std::uint64_t kv = 0;         // tokens in the KV cache
-  std::uint64_t blocks = 0;
+  std::uint64_t blocks = 0;     // its own blocks
+  std::uint64_t shared = 0;     // blocks of the cached shared prefix its first tokens are in
   std::uint64_t generated = 0;
   double last_token = 0;
   bool prefilling() const { return prefilled < prompt; }
@@ -45,8 +46,10 @@ class Replica {
  public:
   // `prefilled`: requests arrive with their prompt in the KV cache and their first token made
   // (RequestRecord::first_token), as a disaggregated decode pool receives them.
+  // `prefix_blocks`: blocks of the prompts' shared prefix that prefix caching keeps (0: none).
   Replica(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
-          std::uint64_t blocks, std::uint64_t budget, ServeResult& out, bool prefilled = false)
+          std::uint64_t blocks, std::uint64_t budget, ServeResult& out, bool prefilled = false,
+          std::uint64_t prefix_blocks = 0)
       : pricer_(pricer),
         config_(config),
         replica_(replica),
@@ -55,7 +58,8 @@ class Replica {
         budget_(budget),
         out_(out),
         prefilled_(prefilled),
-        overhead_(out.iteration_overhead) {}
+        overhead_(out.iteration_overhead),
+        prefix_blocks_(prefix_blocks) {}
 
   // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
   // closed-loop clients (0: open loop, the requests' own arrivals).
@@ -115,6 +119,13 @@ class Replica {
         s.prefilled += tokens;
         s.kv += tokens;
         if (!s.prefilling()) produced.push_back(i);
+        // The first sequence to hold the whole shared prefix gives its blocks to the cache.
+        if (prefix_blocks_ > 0 && !prefix_cached_ && s.shared == 0 &&
+            s.kv >= prefix_blocks_ * config_.block_size) {
+          prefix_cached_ = true;
+          s.blocks -= prefix_blocks_;
+          s.shared = prefix_blocks_;
+        }
       }
       std::vector<bool> finished(running_.size(), false);
       for (const std::size_t i : produced) {
@@ -164,6 +175,7 @@ class Replica {
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(victim));
     used_ -= s.blocks;
     s.blocks = 0;
+    s.shared = 0;
     s.kv = 0;
     s.prefilled = 0;
     s.prompt = out_.requests[s.record].request.input + s.generated;
@@ -195,7 +207,7 @@ class Replica {
     for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
       const Seq& s = running_[i];
       const std::uint64_t tokens = s.prefilling() ? std::min(budget, s.prompt - s.prefilled) : 1;
-      const std::uint64_t need = ceil_div(s.kv + tokens, config_.block_size) - s.blocks;
+      const std::uint64_t need = ceil_div(s.kv + tokens, config_.block_size) - s.blocks - s.shared;
       const bool prefilling = s.prefilling();
       if (!reserve(i, need, it)) break;  // i was the last running sequence
       if (prefilling)
@@ -230,12 +242,18 @@ class Replica {
   void admit(std::uint64_t budget, std::vector<Chunk>& chunks) {
     while (!waiting_.empty() && running_.size() < config_.max_batch) {
       Seq& s = waiting_.begin()->second;
+      // A prompt that starts with the cached prefix computes only the rest (vLLM's automatic
+      // prefix caching: whole blocks of the prefix are reused).
+      if (prefix_cached_ && s.kv == 0 && s.prompt > prefix_blocks_ * config_.block_size) {
+        s.prefilled = s.kv = prefix_blocks_ * config_.block_size;
+        s.shared = prefix_blocks_;
+      }
       const std::uint64_t left = s.prompt - s.prefilled;
       if (left > 0 && budget == 0) break;
       const std::uint64_t tokens = config_.chunked_prefill ? std::min(budget, left) : left;
       if (tokens > budget) break;
       // A prefilled arrival (disaggregated decode) needs blocks for its cache and no compute.
-      const std::uint64_t need = ceil_div(s.prefilled + tokens, config_.block_size);
+      const std::uint64_t need = ceil_div(s.prefilled + tokens, config_.block_size) - s.shared;
       if (need > free_blocks() || free_blocks() - need < watermark_) break;
       s.blocks = need;
       used_ += need;
@@ -255,6 +273,8 @@ class Replica {
   ServeResult& out_;
   bool prefilled_;
   double overhead_;
+  std::uint64_t prefix_blocks_;
+  bool prefix_cached_ = false;  // the shared prefix's blocks are in the cache (pinned)
   std::uint64_t used_ = 0;
   std::uint64_t preempt_order_ = 0;
   std::vector<Seq> running_;  // admission order
@@ -419,6 +439,10 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     return false;
   }
   const SchedulerConfig& config = deployment.scheduler;
+  const std::uint64_t prefix_blocks =
+      config.prefix_caching && !result.requests.empty()
+          ? result.requests.front().request.shared_prefix / config.block_size
+          : 0;
   // The prefill pool: every request, cut to the token its prefill makes.
   ServeResult prefill;
   prefill.kv = kv;
@@ -431,7 +455,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   for (std::uint64_t rep = 0; rep < pools.prefill; ++rep) {
     std::vector<std::size_t> ids;
     for (std::size_t i = rep; i < prefill.requests.size(); i += pools.prefill) ids.push_back(i);
-    Replica engine(pricer, config, rep, kv.blocks, budget, prefill);
+    Replica engine(pricer, config, rep, kv.blocks, budget, prefill, false, prefix_blocks);
     engine.run(ids, 0);
   }
   // The decode pool: each request with more to generate, when its cache arrives.
@@ -487,9 +511,18 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   const SchedulerConfig& config = deployment.scheduler;
   CODA_CHECK(deployment.replicas >= 1 && config.block_size >= 1 && config.max_batch >= 1);
   std::uint64_t longest_input = 0, longest_total = 0;
+  const std::uint64_t prefix = requests.empty() ? 0 : requests.front().shared_prefix;
   for (const Request& r : requests) {
     longest_input = std::max(longest_input, r.input);
     longest_total = std::max(longest_total, r.input + r.output - 1);
+    if (r.shared_prefix != prefix || r.shared_prefix >= r.input) {
+      diags.error({}, "shared_prefix",
+                  fmt::format("request {}: a shared prefix of {} tokens in a {}-token prompt, "
+                              "where the stream's first request shares {}",
+                              r.id, r.shared_prefix, r.input, prefix),
+                  "one prefix for the whole stream, shorter than every prompt");
+      return std::nullopt;
+    }
   }
   std::uint64_t budget = config.max_batched_tokens;
   if (budget == 0)
@@ -549,7 +582,8 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                   "at least one client per replica");
       return std::nullopt;
     }
-    Replica engine(pricer, config, rep, kv->blocks, budget, result);
+    Replica engine(pricer, config, rep, kv->blocks, budget, result, false,
+                   config.prefix_caching ? prefix / config.block_size : 0);
     engine.run(ids, clients);
   }
   result.summary = summarise(result, replicas, slo);

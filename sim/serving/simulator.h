@@ -14,6 +14,8 @@
 //   with chunked prefill     every running sequence decodes first (one token of the budget
 //       each), then prefills take the rest of the max_batched_tokens budget in chunks: the
 //       sequences part-way through their prompt first, then new ones, within max_batch.
+//   prefix caching  (optional) the first prefill to hold a stream's whole shared prefix gives
+//       its whole blocks to the cache, where they stay; later prompts start past them.
 //   preemption  a decode that needs a block when none is free takes one from the running
 //       sequence admitted last (vLLM's recompute mode): its blocks are freed and it waits at the
 //       front of the queue, to prefill its prompt and the tokens it had generated again.
@@ -58,6 +60,10 @@ struct SchedulerConfig {
   // the arch's calibration.llm_step_fixed_cost (fitted on whole-model generation rows; see
   // docs/cost_models.md), else 0.
   std::optional<double> iteration_overhead;
+  // Automatic prefix caching (vLLM's enable_prefix_caching; off by default in 0.6): the whole
+  // blocks of the requests' shared prefix, once a prefill has made them, stay in the cache
+  // (pinned) and later prompts compute only the rest, attending to the cached prefix.
+  bool prefix_caching = false;
   // Where set, the KV cache has exactly this many blocks (for tests and what-ifs) instead of
   // what the memory leaves.
   std::optional<std::uint64_t> kv_blocks;

@@ -99,6 +99,17 @@ TEST(MakeRequests, LengthsStayInTheirRange) {
   EXPECT_NEAR(static_cast<double>(outs[2500]), 50.0, 4.0);  // the median, unclamped there
 }
 
+TEST(MakeRequests, ASharedPrefixLengthensEveryPrompt) {
+  RequestSpec spec;
+  spec.count = 3;
+  spec.input = {.kind = LengthKind::Fixed, .value = 100};
+  spec.shared_prefix = 400;
+  for (const Request& r : make_requests(spec)) {
+    EXPECT_EQ(r.input, 500u);
+    EXPECT_EQ(r.shared_prefix, 400u);
+  }
+}
+
 TEST(MakeRequests, LengthsDoNotDependOnTheArrivals) {
   RequestSpec spec;
   spec.count = 50;

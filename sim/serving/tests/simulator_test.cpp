@@ -261,6 +261,33 @@ TEST_F(Serving, DisaggregatedPrefillThenTheCachesTransferThenDecode) {
   EXPECT_EQ(diags.all().at(0).path, "disaggregation");
 }
 
+// Prefix caching: two requests of 600 tokens sharing a 520-token system prompt, one at a time
+// (max_batch 1). The first prefills all 600 and leaves the prefix's 32 whole blocks of 16 (512
+// tokens) in the cache; the second prefills only its last 88 tokens, attending to the 512 cached
+// ones. During its decode the cache holds the 32 shared blocks and its own ceil(601 / 16) - 32 = 6.
+TEST_F(Serving, PrefixCachingPrefillsOnlyWhatIsNotCached) {
+  Deployment d;
+  d.scheduler.max_batch = 1;
+  d.scheduler.prefix_caching = true;
+  const std::vector<Request> reqs{{.id = 0, .input = 600, .output = 2, .shared_prefix = 520},
+                                  {.id = 1, .input = 600, .output = 2, .shared_prefix = 520}};
+  const ServeResult r = run(reqs, d);
+  const double first = prefill(600) + decode(1, 601);
+  EXPECT_NEAR(r.requests[0].e2e(), first, 1e-12);
+  EXPECT_NEAR(r.requests[1].ttft(), first + prefill(88, 512), 1e-12);
+  ASSERT_EQ(r.iterations.size(), 4u);
+  EXPECT_EQ(r.iterations[2].prefill_tokens, 88u);
+  EXPECT_EQ(r.iterations[3].kv_blocks_used, 32u + 6u);
+  // Without it, the second prefills all 600 again.
+  d.scheduler.prefix_caching = false;
+  EXPECT_NEAR(run(reqs, d).requests[1].ttft(), first + prefill(600), 1e-12);
+
+  Diagnostics diags;
+  EXPECT_FALSE(simulate(*pricer_, d, {{.id = 0, .input = 10, .output = 2, .shared_prefix = 10}}, {},
+                        {}, diags));
+  EXPECT_EQ(diags.all().at(0).path, "shared_prefix");
+}
+
 TEST(Stats, PercentilesAsNumpy) {
   // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97 (linear interpolation).
   const Stats s = stats_of({4, 1, 3, 2});
