@@ -7,6 +7,7 @@ namespace {
 
 std::vector<std::string> texts(const std::vector<CsvCell>& cells) {
   std::vector<std::string> out;
+  out.reserve(cells.size());
   for (const CsvCell& c : cells) out.push_back(c.text);
   return out;
 }

@@ -62,7 +62,7 @@ TEST_P(IterationCost, PiecesSumToCodaRunForUniformBatches) {
 
   IterationBatch decode;
   decode.decode_sequences = 8;
-  decode.decode_context_sum = 8 * 512;
+  decode.decode_context_sum = std::uint64_t{8} * 512;
   const double decode_run =
       coda_run_seconds(llm::PhaseKind::Decode, 8, 511, tp, mapper::FusionMode::Epilogue);
   EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run);

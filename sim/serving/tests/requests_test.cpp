@@ -129,7 +129,7 @@ TEST(MakeRequests, LengthsDoNotDependOnTheArrivals) {
 }
 
 std::filesystem::path write(const std::filesystem::path& dir, const std::string& text) {
-  const auto path = dir / "trace.csv";
+  auto path = dir / "trace.csv";
   std::ofstream(path) << text;
   return path;
 }

@@ -40,8 +40,8 @@ class Serving : public ::testing::Test {
     b.decode_context_sum = sequences * keys_each;
     return pricer_->price(b).total() + host_;
   }
-  ServeResult run(std::vector<Request> requests, const Deployment& d, ArrivalSpec arrivals = {},
-                  Slo slo = {}) {
+  ServeResult run(const std::vector<Request>& requests, const Deployment& d,
+                  ArrivalSpec arrivals = {}, Slo slo = {}) {
     Diagnostics diags;
     auto r = simulate(*pricer_, d, requests, arrivals, slo, diags);
     EXPECT_TRUE(r) << diags.format_all();
