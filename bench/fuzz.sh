@@ -13,7 +13,8 @@ top=$(pwd)
 seconds="${1:-60}"
 targets=(${FUZZ_TARGETS:-units_fuzz arch_yaml_fuzz layer_list_fuzz scalesim_csv_fuzz trace_fuzz
                         hf_config_fuzz onnx_fuzz sweep_spec_fuzz case_list_fuzz
-                        measurement_csv_fuzz stored_results_fuzz sweep_records_fuzz})
+                        measurement_csv_fuzz stored_results_fuzz sweep_records_fuzz
+                        request_trace_fuzz})
 
 # The fuzz targets live in the sanitized build, which the sanitizer tests share.
 build=build-asan

@@ -1,5 +1,6 @@
 // Fuzzes the readers of stored results that coda report takes: reports::read_run_json (run.json,
-// the analytical or the SystemC engine's) and reports::read_sweep_json (a sweep's results.json).
+// the analytical or the SystemC engine's), reports::read_sweep_json (a sweep's results.json) and
+// reports::read_serve_json (coda serve's serve.json).
 // Both keep the reader contract; a run.json the reader accepts survives a round trip through
 // core's JSON: written back and read again, it is the same RunResult.
 
@@ -26,6 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     coda::fuzz::check_contract(again.has_value(), again_diags);
     require(again.has_value() && *again == *run);
   }
+
+  coda::Diagnostics serve_diags;  // coda serve's serve.json
+  const auto served = coda::reports::read_serve_json(text, "serve.json", serve_diags);
+  coda::fuzz::check_contract(served.has_value(), serve_diags);
 
   coda::Diagnostics sweep_diags;
   const auto sweep = coda::reports::read_sweep_json(text, "results.json", sweep_diags);

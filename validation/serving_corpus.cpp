@@ -61,7 +61,7 @@ void read_rows(ServingSource& source, Diagnostics& diags) {
   int line = 1;
   std::vector<CsvCell> cells;
   if (!split_csv_record(*text, pos, line, cells)) {
-    diags.error({name, 1, 0}, "header", "a quoted cell is not closed");
+    diags.error({name, 1, 1}, "header", "a quoted cell is not closed");
     return;
   }
   std::map<std::string, std::size_t> col;
@@ -69,13 +69,13 @@ void read_rows(ServingSource& source, Diagnostics& diags) {
   for (const char* required :
        {"source", "device", "chips", "tp", "model", "dtype", "scenario", "metric", "value", "unit"})
     if (!col.contains(required))
-      diags.error({name, 1, 0}, "header", fmt::format("no column '{}'", required),
+      diags.error({name, 1, 1}, "header", fmt::format("no column '{}'", required),
                   "validation/published/serving/README.md lists the columns");
   if (diags.has_errors()) return;
   while (pos < text->size()) {
     const int at = line;
     if (!split_csv_record(*text, pos, line, cells)) {
-      diags.error({name, at, 0}, fmt::format("row {}", at), "a quoted cell is not closed");
+      diags.error({name, at, 1}, fmt::format("row {}", at), "a quoted cell is not closed");
       return;
     }
     if (cells.size() == 1 && cells[0].text.empty()) continue;
@@ -84,10 +84,10 @@ void read_rows(ServingSource& source, Diagnostics& diags) {
       return it != col.end() && it->second < cells.size() ? cells[it->second].text : "";
     };
     const auto bad = [&](const char* c, const std::string& message, const std::string& hint) {
-      diags.error({name, at, 0}, fmt::format("row {}, column '{}'", at, c), message, hint);
+      diags.error({name, at, 1}, fmt::format("row {}, column '{}'", at, c), message, hint);
     };
     ServingRow r;
-    r.where = {name, at, 0};
+    r.where = {name, at, 1};
     r.source = cell("source");
     r.device = cell("device");
     r.model = cell("model");

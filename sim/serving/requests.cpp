@@ -195,13 +195,29 @@ std::optional<std::vector<Request>> read_request_trace(const std::filesystem::pa
                                                        Diagnostics& diags) {
   std::string why;
   const std::optional<std::string> text = read_text_file(file, why);
-  const std::string name = file.string();
   if (!text) {
-    diags.error({name, 0, 0}, "trace", why);
+    diags.error({file.string(), 0, 0}, "trace", why);
     return std::nullopt;
   }
-  if (const auto problem = text_field_problem(*text)) {
-    diags.error({name, 0, 0}, "trace", problem->message, problem->hint);
+  return parse_request_trace(*text, file.string(), diags);
+}
+
+std::optional<std::vector<Request>> parse_request_trace(std::string_view text,
+                                                        const std::string& name,
+                                                        Diagnostics& diags) {
+  if (const auto problem = text_field_problem(text)) {
+    // Where the offending byte is: the first that is not UTF-8, else the first control
+    // character text_field_problem refuses.
+    std::size_t offset = first_invalid_utf8(text).value_or(text.size());
+    for (std::size_t i = 0; i < offset; ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+        offset = i;
+        break;
+      }
+    }
+    const SourceLocation at = location_at(text, offset, name);
+    diags.error(at, "trace", problem->message, problem->hint);
     return std::nullopt;
   }
   const std::size_t errors_before = diags.error_count();
@@ -211,10 +227,10 @@ std::optional<std::vector<Request>> read_request_trace(const std::filesystem::pa
   int line = 1;
   std::vector<CsvCell> cells;
   const auto unterminated = [&](int at) {
-    diags.error({name, at, 0}, "trace", "a quoted cell is not closed",
+    diags.error({name, at, 1}, "trace", "a quoted cell is not closed",
                 "close the quote, or write the cell without quotes");
   };
-  if (!split_csv_record(*text, pos, line, cells)) {
+  if (!split_csv_record(text, pos, line, cells)) {
     unterminated(1);
     return std::nullopt;
   }
@@ -223,7 +239,7 @@ std::optional<std::vector<Request>> read_request_trace(const std::filesystem::pa
     const auto it = std::find_if(cells.begin(), cells.end(),
                                  [&](const CsvCell& h) { return trim(h.text) == kColumns[k]; });
     if (it == cells.end()) {
-      diags.error({name, 1, 0}, "header", fmt::format("no column '{}'", kColumns[k]),
+      diags.error({name, 1, 1}, "header", fmt::format("no column '{}'", kColumns[k]),
                   "the first line names the columns: arrival_s,input_tokens,output_tokens "
                   "(seconds from the start, prompt tokens, tokens to generate)");
       continue;
@@ -233,15 +249,15 @@ std::optional<std::vector<Request>> read_request_trace(const std::filesystem::pa
   if (diags.error_count() > errors_before) return std::nullopt;
   std::vector<Request> out;
   double last = 0;
-  while (pos < text->size()) {
+  while (pos < text.size()) {
     const int line_no = line;
-    if (!split_csv_record(*text, pos, line, cells)) {
+    if (!split_csv_record(text, pos, line, cells)) {
       unterminated(line_no);
       break;
     }
     if (cells.size() == 1 && trim(cells[0].text).empty()) continue;  // a blank line
     if (cells.size() != header_cells) {
-      diags.error({name, line_no, 0}, fmt::format("row {}", line_no),
+      diags.error({name, line_no, 1}, fmt::format("row {}", line_no),
                   fmt::format("{} cells where the header has {}", cells.size(), header_cells),
                   "one value per column, separated by commas");
       continue;
@@ -280,7 +296,7 @@ std::optional<std::vector<Request>> read_request_trace(const std::filesystem::pa
   }
   if (diags.error_count() > errors_before) return std::nullopt;
   if (out.empty()) {
-    diags.error({name, 0, 0}, "trace", "the trace has no requests",
+    diags.error({name, 1, 1}, "trace", "the trace has no requests",
                 "one row per request after the header");
     return std::nullopt;
   }

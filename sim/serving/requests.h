@@ -87,5 +87,9 @@ std::vector<Request> make_requests(const RequestSpec& spec);
 // the file, the line and the column.
 std::optional<std::vector<Request>> read_request_trace(const std::filesystem::path& file,
                                                        Diagnostics& diags);
+// The same from text; `name` is the file name errors carry.
+std::optional<std::vector<Request>> parse_request_trace(std::string_view text,
+                                                        const std::string& name,
+                                                        Diagnostics& diags);
 
 }  // namespace coda::sim::serving

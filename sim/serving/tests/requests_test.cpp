@@ -168,6 +168,16 @@ TEST(ReadRequestTrace, ErrorsNameTheFileLineAndColumn) {
     EXPECT_EQ(diags.all()[2].path, "row 4, column 'output_tokens'");
   }
   {
+    Diagnostics diags;  // a control character on line 2, column 3
+    EXPECT_FALSE(read_request_trace(
+        write(dir.path(),
+              std::string("arrival_s,input_tokens,output_tokens\n0,") + '\x01' + "5,5\n"),
+        diags));
+    ASSERT_EQ(diags.error_count(), 1u);
+    EXPECT_EQ(diags.all()[0].where.line, 2);
+    EXPECT_EQ(diags.all()[0].where.column, 3);
+  }
+  {
     Diagnostics diags;
     EXPECT_FALSE(read_request_trace(dir.path() / "missing.csv", diags));
     EXPECT_EQ(diags.error_count(), 1u);
