@@ -31,7 +31,8 @@ std::optional<Priced> price_graph(const workload::Graph& g, const arch::Hardware
       for (const mapper::UnsupportedOp& op : schedule.unsupported)
         diags->error({}, "arch",
                      fmt::format("'{}' cannot run on '{}': {}", op.name, hw.name(), op.reason),
-                     "serve on an arch with a unit for every op of the model's layer");
+                     "serve on an arch with a unit for every op of the model's layer, or with a "
+                     "--dtype its units compute");
     return std::nullopt;
   }
   const analytical::AnalyticalEngine analytical;
