@@ -131,8 +131,8 @@ TEST(ReportCommand, AFolderWithoutResults) {
   const fs::path dir = reports::test::scratch_dir("report_command_test", "empty");
   const auto r = test::coda({"report", dir.c_str(), "--out", (dir / "out").c_str()});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, fmt::format("error: '{}' holds neither results.json (coda sweep --out) nor "
-                               "run.json (coda run --out)\n",
+  EXPECT_EQ(r.err, fmt::format("error: '{}' holds neither results.json (coda sweep --out), "
+                               "run.json (coda run --out) nor serve.json (coda serve --out)\n",
                                dir.string()));
 }
 
