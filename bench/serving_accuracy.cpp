@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "validation/compare.h"
 #include "validation/serving_corpus.h"
 
@@ -85,16 +86,13 @@ int main(int argc, char** argv) {
          "output_len,metric,measured,predicted,error,skipped\n";
   for (const val::ServingCompared& c : rows) {
     const val::ServingRow& r = *c.row;
-    std::string why = c.skipped;
-    for (char& ch : why)
-      if (ch == ',' || ch == '\n') ch = ';';
-    csv << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.source,
-                       val::to_string(c.split), r.where.line, r.device, r.chips, r.tp, r.model,
-                       r.dtype, r.scenario, r.rate ? fmt::format("{}", *r.rate) : "",
-                       r.concurrency ? fmt::format("{}", *r.concurrency) : "", r.input_len,
-                       r.output_len, r.metric, r.value,
-                       c.predicted ? fmt::format("{:.6g}", *c.predicted) : "",
-                       c.predicted ? fmt::format("{:.4f}", c.error()) : "", why);
+    csv << fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.source,
+        val::to_string(c.split), r.where.line, r.device, r.chips, r.tp, r.model, r.dtype,
+        r.scenario, r.rate ? fmt::format("{}", *r.rate) : "",
+        r.concurrency ? fmt::format("{}", *r.concurrency) : "", r.input_len, r.output_len, r.metric,
+        r.value, c.predicted ? fmt::format("{:.6g}", *c.predicted) : "",
+        c.predicted ? fmt::format("{:.4f}", c.error()) : "", coda::csv_cell(c.skipped));
   }
   std::printf("wrote %s\n", (out / "serving.csv").string().c_str());
   return 0;

@@ -47,8 +47,7 @@ int main() {
     return 1;
   }
   const coda::arch::HardwareModel hw(arch->spec);
-  const sv::PricerOptions pricing{
-      .tp = 1, .fusion = arch->spec.calibration.fusion.value_or(coda::mapper::FusionMode::None)};
+  const sv::PricerOptions pricing{.tp = 1};  // the arch's fusion, as coda run
   sv::RequestSpec spec;
   spec.arrivals = {.kind = sv::ArrivalKind::Poisson, .rate = 10};
   spec.count = 10000;

@@ -120,14 +120,12 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
           c.tp, c.replicas, prefill, r.rate, r.offline_rps, r.tokens_per_chip_s,
           r.at_rate->ttft.p99 * 1e3, r.at_rate->tpot.p99 * 1e3, cost);
     }
-    std::string why = r.rejected;
-    std::replace(why.begin(), why.end(), ',', ';');
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, c.chunked_prefill,
-                       c.disaggregated ? fmt::format("{}", c.disaggregated->prefill) : "",
-                       c.disaggregated ? fmt::format("{}", c.disaggregated->decode) : "", r.rate,
-                       r.offline_rps, r.tokens_per_chip_s,
-                       r.at_rate ? fmt::format("{}", r.at_rate->ttft.p99) : "",
-                       r.at_rate ? fmt::format("{}", r.at_rate->tpot.p99) : "", cost, why);
+    csv += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, c.chunked_prefill,
+        c.disaggregated ? fmt::format("{}", c.disaggregated->prefill) : "",
+        c.disaggregated ? fmt::format("{}", c.disaggregated->decode) : "", r.rate, r.offline_rps,
+        r.tokens_per_chip_s, r.at_rate ? fmt::format("{}", r.at_rate->ttft.p99) : "",
+        r.at_rate ? fmt::format("{}", r.at_rate->tpot.p99) : "", cost, csv_cell(r.rejected));
   }
   out << "  (TTFT and TPOT p99 in ms, at each layout's rate)\n";
   if (!args.out.empty()) {
@@ -330,9 +328,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   const arch::HardwareModel hw(arch_spec);
   sv::PricerOptions pricing;
   pricing.tp = args.tp;
-  pricing.fusion = args.fusion.empty()
-                       ? arch_spec.calibration.fusion.value_or(mapper::FusionMode::None)
-                       : *mapper::parse_fusion_mode(args.fusion);
+  if (!args.fusion.empty()) pricing.fusion = mapper::parse_fusion_mode(args.fusion);
   auto pricer = sv::IterationPricer::make(*model, hw, pricing, diags);
   if (!pricer) {
     err << diags.format_all();
@@ -363,7 +359,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sched.max_batched_tokens = args.max_batched_tokens;
   sched.chunked_prefill = args.chunked_prefill;
   sched.prefix_caching = args.prefix_caching;
-  sched.policy = args.policy == "shortest_first" ? sv::Policy::ShortestFirst : sv::Policy::Fcfs;
+  sched.policy = *enum_value(sv::policy_names(), args.policy);  // CLI11 has checked the name
   sched.block_size = args.block_size;
   sched.memory_utilization = args.memory_utilization;
   sched.watermark = args.watermark;
@@ -429,12 +425,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   std::optional<sv::RateSearch> searched;
   std::vector<sv::RateProbe> curve;
   if (!args.rates.empty()) {
-    auto probes = sv::rate_curve(*pricer, deployment, spec, args.rates, slo, diags);
-    if (!probes) {
+    auto measured = sv::rate_curve(*pricer, deployment, spec, args.rates, slo, diags);
+    if (!measured) {
       err << diags.format_all();
       return 1;
     }
-    curve = std::move(*probes);
+    curve = measured->points;
     out << fmt::format("  {:>10} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}  {}\n", "rate/s",
                        "served/s", "out tok/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99",
                        slo.any() ? "SLO" : "");
@@ -447,12 +443,8 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           slo.any() ? (p.summary.meets_slo ? "met" : "NOT met") : "");
     out << "  (TTFT and TPOT in ms); the full results below are the highest rate's\n";
     // The highest rate's whole result, for the files.
-    spec.arrivals.rate = *std::max_element(args.rates.begin(), args.rates.end());
-    result = sv::simulate(*pricer, deployment, sv::make_requests(spec), spec.arrivals, slo, diags);
-    if (!result) {
-      err << diags.format_all();
-      return 1;
-    }
+    spec.arrivals.rate = curve[measured->top_index].rate;
+    result = std::move(measured->top);
   } else if (args.search_rate) {
     searched = sv::search_rate(*pricer, deployment, spec, slo, args.search_steps, diags);
     if (!searched) {
@@ -508,7 +500,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
              ? ordered_json{{"prefill_replicas", deployment.disaggregated->prefill},
                             {"decode_replicas", deployment.disaggregated->decode}}
              : ordered_json(nullptr)},
-        {"fusion", mapper::to_string(pricing.fusion)},
+        {"fusion", mapper::to_string(pricer->fusion())},
         {"arrivals", std::string(sv::to_string(spec.arrivals.kind))},
         {"rate", searched ? searched->rate : spec.arrivals.rate},
         {"cv", args.cv > 0 ? args.cv : 1.0},

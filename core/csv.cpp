@@ -65,6 +65,16 @@ bool split_csv_record(std::string_view text, std::size_t& pos, int& line,
   return !quoted;
 }
 
+std::string csv_cell(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 std::optional<std::uint64_t> parse_whole_uint(std::string_view text) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -23,6 +23,10 @@ struct CsvCell {
 bool split_csv_record(std::string_view text, std::size_t& pos, int& line,
                       std::vector<CsvCell>& cells);
 
+// `text` as one CSV cell: as it is, or quoted (quotes doubled) when it holds a comma, a quote or
+// a line break.
+std::string csv_cell(std::string_view text);
+
 // A cell's whole text as a number: nullopt when anything else is in it (signs other than a
 // double's leading minus, spaces, trailing text) or a double is not finite.
 std::optional<std::uint64_t> parse_whole_uint(std::string_view text);

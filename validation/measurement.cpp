@@ -436,19 +436,6 @@ std::vector<std::string_view> column_names() {
   return names;
 }
 
-void write_cell(std::ostream& out, std::string_view cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string_view::npos) {
-    out << cell;
-    return;
-  }
-  out << '"';
-  for (char c : cell) {
-    if (c == '"') out << '"';
-    out << c;
-  }
-  out << '"';
-}
-
 }  // namespace
 
 std::string_view launch_name(Launch launch) {
@@ -483,7 +470,7 @@ void write_measurement_header(std::ostream& out) {
 void write_measurement_row(std::ostream& out, const Measurement& m) {
   for (std::size_t i = 0; i < kColumns.size(); ++i) {
     if (i > 0) out << ',';
-    write_cell(out, kColumns[i].write(m));
+    out << csv_cell(kColumns[i].write(m));
   }
   out << '\n';
 }

@@ -309,9 +309,7 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
         continue;
       }
       model->dtype = *dtype;
-      const sv::PricerOptions pricing{
-          .tp = r.tp, .fusion = hw.spec().calibration.fusion.value_or(mapper::FusionMode::None)};
-      auto pricer = sv::IterationPricer::make(*model, hw, pricing, diags);
+      auto pricer = sv::IterationPricer::make(*model, hw, {.tp = r.tp}, diags);
       if (!pricer) {
         skip(diags.format_all());
         continue;

@@ -36,6 +36,19 @@ TEST(SplitCsvRecord, AnUnterminatedQuoteFails) {
   EXPECT_FALSE(split_csv_record("a,\"b", pos, line, cells));
 }
 
+TEST(CsvCell, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(csv_cell("plain"), "plain");
+  EXPECT_EQ(csv_cell("a, b"), "\"a, b\"");
+  EXPECT_EQ(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+  // What it writes, split_csv_record reads back.
+  const std::string row = csv_cell("x,\"y\"\nz") + "," + csv_cell("w") + "\n";
+  std::size_t pos = 0;
+  int line = 1;
+  std::vector<CsvCell> cells;
+  ASSERT_TRUE(split_csv_record(row, pos, line, cells));
+  EXPECT_EQ(texts(cells), (std::vector<std::string>{"x,\"y\"\nz", "w"}));
+}
+
 TEST(CsvNumbers, TheWholeCellOrNothing) {
   EXPECT_EQ(parse_whole_uint("512"), 512u);
   EXPECT_FALSE(parse_whole_uint("512 "));

@@ -23,9 +23,10 @@ struct Priced {
 };
 
 std::optional<Priced> price_graph(const workload::Graph& g, const arch::HardwareModel& hw,
-                                  const PricerOptions& options, Diagnostics* diags) {
+                                  mapper::FusionMode fusion, const Engine* engine_or_null,
+                                  Diagnostics* diags) {
   const mapper::Schedule schedule =
-      mapper::schedule_graph(g, hw, {.precision = std::nullopt, .fusion = options.fusion});
+      mapper::schedule_graph(g, hw, {.precision = std::nullopt, .fusion = fusion});
   if (!schedule.unsupported.empty()) {
     if (diags != nullptr)
       for (const mapper::UnsupportedOp& op : schedule.unsupported)
@@ -36,7 +37,7 @@ std::optional<Priced> price_graph(const workload::Graph& g, const arch::Hardware
     return std::nullopt;
   }
   const analytical::AnalyticalEngine analytical;
-  const Engine& engine = options.engine != nullptr ? *options.engine : analytical;
+  const Engine& engine = engine_or_null != nullptr ? *engine_or_null : analytical;
   const results::RunResult run = engine.run(schedule, hw, {});
   CODA_CHECK(run.ops.size() == g.ops.size());
   Priced out;
@@ -76,7 +77,12 @@ std::uint64_t IterationBatch::sampling() const {
 
 IterationPricer::IterationPricer(const llm::LlmConfig& model, const arch::HardwareModel& hw,
                                  const PricerOptions& options)
-    : model_(model), one_layer_(model), hw_(&hw), options_(options) {
+    : model_(model),
+      one_layer_(model),
+      hw_(&hw),
+      options_(options),
+      fusion_(options.fusion.value_or(
+          hw.spec().calibration.fusion.value_or(mapper::FusionMode::None))) {
   one_layer_.layers = 1;
 }
 
@@ -95,9 +101,18 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
     return std::nullopt;
   }
   IterationPricer pricer(model, hw, options);
-  // Every op of the layer, the embedding and the head must run on the arch.
+  // Every op of the layer, the embedding and the head must run on the arch: price one token
+  // (kept, as token_parts(1) would price it).
   const std::optional<workload::Graph> g = token_graph(pricer.one_layer_, 1, options.tp, diags);
-  if (!g || !price_graph(*g, hw, options, &diags)) return std::nullopt;
+  if (!g) return std::nullopt;
+  const std::optional<Priced> priced = price_graph(*g, hw, pricer.fusion_, options.engine, &diags);
+  if (!priced) return std::nullopt;
+  ++pricer.priced_;
+  pricer.keep_token_parts(1, *g, priced->seconds, priced->peak_activations);
+  const std::optional<workload::Graph> whole =
+      llm::try_build_llm(model, phase, {.tp = options.tp}, diags);
+  CODA_CHECK(whole.has_value());  // check_llm_build passed
+  pricer.weights_ = workload::total_bytes(*whole, workload::TensorKind::Weight);
   return pricer;
 }
 
@@ -106,13 +121,19 @@ const IterationPricer::TokenParts& IterationPricer::token_parts(std::uint64_t to
   Diagnostics diags;
   const std::optional<workload::Graph> g = token_graph(one_layer_, tokens, options_.tp, diags);
   CODA_CHECK(g.has_value());  // make() checked the model at this TP; any batch builds
-  const std::optional<Priced> priced = price_graph(*g, *hw_, options_, nullptr);
+  const std::optional<Priced> priced = price_graph(*g, *hw_, fusion_, options_.engine, nullptr);
   CODA_CHECK(priced.has_value());  // make() priced the same ops
   ++priced_;
+  return keep_token_parts(tokens, *g, priced->seconds, priced->peak_activations);
+}
+
+const IterationPricer::TokenParts& IterationPricer::keep_token_parts(
+    std::uint64_t tokens, const workload::Graph& g, const std::vector<double>& seconds,
+    Bytes peak_activations) {
   TokenParts parts;
-  for (std::size_t i = 0; i < g->ops.size(); ++i) {
-    const std::string_view name = g->ops[i].name;
-    const double s = priced->seconds[i];
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const std::string_view name = g.ops[i].name;
+    const double s = seconds[i];
     if (name == "L0.attention") continue;  // priced on its own: attention()
     if (in_layer(name))
       parts.layer += s;
@@ -121,7 +142,7 @@ const IterationPricer::TokenParts& IterationPricer::token_parts(std::uint64_t to
     else
       parts.model += s;
   }
-  parts.peak_activations = priced->peak_activations;
+  parts.peak_activations = peak_activations;
   return token_memo_.emplace(tokens, parts).first->second;
 }
 
@@ -158,7 +179,7 @@ double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, st
   const workload::TensorId v =
       g.add_tensor({"kv_cache.v", {batch, p.kv_heads, keys, d}, dt, workload::TensorKind::KvCache});
   g.add(workload::make_attention("attention", p, dt), {q, k, v});
-  const std::optional<Priced> priced = price_graph(g, *hw_, options_, nullptr);
+  const std::optional<Priced> priced = price_graph(g, *hw_, fusion_, options_.engine, nullptr);
   CODA_CHECK(priced.has_value());  // make() priced the layer's attention op on this arch
   ++priced_;
   return attention_memo_.emplace(key, priced->seconds.front()).first->second;
@@ -187,12 +208,7 @@ IterationTime IterationPricer::price(const IterationBatch& batch) {
 
 ReplicaMemory IterationPricer::memory(std::uint64_t max_tokens) {
   ReplicaMemory m;
-  Diagnostics diags;
-  const llm::LlmPhase phase{.kind = llm::PhaseKind::Decode, .batch = 1, .seq_len = 1};
-  const std::optional<workload::Graph> whole =
-      llm::try_build_llm(model_, phase, {.tp = options_.tp}, diags);
-  CODA_CHECK(whole.has_value());  // make() checked the same build
-  m.weights = workload::total_bytes(*whole, workload::TensorKind::Weight);
+  m.weights = weights_;
   m.activations = token_parts(max_tokens).peak_activations;
   const llm::LlmHeadline headline = llm::llm_headline(model_, 0);
   m.kv_bytes_per_token = Bytes{headline.kv_cache_bytes_per_token.value / options_.tp};

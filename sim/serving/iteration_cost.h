@@ -28,12 +28,14 @@
 #include <optional>
 #include <tuple>
 #include <vector>
+#include <vector>
 
 #include "arch/hardware_model.h"
 #include "core/diagnostics.h"
 #include "core/units.h"
 #include "mapper/fusion.h"
 #include "sim/engine.h"
+#include "workloads/graph.h"
 #include "workloads/llm/llm_config.h"
 
 namespace coda::sim::serving {
@@ -67,7 +69,8 @@ struct IterationTime {
 
 struct PricerOptions {
   std::uint64_t tp = 1;  // tensor-parallel ranks of one replica
-  mapper::FusionMode fusion = mapper::FusionMode::Epilogue;
+  // nullopt: the arch's vendor fusion (calibration.fusion), else none, as `coda run` prices.
+  std::optional<mapper::FusionMode> fusion;
   const Engine* engine = nullptr;  // null: the analytical engine
 };
 
@@ -100,6 +103,7 @@ class IterationPricer {
   const workload::llm::LlmConfig& model() const { return model_; }
   const arch::HardwareModel& hardware() const { return *hw_; }
   std::uint64_t tp() const { return options_.tp; }
+  mapper::FusionMode fusion() const { return fusion_; }  // options.fusion, resolved
   // Graphs priced so far (for the benchmark's report).
   std::size_t graphs_priced() const { return priced_; }
 
@@ -111,11 +115,16 @@ class IterationPricer {
     Bytes peak_activations;
   };
   const TokenParts& token_parts(std::uint64_t tokens);
+  // Splits a priced token graph into its parts and keeps them under `tokens`.
+  const TokenParts& keep_token_parts(std::uint64_t tokens, const workload::Graph& g,
+                                     const std::vector<double>& seconds, Bytes peak_activations);
 
   workload::llm::LlmConfig model_;  // as given
   workload::llm::LlmConfig one_layer_;
   const arch::HardwareModel* hw_;
   PricerOptions options_;
+  mapper::FusionMode fusion_;
+  Bytes weights_;  // this rank's share of the weights, from the whole model built once
   std::map<std::uint64_t, TokenParts> token_memo_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, bool>, double> attention_memo_;
   std::size_t priced_ = 0;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/csv.h"
+#include "core/enum_table.h"
 #include "core/text.h"
 
 namespace coda::sim::serving {
@@ -90,17 +91,12 @@ std::string to_string(const LengthDist& d) {
 }
 
 std::string_view to_string(ArrivalKind kind) {
-  switch (kind) {
-    case ArrivalKind::Offline:
-      return "offline";
-    case ArrivalKind::Poisson:
-      return "poisson";
-    case ArrivalKind::Gamma:
-      return "gamma";
-    case ArrivalKind::Closed:
-      return "closed";
-  }
-  return "?";
+  static constexpr std::pair<std::string_view, ArrivalKind> kKinds[] = {
+      {"offline", ArrivalKind::Offline},
+      {"poisson", ArrivalKind::Poisson},
+      {"gamma", ArrivalKind::Gamma},
+      {"closed", ArrivalKind::Closed}};
+  return enum_name(kKinds, kind);
 }
 
 std::optional<LengthDist> parse_length(std::string_view text, std::string_view option,

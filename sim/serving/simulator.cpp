@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -22,6 +21,20 @@ double percentile(const std::vector<double>& sorted, double p) {
   const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
   const double frac = rank - static_cast<double>(lo);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+// Stats of values sorted ascending.
+Stats sorted_stats(const std::vector<double>& sorted) {
+  Stats s;
+  if (sorted.empty()) return s;
+  double sum = 0;
+  for (const double v : sorted) sum += v;
+  s.mean = sum / static_cast<double>(sorted.size());
+  s.p50 = percentile(sorted, 50);
+  s.p90 = percentile(sorted, 90);
+  s.p99 = percentile(sorted, 99);
+  s.max = sorted.back();
+  return s;
 }
 
 // A sequence in the engine: a request's progress.
@@ -180,7 +193,6 @@ class Replica {
     s.prefilled = 0;
     s.prompt = out_.requests[s.record].request.input + s.generated;
     ++out_.requests[s.record].preemptions;
-    ++out_.summary.preemptions;
     enqueue(s, true);
   }
 
@@ -283,15 +295,11 @@ class Replica {
 
 }  // namespace
 
-std::string_view to_string(Policy policy) {
-  switch (policy) {
-    case Policy::Fcfs:
-      return "fcfs";
-    case Policy::ShortestFirst:
-      return "shortest_first";
-  }
-  return "?";
-}
+constexpr std::pair<std::string_view, Policy> kPolicies[] = {
+    {"fcfs", Policy::Fcfs}, {"shortest_first", Policy::ShortestFirst}};
+
+EnumTable<Policy> policy_names() { return kPolicies; }
+std::string_view to_string(Policy policy) { return enum_name(kPolicies, policy); }
 
 double RequestRecord::tpot() const {
   if (request.output <= 1) return 0;
@@ -299,17 +307,8 @@ double RequestRecord::tpot() const {
 }
 
 Stats stats_of(std::vector<double> values) {
-  Stats s;
-  if (values.empty()) return s;
   std::sort(values.begin(), values.end());
-  double sum = 0;
-  for (const double v : values) sum += v;
-  s.mean = sum / static_cast<double>(values.size());
-  s.p50 = percentile(values, 50);
-  s.p90 = percentile(values, 90);
-  s.p99 = percentile(values, 99);
-  s.max = values.back();
-  return s;
+  return sorted_stats(values);
 }
 
 std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig& config,
@@ -359,7 +358,6 @@ std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig
 
 ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo) {
   ServeSummary s;
-  s.preemptions = result.summary.preemptions;
   s.requests = result.requests.size();
   if (result.requests.empty()) return s;
   double first = result.requests.front().request.arrival, last = 0;
@@ -370,6 +368,7 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
     last = std::max(last, r.finish);
     out_tokens += r.request.output;
     all_tokens += r.request.input + r.request.output;
+    s.preemptions += r.preemptions;
     ttft.push_back(r.ttft());
     e2e.push_back(r.e2e());
     if (r.request.output > 1) tpot.push_back(r.tpot());
@@ -382,13 +381,12 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
   s.requests_per_s = static_cast<double>(s.requests) / d;
   s.output_tokens_per_s = static_cast<double>(out_tokens) / d;
   s.total_tokens_per_s = static_cast<double>(all_tokens) / d;
-  std::vector<double> sorted_ttft = ttft, sorted_tpot = tpot;
-  std::sort(sorted_ttft.begin(), sorted_ttft.end());
-  std::sort(sorted_tpot.begin(), sorted_tpot.end());
-  s.meets_slo = (slo.ttft <= 0 || percentile(sorted_ttft, slo.percentile) <= slo.ttft) &&
-                (slo.tpot <= 0 || percentile(sorted_tpot, slo.percentile) <= slo.tpot);
-  s.ttft = stats_of(std::move(ttft));
-  s.tpot = stats_of(std::move(tpot));
+  std::sort(ttft.begin(), ttft.end());
+  std::sort(tpot.begin(), tpot.end());
+  s.meets_slo = (slo.ttft <= 0 || percentile(ttft, slo.percentile) <= slo.ttft) &&
+                (slo.tpot <= 0 || percentile(tpot, slo.percentile) <= slo.tpot);
+  s.ttft = sorted_stats(ttft);
+  s.tpot = sorted_stats(tpot);
   s.e2e = stats_of(std::move(e2e));
   s.itl = stats_of(result.itl);
   s.slo_attainment = static_cast<double>(good) / static_cast<double>(s.requests);
@@ -466,6 +464,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   for (std::size_t i = 0; i < result.requests.size(); ++i) {
     RequestRecord& r = result.requests[i];
     r.first_token = prefill.requests[i].first_token;
+    r.preemptions = prefill.requests[i].preemptions;
     r.finish = r.first_token;
     r.replica = 0;
     r.kv_transfer = static_cast<double>(r.request.input) *
@@ -473,6 +472,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     if (r.request.output <= 1) continue;
     RequestRecord d = r;
     d.request.arrival = r.first_token + r.kv_transfer;
+    d.preemptions = 0;  // the decode pool's own
     decode.requests.push_back(d);
     back.push_back(i);
   }
@@ -492,13 +492,12 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     RequestRecord& r = result.requests[back[k]];
     r.finish = decode.requests[k].finish;
     r.replica = decode.requests[k].replica;
-    r.preemptions = decode.requests[k].preemptions;
+    r.preemptions += decode.requests[k].preemptions;
   }
   result.iterations = std::move(prefill.iterations);
   result.iterations.insert(result.iterations.end(), decode.iterations.begin(),
                            decode.iterations.end());
   result.itl = std::move(decode.itl);
-  result.summary.preemptions = prefill.summary.preemptions + decode.summary.preemptions;
   return true;
 }
 
@@ -590,21 +589,33 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   return result;
 }
 
-std::optional<std::vector<RateProbe>> rate_curve(IterationPricer& pricer,
-                                                 const Deployment& deployment,
-                                                 const RequestSpec& spec,
-                                                 const std::vector<double>& rates, const Slo& slo,
-                                                 Diagnostics& diags) {
+namespace {
+
+// `spec`'s requests with their arrivals at `rate` (poisson or gamma).
+std::optional<ServeResult> simulate_at(IterationPricer& pricer, const Deployment& deployment,
+                                       const RequestSpec& spec, double rate, const Slo& slo,
+                                       Diagnostics& diags) {
   CODA_CHECK(spec.arrivals.kind == ArrivalKind::Poisson ||
              spec.arrivals.kind == ArrivalKind::Gamma);
-  std::vector<RateProbe> out;
+  RequestSpec at = spec;
+  at.arrivals.rate = rate;
+  return simulate(pricer, deployment, make_requests(at), at.arrivals, slo, diags);
+}
+
+}  // namespace
+
+std::optional<RateCurve> rate_curve(IterationPricer& pricer, const Deployment& deployment,
+                                    const RequestSpec& spec, const std::vector<double>& rates,
+                                    const Slo& slo, Diagnostics& diags) {
+  RateCurve out;
   for (const double rate : rates) {
-    RequestSpec at = spec;
-    at.arrivals.rate = rate;
-    const std::optional<ServeResult> r =
-        simulate(pricer, deployment, make_requests(at), at.arrivals, slo, diags);
+    std::optional<ServeResult> r = simulate_at(pricer, deployment, spec, rate, slo, diags);
     if (!r) return std::nullopt;
-    out.push_back({rate, r->summary});
+    out.points.push_back({rate, r->summary});
+    if (!out.top || rate > out.points[out.top_index].rate) {
+      out.top_index = out.points.size() - 1;
+      out.top = std::move(r);
+    }
   }
   return out;
 }
@@ -616,8 +627,6 @@ constexpr int kMaxDoublings = 4;
 std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment& deployment,
                                       const RequestSpec& spec, const Slo& slo, int steps,
                                       Diagnostics& diags) {
-  CODA_CHECK(spec.arrivals.kind == ArrivalKind::Poisson ||
-             spec.arrivals.kind == ArrivalKind::Gamma);
   if (!slo.any()) {
     diags.error({}, "slo", "a rate search needs a limit to stay within",
                 "give --slo-ttft and/or --slo-tpot (milliseconds)");
@@ -631,10 +640,7 @@ std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment&
   if (!top) return std::nullopt;
   out.offline_rps = top->summary.requests_per_s;
   const auto probe = [&](double rate) -> std::optional<ServeResult> {
-    RequestSpec at = spec;
-    at.arrivals.rate = rate;
-    std::optional<ServeResult> r =
-        simulate(pricer, deployment, make_requests(at), at.arrivals, slo, diags);
+    std::optional<ServeResult> r = simulate_at(pricer, deployment, spec, rate, slo, diags);
     if (r) out.probes.push_back({rate, r->summary});
     return r;
   };

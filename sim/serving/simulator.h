@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "core/enum_table.h"
 #include "core/units.h"
 #include "sim/serving/iteration_cost.h"
 #include "sim/serving/requests.h"
@@ -39,6 +40,7 @@ namespace coda::sim::serving {
 
 enum class Policy : std::uint8_t { Fcfs, ShortestFirst };
 std::string_view to_string(Policy policy);  // "fcfs", "shortest_first"
+EnumTable<Policy> policy_names();
 
 struct SchedulerConfig {
   // vLLM's max_num_seqs default (vllm/engine/arg_utils.py, 0.6).
@@ -208,12 +210,16 @@ std::optional<RateSearch> search_rate(IterationPricer& pricer, const Deployment&
                                       Diagnostics& diags);
 
 // Latency against load: `spec`'s requests at each of `rates` (poisson or gamma; the same lengths
-// and arrival draws scaled, as the search probes them), in the order given.
-std::optional<std::vector<RateProbe>> rate_curve(IterationPricer& pricer,
-                                                 const Deployment& deployment,
-                                                 const RequestSpec& spec,
-                                                 const std::vector<double>& rates, const Slo& slo,
-                                                 Diagnostics& diags);
+// and arrival draws scaled, as the search probes them), in the order given, and the whole result
+// at the highest rate (for the files a curve run writes).
+struct RateCurve {
+  std::vector<RateProbe> points;
+  std::optional<ServeResult> top;  // the simulation at the highest rate
+  std::size_t top_index = 0;       // its point
+};
+std::optional<RateCurve> rate_curve(IterationPricer& pricer, const Deployment& deployment,
+                                    const RequestSpec& spec, const std::vector<double>& rates,
+                                    const Slo& slo, Diagnostics& diags);
 
 // The summary of a result (simulate computes it; exposed for tests).
 ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo);
