@@ -15,6 +15,7 @@
 #include "sim/systemc/systemc_engine.h"
 #include "workloads/llm/hf_config.h"
 #include "workloads/llm/llm_config.h"
+#include "workloads/llm/quantization.h"
 
 namespace coda::cli {
 
@@ -71,6 +72,60 @@ inline bool read_model_dtype(const std::string& text, workload::llm::LlmConfig& 
   }
   model.dtype = *dtype;
   return true;
+}
+
+// --quant and --kv-dtype: an LLM's inference quantization (workloads/llm/quantization.h).
+inline void add_quantization_options(CLI::App& cmd, std::string& quant, std::string& kv_dtype,
+                                     bool& fp8_context_fmha) {
+  cmd.add_option("--quant", quant,
+                 fmt::format("LLM inference quantization: {} (weights in int8, int4 with a scale "
+                             "per group of N (128), or int8/fp8 weights and GEMM inputs)",
+                             workload::llm::quantization_list()));
+  cmd.add_option("--kv-dtype", kv_dtype,
+                 fmt::format("LLM KV-cache element type ({}); default the model's",
+                             workload::llm::kv_cache_type_list()));
+  cmd.add_flag("--fp8-context-fmha", fp8_context_fmha,
+               "LLM prefill attention in fp8 e4m3 (TensorRT-LLM's FP8 context FMHA; with an fp8 "
+               "--kv-dtype)");
+}
+
+// Reads --quant and --kv-dtype into `quant` (empty text leaves a part as it is); false with the
+// problem in `diags`.
+inline bool read_quantization(const std::string& scheme, const std::string& kv_dtype,
+                              bool fp8_context_fmha, workload::llm::Quantization& quant,
+                              Diagnostics& diags) {
+  bool ok = true;
+  if (fp8_context_fmha) quant.context_attention = DataType::Fp8E4M3;
+  if (!scheme.empty()) {
+    std::string error;
+    const std::optional<workload::llm::Quantization> q =
+        workload::llm::parse_quantization(scheme, error);
+    if (q) {
+      workload::llm::set_scheme(quant, *q);
+    } else {
+      diags.error({}, "--quant", error);
+      ok = false;
+    }
+  }
+  if (!kv_dtype.empty()) {
+    quant.kv_cache = parse_data_type(kv_dtype);
+    if (!quant.kv_cache) {
+      diags.error({}, "--kv-dtype", fmt::format("unknown element type '{}'", kv_dtype),
+                  fmt::format("one of: {}", workload::llm::kv_cache_type_list()));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// ", quant w4a16:g128, KV cache fp8_e4m3" (each part only when set), for a command's headline.
+inline std::string quantization_text(const workload::llm::Quantization& quant) {
+  std::string text;
+  if (quant.weights) text += ", quant " + workload::llm::scheme_name(quant);
+  if (quant.kv_cache) text += fmt::format(", KV cache {}", to_string(*quant.kv_cache));
+  if (quant.context_attention)
+    text += fmt::format(", prefill attention {}", to_string(*quant.context_attention));
+  return text;
 }
 
 // Writes `text` to `path` (binary, so bytes are kept as they are); on failure prints the error to

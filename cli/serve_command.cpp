@@ -156,6 +156,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--dtype", args.dtype,
                   "The model's type: weights, activations and KV cache (default: the config's)");
+  add_quantization_options(*cmd, args.quant, args.kv_dtype, args.fp8_context_fmha);
   cmd->add_option("--tp", args.tp, "Tensor-parallel chips per replica")
       ->capture_default_str()
       ->check(kPositive);
@@ -329,6 +330,10 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sv::PricerOptions pricing;
   pricing.tp = args.tp;
   if (!args.fusion.empty()) pricing.fusion = mapper::parse_fusion_mode(args.fusion);
+  if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, pricing.quant, diags)) {
+    err << diags.format_all();
+    return 2;
+  }
   auto pricer = sv::IterationPricer::make(*model, hw, pricing, diags);
   if (!pricer) {
     err << diags.format_all();
@@ -415,8 +420,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           ? fmt::format("TP {}, {} prefill + {} decode replica(s)", args.tp,
                         deployment.disaggregated->prefill, deployment.disaggregated->decode)
           : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
-  out << fmt::format("coda serve: {} ({}) on '{}', {}; {}\n", model->name, to_string(model->dtype),
-                     hw.name(), layout, arrivals_text);
+  out << fmt::format("coda serve: {} ({}{}) on '{}', {}; {}\n", model->name,
+                     to_string(model->dtype), quantization_text(pricing.quant), hw.name(), layout,
+                     arrivals_text);
 
   if (args.search_deployments)
     return run_deployment_search(args, *model, hw, pricing, deployment, spec, slo, out, err);
@@ -491,6 +497,8 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"model", model->name},
         {"model_file", args.llm},
         {"dtype", to_string(model->dtype)},
+        {"quant", workload::llm::scheme_name(pricing.quant)},
+        {"kv_dtype", to_string(pricing.quant.kv_cache.value_or(model->dtype))},
         {"arch", hw.name()},
         {"arch_file", args.arch},
         {"tp", args.tp},

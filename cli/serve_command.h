@@ -20,6 +20,9 @@ struct ServeArgs {
   std::string arch;
   std::string llm;
   std::string dtype;
+  std::string quant;     // --quant: an inference quantization scheme
+  std::string kv_dtype;  // --kv-dtype: the KV cache's type
+  bool fp8_context_fmha = false;
   std::uint64_t tp = 1;
   std::uint64_t replicas = 1;
   std::string disaggregate;  // "P:D": P prefill and D decode replicas

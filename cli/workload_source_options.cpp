@@ -50,6 +50,7 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
                "LLM training with --tp > 1: Megatron-LM's sequence parallelism");
   cmd.add_option("--micro-batches", args.micro_batches, "LLM pipeline micro-batches per step")
       ->capture_default_str();
+  add_quantization_options(cmd, args.quant, args.kv_dtype, args.fp8_context_fmha);
   cmd.add_option("--image", args.image, "CNN input height and width")->capture_default_str();
   cmd.add_option("--dtype", args.dtype,
                  "Element type for --llm or --cnn (fp32, bf16, fp16, fp8_e4m3, int8, ...)");
@@ -94,7 +95,9 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
                   "expected one of: " + enum_names(llm::precision_names()));
       return std::nullopt;
     }
-    s.phase = {*phase, args.batch, args.seq, args.recompute, *precision};
+    s.phase = {*phase, args.batch, args.seq, args.recompute, *precision, {}};
+    if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, s.phase.quant, diags))
+      return std::nullopt;
     s.parallelism = {args.tp, args.pp, args.dp, args.stage, args.micro_batches,
                      args.sequence_parallel};
     if (!read_dtype(args, s.dtype, diags)) return std::nullopt;

@@ -33,6 +33,11 @@ struct WorkloadSourceArgs {
   std::string precision = "mixed";  // training: pure, mixed or autocast
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
   bool sequence_parallel = false;
+  // LLM inference quantization (workloads/llm/quantization.h): a scheme and the KV cache's type;
+  // empty: none, the model's type.
+  std::string quant;
+  std::string kv_dtype;
+  bool fp8_context_fmha = false;
   // CNN input (batch is shared with the LLM) and element type for LLM and CNN.
   std::uint64_t image = 224;
   std::string dtype;  // empty: the model's own (LLM) or int8 (CNN)

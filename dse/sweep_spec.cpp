@@ -14,6 +14,7 @@
 #include "core/enum_table.h"
 #include "core/hash.h"
 #include "sim/driver.h"
+#include "workloads/llm/quantization.h"
 
 namespace coda::dse {
 namespace {
@@ -363,7 +364,7 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
   return w;
 }
 
-constexpr std::array<std::pair<std::string_view, WorkloadParam>, 10> kWorkloadParams{{
+constexpr std::array<std::pair<std::string_view, WorkloadParam>, 12> kWorkloadParams{{
     {"batch", WorkloadParam::Batch},
     {"seq", WorkloadParam::Seq},
     {"phase", WorkloadParam::Phase},
@@ -374,6 +375,8 @@ constexpr std::array<std::pair<std::string_view, WorkloadParam>, 10> kWorkloadPa
     {"image", WorkloadParam::Image},
     {"dtype", WorkloadParam::Dtype},
     {"fusion", WorkloadParam::Fusion},
+    {"quant", WorkloadParam::Quant},
+    {"kv_dtype", WorkloadParam::KvDtype},
 }};
 constexpr std::string_view kWorkloadPrefix = "workload.";
 
@@ -435,6 +438,20 @@ bool set_workload_param(WorkloadParam param, const std::string& text, SweepWorkl
       else
         w.precision = *type;
       return true;
+    }
+    case WorkloadParam::Quant: {
+      if (!llm) return kinds("LLM workloads");
+      const std::optional<workload::llm::Quantization> quant =
+          workload::llm::parse_quantization(text, why);
+      if (quant) workload::llm::set_scheme(llm->phase.quant, *quant);
+      return quant.has_value();
+    }
+    case WorkloadParam::KvDtype: {
+      if (!llm) return kinds("LLM workloads");
+      const auto type = parse_data_type(text);
+      if (!type) why = fmt::format("unknown element type '{}'", text);
+      if (type) llm->phase.quant.kv_cache = *type;
+      return type.has_value();
     }
     case WorkloadParam::Fusion: {
       const auto mode = mapper::parse_fusion_mode(text);

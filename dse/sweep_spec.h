@@ -56,8 +56,20 @@ using PathStep = std::variant<std::string, std::size_t>;
 //   image           a CNN's input size
 //   dtype           an LLM's or a CNN's element type; a workload file's run precision
 //   fusion          every workload's fusion mode (none, epilogue, all)
+//   quant, kv_dtype an LLM's inference quantization scheme and KV-cache type (docs/llm.md)
 enum class WorkloadParam : std::uint8_t {
-  Batch, Seq, Phase, Tp, Pp, Dp, MicroBatches, Image, Dtype, Fusion
+  Batch,
+  Seq,
+  Phase,
+  Tp,
+  Pp,
+  Dp,
+  MicroBatches,
+  Image,
+  Dtype,
+  Fusion,
+  Quant,
+  KvDtype
 };
 
 struct SweepAxis {

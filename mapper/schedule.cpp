@@ -42,6 +42,24 @@ std::string supported_list(const arch::ComputeUnitSpec& unit) {
 
 std::uint32_t element_bytes(DataType type) { return (bit_width(type) + 7) / 8; }
 
+// TensorCoreWork::b_element_bytes of a contraction in its own types: the bytes of its weight
+// accesses (the weight and any scales) per element of its first, when that weight is of another
+// type than the op computes in or carries scales; 0 otherwise.
+double packed_weight_bytes(const workload::Op& op) {
+  const DataType precision = op_precision(op);
+  const workload::TensorAccess* b = nullptr;
+  std::uint64_t bytes = 0;
+  bool packed = false;
+  for (const workload::TensorAccess& access : op.space.accesses) {
+    if (access.role != workload::TensorRole::Weight) continue;
+    packed = packed || b != nullptr || access.dtype != precision;
+    if (b == nullptr) b = &access;
+    bytes += workload::storage_bytes(access.shape, access.dtype).value;
+  }
+  if (b == nullptr || !packed) return 0;
+  return static_cast<double>(bytes) / static_cast<double>(workload::element_count(b->shape));
+}
+
 // Places an op of any kind but Attention on its unit; nullopt with `why` set when the hardware
 // has no unit for it.
 std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareModel& hw,
@@ -108,8 +126,12 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
             bit_width(precision) / bit_width(op_precision(op));
         const std::uint32_t in_bytes = element_bytes(precision);
         const std::uint32_t out_bytes = element_bytes(output_precision(op, precision));
-        scheduled.work = TensorCoreWork{workload::gemm_view(op), in_bytes, out_bytes, a_bytes,
-                                        gemm_operands_aligned(op, precision)};
+        scheduled.work = TensorCoreWork{workload::gemm_view(op),
+                                        in_bytes,
+                                        out_bytes,
+                                        a_bytes,
+                                        gemm_operands_aligned(op, precision),
+                                        options.precision ? 0.0 : packed_weight_bytes(op)};
       }
       return scheduled;
     }

@@ -88,6 +88,10 @@ struct TensorCoreWork {
   // operand indexed by an affine window (a convolution's input) counts as aligned: implicit-GEMM
   // kernels stage it through shared memory by their own rules, which coda does not model.
   bool aligned = true;
+  // B's bytes as stored, per element of B, where they differ from input_bytes: a weight in a
+  // narrower type than the op computes in, with any scales it carries (a W4A16 weight with one
+  // bf16 scale per 128: 0.5 + 2 / 128); 0: input_bytes.
+  double b_element_bytes = 0;
   friend bool operator==(const TensorCoreWork&, const TensorCoreWork&) = default;
 };
 

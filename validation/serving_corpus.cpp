@@ -92,6 +92,7 @@ void read_rows(ServingSource& source, Diagnostics& diags) {
     r.device = cell("device");
     r.model = cell("model");
     r.dtype = cell("dtype");
+    r.kv_dtype = cell("kv_dtype");
     r.engine = cell("engine");
     r.scenario = cell("scenario");
     r.metric = cell("metric");
@@ -150,16 +151,39 @@ void read_rows(ServingSource& source, Diagnostics& diags) {
 // The scenario a row measured: rows that agree on it share one simulation.
 std::string scenario_key(const ServingRow& r) {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.source, r.device, r.chips, r.tp,
-                     r.model, r.dtype, r.scenario, r.rate.value_or(0), r.concurrency.value_or(0),
-                     r.num_requests.value_or(0), r.input_len, r.output_len, r.max_batch.value_or(0),
-                     r.max_batched_tokens.value_or(0));
+                     r.model, r.dtype + "/" + r.kv_dtype, r.scenario, r.rate.value_or(0),
+                     r.concurrency.value_or(0), r.num_requests.value_or(0), r.input_len,
+                     r.output_len, r.max_batch.value_or(0), r.max_batched_tokens.value_or(0));
 }
 
-std::optional<DataType> serving_dtype(const std::string& d) {
+// A row's types as a model type and a quantization: "fp8" is TensorRT-LLM's --quantization FP8
+// (and ModelOpt's, NIM's and MLPerf's FP8 engines): FP8 weights and GEMM inputs of the bf16
+// checkpoint; the KV cache as the row's kv_dtype says.
+struct ServingTypes {
+  DataType model = DataType::Bf16;
+  workload::llm::Quantization quant;
+};
+
+std::optional<DataType> element_type(const std::string& d) {
   if (d == "fp8") return DataType::Fp8E4M3;
   if (d == "fp16") return DataType::Fp16;
   if (d == "bf16") return DataType::Bf16;
   return std::nullopt;
+}
+
+std::optional<ServingTypes> serving_types(const ServingRow& r) {
+  const std::optional<DataType> type = element_type(r.dtype);
+  const std::optional<DataType> kv = r.kv_dtype.empty() ? type : element_type(r.kv_dtype);
+  if (!type || !kv) return std::nullopt;
+  ServingTypes out;
+  if (*type == DataType::Fp8E4M3) {
+    out.quant.weights = out.quant.activations = DataType::Fp8E4M3;
+    if (r.fp8_context_fmha) out.quant.context_attention = DataType::Fp8E4M3;
+  } else {
+    out.model = *type;
+  }
+  if (*kv != out.model) out.quant.kv_cache = *kv;
+  return out;
 }
 
 std::optional<double> metric_of(const sv::ServeSummary& s, const std::string& m) {
@@ -247,12 +271,16 @@ std::optional<ServingCorpus> load_serving_corpus(const fs::path& manifest, Diagn
           diags.error(item.at("file"), fmt::format("'{}' does not exist", s.file.string()),
                       "a CSV beside the manifest");
       }
+      item.optional("fp8_context_fmha", s.fp8_context_fmha, diags);
       item.reject_unknown_keys(diags);
       corpus.sources.push_back(std::move(s));
     }
   root.reject_unknown_keys(diags);
   if (diags.error_count() > before) return std::nullopt;
-  for (ServingSource& s : corpus.sources) read_rows(s, diags);
+  for (ServingSource& s : corpus.sources) {
+    read_rows(s, diags);
+    for (ServingRow& r : s.rows) r.fp8_context_fmha = s.fp8_context_fmha;
+  }
   if (diags.error_count() > before) return std::nullopt;
   return corpus;
 }
@@ -285,9 +313,10 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
       continue;
     }
     const fs::path model_file = corpus.models / (r.model + ".yaml");
-    const std::optional<DataType> dtype = serving_dtype(r.dtype);
-    if (!dtype) {
-      skip(fmt::format("type '{}' is not one coda serves the whole model in", r.dtype));
+    const std::optional<ServingTypes> types = serving_types(r);
+    if (!types) {
+      skip(fmt::format("types '{}' (KV cache '{}') are not ones coda serves a model in", r.dtype,
+                       r.kv_dtype));
       continue;
     }
     Diagnostics diags;
@@ -301,15 +330,17 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
       cache.hw[hw_key] = std::make_unique<arch::HardwareModel>(spec->spec);
     }
     const arch::HardwareModel& hw = *cache.hw[hw_key];
-    const std::string pricer_key = fmt::format("{}|{}|{}|{}", hw_key, r.model, r.dtype, r.tp);
+    const std::string pricer_key = fmt::format("{}|{}|{}|{}|{}|{}", hw_key, r.model, r.dtype,
+                                               r.kv_dtype, r.fp8_context_fmha, r.tp);
     if (!cache.pricers.contains(pricer_key)) {
       auto model = workload::llm::load_llm_config(model_file, diags);
       if (!model) {
         skip(fmt::format("model '{}': {}", r.model, diags.format_all()));
         continue;
       }
-      model->dtype = *dtype;
-      auto pricer = sv::IterationPricer::make(*model, hw, {.tp = r.tp}, diags);
+      model->dtype = types->model;
+      auto pricer =
+          sv::IterationPricer::make(*model, hw, {.tp = r.tp, .quant = types->quant}, diags);
       if (!pricer) {
         skip(diags.format_all());
         continue;

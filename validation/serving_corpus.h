@@ -30,7 +30,10 @@ struct ServingRow {
   std::uint64_t chips = 1;
   std::uint64_t tp = 1;
   std::string model;
-  std::string dtype;
+  std::string dtype;     // fp16, bf16, or fp8 (FP8 weights and GEMM inputs of a bf16 model)
+  std::string kv_dtype;  // the KV cache's: fp16, bf16, fp8; empty: as dtype
+  // The source's FP8 engines ran the prefill attention in fp8 (ServingSource::fp8_context_fmha).
+  bool fp8_context_fmha = false;
   std::string engine;
   std::string scenario;  // offline | poisson | closed | static_batch
   std::optional<double> rate;
@@ -51,6 +54,9 @@ struct ServingSource {
   std::string id;
   std::filesystem::path file;
   Split split = Split::Validation;
+  // The manifest's fp8_context_fmha: the source's FP8 rows ran TensorRT-LLM's FP8 context FMHA
+  // (stated by the source's build script); false when not stated.
+  bool fp8_context_fmha = false;
   std::vector<ServingRow> rows;
 };
 

@@ -52,6 +52,17 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
 #endif
 }
 
+// " quant=SCHEME kv_dtype=TYPE", each part only when set (so that the hashes of sources written
+// before quantization existed stay as they were).
+std::string quant_text(const llm::Quantization& quant) {
+  std::string text;
+  if (quant.weights) text += " quant=" + llm::scheme_name(quant);
+  if (quant.kv_cache) text += fmt::format(" kv_dtype={}", to_string(*quant.kv_cache));
+  if (quant.context_attention)
+    text += fmt::format(" context_attention={}", to_string(*quant.context_attention));
+  return text;
+}
+
 std::optional<LoadedWorkload> load_llm(const LlmSource& source, Diagnostics& diags) {
   auto config = source.config.extension() == ".json" ? llm::load_hf_config(source.config, diags)
                                                      : llm::load_llm_config(source.config, diags);
@@ -66,13 +77,13 @@ std::optional<LoadedWorkload> load_llm(const LlmSource& source, Diagnostics& dia
   out.notes.push_back(fmt::format(
       "{}: {} parameters ({} active per token), KV cache {} per token, {} for this step "
       "({} per rank); {} phase, batch {}, sequence {}, TP {} PP {} (stage {}, layers {}..{}, "
-      "bubble {:.1f}%) DP {}",
+      "bubble {:.1f}%) DP {}{}",
       config->name, head.parameters, head.active_parameters,
-      to_string(head.kv_cache_bytes_per_token), to_string(stats.kv_cache_bytes),
-      to_string(stats.kv_cache_bytes_per_rank), llm::to_string(source.phase.kind),
-      source.phase.batch, source.phase.seq_len, par.tp, par.pp, par.stage, stats.first_layer,
-      stats.first_layer + stats.stage_layers - 1, 100.0 * stats.pipeline_bubble_fraction,
-      par.dp));
+      to_string(llm::kv_cache_bytes_per_token(*config, source.phase.quant)),
+      to_string(stats.kv_cache_bytes), to_string(stats.kv_cache_bytes_per_rank),
+      llm::to_string(source.phase.kind), source.phase.batch, source.phase.seq_len, par.tp, par.pp,
+      par.stage, stats.first_layer, stats.first_layer + stats.stage_layers - 1,
+      100.0 * stats.pipeline_bubble_fraction, par.dp, quant_text(source.phase.quant)));
   return out;
 }
 
@@ -97,28 +108,46 @@ std::string dtype_text(const std::optional<DataType>& dtype) {
   return dtype ? std::string(to_string(*dtype)) : std::string("own");
 }
 
+// clang-format off
 constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
                                          "stage", "micro_batches", "recompute",
-                                         "sequence_parallel", "train_precision"};
+                                         "sequence_parallel", "train_precision", "quant",
+                                         "kv_dtype"};
+// clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
 constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported"};
-constexpr std::string_view kAllKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
-                                         "stage", "micro_batches", "recompute",
-                                         "sequence_parallel", "train_precision", "image", "bind",
-                                         "skip_unsupported"};
 
 bool has_key(std::span<const std::string_view> keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-std::optional<DataType> read_dtype(const YamlReader& item, Diagnostics& diags) {
+// A key of some kind of source (so that one of another kind is named as such).
+bool source_key(std::string_view key) {
+  return has_key(kLlmKeys, key) || has_key(kCnnKeys, key) || has_key(kFileKeys, key);
+}
+
+std::optional<DataType> read_dtype(const YamlReader& item, Diagnostics& diags,
+                                   std::string_view key = "dtype") {
   std::string text;
-  if (!item.optional("dtype", text, diags)) return std::nullopt;
+  if (!item.optional(key, text, diags)) return std::nullopt;
   const auto dtype = parse_data_type(text);
   if (!dtype)
-    diags.error(item.at("dtype"),
-                fmt::format("unknown element type '{}'", text), "one of " + data_type_list());
+    diags.error(item.at(key), fmt::format("unknown element type '{}'", text),
+                "one of " + data_type_list());
   return dtype;
+}
+
+// The quantization scheme (`quant:`) and the KV cache's type (`kv_dtype:`) of an LLM entry.
+void read_quantization(const YamlReader& item, llm::Quantization& quant, Diagnostics& diags) {
+  std::string scheme;
+  if (item.optional("quant", scheme, diags)) {
+    std::string error;
+    if (const auto q = llm::parse_quantization(scheme, error))
+      llm::set_scheme(quant, *q);
+    else
+      diags.error(item.at("quant"), error);
+  }
+  quant.kv_cache = read_dtype(item, diags, "kv_dtype");
 }
 
 std::filesystem::path resolved(const std::filesystem::path& base, const std::string& path) {
@@ -160,14 +189,16 @@ std::string describe(const WorkloadSource& source) {
             // The precision only when not the default, so that the hashes of sources written
             // before it existed stay as they were.
             return fmt::format(
-                "llm {} phase={} batch={} seq={} dtype={} recompute={} tp={} pp={} dp={} "
-                "stage={} micro_batches={} sequence_parallel={}{}",
-                s.config.string(), llm::to_string(s.phase.kind), s.phase.batch, s.phase.seq_len,
-                dtype_text(s.dtype), s.phase.recompute ? 1 : 0, p.tp, p.pp, p.dp, p.stage,
-                p.micro_batches, p.sequence_parallel ? 1 : 0,
-                s.phase.precision == llm::Precision::Mixed
-                    ? std::string()
-                    : fmt::format(" train_precision={}", llm::to_string(s.phase.precision)));
+                       "llm {} phase={} batch={} seq={} dtype={} recompute={} tp={} pp={} dp={} "
+                       "stage={} micro_batches={} sequence_parallel={}{}",
+                       s.config.string(), llm::to_string(s.phase.kind), s.phase.batch,
+                       s.phase.seq_len, dtype_text(s.dtype), s.phase.recompute ? 1 : 0, p.tp, p.pp,
+                       p.dp, p.stage, p.micro_batches, p.sequence_parallel ? 1 : 0,
+                       s.phase.precision == llm::Precision::Mixed
+                           ? std::string()
+                           : fmt::format(" train_precision={}",
+                                         llm::to_string(s.phase.precision))) +
+                   quant_text(s.phase.quant);
           },
           [](const CnnSource& s) {
             return fmt::format("cnn {} batch={} image={} dtype={}", s.name, s.batch, s.image,
@@ -211,7 +242,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
       : kind == "llm" ? std::span<const std::string_view>(kLlmKeys)
                       : std::span<const std::string_view>(kCnnKeys);
   for (const std::string& key : item.keys())
-    if (has_key(kAllKeys, key) && !has_key(allowed, key))
+    if (source_key(key) && !has_key(allowed, key))
       diags.error(item.at(key),
                   fmt::format("'{}' does not apply to a {} source", key, kind),
                   fmt::format("a {} source takes: {}", kind, fmt::join(allowed, ", ")));
@@ -250,6 +281,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     item.required("seq", s.phase.seq_len, diags);  // no default: a prompt, a context or a length
     item.optional("recompute", s.phase.recompute, diags);
     item.optional_enum("train_precision", s.phase.precision, llm::precision_names(), diags);
+    read_quantization(item, s.phase.quant, diags);
     s.dtype = read_dtype(item, diags);
     item.optional("tp", s.parallelism.tp, diags);
     item.optional("pp", s.parallelism.pp, diags);

@@ -76,7 +76,8 @@ std::uint64_t source_hash(const WorkloadSource& source);
 // Reads a source written in YAML (a sweep's workload entry), relative paths resolved against
 // `base` (the spec's folder). Exactly one of `file`, `llm` or `cnn`; with `llm`: phase (prefill,
 // decode, training), batch, seq, dtype, tp, pp, dp, stage, micro_batches, recompute,
-// sequence_parallel, train_precision (pure, mixed, autocast); with `cnn`: batch, image, dtype; with `file`: bind (a map of dimension
+// sequence_parallel, train_precision (pure, mixed, autocast), quant (none, w8a16, w4a16[:gN],
+// w8a8, fp8), kv_dtype; with `cnn`: batch, image, dtype; with `file`: bind (a map of dimension
 // names to values, ONNX) and skip_unsupported. A key of another kind of source is an error. The
 // keys it reads are recorded as known, so the caller's reject_unknown_keys covers the rest.
 std::optional<WorkloadSource> read_workload_source(const YamlReader& item,

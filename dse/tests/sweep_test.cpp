@@ -683,7 +683,36 @@ TEST(SweepWorkloadAxes, AValueOrParameterThatDoesNotApplyIsLocated) {
             "configs/sweeps/test_spec.yaml:6:3: error: axes.workload.heads: 'workload.heads' is "
             "not a workload parameter an axis can vary; one of workload.batch, workload.seq, "
             "workload.phase, workload.tp, workload.pp, workload.dp, workload.micro_batches, "
-            "workload.image, workload.dtype, workload.fusion");
+            "workload.image, workload.dtype, workload.fusion, workload.quant, "
+            "workload.kv_dtype");
+  EXPECT_EQ(first_error(kLlmHeader + "axes:\n  workload.quant: [w4a16:g0]\n"),
+            // "  workload.quant: [w4a16:g0]": the value starts at column 20.
+            "configs/sweeps/test_spec.yaml:6:20: error: axes.workload.quant[0]: cannot read the "
+            "group of 'w4a16:g0': write w4a16:gN with N at least 1, e.g. w4a16:g128; a workload "
+            "axis applies to every workload of the spec");
+}
+
+// LLaMA-2-7B decode at batch 1 on H200 reads its weights each step: W4A16 reads about a
+// quarter of bf16's bytes, FP8 half, so the three points' latencies fall in that order; the
+// KV cache in fp8 halves the cache's bytes (kv_dtype axis).
+TEST(SweepWorkloadAxes, QuantizationAndKvCacheTypeAreAxes) {
+  const SweepSpec spec = [] {
+    Diagnostics diags;
+    auto s = parse_spec(kLlmHeader +
+                            "axes:\n  workload.quant: [none, fp8, w4a16]\n"
+                            "  workload.kv_dtype: [bf16, fp8_e4m3]\n",
+                        diags);
+    EXPECT_TRUE(s) << diags.format_all();
+    return s.value_or(SweepSpec{});
+  }();
+  // Points: (none, bf16) 0, (none, fp8) 1, (fp8, bf16) 2, ..., (w4a16, bf16) 4.
+  const SweepPointRecord none = run_point(spec, 0), fp8 = run_point(spec, 2),
+                         w4 = run_point(spec, 4), kv8 = run_point(spec, 1);
+  for (const SweepPointRecord* p : {&none, &fp8, &w4, &kv8})
+    ASSERT_EQ(p->rows.at(0).status, RowStatus::Ok) << p->rows[0].reason;
+  EXPECT_LT(w4.rows[0].latency_s, fp8.rows[0].latency_s);
+  EXPECT_LT(fp8.rows[0].latency_s, none.rows[0].latency_s);
+  EXPECT_LT(kv8.rows[0].latency_s, none.rows[0].latency_s);
 }
 
 TEST(SweepPlan, RunsTheMissingPointsInIndexOrderUpToTheLimit) {

@@ -132,10 +132,12 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
   const double a_unrolled = static_cast<double>(shape.m * shape.k) * eb;
   const double a_batch =
       shape.a_dram_bytes > 0 ? std::min(shape.a_dram_bytes, a_unrolled) : a_unrolled;
-  const double b_batch = static_cast<double>(shape.k * shape.n) * eb;
+  const double b_eb = shape.b_element_bytes > 0 ? shape.b_element_bytes : eb;
+  const double b_batch = static_cast<double>(shape.k * shape.n) * b_eb;
   const double c_batch = static_cast<double>(shape.m * shape.n) * ob;
-  const double block_l2 =
-      static_cast<double>((tm + tn) * shape.k) * eb + static_cast<double>(tm * tn) * ob;
+  const double block_l2 = static_cast<double>(tm * shape.k) * eb +
+                          static_cast<double>(tn * shape.k) * b_eb +
+                          static_cast<double>(tm * tn) * ob;
   const bool fits_l2 = a_batch + b_batch + c_batch <= static_cast<double>(params.l2_bytes);
   const double blocks = static_cast<double>(out.blocks);
   const double batches = static_cast<double>(shape.batch);

@@ -108,6 +108,10 @@ struct GemmShape {
   // read is the feature map, not the m x k unrolled matrix. Never more than the unrolled
   // matrix: a strided 1x1 conv skips rows and pixels of its map (the touched box counts them).
   double a_dram_bytes = 0;
+  // B's bytes per element as stored, where B is narrower than the compute type (a weight-only
+  // quantized weight with its scales, unpacked in registers as Marlin and TensorRT-LLM's
+  // weight-only kernels do); 0: element_bytes. B's DRAM and L2 traffic take it.
+  double b_element_bytes = 0;
 };
 
 struct BlockTile {

@@ -52,8 +52,14 @@ void mark_unaligned(results::OpResult& out, const arch::HardwareModel& hw) {
 GpuTileChoice choose_tile(const mapper::ScheduledOp& op, const mapper::TensorCoreWork& work,
                           const arch::HardwareModel& hw) {
   const workload::GemmView& g = work.gemm;
-  const GemmShape shape{g.batch, g.m, g.n, g.k, work.input_bytes, work.output_bytes,
-                        static_cast<double>(work.a_bytes) / static_cast<double>(g.batch)};
+  const GemmShape shape{g.batch,
+                        g.m,
+                        g.n,
+                        g.k,
+                        work.input_bytes,
+                        work.output_bytes,
+                        static_cast<double>(work.a_bytes) / static_cast<double>(g.batch),
+                        work.b_element_bytes};
   GpuParams params = gpu_params(op.precision, hw, hw.gemm_path());
   if (!op.own_kernel) params.launch_overhead_s = 0;
   if (!work.aligned) {

@@ -52,9 +52,10 @@ std::optional<Priced> price_graph(const workload::Graph& g, const arch::Hardware
 // The graph of `tokens` one-token sequences (a prefill of batch `tokens`, sequence 1): every
 // token-linear op at M = tokens, and an LM head over every token.
 std::optional<workload::Graph> token_graph(const llm::LlmConfig& one_layer, std::uint64_t tokens,
-                                           std::uint64_t tp, Diagnostics& diags) {
-  const llm::LlmPhase phase{.kind = llm::PhaseKind::Prefill, .batch = tokens, .seq_len = 1};
-  const llm::Parallelism par{.tp = tp};
+                                           const PricerOptions& options, Diagnostics& diags) {
+  const llm::LlmPhase phase{
+      .kind = llm::PhaseKind::Prefill, .batch = tokens, .seq_len = 1, .quant = options.quant};
+  const llm::Parallelism par{.tp = options.tp};
   return llm::try_build_llm(one_layer, phase, par, diags);
 }
 
@@ -92,10 +93,13 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
                                                      Diagnostics& diags) {
   // The whole model at this TP (TP must divide its heads, kv_heads and FFN).
   Diagnostics build;
-  const llm::LlmPhase phase{.kind = llm::PhaseKind::Decode, .batch = 1, .seq_len = 1};
+  const llm::LlmPhase phase{
+      .kind = llm::PhaseKind::Decode, .batch = 1, .seq_len = 1, .quant = options.quant};
   if (!llm::check_llm_build(model, phase, {.tp = options.tp}, build)) {
     for (const Diagnostic& d : build.all()) {
-      const std::string path = d.path.starts_with("parallelism.tp") ? "tp" : "model";
+      const std::string path = d.path.starts_with("parallelism.tp") ? "tp"
+                               : d.path.starts_with("phase.quant")  ? "quant"
+                                                                    : "model";
       diags.error({}, path, d.message, d.hint);
     }
     return std::nullopt;
@@ -103,7 +107,7 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
   IterationPricer pricer(model, hw, options);
   // Every op of the layer, the embedding and the head must run on the arch: price one token
   // (kept, as token_parts(1) would price it).
-  const std::optional<workload::Graph> g = token_graph(pricer.one_layer_, 1, options.tp, diags);
+  const std::optional<workload::Graph> g = token_graph(pricer.one_layer_, 1, options, diags);
   if (!g) return std::nullopt;
   const std::optional<Priced> priced = price_graph(*g, hw, pricer.fusion_, options.engine, &diags);
   if (!priced) return std::nullopt;
@@ -119,7 +123,7 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
 const IterationPricer::TokenParts& IterationPricer::token_parts(std::uint64_t tokens) {
   if (const auto it = token_memo_.find(tokens); it != token_memo_.end()) return it->second;
   Diagnostics diags;
-  const std::optional<workload::Graph> g = token_graph(one_layer_, tokens, options_.tp, diags);
+  const std::optional<workload::Graph> g = token_graph(one_layer_, tokens, options_, diags);
   CODA_CHECK(g.has_value());  // make() checked the model at this TP; any batch builds
   const std::optional<Priced> priced = price_graph(*g, *hw_, fusion_, options_.engine, nullptr);
   CODA_CHECK(priced.has_value());  // make() priced the same ops
@@ -173,12 +177,19 @@ double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, st
   workload::Graph g;
   g.name = "serving.attention";
   const DataType dt = model_.dtype;
-  const workload::TensorId q = g.add_tensor({"q", {batch, p.heads, queries, d}, dt});
+  const DataType kv = options_.quant.kv_cache.value_or(dt);
+  // A prefill chunk's Q in the context attention's type (FP8 context FMHA), a decode's in the
+  // model's, as the builder types them.
+  const DataType q_type = causal ? options_.quant.context_attention.value_or(dt) : dt;
+  const workload::TensorId q = g.add_tensor({"q", {batch, p.heads, queries, d}, q_type});
   const workload::TensorId k =
-      g.add_tensor({"kv_cache.k", {batch, p.kv_heads, keys, d}, dt, workload::TensorKind::KvCache});
+      g.add_tensor({"kv_cache.k", {batch, p.kv_heads, keys, d}, kv, workload::TensorKind::KvCache});
   const workload::TensorId v =
-      g.add_tensor({"kv_cache.v", {batch, p.kv_heads, keys, d}, dt, workload::TensorKind::KvCache});
-  g.add(workload::make_attention("attention", p, dt), {q, k, v});
+      g.add_tensor({"kv_cache.v", {batch, p.kv_heads, keys, d}, kv, workload::TensorKind::KvCache});
+  workload::Op op = workload::make_attention("attention", p, dt);
+  op.space.accesses[0].dtype = q_type;  // as the builder's emit types them
+  op.space.accesses[1].dtype = op.space.accesses[2].dtype = kv;
+  g.add(std::move(op), {q, k, v});
   const std::optional<Priced> priced = price_graph(g, *hw_, fusion_, options_.engine, nullptr);
   CODA_CHECK(priced.has_value());  // make() priced the layer's attention op on this arch
   ++priced_;
@@ -210,8 +221,8 @@ ReplicaMemory IterationPricer::memory(std::uint64_t max_tokens) {
   ReplicaMemory m;
   m.weights = weights_;
   m.activations = token_parts(max_tokens).peak_activations;
-  const llm::LlmHeadline headline = llm::llm_headline(model_, 0);
-  m.kv_bytes_per_token = Bytes{headline.kv_cache_bytes_per_token.value / options_.tp};
+  m.kv_bytes_per_token =
+      Bytes{llm::kv_cache_bytes_per_token(model_, options_.quant).value / options_.tp};
   return m;
 }
 

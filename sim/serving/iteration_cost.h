@@ -37,6 +37,7 @@
 #include "sim/engine.h"
 #include "workloads/graph.h"
 #include "workloads/llm/llm_config.h"
+#include "workloads/llm/quantization.h"
 
 namespace coda::sim::serving {
 
@@ -72,6 +73,8 @@ struct PricerOptions {
   // nullopt: the arch's vendor fusion (calibration.fusion), else none, as `coda run` prices.
   std::optional<mapper::FusionMode> fusion;
   const Engine* engine = nullptr;  // null: the analytical engine
+  // Weights, GEMM inputs and KV cache as deployed (workloads/llm/quantization.h).
+  workload::llm::Quantization quant;
 };
 
 // One replica's memory (per chip): what the weights take and the activations of the largest

@@ -78,6 +78,27 @@ Op matmul(std::string name, std::uint64_t m, std::uint64_t n, std::uint64_t k, b
   return op;
 }
 
+// C[m][n] = A B with a weight quantized in groups of `group` along k (k a multiple of it) and its
+// scales S[k / group][n]: the reduction split into ko (k / group) and ki (group) so that every
+// index stays affine (A[m][ko * group + ki], B[ko * group + ki][n], S[ko][n]); gemm_view sees
+// m, n and k = ko x ki, as for matmul.
+Op grouped_matmul(std::string name, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                  std::uint64_t group, DataType dtype) {
+  enum : std::size_t { kM, kN, kKo, kKi };
+  const IndexExpr k_index{{IndexTerm{kKo, static_cast<std::int64_t>(group)}, IndexTerm{kKi, 1}}, 0};
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::Contraction;
+  op.space.dims = {{"m", m}, {"n", n}, {"ko", k / group}, {"ki", group}};
+  op.space.accesses = {
+      {TensorRole::Input, "A", {dim_index(kM), k_index}, Shape{m, k}, dtype},
+      {TensorRole::Weight, "B", {k_index, dim_index(kN)}, Shape{k, n}, dtype},
+      {TensorRole::Weight, "S", {dim_index(kKo), dim_index(kN)}, Shape{k / group, n}, dtype},
+      {TensorRole::Output, "C", {dim_index(kM), dim_index(kN)}, {m, n}, dtype},
+  };
+  return op;
+}
+
 // Makes the op add into its (last) output instead of overwriting it: an Input copy of the output
 // access goes just before it; bind both to the same tensor (in place, like a GEMM with beta = 1).
 void accumulate_into_output(Op& op) {
@@ -158,6 +179,7 @@ class Builder {
     const bool autocast =
         phase.kind == PhaseKind::Training && phase.precision == Precision::Autocast;
     param_dt_ = autocast ? DataType::Fp32 : dt_;
+    kv_dt_ = phase.quant.kv_cache.value_or(dt_);
     tp_ = par.tp;
     heads_ = c.heads / tp_;
     kv_heads_ = c.kv_heads / tp_;
@@ -253,6 +275,33 @@ class Builder {
   }
   TensorId weight_grad(TensorId w) const { return weight_grads_.at(w.value); }
 
+  // A linear layer's weight [k x n]: in the scheme's type when it quantizes weights, with its
+  // [k / group x n] scales in the model's type for a grouped scheme.
+  TensorId linear_weight(const std::string& name, std::uint64_t k, std::uint64_t n) {
+    const Quantization& q = phase_.quant;
+    if (!q.weights) return weight(name, {k, n});
+    const TensorId w = tensor(name, {k, n}, TensorKind::Weight, false, *q.weights);
+    weights_.push_back(w);
+    std::optional<TensorId> scales;
+    if (q.group > 0) {
+      scales = tensor(name + ".scales", {k / q.group, n}, TensorKind::Weight, false, dt_);
+      weights_.push_back(*scales);
+    }
+    scales_of_[w.value] = scales;
+    return w;
+  }
+
+  // The quantization of a linear layer's input, fused into the op that writes it (TensorRT-LLM's
+  // norm, activation and attention kernels write the quantized type): x and every access bound
+  // to it retyped to `to`.
+  void quantize_in_producer(TensorId x, DataType to) {
+    if (dtype(x) == to) return;
+    g_.tensors[x.value].dtype = to;
+    for (Op& op : g_.ops)
+      for (std::size_t i = 0; i < op.tensors.size(); ++i)
+        if (op.tensors[i] == x) op.space.accesses[i].dtype = to;
+  }
+
   // A copy of x in `to` (an elementwise Copy: PyTorch's cast kernel); x itself when it is
   // already of that type. On `tape` as a Cast node, so that the gradient is cast back.
   TensorId cast(Tape* tape, const std::string& name, TensorId x, DataType to) {
@@ -305,13 +354,13 @@ class Builder {
   FfnWeights ffn_weights(const std::string& p) {
     FfnWeights f;
     const std::uint64_t h = c_.hidden;
-    f.up = weight(p + "up.weight", {h, ffn_});
+    f.up = linear_weight(p + "up.weight", h, ffn_);
     if (c_.mlp_bias) f.up_bias = weight(p + "up.bias", {ffn_});
     if (gated(c_.ffn_type)) {
-      f.gate = weight(p + "gate.weight", {h, ffn_});
+      f.gate = linear_weight(p + "gate.weight", h, ffn_);
       if (c_.mlp_bias) f.gate_bias = weight(p + "gate.bias", {ffn_});
     }
-    f.down = weight(p + "down.weight", {ffn_, h});
+    f.down = linear_weight(p + "down.weight", ffn_, h);
     if (c_.mlp_bias) f.down_bias = weight(p + "down.bias", {h});
     return f;
   }
@@ -329,9 +378,9 @@ class Builder {
       LayerWeights w;
       w.norm1 = weight(p + "norm1.weight", {h});
       if (ln) w.norm1_shift = weight(p + "norm1.bias", {h});
-      w.qkv = weight(p + "qkv.weight", {h, q_out_ + 2 * kv_out_});
+      w.qkv = linear_weight(p + "qkv.weight", h, q_out_ + 2 * kv_out_);
       if (c_.qkv_bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
-      w.out = weight(p + "out.weight", {q_out_, h});
+      w.out = linear_weight(p + "out.weight", q_out_, h);
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
       w.norm2 = weight(p + "norm2.weight", {h});
       if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
@@ -369,6 +418,16 @@ class Builder {
   TensorId linear(Tape& tape, const std::string& name, TensorId x, std::uint64_t rows,
                   std::uint64_t in, std::uint64_t out, TensorId w,
                   std::optional<TensorId> bias = std::nullopt, bool b_t = false) {
+    if (const auto quantized = scales_of_.find(w.value); quantized != scales_of_.end()) {
+      // Inference only (check_llm_build): no tape, no autocast.
+      if (phase_.quant.activations) quantize_in_producer(x, *phase_.quant.activations);
+      const TensorId y = act(name + ".out", {rows, out});
+      if (const std::optional<TensorId> scales = quantized->second)
+        emit(grouped_matmul(name, rows, out, in, phase_.quant.group, dt_), {x, w, *scales, y});
+      else
+        emit(matmul(name, rows, out, in, false, false, dt_), {x, w, y});
+      return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
+    }
     // Autocast: the input (an fp32 norm's output), the weight and the bias cast to the compute
     // type before the GEMM, as F.linear does (so the bias add stays the GEMM's epilogue).
     x = cast(&tape, name + ".input_cast", x, dt_);
@@ -534,17 +593,21 @@ class Builder {
     TensorId keys = k, values = v;
     if (!recomputing && phase_.kind == PhaseKind::Prefill) {
       const Shape s = shape(k);
-      keys = tensor(p + "kv_cache.k", s, TensorKind::KvCache, false);
-      values = tensor(p + "kv_cache.v", s, TensorKind::KvCache, false);
+      keys = tensor(p + "kv_cache.k", s, TensorKind::KvCache, false, kv_dt_);
+      values = tensor(p + "kv_cache.v", s, TensorKind::KvCache, false, kv_dt_);
       emit(make_elementwise(p + "kv_write.k", Function::Copy, s, dt_), {k, keys});
       emit(make_elementwise(p + "kv_write.v", Function::Copy, s, dt_), {v, values});
     } else if (phase_.kind == PhaseKind::Decode) {
       const Shape cache{sequences, kv_heads_, kv_len_, d};
-      keys = tensor(p + "kv_cache.k", cache, TensorKind::KvCache, false);
-      values = tensor(p + "kv_cache.v", cache, TensorKind::KvCache, false);
+      keys = tensor(p + "kv_cache.k", cache, TensorKind::KvCache, false, kv_dt_);
+      values = tensor(p + "kv_cache.v", cache, TensorKind::KvCache, false, kv_dt_);
       emit(kv_append(p + "kv_append.k", sequences, cache), {k, keys});
       emit(kv_append(p + "kv_append.v", sequences, cache), {v, values});
     }
+    // FP8 context FMHA: Q written in its type by RoPE (K and V come from the cache, in its own).
+    if (const std::optional<DataType> fmha = phase_.quant.context_attention;
+        fmha && phase_.kind == PhaseKind::Prefill)
+      quantize_in_producer(q, *fmha);
     const AttentionParams ap{sequences, heads_, kv_heads_, q_len_, kv_len_, d,
                              phase_.kind != PhaseKind::Decode};
     const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
@@ -969,6 +1032,9 @@ class Builder {
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   DataType param_dt_;  // the parameters' (and the residual stream's) type
   std::unordered_map<std::uint32_t, TensorId> master_of_;  // autocast's weight copy -> weight
+  DataType kv_dt_;                                         // the KV cache's type
+  // Quantized linear layers' weights, with their scales (grouped schemes) or none.
+  std::unordered_map<std::uint32_t, std::optional<TensorId>> scales_of_;
   std::unordered_set<std::uint32_t> grad_written_;  // autocast: gradients written at least once
   Graph g_;
   std::vector<bool> differentiable_;
@@ -979,6 +1045,56 @@ class Builder {
   std::vector<LayerWeights> layer_weights_;
   std::vector<OpSpan> spans_;
 };
+
+// The quantization's rules (check_llm_build); `error(path, message, hint)` reports one.
+template <typename Error>
+void check_quantization(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par,
+                        Error& error) {
+  const Quantization& q = phase.quant;
+  if (!q.any()) return;
+  if (phase.kind == PhaseKind::Training) {
+    error("phase.quant",
+          fmt::format("quantization ({}) applies to inference phases only", scheme_name(q)),
+          "train in the model's type (--train-precision), or quantize a prefill or decode phase");
+    return;
+  }
+  const auto no_wider = [&](std::string path, std::string_view what, DataType type) {
+    if (bit_width(type) > bit_width(c.dtype))
+      error(std::move(path),
+            fmt::format("{} in {} would be wider than the model's type {}", what, to_string(type),
+                        to_string(c.dtype)),
+            "quantize a 16- or 32-bit model (--dtype bf16)");
+  };
+  if (q.weights && bit_width(*q.weights) >= bit_width(c.dtype))
+    error("phase.quant.weights",
+          fmt::format("weights quantized to {} would be no narrower than the model's type {}",
+                      to_string(*q.weights), to_string(c.dtype)),
+          "quantize a 16- or 32-bit model (--dtype bf16)");
+  if (q.activations) no_wider("phase.quant.activations", "inputs", *q.activations);
+  if (q.context_attention)
+    no_wider("phase.quant.context_attention", "the prefill attention", *q.context_attention);
+  if (q.activations && !q.weights)
+    error("phase.quant.activations", "quantized inputs need quantized weights",
+          "use a scheme: " + std::string(quantization_list()));
+  if (q.kv_cache && !is_kv_cache_type(*q.kv_cache))
+    error("phase.quant.kv_cache",
+          fmt::format("coda does not model a KV cache in {}", to_string(*q.kv_cache)),
+          fmt::format("one of: {}", kv_cache_type_list()));
+  if (q.weights && q.group > 0 && par.tp > 0 && c.heads % par.tp == 0 && c.ffn % par.tp == 0) {
+    // Each quantized GEMM's input dimension on a rank: QKV and the FFN's up and gate read the
+    // hidden size, the output projection a rank's heads, the down projection its FFN share.
+    const std::pair<std::string_view, std::uint64_t> inputs[] = {
+        {"the hidden size", c.hidden},
+        {"the output projection's input (heads x head_dim / tp)", c.heads / par.tp * c.head_dim},
+        {"the down projection's input (ffn / tp)", c.ffn / par.tp}};
+    for (const auto& [what, k] : inputs)
+      if (k % q.group != 0)
+        error("phase.quant.group",
+              fmt::format("a group of {} does not divide {}, {}", q.group, what, k),
+              "groups split a GEMM's input dimension evenly (AWQ and GPTQ use 128 or 64): "
+              "choose a divisor, e.g. w4a16:g64");
+  }
+}
 
 }  // namespace
 
@@ -1072,6 +1188,7 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
                       "model's type is {}",
                       to_string(c.dtype)),
           "give the model a bf16 or fp16 dtype (--dtype bf16), or use precision 'pure'");
+  check_quantization(c, phase, par, error);
   if (par.sequence_parallel && phase.kind != PhaseKind::Training)
     error("parallelism.sequence_parallel", "sequence parallelism is modelled for training steps only");
   if (par.sequence_parallel && par.tp > 1 && par.micro_batches > 0 &&
@@ -1120,6 +1237,12 @@ std::optional<LlmBuild> try_build_llm_parts(const LlmConfig& config, const LlmPh
   return built;
 }
 
+Bytes kv_cache_bytes_per_token(const LlmConfig& config, const Quantization& quant) {
+  LlmConfig cache = config;
+  cache.dtype = quant.kv_cache.value_or(config.dtype);
+  return llm_headline(cache, 0).kv_cache_bytes_per_token;
+}
+
 LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par) {
   CODA_CHECK(par.pp >= 1 && par.tp >= 1 && par.micro_batches >= 1);
   LlmStepStats s;
@@ -1132,7 +1255,7 @@ LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Par
   const std::uint64_t cached = phase.kind == PhaseKind::Prefill  ? phase.seq_len
                                : phase.kind == PhaseKind::Decode ? phase.seq_len + 1
                                                                  : 0;
-  const Bytes per_token = llm_headline(c, 0).kv_cache_bytes_per_token;
+  const Bytes per_token = kv_cache_bytes_per_token(c, phase.quant);
   s.kv_cache_bytes = Bytes{per_token.value * phase.batch * cached};
   s.kv_cache_bytes_per_rank = Bytes{s.kv_cache_bytes.value / par.pp / par.tp};
   return s;

@@ -19,6 +19,11 @@
 //   * DP: in training, an all-reduce of each weight's gradient (this rank's shard) before AdamW.
 //   * Tensor kinds: weights Weight, KV cache KvCache, weight gradients Gradient (accumulated in
 //     place over micro-batches), AdamW moments OptimizerState (fp32), everything else Activation.
+//   * Quantization (inference, quantization.h): the linear layers' weights in the scheme's type
+//     (with a [k / group x n] scale tensor read by the GEMM for grouped schemes: its reduction
+//     split into k / group x group), their inputs in its activation type, written so by the op
+//     that produces them (the norm, the FFN's activation product, the attention's head merge:
+//     the quantization fused into that kernel, as TensorRT-LLM does), the KV cache in its type.
 //   * Training precision (Precision, docs/training.md "Precision"): the model's type throughout
 //     (pure), with fp32 master weights in the optimizer (mixed), or PyTorch autocast over fp32
 //     parameters (autocast: the casts, an fp32 residual stream and fp32 norms as eager PyTorch
@@ -35,6 +40,7 @@
 #include "core/units.h"
 #include "workloads/graph.h"
 #include "workloads/llm/llm_config.h"
+#include "workloads/llm/quantization.h"
 
 namespace coda::workload::llm {
 
@@ -84,6 +90,9 @@ struct LlmPhase {
   // Training only: re-run each layer's forward just before its backward (full recomputation).
   bool recompute = false;
   Precision precision = Precision::Mixed;
+  // Inference phases only (quantization.h): the types of the linear layers' weights and inputs
+  // and of the KV cache, where they differ from the model's.
+  Quantization quant;
 };
 
 struct Parallelism {
@@ -102,8 +111,10 @@ struct Parallelism {
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
 // kv_heads and the FFN, PP dividing the layers, stage < pp, micro_batches dividing the batch,
 // recompute and a precision other than mixed only for training, autocast only for a model type
-// narrower than fp32, and positions within max_positions for learned position tables
-// (a warning for rotary ones). Paths are "phase.*" and "parallelism.*"; there is no file.
+// narrower than fp32, quantization only for inference (weights narrower than the model's type, a
+// group dividing every quantized GEMM's input dimension on a rank, a KV cache type coda models),
+// and positions within max_positions for learned position tables (a warning for rotary ones). Paths
+// are "phase.*" and "parallelism.*"; there is no file.
 bool check_llm_build(const LlmConfig& config, const LlmPhase& phase,
                      const Parallelism& parallelism, Diagnostics& diags);
 
@@ -144,10 +155,15 @@ struct LlmStepStats {
   std::uint64_t stage_layers = 0;
   double pipeline_bubble_fraction = 0;  // (pp - 1) / (micro_batches + pp - 1)
   // The whole model's KV cache after the step (all layers, all kv heads, the whole batch):
-  // prefill seq_len tokens per sequence, decode seq_len + 1, training 0.
+  // prefill seq_len tokens per sequence, decode seq_len + 1, training 0; in the cache's type
+  // (phase.quant.kv_cache, else the model's).
   Bytes kv_cache_bytes;
   Bytes kv_cache_bytes_per_rank;        // this rank's share: its stage's layers, kv_heads / tp
 };
+// The whole model's KV-cache bytes per token (K and V of every layer and kv head), in the cache's
+// type: quant.kv_cache, else the model's.
+Bytes kv_cache_bytes_per_token(const LlmConfig& config, const Quantization& quant);
+
 LlmStepStats llm_step_stats(const LlmConfig& config, const LlmPhase& phase,
                             const Parallelism& parallelism);
 

@@ -31,49 +31,59 @@ llm::LlmConfig load_model(const char* file) {
 
 // `coda run --llm` of one phase, fused as `fusion`.
 double coda_run_seconds(llm::PhaseKind kind, std::uint64_t batch, std::uint64_t seq,
-                        std::uint64_t tp, mapper::FusionMode fusion) {
+                        std::uint64_t tp, mapper::FusionMode fusion,
+                        const llm::Quantization& quant) {
   RunFiles files;
   files.arch = kArch;
   files.fusion = fusion;
-  files.source = workload::LlmSource{.config = kModel,
-                                     .phase = {.kind = kind, .batch = batch, .seq_len = seq},
-                                     .parallelism = {.tp = tp}};
+  files.source =
+      workload::LlmSource{.config = kModel,
+                          .phase = {.kind = kind, .batch = batch, .seq_len = seq, .quant = quant},
+                          .parallelism = {.tp = tp}};
   Diagnostics diags;
   const auto run = run_files(files, diags);
   EXPECT_TRUE(run) << diags.format_all();
   return run ? results::run_time(*run).value : 0;
 }
 
-class IterationCost : public ::testing::TestWithParam<std::uint64_t> {};
+// TP and a quantization scheme (with an fp8 KV cache when quantized).
+class IterationCost : public ::testing::TestWithParam<std::tuple<std::uint64_t, const char*>> {};
 
 // The pieces sum to coda run's time for a uniform batch: a decode of 8 sequences with 511 tokens
 // cached (each attends to 512 keys) is `coda run --phase decode --batch 8 --seq 511`, and a
 // prefill of one 512-token prompt is `--phase prefill --batch 1 --seq 512`. The pricer splits
 // each graph into a layer and the rest and prices the attention on its own; the sum differs from
 // the whole only where pricing one op depends on its neighbours. The kv_write copies of the
-// token graph stand in for the decode graph's kv_append: the same bytes.
+// token graph stand in for the decode graph's kv_append: the same bytes. Quantized models the
+// same (the quantized GEMMs, inputs and KV cache in the pieces as in coda run).
 TEST_P(IterationCost, PiecesSumToCodaRunForUniformBatches) {
-  const std::uint64_t tp = GetParam();
+  const auto [tp, scheme] = GetParam();
+  std::string error;
+  llm::Quantization quant = llm::parse_quantization(scheme, error).value();
+  if (quant.any()) quant.kv_cache = DataType::Fp8E4M3;
   const arch::HardwareModel hw = load_hw(kArch);
   Diagnostics diags;
-  auto pricer = IterationPricer::make(load_model(kModel), hw,
-                                      {.tp = tp, .fusion = mapper::FusionMode::Epilogue}, diags);
+  auto pricer = IterationPricer::make(
+      load_model(kModel), hw, {.tp = tp, .fusion = mapper::FusionMode::Epilogue, .quant = quant},
+      diags);
   ASSERT_TRUE(pricer) << diags.format_all();
 
   IterationBatch decode;
   decode.decode_sequences = 8;
   decode.decode_context_sum = std::uint64_t{8} * 512;
   const double decode_run =
-      coda_run_seconds(llm::PhaseKind::Decode, 8, 511, tp, mapper::FusionMode::Epilogue);
+      coda_run_seconds(llm::PhaseKind::Decode, 8, 511, tp, mapper::FusionMode::Epilogue, quant);
   EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run);
 
   IterationBatch prefill;
   prefill.prefill.push_back({.tokens = 512, .cached = 0, .samples = true});
   const double prefill_run =
-      coda_run_seconds(llm::PhaseKind::Prefill, 1, 512, tp, mapper::FusionMode::Epilogue);
+      coda_run_seconds(llm::PhaseKind::Prefill, 1, 512, tp, mapper::FusionMode::Epilogue, quant);
   EXPECT_NEAR(pricer->price(prefill).total(), prefill_run, 1e-3 * prefill_run);
 }
-INSTANTIATE_TEST_SUITE_P(Tp, IterationCost, ::testing::Values(1, 2));
+INSTANTIATE_TEST_SUITE_P(TpAndScheme, IterationCost,
+                         ::testing::Values(std::tuple{1, "none"}, std::tuple{2, "none"},
+                                           std::tuple{1, "fp8"}, std::tuple{2, "w4a16"}));
 
 TEST(IterationCostParts, AreMemoisedAndAddUp) {
   const arch::HardwareModel hw = load_hw(kArch);
@@ -118,6 +128,17 @@ TEST(IterationCostParts, MemoryOfAReplica) {
   const std::uint64_t norms = 65ull * 4096;
   EXPECT_EQ(m.weights.value, ((6738415616ull - norms) / 2 + norms) * 2);
   EXPECT_GT(m.activations.value, 0u);
+  // FP8 weights and KV cache: a byte a linear weight (6,476,005,376 of them, halved by TP 2),
+  // the embedding and LM head (2 x 32000 x 4096, halved) and the norms in bf16; the cache's
+  // 128 KiB a token on a rank.
+  std::string error;
+  llm::Quantization fp8 = llm::parse_quantization("fp8", error).value();
+  fp8.kv_cache = DataType::Fp8E4M3;
+  auto quantized = IterationPricer::make(load_model(kModel), hw, {.tp = 2, .quant = fp8}, diags);
+  ASSERT_TRUE(quantized) << diags.format_all();
+  const ReplicaMemory q = quantized->memory(2048);
+  EXPECT_EQ(q.kv_bytes_per_token.value, 128u * 1024);
+  EXPECT_EQ(q.weights.value, 6476005376ull / 2 + 262144000ull / 2 * 2 + norms * 2);
 }
 
 TEST(IterationCostParts, RefusesATpThatDoesNotDivideTheHeads) {
