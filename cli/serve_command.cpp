@@ -248,6 +248,12 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "Admission order: fcfs (arrival) or shortest_first (fewest prompt tokens)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fcfs", "shortest_first"}));
+  cmd->add_option("--kv-admission", args.kv_admission,
+                  "KV blocks taken at admission: on_demand (the prompt's, more as decode needs "
+                  "them, preempting when none is free: vLLM) or guaranteed_no_evict (the whole "
+                  "sequence's, never preempting: TensorRT-LLM's default)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on_demand", "guaranteed_no_evict"}));
   cmd->add_option("--block-size", args.block_size, "Tokens per KV-cache block")
       ->capture_default_str()
       ->check(kPositive);
@@ -365,6 +371,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sched.chunked_prefill = args.chunked_prefill;
   sched.prefix_caching = args.prefix_caching;
   sched.policy = *enum_value(sv::policy_names(), args.policy);  // CLI11 has checked the name
+  sched.admission = *enum_value(sv::kv_admission_names(), args.kv_admission);  // checked too
   sched.block_size = args.block_size;
   sched.memory_utilization = args.memory_utilization;
   sched.watermark = args.watermark;
@@ -479,12 +486,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   }
   const sv::KvBudget& kv = result->kv;
   out << fmt::format(
-      "scheduler: max batch {}, {} tokens per iteration, {}, {}, host {:g} us an iteration; KV "
-      "cache {} blocks of {} tokens ({} tokens, {} a token per chip)",
+      "scheduler: max batch {}, {} tokens per iteration, {}, {}, {}, host {:g} us an iteration; "
+      "KV cache {} blocks of {} tokens ({} tokens, {} a token per chip)",
       sched.max_batch, result->max_batched_tokens,
       sched.chunked_prefill ? "chunked prefill" : "prefill first", to_string(sched.policy),
-      result->iteration_overhead * 1e6, kv.blocks, kv.block_size, kv.tokens(),
-      to_string(kv.kv_bytes_per_token));
+      to_string(sched.admission), result->iteration_overhead * 1e6, kv.blocks, kv.block_size,
+      kv.tokens(), to_string(kv.kv_bytes_per_token));
   if (kv.capacity.value > 0)
     out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
                        sched.memory_utilization, gib(kv.weights), gib(kv.activations));
@@ -525,6 +532,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           {"chunked_prefill", sched.chunked_prefill},
           {"prefix_caching", sched.prefix_caching},
           {"policy", sv::to_string(sched.policy)},
+          {"kv_admission", sv::to_string(sched.admission)},
           {"block_size", sched.block_size},
           {"memory_utilization", sched.memory_utilization},
           {"watermark", sched.watermark},

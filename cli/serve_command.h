@@ -43,6 +43,7 @@ struct ServeArgs {
   bool chunked_prefill = false;
   bool prefix_caching = false;
   std::string policy = "fcfs";
+  std::string kv_admission = "on_demand";
   std::uint64_t block_size = 16;
   double memory_utilization = 0.9;
   double watermark = 0.01;

@@ -377,6 +377,11 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
     }
     sv::Deployment deployment;
     deployment.replicas = r.chips / r.tp;
+    // TensorRT-LLM's capacity scheduler admits a request only with blocks for its whole
+    // sequence (CapacitySchedulerPolicy GUARANTEED_NO_EVICT, the SchedulerConfig default and
+    // trtllm-bench's --scheduler_policy default); other engines take blocks as they go (vLLM).
+    if (r.engine == "tensorrt_llm")
+      deployment.scheduler.admission = sv::KvAdmission::GuaranteedNoEvict;
     if (r.max_batch) deployment.scheduler.max_batch = *r.max_batch;
     if (r.max_batched_tokens) deployment.scheduler.max_batched_tokens = *r.max_batched_tokens;
     if (r.chunked_prefill) deployment.scheduler.chunked_prefill = *r.chunked_prefill;

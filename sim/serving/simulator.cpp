@@ -219,7 +219,9 @@ class Replica {
     for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
       const Seq& s = running_[i];
       const std::uint64_t tokens = s.prefilling() ? std::min(budget, s.prompt - s.prefilled) : 1;
-      const std::uint64_t need = ceil_div(s.kv + tokens, config_.block_size) - s.blocks - s.shared;
+      // Blocks beyond those it holds (none under guaranteed_no_evict, which took them all).
+      const std::uint64_t want = ceil_div(s.kv + tokens, config_.block_size);
+      const std::uint64_t need = want > s.blocks + s.shared ? want - s.blocks - s.shared : 0;
       const bool prefilling = s.prefilling();
       if (!reserve(i, need, it)) break;  // i was the last running sequence
       if (prefilling)
@@ -264,8 +266,13 @@ class Replica {
       if (left > 0 && budget == 0) break;
       const std::uint64_t tokens = config_.chunked_prefill ? std::min(budget, left) : left;
       if (tokens > budget) break;
-      // A prefilled arrival (disaggregated decode) needs blocks for its cache and no compute.
-      const std::uint64_t need = ceil_div(s.prefilled + tokens, config_.block_size) - s.shared;
+      // A prefilled arrival (disaggregated decode) needs blocks for its cache and no compute;
+      // guaranteed_no_evict takes the whole sequence's at once.
+      const Request& q = out_.requests[s.record].request;
+      const std::uint64_t held = config_.admission == KvAdmission::GuaranteedNoEvict
+                                     ? q.input + q.output
+                                     : s.prefilled + tokens;
+      const std::uint64_t need = ceil_div(held, config_.block_size) - s.shared;
       if (need > free_blocks() || free_blocks() - need < watermark_) break;
       s.blocks = need;
       used_ += need;
@@ -299,6 +306,12 @@ constexpr std::pair<std::string_view, Policy> kPolicies[] = {
     {"fcfs", Policy::Fcfs}, {"shortest_first", Policy::ShortestFirst}};
 
 EnumTable<Policy> policy_names() { return kPolicies; }
+
+constexpr std::pair<std::string_view, KvAdmission> kAdmissions[] = {
+    {"on_demand", KvAdmission::OnDemand}, {"guaranteed_no_evict", KvAdmission::GuaranteedNoEvict}};
+
+EnumTable<KvAdmission> kv_admission_names() { return kAdmissions; }
+std::string_view to_string(KvAdmission admission) { return enum_name(kAdmissions, admission); }
 std::string_view to_string(Policy policy) { return enum_name(kPolicies, policy); }
 
 double RequestRecord::tpot() const {

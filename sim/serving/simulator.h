@@ -19,6 +19,9 @@
 //   preemption  a decode that needs a block when none is free takes one from the running
 //       sequence admitted last (vLLM's recompute mode): its blocks are freed and it waits at the
 //       front of the queue, to prefill its prompt and the tokens it had generated again.
+//   guaranteed_no_evict  (KvAdmission, TensorRT-LLM's default) admission takes the blocks of
+//       the whole sequence, prompt and output, so decode never needs a block and nothing is
+//       preempted; fewer sequences run at once when the cache is the limit.
 //
 // Not simulated (errors where asked for): pipeline parallelism, swapping KV blocks to the host,
 // prefix sharing, speculative decoding, disaggregated prefill and decode pools. Host-side
@@ -42,6 +45,16 @@ enum class Policy : std::uint8_t { Fcfs, ShortestFirst };
 std::string_view to_string(Policy policy);  // "fcfs", "shortest_first"
 EnumTable<Policy> policy_names();
 
+// What admission asks of the KV cache.
+//   on_demand            blocks for the prompt; decode takes one more block when a sequence fills
+//                        its last, preempting when none is free (vLLM)
+//   guaranteed_no_evict  blocks for the whole sequence (prompt and every output token) at
+//                        admission, so nothing is ever preempted (TensorRT-LLM's capacity
+//                        scheduler default, CapacitySchedulerPolicy::GUARANTEED_NO_EVICT)
+enum class KvAdmission : std::uint8_t { OnDemand, GuaranteedNoEvict };
+std::string_view to_string(KvAdmission admission);  // "on_demand", "guaranteed_no_evict"
+EnumTable<KvAdmission> kv_admission_names();
+
 struct SchedulerConfig {
   // vLLM's max_num_seqs default (vllm/engine/arg_utils.py, 0.6).
   std::uint64_t max_batch = 256;
@@ -51,6 +64,7 @@ struct SchedulerConfig {
   bool chunked_prefill = false;
   // Admission order: fcfs (arrival order) or shortest_first (fewest prompt tokens first).
   Policy policy = Policy::Fcfs;
+  KvAdmission admission = KvAdmission::OnDemand;
   // Tokens per KV-cache block: vLLM's block_size default.
   std::uint64_t block_size = 16;
   // Share of each chip's memory the engine may use for weights, activations and the KV cache:

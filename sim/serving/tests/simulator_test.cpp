@@ -135,6 +135,27 @@ TEST_F(Serving, TheStepAtWhichAFullCacheMustPreempt) {
   EXPECT_EQ(r.summary.requests, 2u);
 }
 
+// The same two requests under TensorRT-LLM's guaranteed_no_evict: each sequence of 16 + 30 = 46
+// tokens takes ceil(46 / 16) = 3 blocks at admission, so only request 0 fits the 4 blocks.
+// Request 0 makes its 30 tokens in 30 iterations (the prefill's and 29 decodes); request 1 waits
+// for blocks until then and takes iterations 30-59. Nothing is preempted.
+TEST_F(Serving, GuaranteedNoEvictReservesTheWholeSequence) {
+  Deployment d;
+  d.scheduler.kv_blocks = 4;
+  d.scheduler.watermark = 0;
+  d.scheduler.admission = KvAdmission::GuaranteedNoEvict;
+  const ServeResult r =
+      run({{.id = 0, .input = 16, .output = 30}, {.id = 1, .input = 16, .output = 30}}, d);
+  EXPECT_EQ(r.summary.preemptions, 0u);
+  ASSERT_EQ(r.iterations.size(), 60u);
+  for (const IterationRecord& it : r.iterations) {
+    EXPECT_EQ(it.decode_sequences + it.prefill_sequences, 1u);
+    EXPECT_EQ(it.kv_blocks_used, 3u);
+  }
+  EXPECT_EQ(r.requests[1].first_token, r.iterations[30].end);
+  EXPECT_EQ(r.requests[0].finish, r.iterations[29].end);
+}
+
 // Chunked prefill with a 256-token budget: a 1000-token prompt takes ceil(1000 / 256) = 4
 // iterations (256 at 0, 256 at 256, 256 at 512 and 232 at 768 cached tokens; only the last
 // samples), so TTFT is their sum.
