@@ -6,26 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "workloads/llm/llm_builder.h"
+#include "workloads/llm/tests/llm_test_support.h"
 
 namespace coda::workload::llm {
 namespace {
 
-LlmConfig preset(const std::string& name) {
-  Diagnostics diags;
-  auto c = load_llm_config("configs/workloads/llm/" + name + ".yaml", diags);
-  EXPECT_TRUE(c && diags.all().empty()) << name << "\n" << diags.format_all();
-  return c ? *c : LlmConfig{};
-}
-
-Graph build(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par = {}) {
-  Diagnostics diags;
-  auto g = try_build_llm(c, phase, par, diags);
-  EXPECT_TRUE(g && diags.all().empty()) << diags.format_all();
-  if (!g) return {};
-  const auto problems = verify(*g);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems.front();
-  return std::move(*g);
-}
+using testing::build;
+using testing::preset;
 
 std::uint64_t flops_of_kind(const Graph& g, OpKind kind) {
   std::uint64_t total = 0;

@@ -6,33 +6,20 @@
 #include <gtest/gtest.h>
 
 #include "workloads/llm/llm_builder.h"
+#include "workloads/llm/tests/llm_test_support.h"
 #include "workloads/llm/quantization.h"
 
 namespace coda::workload::llm {
 namespace {
 
-LlmConfig preset(const std::string& name) {
-  Diagnostics diags;
-  auto c = load_llm_config("configs/workloads/llm/" + name + ".yaml", diags);
-  EXPECT_TRUE(c && diags.all().empty()) << name << "\n" << diags.format_all();
-  return c ? *c : LlmConfig{};
-}
+using testing::build;
+using testing::preset;
 
 Quantization scheme(const std::string& text) {
   std::string error;
   const std::optional<Quantization> q = parse_quantization(text, error);
   EXPECT_TRUE(q.has_value()) << error;
   return q.value_or(Quantization{});
-}
-
-Graph build(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par = {}) {
-  Diagnostics diags;
-  auto g = try_build_llm(c, phase, par, diags);
-  EXPECT_TRUE(g && diags.all().empty()) << diags.format_all();
-  if (!g) return {};
-  const auto problems = verify(*g);
-  EXPECT_TRUE(problems.empty()) << problems.size() << " problems, first: " << problems.front();
-  return std::move(*g);
 }
 
 const Tensor& tensor_named(const Graph& g, const std::string& name) {
