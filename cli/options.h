@@ -118,16 +118,6 @@ inline bool read_quantization(const std::string& scheme, const std::string& kv_d
   return ok;
 }
 
-// ", quant w4a16:g128, KV cache fp8_e4m3" (each part only when set), for a command's headline.
-inline std::string quantization_text(const workload::llm::Quantization& quant) {
-  std::string text;
-  if (quant.weights) text += ", quant " + workload::llm::scheme_name(quant);
-  if (quant.kv_cache) text += fmt::format(", KV cache {}", to_string(*quant.kv_cache));
-  if (quant.context_attention)
-    text += fmt::format(", prefill attention {}", to_string(*quant.context_attention));
-  return text;
-}
-
 // Writes `text` to `path` (binary, so bytes are kept as they are); on failure prints the error to
 // `err` and returns false.
 inline bool write_file(const std::filesystem::path& path, const std::string& text,

@@ -427,8 +427,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           ? fmt::format("TP {}, {} prefill + {} decode replica(s)", args.tp,
                         deployment.disaggregated->prefill, deployment.disaggregated->decode)
           : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
+  const std::string quant = workload::llm::describe(pricing.quant);
   out << fmt::format("coda serve: {} ({}{}) on '{}', {}; {}\n", model->name,
-                     to_string(model->dtype), quantization_text(pricing.quant), hw.name(), layout,
+                     to_string(model->dtype), quant.empty() ? "" : ", " + quant, hw.name(), layout,
                      arrivals_text);
 
   if (args.search_deployments)

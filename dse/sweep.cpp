@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/hardware_model.h"
+#include "core/csv.h"
 #include "core/sweep_metrics.h"
 #include "core/text.h"
 #include "mapper/schedule.h"
@@ -122,16 +123,6 @@ std::string_view unit_suffix(SweepObjective objective) {
 std::array<double, results::kSweepMetrics.size()> metric_values(const SweepRow& r) {
   return {r.latency_s, r.throughput_per_s, r.energy_j, r.edp_js,
           r.perf_per_watt, r.perf_per_mm2, r.area_mm2, r.power_w};
-}
-
-std::string csv_cell(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
+
 namespace coda::reports {
 namespace {
 
@@ -20,16 +22,6 @@ std::string compact(std::uint64_t v) {
   if (v >= 10'000'000ULL) return fmt::format("{:.1f}M", static_cast<double>(v) / 1e6);
   if (v >= 100'000ULL) return fmt::format("{:.1f}k", static_cast<double>(v) / 1e3);
   return fmt::format("{}", v);
-}
-
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string mapping_text(const results::OpResult& op, std::string_view separator) {
@@ -78,14 +70,14 @@ std::string general_csv(const results::RunResult& run) {
       "dram_read_bytes,dram_write_bytes,energy_joules\n";
   for (const auto& op : run.ops) {
     const results::Cost& c = op.cost;
-    out += fmt::format("{},{},{},{},{},{},{},{:.9g},{:.6f},{:.6f},{},{:.6f},{},{},{},{},{:.9g}\n",
-                       csv_field(op.name), results::to_string(op.unit),
-                       csv_field(mapping_text(op, ";")), c.macs, c.compute_cycles.value,
-                       c.stall_cycles.value, c.cycles.value,
-                       static_cast<double>(c.cycles.value) / run.clock.value,
-                       op.compute_utilization, op.mapping_efficiency, results::to_string(op.bound),
-                       op.arithmetic_intensity, c.sram_reads.value, c.sram_writes.value,
-                       c.dram_reads.value, c.dram_writes.value, c.energy.value);
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{:.9g},{:.6f},{:.6f},{},{:.6f},{},{},{},{},{:.9g}\n",
+                    csv_cell(op.name), results::to_string(op.unit), csv_cell(mapping_text(op, ";")),
+                    c.macs, c.compute_cycles.value, c.stall_cycles.value, c.cycles.value,
+                    static_cast<double>(c.cycles.value) / run.clock.value, op.compute_utilization,
+                    op.mapping_efficiency, results::to_string(op.bound), op.arithmetic_intensity,
+                    c.sram_reads.value, c.sram_writes.value, c.dram_reads.value,
+                    c.dram_writes.value, c.energy.value);
   }
   return out;
 }
@@ -148,7 +140,7 @@ std::string format_layers_csv(const results::RunResult& run) {
       out += fmt::format(",{0}_{1}_read_bytes,{0}_{1}_write_bytes", t.level, t.tensor);
   out += ",energy_joules\n";
   for (const auto& op : run.ops) {
-    out += csv_field(op.name);
+    out += csv_cell(op.name);
     for (const auto& entry : op.mapping) out += fmt::format(",{}", entry.second);
     out += fmt::format(",{},{},{},{},{:.6f},{:.6f},{},{:.6f}", op.cost.macs,
                        op.cost.compute_cycles.value, op.cost.stall_cycles.value,

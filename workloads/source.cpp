@@ -52,15 +52,11 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
 #endif
 }
 
-// " quant=SCHEME kv_dtype=TYPE", each part only when set (so that the hashes of sources written
-// before quantization existed stay as they were).
+// " quant=SCHEME kv_dtype=TYPE ...", or nothing for an unquantized model (so that the hashes of
+// sources written before quantization existed stay as they were).
 std::string quant_text(const llm::Quantization& quant) {
-  std::string text;
-  if (quant.weights) text += " quant=" + llm::scheme_name(quant);
-  if (quant.kv_cache) text += fmt::format(" kv_dtype={}", to_string(*quant.kv_cache));
-  if (quant.context_attention)
-    text += fmt::format(" context_attention={}", to_string(*quant.context_attention));
-  return text;
+  const std::string text = llm::describe(quant);
+  return text.empty() ? text : " " + text;
 }
 
 std::optional<LoadedWorkload> load_llm(const LlmSource& source, Diagnostics& diags) {

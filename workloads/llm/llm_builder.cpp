@@ -293,13 +293,20 @@ class Builder {
 
   // The quantization of a linear layer's input, fused into the op that writes it (TensorRT-LLM's
   // norm, activation and attention kernels write the quantized type): x and every access bound
-  // to it retyped to `to`.
+  // to it retyped to `to`. Its readers follow its producer, so the scan stops there.
   void quantize_in_producer(TensorId x, DataType to) {
     if (dtype(x) == to) return;
     g_.tensors[x.value].dtype = to;
-    for (Op& op : g_.ops)
-      for (std::size_t i = 0; i < op.tensors.size(); ++i)
-        if (op.tensors[i] == x) op.space.accesses[i].dtype = to;
+    for (std::size_t k = g_.ops.size(); k-- > 0;) {
+      Op& op = g_.ops[k];
+      bool writes = false;
+      for (std::size_t i = 0; i < op.tensors.size(); ++i) {
+        if (op.tensors[i] != x) continue;
+        op.space.accesses[i].dtype = to;
+        writes = writes || op.space.accesses[i].role == TensorRole::Output;
+      }
+      if (writes) return;
+    }
   }
 
   // A copy of x in `to` (an elementwise Copy: PyTorch's cast kernel); x itself when it is

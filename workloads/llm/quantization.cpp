@@ -61,6 +61,16 @@ std::string scheme_name(const Quantization& quant) {
                      quant.group > 0 ? fmt::format(":g{}", quant.group) : "");
 }
 
+std::string describe(const Quantization& quant) {
+  std::string text;
+  const auto part = [&](const std::string& p) { text += (text.empty() ? "" : " ") + p; };
+  if (quant.weights) part("quant=" + scheme_name(quant));
+  if (quant.kv_cache) part(fmt::format("kv_dtype={}", to_string(*quant.kv_cache)));
+  if (quant.context_attention)
+    part(fmt::format("context_attention={}", to_string(*quant.context_attention)));
+  return text;
+}
+
 bool is_kv_cache_type(DataType type) {
   switch (type) {
     case DataType::Fp32:

@@ -61,6 +61,11 @@ inline void set_scheme(Quantization& quant, const Quantization& scheme) {
 // The scheme's name as parse_quantization reads it ("w4a16:g128"), "none" without weights.
 std::string scheme_name(const Quantization& quant);
 
+// What differs from the model's types, as "quant=w4a16:g128 kv_dtype=fp8_e4m3
+// context_attention=fp8_e4m3" (each part only when set; empty for none): a source's
+// description (workloads/source.h, whose hash it enters) and a command's headline.
+std::string describe(const Quantization& quant);
+
 // The schemes parse_quantization accepts, for hints and --help.
 std::string_view quantization_list();
 
