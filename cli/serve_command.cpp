@@ -33,6 +33,19 @@ std::string gib(Bytes b) {
   return fmt::format("{:.2f} GiB", static_cast<double>(b.value) / (1ull << 30));
 }
 
+// The headline's and the deployment table's words for a batching mode.
+std::string_view batching_phrase(sv::Batching batching) {
+  switch (batching) {
+    case sv::Batching::Mixed:
+      return "mixed batches";
+    case sv::Batching::Chunked:
+      return "chunked prefill";
+    case sv::Batching::PrefillFirst:
+      break;
+  }
+  return "prefill first";
+}
+
 void print_stats_row(std::ostream& out, const char* name, const sv::Stats& s, double scale) {
   out << fmt::format("  {:<10} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name,
                      s.mean * scale, s.p50 * scale, s.p90 * scale, s.p99 * scale, s.max * scale);
@@ -91,11 +104,11 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
       "<= {}, TPOT <= {}):\n",
       args.chips, slo.percentile, slo.ttft > 0 ? fmt::format("{:g} ms", slo.ttft * 1e3) : "-",
       slo.tpot > 0 ? fmt::format("{:g} ms", slo.tpot * 1e3) : "-");
-  out << fmt::format("  {:>3} {:>8} {:<14} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}\n", "tp",
+  out << fmt::format("  {:>3} {:>8} {:<15} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}\n", "tp",
                      "replicas", "prefill", "rate/s", "offline/s", "tok/s/chip", "TTFT p99",
                      "TPOT p99", "cost/Mtok");
   std::string csv =
-      "tp,replicas,chunked_prefill,prefill_replicas,decode_replicas,rate_rps,offline_rps,output_"
+      "tp,replicas,batching,prefill_replicas,decode_replicas,rate_rps,offline_rps,output_"
       "tokens_per_s_per_chip,"
       "ttft_p99_s,tpot_p99_s,cost_per_million_tokens,rejected\n";
   for (const sv::DeploymentResult& r : *ranked) {
@@ -103,25 +116,24 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
     const std::string prefill =
         c.disaggregated
             ? fmt::format("disagg {}:{}", c.disaggregated->prefill, c.disaggregated->decode)
-        : c.chunked_prefill ? "chunked"
-                            : "prefill-first";
+            : std::string(batching_phrase(c.batching));
     const std::string cost =
         r.cost_per_million_tokens ? fmt::format("{:.4g}", *r.cost_per_million_tokens) : "";
     if (!r.rejected.empty()) {
-      out << fmt::format("  {:>3} {:>8} {:<14} rejected: {}\n", c.tp, c.replicas, prefill,
+      out << fmt::format("  {:>3} {:>8} {:<15} rejected: {}\n", c.tp, c.replicas, prefill,
                          r.rejected);
     } else if (!r.at_rate) {
-      out << fmt::format("  {:>3} {:>8} {:<14} {:>10} {:>10.4g}  (no rate within the SLO)\n", c.tp,
+      out << fmt::format("  {:>3} {:>8} {:<15} {:>10} {:>10.4g}  (no rate within the SLO)\n", c.tp,
                          c.replicas, prefill, "-", r.offline_rps);
     } else {
       out << fmt::format(
-          "  {:>3} {:>8} {:<14} {:>10.4g} {:>10.4g} {:>12.4g} {:>10.4g} "
+          "  {:>3} {:>8} {:<15} {:>10.4g} {:>10.4g} {:>12.4g} {:>10.4g} "
           "{:>10.4g} {:>10}\n",
           c.tp, c.replicas, prefill, r.rate, r.offline_rps, r.tokens_per_chip_s,
           r.at_rate->ttft.p99 * 1e3, r.at_rate->tpot.p99 * 1e3, cost);
     }
     csv += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, c.chunked_prefill,
+        "{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, sv::to_string(c.batching),
         c.disaggregated ? fmt::format("{}", c.disaggregated->prefill) : "",
         c.disaggregated ? fmt::format("{}", c.disaggregated->decode) : "", r.rate, r.offline_rps,
         r.tokens_per_chip_s, r.at_rate ? fmt::format("{}", r.at_rate->ttft.p99) : "",
@@ -235,12 +247,20 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--max-batched-tokens", args.max_batched_tokens,
-                  "Tokens per iteration (vLLM's max_num_batched_tokens); default 512 with "
-                  "--chunked-prefill, else max(2048, the longest request)")
+                  "Tokens per iteration (vLLM's max_num_batched_tokens, TensorRT-LLM's "
+                  "max_num_tokens); default 512 chunked, max(8192, the longest request) mixed, "
+                  "else max(2048, the longest request)")
       ->check(kPositive);
-  cmd->add_flag("--chunked-prefill", args.chunked_prefill,
-                "Sarathi-Serve's chunked prefill: decodes first, prompts in chunks in the rest "
-                "of the token budget");
+  CLI::Option* batching =
+      cmd->add_option("--batching", args.batching,
+                      "What an iteration runs: prefill_first (all prefills or all decodes: "
+                      "vLLM 0.6's default), mixed (decodes, then whole prompts in the rest of the "
+                      "token budget: TensorRT-LLM's in-flight batching) or chunked (decodes, then "
+                      "prompts in chunks: Sarathi-Serve's chunked prefill)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"prefill_first", "mixed", "chunked"}));
+  cmd->add_flag("--chunked-prefill", args.chunked_prefill, "The same as --batching chunked")
+      ->excludes(batching);
   cmd->add_flag("--prefix-caching", args.prefix_caching,
                 "vLLM's automatic prefix caching: the shared prefix's whole KV blocks stay "
                 "cached once made, and later prompts compute only the rest");
@@ -284,7 +304,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->capture_default_str()
       ->check(CLI::Range(1, 40));
   cmd->add_option("--fusion", args.fusion,
-                  "none, epilogue or all (docs/fusion.md); default: the arch's, else none")
+                  "none, epilogue or all (docs/fusion.md); default: the arch's, else epilogue "
+                  "(attention as one kernel, as every serving engine runs it)")
       ->check(CLI::IsMember({"none", "epilogue", "all"}));
   cmd->add_option("--attention", args.attention,
                   "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
@@ -368,7 +389,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sv::SchedulerConfig& sched = deployment.scheduler;
   sched.max_batch = args.max_batch;
   sched.max_batched_tokens = args.max_batched_tokens;
-  sched.chunked_prefill = args.chunked_prefill;
+  sched.batching = args.chunked_prefill
+                       ? sv::Batching::Chunked
+                       : *enum_value(sv::batching_names(), args.batching);  // CLI11 checked it
   sched.prefix_caching = args.prefix_caching;
   sched.policy = *enum_value(sv::policy_names(), args.policy);  // CLI11 has checked the name
   sched.admission = *enum_value(sv::kv_admission_names(), args.kv_admission);  // checked too
@@ -489,10 +512,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   out << fmt::format(
       "scheduler: max batch {}, {} tokens per iteration, {}, {}, {}, host {:g} us an iteration; "
       "KV cache {} blocks of {} tokens ({} tokens, {} a token per chip)",
-      sched.max_batch, result->max_batched_tokens,
-      sched.chunked_prefill ? "chunked prefill" : "prefill first", to_string(sched.policy),
-      to_string(sched.admission), result->iteration_overhead * 1e6, kv.blocks, kv.block_size,
-      kv.tokens(), to_string(kv.kv_bytes_per_token));
+      sched.max_batch, result->max_batched_tokens, batching_phrase(sched.batching),
+      to_string(sched.policy), to_string(sched.admission), result->iteration_overhead * 1e6,
+      kv.blocks, kv.block_size, kv.tokens(), to_string(kv.kv_bytes_per_token));
   if (kv.capacity.value > 0)
     out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
                        sched.memory_utilization, gib(kv.weights), gib(kv.activations));
@@ -530,7 +552,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"scheduler",
          {{"max_batch", sched.max_batch},
           {"max_batched_tokens", result->max_batched_tokens},
-          {"chunked_prefill", sched.chunked_prefill},
+          {"batching", sv::to_string(sched.batching)},
           {"prefix_caching", sched.prefix_caching},
           {"policy", sv::to_string(sched.policy)},
           {"kv_admission", sv::to_string(sched.admission)},

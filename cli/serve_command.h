@@ -40,7 +40,8 @@ struct ServeArgs {
   // Scheduler.
   std::uint64_t max_batch = 256;
   std::uint64_t max_batched_tokens = 0;
-  bool chunked_prefill = false;
+  std::string batching = "prefill_first";
+  bool chunked_prefill = false;  // --batching chunked
   bool prefix_caching = false;
   std::string policy = "fcfs";
   std::string kv_admission = "on_demand";

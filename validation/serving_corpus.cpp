@@ -272,6 +272,11 @@ std::optional<ServingCorpus> load_serving_corpus(const fs::path& manifest, Diagn
                       "a CSV beside the manifest");
       }
       item.optional("fp8_context_fmha", s.fp8_context_fmha, diags);
+      if (item.optional("runtime", s.runtime, diags) && s.runtime != "tensorrt_llm" &&
+          s.runtime != "vllm")
+        diags.error(item.at("runtime"),
+                    fmt::format("runtime '{}' is not one coda schedules as", s.runtime),
+                    "tensorrt_llm or vllm");
       item.reject_unknown_keys(diags);
       corpus.sources.push_back(std::move(s));
     }
@@ -279,7 +284,10 @@ std::optional<ServingCorpus> load_serving_corpus(const fs::path& manifest, Diagn
   if (diags.error_count() > before) return std::nullopt;
   for (ServingSource& s : corpus.sources) {
     read_rows(s, diags);
-    for (ServingRow& r : s.rows) r.fp8_context_fmha = s.fp8_context_fmha;
+    for (ServingRow& r : s.rows) {
+      r.fp8_context_fmha = s.fp8_context_fmha;
+      r.runtime = s.runtime.empty() ? r.engine : s.runtime;
+    }
   }
   if (diags.error_count() > before) return std::nullopt;
   return corpus;
@@ -380,11 +388,18 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
     // TensorRT-LLM's capacity scheduler admits a request only with blocks for its whole
     // sequence (CapacitySchedulerPolicy GUARANTEED_NO_EVICT, the SchedulerConfig default and
     // trtllm-bench's --scheduler_policy default); other engines take blocks as they go (vLLM).
-    if (r.engine == "tensorrt_llm")
+    // Its micro-batch scheduler runs the generation requests and whole contexts in one
+    // iteration within max_num_tokens (batch_manager/microBatchScheduler.cpp, chunked context
+    // off: the ExecutorConfig default and trtllm-bench's); vLLM 0.6's V0 scheduler runs
+    // prefills first.
+    if (r.runtime == "tensorrt_llm") {
       deployment.scheduler.admission = sv::KvAdmission::GuaranteedNoEvict;
+      deployment.scheduler.batching = sv::Batching::Mixed;
+    }
     if (r.max_batch) deployment.scheduler.max_batch = *r.max_batch;
     if (r.max_batched_tokens) deployment.scheduler.max_batched_tokens = *r.max_batched_tokens;
-    if (r.chunked_prefill) deployment.scheduler.chunked_prefill = *r.chunked_prefill;
+    if (r.chunked_prefill && *r.chunked_prefill)
+      deployment.scheduler.batching = sv::Batching::Chunked;
     const auto result =
         sv::simulate(pricer, deployment, sv::make_requests(spec), spec.arrivals, {}, diags);
     if (!result) {

@@ -35,6 +35,8 @@ struct ServingRow {
   // The source's FP8 engines ran the prefill attention in fp8 (ServingSource::fp8_context_fmha).
   bool fp8_context_fmha = false;
   std::string engine;
+  // Whose scheduler the rows ran under: the manifest's `runtime` for the source, else `engine`.
+  std::string runtime;
   std::string scenario;  // offline | poisson | closed | static_batch
   std::optional<double> rate;
   std::optional<std::uint64_t> concurrency;
@@ -57,6 +59,9 @@ struct ServingSource {
   // The manifest's fp8_context_fmha: the source's FP8 rows ran TensorRT-LLM's FP8 context FMHA
   // (stated by the source's build script); false when not stated.
   bool fp8_context_fmha = false;
+  // The manifest's runtime: the engine whose scheduler a source's rows ran under where their
+  // `engine` does not name it (NVIDIA NIM's TensorRT-LLM profiles); empty: the rows' engine.
+  std::string runtime;
   std::vector<ServingRow> rows;
 };
 

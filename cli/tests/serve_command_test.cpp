@@ -45,6 +45,26 @@ TEST(Serve, OfflineRunWritesItsFiles) {
   EXPECT_EQ(lines(tmp.path() / "iterations.csv"), 5u);
 }
 
+// --batching mixed: 8 prompts of 64 tokens at 0 fit one iteration either way (512 of the
+// 8192-token budget), so the run is as prefill-first's above, 4 iterations; the headline and
+// serve.json name the mode. --chunked-prefill is --batching chunked, so both is an error.
+TEST(Serve, TheBatchingModeIsNamed) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "8",
+                          "--input-len", "64", "--output-len", "4", "--batching", "mixed", "--out",
+                          tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("8192 tokens per iteration, mixed batches"), std::string::npos) << r.out;
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["config"]["scheduler"]["batching"], "mixed");
+  EXPECT_EQ(doc["summary"]["iterations"], 4);
+  const Outcome both = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline",
+                             "--chunked-prefill", "--batching", "mixed"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--batching"), std::string::npos) << both.err;
+}
+
 TEST(Serve, DisaggregatedPoolsAreRecorded) {
   const testing::TempDir tmp;
   const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "4",

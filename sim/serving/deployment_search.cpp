@@ -30,6 +30,8 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
     return std::nullopt;
   }
   std::vector<DeploymentResult> out;
+  const Batching whole = base.scheduler.batching == Batching::Chunked ? Batching::PrefillFirst
+                                                                      : base.scheduler.batching;
   for (std::uint64_t tp = 1; tp <= search.chips; ++tp) {
     if (search.chips % tp != 0) continue;
     PricerOptions options = pricing;
@@ -38,12 +40,12 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
     std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
     const std::uint64_t replicas = search.chips / tp;
     std::vector<DeploymentCandidate> candidates = {
-        {.tp = tp, .replicas = replicas, .chunked_prefill = false},
-        {.tp = tp, .replicas = replicas, .chunked_prefill = true}};
+        {.tp = tp, .replicas = replicas, .batching = whole},
+        {.tp = tp, .replicas = replicas, .batching = Batching::Chunked}};
     for (std::uint64_t p = 1; p < replicas; ++p)
       candidates.push_back({.tp = tp,
                             .replicas = replicas,
-                            .chunked_prefill = false,
+                            .batching = whole,
                             .disaggregated = Disaggregation{p, replicas - p}});
     for (const DeploymentCandidate& candidate : candidates) {
       DeploymentResult r;
@@ -55,7 +57,7 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
       }
       Deployment d = base;
       d.replicas = candidate.replicas;
-      d.scheduler.chunked_prefill = candidate.chunked_prefill;
+      d.scheduler.batching = candidate.batching;
       d.disaggregated = candidate.disaggregated;
       Diagnostics ran;
       const std::optional<RateSearch> found = search_rate(*pricer, d, spec, slo, search.steps, ran);

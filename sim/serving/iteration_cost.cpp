@@ -83,7 +83,7 @@ IterationPricer::IterationPricer(const llm::LlmConfig& model, const arch::Hardwa
       hw_(&hw),
       options_(options),
       fusion_(options.fusion.value_or(
-          hw.spec().calibration.fusion.value_or(mapper::FusionMode::None))) {
+          hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue))) {
   one_layer_.layers = 1;
 }
 

@@ -70,7 +70,9 @@ struct IterationTime {
 
 struct PricerOptions {
   std::uint64_t tp = 1;  // tensor-parallel ranks of one replica
-  // nullopt: the arch's vendor fusion (calibration.fusion), else none, as `coda run` prices.
+  // nullopt: the arch's vendor fusion (calibration.fusion), else epilogue: what every serving
+  // engine runs at least (attention as one kernel, FlashAttention or TensorRT-LLM's FMHA; a
+  // GEMM with its epilogue), as the validation corpus prices whole-model rows.
   std::optional<mapper::FusionMode> fusion;
   const Engine* engine = nullptr;  // null: the analytical engine
   // Weights, GEMM inputs and KV cache as deployed (workloads/llm/quantization.h).

@@ -235,7 +235,7 @@ class Replica {
 
   void schedule(IterationBatch& batch, std::vector<Chunk>& chunks,
                 std::vector<std::size_t>& decodes, IterationRecord& it) {
-    if (config_.chunked_prefill) {
+    if (config_.batching != Batching::PrefillFirst) {
       admit(schedule_running(budget_, chunks, decodes, it), chunks);
     } else {
       admit(budget_, chunks);
@@ -264,7 +264,8 @@ class Replica {
       }
       const std::uint64_t left = s.prompt - s.prefilled;
       if (left > 0 && budget == 0) break;
-      const std::uint64_t tokens = config_.chunked_prefill ? std::min(budget, left) : left;
+      const std::uint64_t tokens =
+          config_.batching == Batching::Chunked ? std::min(budget, left) : left;
       if (tokens > budget) break;
       // A prefilled arrival (disaggregated decode) needs blocks for its cache and no compute;
       // guaranteed_no_evict takes the whole sequence's at once.
@@ -306,6 +307,14 @@ constexpr std::pair<std::string_view, Policy> kPolicies[] = {
     {"fcfs", Policy::Fcfs}, {"shortest_first", Policy::ShortestFirst}};
 
 EnumTable<Policy> policy_names() { return kPolicies; }
+
+constexpr std::pair<std::string_view, Batching> kBatchings[] = {
+    {"prefill_first", Batching::PrefillFirst},
+    {"mixed", Batching::Mixed},
+    {"chunked", Batching::Chunked}};
+
+EnumTable<Batching> batching_names() { return kBatchings; }
+std::string_view to_string(Batching batching) { return enum_name(kBatchings, batching); }
 
 constexpr std::pair<std::string_view, KvAdmission> kAdmissions[] = {
     {"on_demand", KvAdmission::OnDemand}, {"guaranteed_no_evict", KvAdmission::GuaranteedNoEvict}};
@@ -537,14 +546,26 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
     }
   }
   std::uint64_t budget = config.max_batched_tokens;
-  if (budget == 0)
-    budget = config.chunked_prefill ? 512 : std::max<std::uint64_t>(2048, longest_total);
-  if (!config.chunked_prefill && longest_total > budget) {
+  if (budget == 0) {
+    switch (config.batching) {
+      case Batching::Chunked:
+        budget = 512;
+        break;
+      case Batching::Mixed:
+        budget = std::max<std::uint64_t>(8192, longest_total);
+        break;
+      case Batching::PrefillFirst:
+        budget = std::max<std::uint64_t>(2048, longest_total);
+        break;
+    }
+  }
+  if (config.batching != Batching::Chunked && longest_total > budget) {
     diags.error({}, "max_batched_tokens",
                 fmt::format("{} tokens per iteration cannot prefill a request of {} tokens (its "
                             "prompt and, after a preemption, the tokens it generated)",
                             budget, longest_total),
-                fmt::format("raise --max-batched-tokens to at least {}, or use --chunked-prefill",
+                fmt::format("raise --max-batched-tokens to at least {}, or use --batching "
+                            "chunked (--chunked-prefill)",
                             longest_total));
     return std::nullopt;
   }

@@ -14,6 +14,11 @@
 //   with chunked prefill     every running sequence decodes first (one token of the budget
 //       each), then prefills take the rest of the max_batched_tokens budget in chunks: the
 //       sequences part-way through their prompt first, then new ones, within max_batch.
+// and as TensorRT-LLM's in-flight batching runs it (Batching::Mixed; its MicroBatchScheduler
+// with chunked context off, the default):
+//   mixed                    every running sequence decodes first (one token of the budget
+//       each), then waiting prompts join the same iteration whole while they fit in the rest of
+//       the budget, within max_batch; the first that does not fit stops admission.
 //   prefix caching  (optional) the first prefill to hold a stream's whole shared prefix gives
 //       its whole blocks to the cache, where they stay; later prompts start past them.
 //   preemption  a decode that needs a block when none is free takes one from the running
@@ -55,13 +60,23 @@ enum class KvAdmission : std::uint8_t { OnDemand, GuaranteedNoEvict };
 std::string_view to_string(KvAdmission admission);  // "on_demand", "guaranteed_no_evict"
 EnumTable<KvAdmission> kv_admission_names();
 
+// How an iteration's tokens are chosen (see the top of this file).
+//   prefill_first  vLLM 0.6's default: an iteration is all prefills or all decodes
+//   mixed          TensorRT-LLM's in-flight batching: decodes, then whole prompts in the budget
+//   chunked        Sarathi-Serve's chunked prefill (vLLM's enable_chunked_prefill): decodes,
+//                  then prompts in chunks in the budget
+enum class Batching : std::uint8_t { PrefillFirst, Mixed, Chunked };
+std::string_view to_string(Batching batching);  // "prefill_first", "mixed", "chunked"
+EnumTable<Batching> batching_names();
+
 struct SchedulerConfig {
   // vLLM's max_num_seqs default (vllm/engine/arg_utils.py, 0.6).
   std::uint64_t max_batch = 256;
-  // Tokens per iteration; 0: vLLM 0.6's default, 512 with chunked prefill, else
-  // max(2048, the longest prompt).
+  // Tokens per iteration; 0: the engine's default: vLLM 0.6's 512 with chunked prefill, else
+  // max(2048, the longest request); mixed, TensorRT-LLM's max_num_tokens default (8192,
+  // trtllm-build) raised to the longest request, as an engine built for the stream would be.
   std::uint64_t max_batched_tokens = 0;
-  bool chunked_prefill = false;
+  Batching batching = Batching::PrefillFirst;
   // Admission order: fcfs (arrival order) or shortest_first (fewest prompt tokens first).
   Policy policy = Policy::Fcfs;
   KvAdmission admission = KvAdmission::OnDemand;
@@ -196,7 +211,7 @@ std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig
 // arrivals, `concurrency` clients (not with disaggregation: an error). Disaggregated, iterations
 // name replicas 0 .. prefill-1 for the prefill pool and prefill .. prefill+decode-1 for decode.
 // Errors (nothing simulated) when a request can never run: its prompt beyond max_batched_tokens
-// without chunked prefill, or prompt + output beyond the KV cache.
+// unless chunked, or prompt + output beyond the KV cache.
 std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& deployment,
                                     const std::vector<Request>& requests,
                                     const ArrivalSpec& arrivals, const Slo& slo,

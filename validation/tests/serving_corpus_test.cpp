@@ -21,6 +21,26 @@ TEST(ServingCorpus, TheCommittedCorpusReads) {
     (s.split == Split::Calibration ? calibration : validation) += s.rows.size();
   EXPECT_EQ(calibration, 120u);
   EXPECT_EQ(validation, 90u);
+  // The manifest schedules NIM's rows (engine 'other') as TensorRT-LLM's; others by engine.
+  for (const ServingSource& s : corpus->sources)
+    for (const ServingRow& r : s.rows)
+      EXPECT_EQ(r.runtime, s.id == "nim_llm_benchmarking_perf" ? "tensorrt_llm" : r.engine);
+}
+
+// A runtime coda does not schedule as is an error at its line, naming the valid ones.
+TEST(ServingCorpus, AnUnknownRuntimeIsLocated) {
+  const testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "configs");
+  std::ofstream(dir.path() / "m.yaml")
+      << "schema_version: 1\ndevices: {}\nmodels: configs\nsources:\n"
+         "  - id: s\n    file: s.csv\n    split: calibration\n    runtime: sglang\n";
+  std::ofstream(dir.path() / "s.csv") << "source,device\n";
+  Diagnostics diags;
+  EXPECT_FALSE(load_serving_corpus(dir.path() / "m.yaml", diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].where.line, 8);
+  EXPECT_NE(diags.all()[0].hint.find("tensorrt_llm or vllm"), std::string::npos)
+      << diags.format_all();
 }
 
 TEST(ServingCorpus, BadRowsAreLocated) {

@@ -161,7 +161,7 @@ TEST_F(Serving, GuaranteedNoEvictReservesTheWholeSequence) {
 // samples), so TTFT is their sum.
 TEST_F(Serving, AChunkedPrefillsIterationCount) {
   Deployment d;
-  d.scheduler.chunked_prefill = true;
+  d.scheduler.batching = Batching::Chunked;
   d.scheduler.max_batched_tokens = 256;
   const ServeResult r = run({{.id = 0, .input = 1000, .output = 2}}, d);
   const double ttft = prefill(256, 0, false) + prefill(256, 256, false) + prefill(256, 512, false) +
@@ -169,6 +169,58 @@ TEST_F(Serving, AChunkedPrefillsIterationCount) {
   EXPECT_NEAR(r.requests[0].ttft(), ttft, 1e-12);
   EXPECT_EQ(r.iterations.size(), 5u);  // four chunks and one decode
   EXPECT_EQ(r.iterations[3].prefill_tokens, 232u);
+}
+
+// TensorRT-LLM's in-flight batching (Batching::Mixed): a prompt that arrives while another
+// sequence decodes joins that decode's iteration whole, where prefill-first would run it alone
+// and hold the decode back. Request 1 arrives during request 0's prefill, so iteration 2 is
+// request 0's first decode (one token over 101 keys) with request 1's 100-token prompt.
+TEST_F(Serving, AMixedBatchRunsAPromptWithTheDecodes) {
+  const std::vector<Request> reqs = {
+      {.id = 0, .input = 100, .output = 3},
+      {.id = 1, .arrival = prefill(100) / 2, .input = 100, .output = 3}};
+  Deployment d;
+  d.scheduler.batching = Batching::Mixed;
+  const ServeResult r = run(reqs, d);
+  ASSERT_GE(r.iterations.size(), 2u);
+  EXPECT_EQ(r.iterations[1].decode_sequences, 1u);
+  EXPECT_EQ(r.iterations[1].prefill_sequences, 1u);
+  IterationBatch both;
+  both.decode_sequences = 1;
+  both.decode_context_sum = 101;
+  both.prefill.push_back({100, 0, true});
+  const double second = pricer_->price(both).total() + host_;
+  EXPECT_NEAR(r.requests[1].first_token, prefill(100) + second, 1e-12);
+  // Iteration 3 decodes both (request 0's last token, request 1's second), iteration 4 request
+  // 1's last: request 0 ends with iteration 3. Prefill-first runs request 1's prompt alone in
+  // iteration 2, so both decode in iterations 3 and 4 and request 0 ends with iteration 4.
+  ASSERT_EQ(r.iterations.size(), 4u);
+  EXPECT_EQ(r.requests[0].finish, r.iterations[2].end);
+  const ServeResult first = run(reqs, {});
+  ASSERT_EQ(first.iterations.size(), 4u);
+  EXPECT_EQ(first.iterations[1].decode_sequences, 0u);
+  EXPECT_EQ(first.requests[0].finish, first.iterations[3].end);
+  // Mixed's default budget is TensorRT-LLM's max_num_tokens default, 8192.
+  EXPECT_EQ(r.max_batched_tokens, 8192u);
+}
+
+// Whole prompts join while they fit in what the decodes leave of the budget; the first that
+// does not fit waits (TensorRT-LLM's micro-batch scheduler stops there). Budget 205, three
+// 100-token prompts at 0: iteration 1 takes two (200 tokens; a third would make 300), iteration
+// 2 their two decodes and the third prompt (102 tokens).
+TEST_F(Serving, AMixedBatchAdmitsWholePromptsWithinTheBudget) {
+  std::vector<Request> reqs;
+  for (std::uint64_t i = 0; i < 3; ++i) reqs.push_back({.id = i, .input = 100, .output = 3});
+  Deployment d;
+  d.scheduler.batching = Batching::Mixed;
+  d.scheduler.max_batched_tokens = 205;
+  const ServeResult r = run(reqs, d);
+  ASSERT_GE(r.iterations.size(), 2u);
+  EXPECT_EQ(r.iterations[0].prefill_sequences, 2u);
+  EXPECT_EQ(r.iterations[0].prefill_tokens, 200u);
+  EXPECT_EQ(r.iterations[1].decode_sequences, 2u);
+  EXPECT_EQ(r.iterations[1].prefill_tokens, 100u);
+  EXPECT_EQ(r.requests[2].first_token, r.iterations[1].end);
 }
 
 // A closed loop of one client: each request arrives when the previous one ends.
