@@ -55,6 +55,9 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
   cmd.add_option("--dtype", args.dtype,
                  "Element type for --llm or --cnn (fp32, bf16, fp16, fp8_e4m3, int8, ...)");
   cmd.add_option("--bind", args.bind, "ONNX: a dynamic dimension's value, NAME=VALUE");
+  cmd.add_flag("--no-fuse-attention", args.no_fuse_attention,
+               "ONNX: keep the exported attention (Q K^T, scaling, mask, softmax, P V) as its "
+               "ops instead of recognising it as one attention op (the fuse-attention pass)");
   if (onnx_skip)
     cmd.add_flag("--skip-unsupported", args.skip_unsupported,
                  "ONNX: skip unsupported nodes (listed) instead of failing");
@@ -111,6 +114,7 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
   workload::FileSource s;
   s.file = args.file;
   s.skip_unsupported = args.skip_unsupported;
+  s.fuse_attention = !args.no_fuse_attention;
   for (const std::string& binding : args.bind) {
     const auto eq = binding.find('=');
     std::uint64_t value = 0;

@@ -44,6 +44,7 @@ struct WorkloadSourceArgs {
   // ONNX: dynamic dims as NAME=VALUE, and whether to skip unsupported nodes (listed).
   std::vector<std::string> bind;
   bool skip_unsupported = false;
+  bool no_fuse_attention = false;  // ONNX: keep the exported attention ops as they are
 };
 
 // Adds --llm, --cnn and the LLM, CNN and ONNX parameters to `cmd`; `file` is the command's own

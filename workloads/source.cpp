@@ -13,6 +13,7 @@
 #include "workloads/importers.h"
 #include "workloads/llm/hf_config.h"
 #include "workloads/llm/llm_config.h"
+#include "workloads/passes/builtin_passes.h"
 #if CODA_WITH_ONNX
 #include "workloads/onnx/onnx_importer.h"
 #endif
@@ -44,6 +45,20 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
     out.notes.push_back(fmt::format("skipped {} unsupported node{}: {}", imported->skipped.size(),
                                     imported->skipped.size() == 1 ? "" : "s",
                                     fmt::join(imported->skipped, ", ")));
+  if (source.fuse_attention) {
+    PassPipeline pipeline;
+    pipeline.add<FuseAttention>();
+    const PipelineResult ran = pipeline.run(out.graph);
+    if (!ran.ok()) {
+      for (const std::string& problem : ran.problems)
+        diags.error({source.file.string(), 0, 0}, "fuse_attention", problem,
+                    "load it without the pass (--no-fuse-attention, or fuse_attention: false in "
+                    "a sweep) and report the model");
+      return std::nullopt;
+    }
+    for (const PassReport& report : ran.reports)
+      for (const std::string& note : report.notes) out.notes.push_back(report.pass + ": " + note);
+  }
   return out;
 #else
   diags.error({source.file.string(), 0, 0}, "", "this coda was built without the ONNX importer",
@@ -111,7 +126,7 @@ constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp",
                                          "kv_dtype"};
 // clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
-constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported"};
+constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention"};
 
 bool has_key(std::span<const std::string_view> keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -178,6 +193,9 @@ std::string describe(const WorkloadSource& source) {
             for (const auto& [name, value] : s.dim_bindings)
               text += fmt::format(" {}={}", name, value);
             if (s.skip_unsupported) text += " skip_unsupported";
+            // Named when on (the default since 2026-12-05), so that a sweep store made before
+            // the pass existed, whose points priced the exported ops, does not resume.
+            if (s.fuse_attention) text += " fuse_attention";
             return text;
           },
           [](const LlmSource& s) {
@@ -264,6 +282,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
       }
     }
     item.optional("skip_unsupported", s.skip_unsupported, diags);
+    item.optional("fuse_attention", s.fuse_attention, diags);
     out = std::move(s);
   } else if (kind == "llm") {
     LlmSource s;

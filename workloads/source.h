@@ -22,12 +22,17 @@
 
 namespace coda::workload {
 
-// A workload file, read by its extension; `dim_bindings` and `skip_unsupported` apply to ONNX
-// models (their dynamic dimensions by name; unsupported nodes left out and listed).
+// A workload file, read by its extension; `dim_bindings`, `skip_unsupported` and `fuse_attention`
+// apply to ONNX models (their dynamic dimensions by name; unsupported nodes left out and listed;
+// attention recognised).
 struct FileSource {
   std::filesystem::path file;
   std::map<std::string, std::uint64_t, std::less<>> dim_bindings;
   bool skip_unsupported = false;
+  // ONNX: run the fuse-attention pass on the import (workloads/passes/builtin_passes.h), so an
+  // exporter's Q K^T, scaling, mask, softmax and P V become one attention op that --fusion
+  // prices fused or not; false keeps the exported ops as they are.
+  bool fuse_attention = true;
 };
 
 // An LLM: a coda model YAML (configs/workloads/llm/) or a Hugging Face config.json (by its

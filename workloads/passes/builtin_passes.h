@@ -31,6 +31,23 @@ struct DecomposeAttention {
   PassReport run(Graph& graph);
 };
 
+// The attention of imported graphs, as exporters write it, becomes one Attention op (so that it
+// can be priced fused, as FlashAttention runs it): a batched matmul S = Q K^T over rank-4 tensors
+// (Q [b][h][q][d], K^T [b][h][d][kv]), then any constant scalings (Mul, Div by a scalar) and
+// constant masks (Add, or a masked fill imported as Add), a Softmax, and a batched matmul
+// O = P V (V [b][h][kv][d]), each intermediate read only by the next op and not a graph result.
+// The op is make_attention's (heads = kv heads = h) with K bound as the first matmul reads it,
+// [b][h][d][kv]; it takes the second matmul's place and name (<name>.attention), and the
+// pattern's ops and the tensors only they used go. A constant mask over the square score matrix
+// (q = kv: the causal mask exporters build from the sequence length) makes it causal; other
+// masks (padding) are left out of the price. Scalings before the first matmul (on Q) stay. Not
+// matched, with a note: rank-3 patterns whose batch and heads are one axis (nn.MultiheadAttention).
+// Softmax ops record no axis, so the pattern assumes the last, as every exporter writes it.
+struct FuseAttention {
+  static constexpr std::string_view kName = "fuse-attention";
+  PassReport run(Graph& graph);
+};
+
 // An attention backward op (make_attention_backward's form) as the five ops an unfused backward
 // runs, unbound (no tensors): dV = P^T dO, dP = dO V^T, the softmax's backward dS = P (dP -
 // rowsum(dP P)), dQ = dS K and dK = dS^T Q, with P the forward's softmax output (saved, not

@@ -65,6 +65,8 @@ void register_builtin_passes(PassRegistry& registry) {
   registry.add<VerifyPass>("check the graph's structure (every pass is followed by this)");
   registry.add<DecomposeAttention>(
       "split each attention op into Q K^T matmul, softmax over kv, and P V matmul");
+  registry.add<FuseAttention>(
+      "recognise imported attention (Q K^T, scale, mask, softmax, P V) as one attention op");
   registry.add<FoldBatchNorm>(
       "fold inference batch norms into the convolution or GEMM that produces their input");
   registry.add<DeadOpElimination>(

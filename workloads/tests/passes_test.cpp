@@ -218,8 +218,8 @@ TEST(Passes, RegistryParsesListsByName) {
   register_builtin_passes(registry);
   std::vector<std::string> names;
   for (const auto& info : registry.list()) names.push_back(info.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"verify", "decompose-attention", "fold-batch-norm",
-                                             "dead-op-elimination"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"verify", "decompose-attention", "fuse-attention",
+                                             "fold-batch-norm", "dead-op-elimination"}));
   Diagnostics diags;
   const auto pipeline = registry.parse(" fold-batch-norm,dead-op-elimination ", diags);
   ASSERT_TRUE(pipeline.has_value());
@@ -230,7 +230,8 @@ TEST(Passes, RegistryParsesListsByName) {
   EXPECT_FALSE(registry.parse("decompose-atention,,nope", diags).has_value());
   ASSERT_EQ(diags.error_count(), 3u);
   const std::string valid =
-      "; passes: verify, decompose-attention, fold-batch-norm, dead-op-elimination";
+      "; passes: verify, decompose-attention, fuse-attention, fold-batch-norm, "
+      "dead-op-elimination";
   EXPECT_EQ(format(diags.all()[0]),
             "error: --passes: unknown pass 'decompose-atention' (did you mean "
             "'decompose-attention'?)" + valid);

@@ -14,6 +14,7 @@
 #include "testing/graph_checks.h"
 #include "testing/temp_dir.h"
 #include "workloads/onnx/onnx_importer.h"
+#include "workloads/source.h"
 
 namespace coda::workload::onnx {
 namespace {
@@ -91,6 +92,55 @@ TEST(ExportedModels, FreshExportsImportAsTheCommittedOnes) {
                               " > " + (dir.path() / "log.txt").string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << "see " << command;
   for (const Expected& e : kExpected) check(dir.path(), e);
+}
+
+// Loaded as coda run, map and sweeps load a model (load_source), the GPT block's attention (Q K^T,
+// the 1/sqrt(8) scale, the causal mask's masked fill, softmax, P V) is one causal attention op
+// (fuse-attention, on by default): b 2 x 4 heads x 8 queries x 8 keys x d 8, of whose 64
+// query-key pairs a causal op counts the 36 at or below the diagonal: 2 x 2 x 4 x 36 x 8 = 4,608
+// MACs where the two matmuls did 2 x 4,096. So 204,800 - 8,192 + 4,608 = 201,216 MACs, and the
+// parameters lose the mask (64) and the scale (1): 12,707. nn.TransformerEncoder's attention,
+// exported with batch and heads in one axis, is left as it is, with a note.
+TEST(ExportedModels, TheirAttentionIsOneOpWhenLoaded) {
+  const std::filesystem::path folder = "workloads/onnx/tests/exported";
+  Diagnostics diags;
+  const auto gpt = load_source(FileSource{.file = folder / "torch_gpt_block.onnx"}, diags);
+  ASSERT_TRUE(gpt) << diags.format_all();
+  const Graph& g = gpt->graph;
+  EXPECT_EQ(problems(g), "");
+  ASSERT_EQ(count(g, OpKind::Attention), 1u);
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::Attention) {
+      EXPECT_EQ(attention_form(op), AttentionForm::Forward);
+      EXPECT_TRUE(std::get<AttentionSpec>(op.attributes).causal);
+      EXPECT_EQ(op.name, "/MatMul_1.attention");
+    }
+  EXPECT_EQ(count(g, OpKind::Contraction), 4u);
+  EXPECT_EQ(total_macs(g), 201'216u);
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 12'707u);
+  ASSERT_FALSE(gpt->notes.empty());
+  EXPECT_EQ(gpt->notes.back(),
+            "fuse-attention: fused 1 attention pattern (Q K^T, scaling, mask, softmax, P V) into "
+            "attention ops, 1 causal (a constant mask over the square score matrix)");
+
+  const auto raw = load_source(
+      FileSource{.file = folder / "torch_gpt_block.onnx", .fuse_attention = false}, diags);
+  ASSERT_TRUE(raw) << diags.format_all();
+  EXPECT_EQ(total_macs(raw->graph), 204'800u);
+  EXPECT_EQ(count(raw->graph, OpKind::Attention), 0u);
+  EXPECT_NE(describe(FileSource{.file = "m.onnx"}),
+            describe(FileSource{.file = "m.onnx", .fuse_attention = false}));
+
+  const auto encoder =
+      load_source(FileSource{.file = folder / "torch_transformer_encoder.onnx"}, diags);
+  ASSERT_TRUE(encoder) << diags.format_all();
+  EXPECT_EQ(total_macs(encoder->graph), 278'528u);
+  EXPECT_EQ(count(encoder->graph, OpKind::Attention), 0u);
+  ASSERT_FALSE(encoder->notes.empty());
+  EXPECT_TRUE(
+      encoder->notes.back().starts_with("fuse-attention: left 2 attention patterns "
+                                        "unfused: batch and heads merged"))
+      << encoder->notes.back();
 }
 
 }  // namespace
