@@ -181,6 +181,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "only prefill and D that decode, each KV cache sent over the chip links; "
                   "instead of --replicas")
       ->excludes("--replicas");
+  cmd->add_option("--decode-tp", args.decode_tp,
+                  "With --disaggregate: tensor-parallel chips per decode replica (DistServe runs "
+                  "the pools at different TP); default --tp")
+      ->needs("--disaggregate")
+      ->check(kPositive);
   CLI::Option* rate = cmd->add_option("--rate", args.rate,
                                       "Open loop: Poisson arrivals at this many requests per "
                                       "second (gamma with --cv)")
@@ -386,6 +391,17 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
     }
     deployment.disaggregated = sv::Disaggregation{.prefill = *p, .decode = *d};
   }
+  std::optional<sv::IterationPricer> decode_pricer;
+  if (args.decode_tp > 0 && args.decode_tp != args.tp) {
+    sv::PricerOptions decode_pricing = pricing;
+    decode_pricing.tp = args.decode_tp;
+    decode_pricer = sv::IterationPricer::make(*model, hw, decode_pricing, diags);
+    if (!decode_pricer) {
+      err << diags.format_all();
+      return 1;
+    }
+    deployment.disaggregated->decode_pricer = &*decode_pricer;
+  }
   sv::SchedulerConfig& sched = deployment.scheduler;
   sched.max_batch = args.max_batch;
   sched.max_batched_tokens = args.max_batched_tokens;
@@ -447,8 +463,10 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   const std::string layout =
       args.search_deployments ? fmt::format("layouts of {} chips", args.chips)
       : deployment.disaggregated
-          ? fmt::format("TP {}, {} prefill + {} decode replica(s)", args.tp,
-                        deployment.disaggregated->prefill, deployment.disaggregated->decode)
+          ? fmt::format("{} prefill replica(s) at TP {} + {} decode at TP {}",
+                        deployment.disaggregated->prefill, args.tp,
+                        deployment.disaggregated->decode,
+                        args.decode_tp > 0 ? args.decode_tp : args.tp)
           : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
   const std::string quant = workload::llm::describe(pricing.quant);
   out << fmt::format("coda serve: {} ({}{}) on '{}', {}; {}\n", model->name,
@@ -519,6 +537,12 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
     out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
                        sched.memory_utilization, gib(kv.weights), gib(kv.activations));
   out << "\n";
+  if (const auto& dk = result->decode_kv)
+    out << fmt::format(
+        "decode pool at TP {}: KV cache {} blocks ({} tokens, {} a token per chip), weights {} a "
+        "chip\n",
+        args.decode_tp, dk->blocks, dk->tokens(), to_string(dk->kv_bytes_per_token),
+        gib(dk->weights));
   print_summary(out, *result, slo);
 
   if (!args.out.empty()) {
@@ -536,7 +560,8 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"disaggregated",
          deployment.disaggregated
              ? ordered_json{{"prefill_replicas", deployment.disaggregated->prefill},
-                            {"decode_replicas", deployment.disaggregated->decode}}
+                            {"decode_replicas", deployment.disaggregated->decode},
+                            {"decode_tp", args.decode_tp > 0 ? args.decode_tp : args.tp}}
              : ordered_json(nullptr)},
         {"fusion", mapper::to_string(pricer->fusion())},
         {"arrivals", std::string(sv::to_string(spec.arrivals.kind))},

@@ -26,6 +26,7 @@ struct ServeArgs {
   std::uint64_t tp = 1;
   std::uint64_t replicas = 1;
   std::string disaggregate;  // "P:D": P prefill and D decode replicas
+  std::uint64_t decode_tp = 0;  // the decode pool's TP; 0: --tp
   // Arrivals: one of these.
   double rate = 0;                // Poisson (or gamma with --cv) requests per second
   double cv = 0;                  // gamma gaps' coefficient of variation; 0: Poisson

@@ -71,12 +71,36 @@ TEST(Serve, DisaggregatedPoolsAreRecorded) {
                           "--input-len", "64", "--output-len", "3", "--disaggregate", "1:2",
                           "--out", tmp.path().c_str()});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("1 prefill + 2 decode"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 prefill replica(s) at TP 1 + 2 decode at TP 1"), std::string::npos)
+      << r.out;
   std::ifstream json(tmp.path() / "serve.json");
   const auto doc = nlohmann::json::parse(json);
   EXPECT_EQ(doc["config"]["replicas"], 3);
   EXPECT_EQ(doc["config"]["disaggregated"]["decode_replicas"], 2);
   EXPECT_EQ(doc["summary"]["requests"], 4);
+}
+
+// --decode-tp runs the decode pool at its own TP: the headline names both, serve.json records
+// it with the decode pool's KV cache (LLaMA-2-7B's token is 512 KiB over all 32 heads: 256 KiB a
+// chip at TP 2); without --disaggregate it is an error.
+TEST(Serve, ADecodePoolAtItsOwnTpIsRecorded) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "4",
+                          "--input-len", "64", "--output-len", "3", "--disaggregate", "1:1",
+                          "--decode-tp", "2", "--out", tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 prefill replica(s) at TP 1 + 1 decode at TP 2"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("decode pool at TP 2"), std::string::npos) << r.out;
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["config"]["disaggregated"]["decode_tp"], 2);
+  EXPECT_EQ(doc["decode_kv_cache"]["kv_bytes_per_token"], 256 * 1024);
+  EXPECT_EQ(doc["summary"]["requests"], 4);
+  const Outcome alone =
+      coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--decode-tp", "2"});
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_NE(alone.err.find("--disaggregate"), std::string::npos) << alone.err;
 }
 
 TEST(Serve, ATraceDrivesTheArrivals) {

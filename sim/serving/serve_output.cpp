@@ -44,10 +44,12 @@ ordered_json kv_json(const KvBudget& kv) {
 }
 
 ordered_json serve_json(const ServeResult& result, ordered_json config) {
-  return {{"config", std::move(config)},
-          {"kv_cache", kv_json(result.kv)},
-          {"max_batched_tokens", result.max_batched_tokens},
-          {"summary", summary_json(result.summary)}};
+  ordered_json out = {{"config", std::move(config)},
+                      {"kv_cache", kv_json(result.kv)},
+                      {"max_batched_tokens", result.max_batched_tokens},
+                      {"summary", summary_json(result.summary)}};
+  if (result.decode_kv) out["decode_kv_cache"] = kv_json(*result.decode_kv);
+  return out;
 }
 
 std::string requests_csv(const ServeResult& result) {
@@ -65,13 +67,14 @@ std::string iterations_csv(const ServeResult& result) {
   std::string out =
       "replica,start_s,end_s,decode_sequences,prefill_sequences,prefill_tokens,kv_blocks_used,"
       "kv_utilisation,waiting,preempted,linear_s,attention_s,head_s\n";
-  const double blocks = static_cast<double>(result.kv.blocks);
   for (const IterationRecord& it : result.iterations)
-    out += fmt::format("{},{:.9g},{:.9g},{},{},{},{},{:.4f},{},{},{:.6g},{:.6g},{:.6g}\n",
-                       it.replica, it.start, it.end, it.decode_sequences, it.prefill_sequences,
-                       it.prefill_tokens, it.kv_blocks_used,
-                       blocks > 0 ? static_cast<double>(it.kv_blocks_used) / blocks : 0.0,
-                       it.waiting, it.preempted, it.time.linear, it.time.attention, it.time.head);
+    out += fmt::format(
+        "{},{:.9g},{:.9g},{},{},{},{},{:.4f},{},{},{:.6g},{:.6g},{:.6g}\n", it.replica, it.start,
+        it.end, it.decode_sequences, it.prefill_sequences, it.prefill_tokens, it.kv_blocks_used,
+        it.kv_blocks > 0
+            ? static_cast<double>(it.kv_blocks_used) / static_cast<double>(it.kv_blocks)
+            : 0.0,
+        it.waiting, it.preempted, it.time.linear, it.time.attention, it.time.head);
   return out;
 }
 

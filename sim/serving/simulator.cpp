@@ -120,6 +120,7 @@ class Replica {
       it.prefill_sequences = chunks.size();
       it.prefill_tokens = batch.tokens() - batch.decode_sequences;
       it.kv_blocks_used = used_;
+      it.kv_blocks = blocks_;
       // Tokens produced at the iteration's end.
       std::vector<std::size_t> produced;
       for (const std::size_t i : decodes) {
@@ -421,9 +422,9 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
     s.max_batch = std::max(s.max_batch, b);
     const double dt = it.end - it.start;
     busy += dt;
-    const double u = result.kv.blocks > 0 ? static_cast<double>(it.kv_blocks_used) /
-                                                static_cast<double>(result.kv.blocks)
-                                          : 0;
+    const double u = it.kv_blocks > 0 ? static_cast<double>(it.kv_blocks_used) /
+                                            static_cast<double>(it.kv_blocks)
+                                      : 0;
     kv_area += u * dt;
     s.kv_utilisation_max = std::max(s.kv_utilisation_max, u);
   }
@@ -449,6 +450,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
                 "use open-loop arrivals (--rate, --offline or --trace)");
     return false;
   }
+  IterationPricer& decoder = pools.decode_pricer != nullptr ? *pools.decode_pricer : pricer;
   const double link = pricer.hardware().achievable_link_bytes_per_second();
   if (link <= 0) {
     diags.error({}, "arch",
@@ -459,6 +461,28 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     return false;
   }
   const SchedulerConfig& config = deployment.scheduler;
+  // The decode pool's own KV cache when its TP differs: every request must fit it too.
+  KvBudget decode_kv = kv;
+  if (&decoder != &pricer) {
+    const std::optional<KvBudget> own = kv_budget(decoder, config, budget, diags);
+    if (!own) return false;
+    decode_kv = *own;
+    std::uint64_t longest = 0;
+    for (const RequestRecord& r : result.requests)
+      longest = std::max(longest, r.request.input + r.request.output - 1);
+    if (ceil_div(longest, config.block_size) > decode_kv.blocks) {
+      diags.error({}, "serve",
+                  fmt::format("a request of {} tokens does not fit the decode pool's KV cache at "
+                              "TP {} ({} blocks of {} tokens)",
+                              longest, decoder.tp(), decode_kv.blocks, config.block_size),
+                  "more decode ranks (--decode-tp), or shorter requests");
+      return false;
+    }
+  }
+  // Bytes a prompt token's KV cache moves: all ranks' share, carried by min(TP, TP) links.
+  const double token_bytes =
+      static_cast<double>(kv.kv_bytes_per_token.value) * static_cast<double>(pricer.tp());
+  const double links = static_cast<double>(std::min(pricer.tp(), decoder.tp()));
   const std::uint64_t prefix_blocks =
       config.prefix_caching && !result.requests.empty()
           ? result.requests.front().request.shared_prefix / config.block_size
@@ -480,7 +504,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   }
   // The decode pool: each request with more to generate, when its cache arrives.
   ServeResult decode;
-  decode.kv = kv;
+  decode.kv = decode_kv;
   decode.iteration_overhead = result.iteration_overhead;
   std::vector<std::size_t> back;  // decode record -> result record
   for (std::size_t i = 0; i < result.requests.size(); ++i) {
@@ -489,8 +513,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     r.preemptions = prefill.requests[i].preemptions;
     r.finish = r.first_token;
     r.replica = 0;
-    r.kv_transfer = static_cast<double>(r.request.input) *
-                    static_cast<double>(kv.kv_bytes_per_token.value) / link;
+    r.kv_transfer = static_cast<double>(r.request.input) * token_bytes / (links * link);
     if (r.request.output <= 1) continue;
     RequestRecord d = r;
     d.request.arrival = r.first_token + r.kv_transfer;
@@ -506,7 +529,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   for (std::uint64_t rep = 0; rep < pools.decode; ++rep) {
     std::vector<std::size_t> ids;
     for (std::size_t k = rep; k < order.size(); k += pools.decode) ids.push_back(order[k]);
-    Replica engine(pricer, config, pools.prefill + rep, kv.blocks, budget, decode, true);
+    Replica engine(decoder, config, pools.prefill + rep, decode_kv.blocks, budget, decode, true);
     engine.run(ids, 0);
     for (const std::size_t i : ids) decode.requests[i].replica = pools.prefill + rep;
   }
@@ -516,6 +539,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     r.replica = decode.requests[k].replica;
     r.preemptions += decode.requests[k].preemptions;
   }
+  if (&decoder != &pricer) result.decode_kv = decode_kv;
   result.iterations = std::move(prefill.iterations);
   result.iterations.insert(result.iterations.end(), decode.iterations.begin(),
                            decode.iterations.end());

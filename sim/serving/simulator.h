@@ -29,7 +29,7 @@
 //       preempted; fewer sequences run at once when the cache is the limit.
 //
 // Not simulated (errors where asked for): pipeline parallelism, swapping KV blocks to the host,
-// prefix sharing, speculative decoding, disaggregated prefill and decode pools. Host-side
+// prefix sharing, speculative decoding, different hardware per disaggregated pool. Host-side
 // scheduling and sampling time is `iteration_overhead` (default: the arch's
 // calibration.llm_step_fixed_cost, the runtime's host work per generation step; else 0).
 
@@ -101,14 +101,19 @@ struct SchedulerConfig {
 };
 
 // Disaggregated prefill and decode (DistServe, OSDI'24; Splitwise, ISCA'24): `prefill` replicas
-// only prefill; each request's KV cache then goes over the chip links (each of the TP ranks sends
-// its share to its counterpart: prompt tokens x KV bytes per token per chip at the arch's
-// achievable link bandwidth) to one of `decode` replicas, which decodes it. Both pools run the
-// scheduler of the deployment; requests go round-robin to the prefill replicas in arrival order
-// and to the decode replicas in the order their caches arrive. Transfers do not contend.
+// only prefill; each request's KV cache then goes over the chip links to one of `decode`
+// replicas, which decodes it. The pools may run at different TP (DistServe's point: prefill
+// wants more ranks than decode): `decode_pricer`, when set, is the decode pool's (its TP, its
+// weights, its KV cache), else the pools share the deployment's. A transfer moves prompt tokens x
+// the KV bytes of a token, each prefill rank sending its share of the heads and each decode rank
+// receiving its own, so min(TP prefill, TP decode) links carry it in parallel at the arch's
+// achievable link bandwidth. Both pools run the scheduler of the deployment; requests go
+// round-robin to the prefill replicas in arrival order and to the decode replicas in the order
+// their caches arrive. Transfers do not contend.
 struct Disaggregation {
   std::uint64_t prefill = 1;
   std::uint64_t decode = 1;
+  IterationPricer* decode_pricer = nullptr;  // not owned; null: the deployment's pricer
 };
 
 struct Deployment {
@@ -152,6 +157,7 @@ struct IterationRecord {
   std::uint64_t prefill_sequences = 0;
   std::uint64_t prefill_tokens = 0;
   std::uint64_t kv_blocks_used = 0;  // after the iteration's allocations
+  std::uint64_t kv_blocks = 0;       // the replica's cache (a decode pool's may differ)
   std::uint64_t waiting = 0;         // requests arrived and not running when it started
   std::uint64_t preempted = 0;       // sequences preempted to make room for it
   IterationTime time;
@@ -193,7 +199,8 @@ struct ServeSummary {
 };
 
 struct ServeResult {
-  KvBudget kv;
+  KvBudget kv;                           // a replica's; disaggregated, the prefill pool's
+  std::optional<KvBudget> decode_kv;     // a disaggregated decode pool's, when its TP differs
   double iteration_overhead = 0;         // the host time each iteration paid, seconds
   std::uint64_t max_batched_tokens = 0;  // the budget used (the default resolved)
   std::vector<RequestRecord> requests;   // in id order

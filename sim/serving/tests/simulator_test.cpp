@@ -40,6 +40,15 @@ class Serving : public ::testing::Test {
     b.decode_context_sum = sequences * keys_each;
     return pricer_->price(b).total() + host_;
   }
+  // A disaggregated 100-token prompt at TP 1: TTFT is its prefill; its cache, 100 tokens x 512
+  // KiB (LLaMA-2-7B's 32 layers x 2 x 32 heads x 128 x 2 bytes), crosses one link at the arch's
+  // achievable bandwidth. Returns the transfer's seconds.
+  double prefill_then_transfer(const RequestRecord& q) {
+    EXPECT_NEAR(q.ttft(), prefill(100), 1e-12);
+    const double transfer = 100.0 * 512 * 1024 / hw_.achievable_link_bytes_per_second();
+    EXPECT_NEAR(q.kv_transfer, transfer, 1e-15);
+    return transfer;
+  }
   ServeResult run(const std::vector<Request>& requests, const Deployment& d,
                   ArrivalSpec arrivals = {}, Slo slo = {}) {
     Diagnostics diags;
@@ -312,9 +321,7 @@ TEST_F(Serving, DisaggregatedPrefillThenTheCachesTransferThenDecode) {
   d.disaggregated = Disaggregation{.prefill = 1, .decode = 1};
   const ServeResult r = run({{.id = 0, .arrival = 1.0, .input = 100, .output = 5}}, d);
   const RequestRecord& q = r.requests.at(0);
-  EXPECT_NEAR(q.ttft(), prefill(100), 1e-12);
-  const double transfer = 100.0 * 512 * 1024 / hw_.achievable_link_bytes_per_second();
-  EXPECT_NEAR(q.kv_transfer, transfer, 1e-15);
+  const double transfer = prefill_then_transfer(q);
   double decodes = 0;
   for (std::uint64_t i = 1; i <= 4; ++i) decodes += decode(1, 100 + i);
   EXPECT_NEAR(q.finish, 1.0 + prefill(100) + transfer + decodes, 1e-9);
@@ -332,6 +339,39 @@ TEST_F(Serving, DisaggregatedPrefillThenTheCachesTransferThenDecode) {
   EXPECT_FALSE(simulate(*pricer_, d, {{.id = 0, .input = 10, .output = 2}},
                         {.kind = ArrivalKind::Closed, .concurrency = 1}, {}, diags));
   EXPECT_EQ(diags.all().at(0).path, "disaggregation");
+}
+
+// The decode pool at TP 2 while the prefill pool runs at TP 1 (DistServe's different
+// parallelism per pool): the prefill as above; the cache, 100 tokens x 512 KiB (all 32 heads),
+// leaves the one prefill rank over one link (min(1, 2)) in the same time as before, and the decode
+// iterations are the TP-2 pricer's. The decode pool's KV cache is its own: TP 2 halves a token's
+// bytes per chip (256 KiB) and the weights per chip, so it holds more than twice the tokens.
+TEST_F(Serving, ADecodePoolAtItsOwnTp) {
+  Diagnostics diags;
+  auto model = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", diags);
+  ASSERT_TRUE(model) << diags.format_all();
+  auto tp2 = IterationPricer::make(*model, hw_, {.tp = 2}, diags);
+  ASSERT_TRUE(tp2) << diags.format_all();
+  Deployment d;
+  d.disaggregated = Disaggregation{.prefill = 1, .decode = 1, .decode_pricer = &*tp2};
+  const ServeResult r = run({{.id = 0, .arrival = 1.0, .input = 100, .output = 5}}, d);
+  const RequestRecord& q = r.requests.at(0);
+  const double transfer = prefill_then_transfer(q);
+  double decodes = 0;
+  for (std::uint64_t i = 1; i <= 4; ++i) {
+    IterationBatch b;
+    b.decode_sequences = 1;
+    b.decode_context_sum = 100 + i;
+    decodes += tp2->price(b).total() + host_;
+  }
+  EXPECT_NEAR(q.finish, 1.0 + prefill(100) + transfer + decodes, 1e-9);
+  EXPECT_LT(decodes, 4 * decode(1, 102));  // TP 2 decodes faster
+  ASSERT_TRUE(r.decode_kv.has_value());
+  EXPECT_EQ(r.decode_kv->kv_bytes_per_token.value, 256u * 1024);
+  EXPECT_GT(r.decode_kv->blocks, 2 * r.kv.blocks);
+  ASSERT_EQ(r.iterations.size(), 5u);
+  EXPECT_EQ(r.iterations[0].kv_blocks, r.kv.blocks);
+  EXPECT_EQ(r.iterations[1].kv_blocks, r.decode_kv->blocks);
 }
 
 // Prefix caching: two requests of 600 tokens sharing a 520-token system prompt, one at a time
