@@ -507,13 +507,30 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   decode.kv = decode_kv;
   decode.iteration_overhead = result.iteration_overhead;
   std::vector<std::size_t> back;  // decode record -> result record
+  // Each prefill replica's links send one cache at a time, in the order its prefills end (request
+  // i was prefilled by replica i mod P): a cache waits for the one before it.
+  std::vector<std::size_t> sending;
+  for (std::size_t i = 0; i < result.requests.size(); ++i)
+    if (result.requests[i].request.output > 1) sending.push_back(i);
+  std::stable_sort(sending.begin(), sending.end(), [&](std::size_t a, std::size_t b) {
+    const std::size_t ra = a % pools.prefill, rb = b % pools.prefill;
+    return ra != rb ? ra < rb : prefill.requests[a].first_token < prefill.requests[b].first_token;
+  });
+  std::vector<double> link_free(pools.prefill, 0.0);
+  for (const std::size_t i : sending) {
+    const double ready = prefill.requests[i].first_token;
+    const double start = std::max(ready, link_free[i % pools.prefill]);
+    const double sent = start + static_cast<double>(result.requests[i].request.input) *
+                                    token_bytes / (links * link);
+    link_free[i % pools.prefill] = sent;
+    result.requests[i].kv_transfer = sent - ready;
+  }
   for (std::size_t i = 0; i < result.requests.size(); ++i) {
     RequestRecord& r = result.requests[i];
     r.first_token = prefill.requests[i].first_token;
     r.preemptions = prefill.requests[i].preemptions;
     r.finish = r.first_token;
     r.replica = 0;
-    r.kv_transfer = static_cast<double>(r.request.input) * token_bytes / (links * link);
     if (r.request.output <= 1) continue;
     RequestRecord d = r;
     d.request.arrival = r.first_token + r.kv_transfer;

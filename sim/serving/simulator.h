@@ -109,7 +109,8 @@ struct SchedulerConfig {
 // receiving its own, so min(TP prefill, TP decode) links carry it in parallel at the arch's
 // achievable link bandwidth. Both pools run the scheduler of the deployment; requests go
 // round-robin to the prefill replicas in arrival order and to the decode replicas in the order
-// their caches arrive. Transfers do not contend.
+// their caches arrive. A prefill replica's links send one cache at a time, in the order its
+// prefills end; receiving decode replicas do not contend, nor do transfers with TP's collectives.
 struct Disaggregation {
   std::uint64_t prefill = 1;
   std::uint64_t decode = 1;
@@ -140,7 +141,9 @@ struct KvBudget {
 struct RequestRecord {
   Request request;
   std::uint64_t replica = 0;  // disaggregated: the decode replica (prefill + its index)
-  double kv_transfer = 0;     // disaggregated: the KV cache's transfer, seconds
+  // Disaggregated: from the first token until the KV cache is at the decode pool, seconds (the
+  // wait for the prefill replica's links, busy sending earlier caches, and the transfer).
+  double kv_transfer = 0;
   double first_token = 0;  // when the prefill that produced the first token ended
   double finish = 0;       // when the last token was produced
   std::uint64_t preemptions = 0;

@@ -341,6 +341,26 @@ TEST_F(Serving, DisaggregatedPrefillThenTheCachesTransferThenDecode) {
   EXPECT_EQ(diags.all().at(0).path, "disaggregation");
 }
 
+// Two 100-token prompts at once on one prefill replica: one iteration prefills both, so both
+// caches are ready together; the replica's link sends them one after the other, so the second
+// waits for the first: its cache arrives after two transfers.
+TEST_F(Serving, APrefillReplicasLinkSendsOneCacheAtATime) {
+  Deployment d;
+  d.disaggregated = Disaggregation{.prefill = 1, .decode = 1};
+  const ServeResult r =
+      run({{.id = 0, .input = 100, .output = 3}, {.id = 1, .input = 100, .output = 3}}, d);
+  const double transfer = 100.0 * 512 * 1024 / hw_.achievable_link_bytes_per_second();
+  ASSERT_EQ(r.requests.size(), 2u);
+  EXPECT_EQ(r.requests[0].first_token, r.requests[1].first_token);
+  EXPECT_NEAR(r.requests[0].kv_transfer, transfer, 1e-15);
+  EXPECT_NEAR(r.requests[1].kv_transfer, 2 * transfer, 1e-15);
+  // With two prefill replicas each sends its own: no wait.
+  d.disaggregated->prefill = 2;
+  const ServeResult apart =
+      run({{.id = 0, .input = 100, .output = 3}, {.id = 1, .input = 100, .output = 3}}, d);
+  EXPECT_NEAR(apart.requests[1].kv_transfer, transfer, 1e-15);
+}
+
 // The decode pool at TP 2 while the prefill pool runs at TP 1 (DistServe's different
 // parallelism per pool): the prefill as above; the cache, 100 tokens x 512 KiB (all 32 heads),
 // leaves the one prefill rank over one link (min(1, 2)) in the same time as before, and the decode
