@@ -256,13 +256,19 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "max_num_tokens); default 512 chunked, max(8192, the longest request) mixed, "
                   "else max(2048, the longest request)")
       ->check(kPositive);
+  cmd->add_option("--runtime", args.runtime,
+                  "Whose scheduler defaults: vllm (--batching prefill_first, --kv-admission "
+                  "on_demand: vLLM 0.6) or tensorrt_llm (mixed, guaranteed_no_evict: "
+                  "TensorRT-LLM's in-flight batching and capacity scheduler)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"vllm", "tensorrt_llm"}));
   CLI::Option* batching =
-      cmd->add_option("--batching", args.batching,
-                      "What an iteration runs: prefill_first (all prefills or all decodes: "
-                      "vLLM 0.6's default), mixed (decodes, then whole prompts in the rest of the "
-                      "token budget: TensorRT-LLM's in-flight batching) or chunked (decodes, then "
-                      "prompts in chunks: Sarathi-Serve's chunked prefill)")
-          ->capture_default_str()
+      cmd->add_option(
+             "--batching", args.batching,
+             "What an iteration runs: prefill_first (all prefills or all decodes: "
+             "vLLM 0.6's default), mixed (decodes, then whole prompts in the rest of the "
+             "token budget: TensorRT-LLM's in-flight batching) or chunked (decodes, then "
+             "prompts in chunks: Sarathi-Serve's chunked prefill); default the --runtime's")
           ->check(CLI::IsMember({"prefill_first", "mixed", "chunked"}));
   cmd->add_flag("--chunked-prefill", args.chunked_prefill, "The same as --batching chunked")
       ->excludes(batching);
@@ -276,8 +282,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--kv-admission", args.kv_admission,
                   "KV blocks taken at admission: on_demand (the prompt's, more as decode needs "
                   "them, preempting when none is free: vLLM) or guaranteed_no_evict (the whole "
-                  "sequence's, never preempting: TensorRT-LLM's default)")
-      ->capture_default_str()
+                  "sequence's, never preempting: TensorRT-LLM's default); default the "
+                  "--runtime's")
       ->check(CLI::IsMember({"on_demand", "guaranteed_no_evict"}));
   cmd->add_option("--block-size", args.block_size, "Tokens per KV-cache block")
       ->capture_default_str()
@@ -405,12 +411,14 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sv::SchedulerConfig& sched = deployment.scheduler;
   sched.max_batch = args.max_batch;
   sched.max_batched_tokens = args.max_batched_tokens;
-  sched.batching = args.chunked_prefill
-                       ? sv::Batching::Chunked
-                       : *enum_value(sv::batching_names(), args.batching);  // CLI11 checked it
+  // CLI11 has checked every name below.
+  sv::apply_runtime(sched, *enum_value(sv::runtime_names(), args.runtime));
+  if (args.chunked_prefill) sched.batching = sv::Batching::Chunked;
+  if (!args.batching.empty()) sched.batching = *enum_value(sv::batching_names(), args.batching);
   sched.prefix_caching = args.prefix_caching;
-  sched.policy = *enum_value(sv::policy_names(), args.policy);  // CLI11 has checked the name
-  sched.admission = *enum_value(sv::kv_admission_names(), args.kv_admission);  // checked too
+  sched.policy = *enum_value(sv::policy_names(), args.policy);
+  if (!args.kv_admission.empty())
+    sched.admission = *enum_value(sv::kv_admission_names(), args.kv_admission);
   sched.block_size = args.block_size;
   sched.memory_utilization = args.memory_utilization;
   sched.watermark = args.watermark;
@@ -577,6 +585,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"scheduler",
          {{"max_batch", sched.max_batch},
           {"max_batched_tokens", result->max_batched_tokens},
+          {"runtime", args.runtime},
           {"batching", sv::to_string(sched.batching)},
           {"prefix_caching", sched.prefix_caching},
           {"policy", sv::to_string(sched.policy)},

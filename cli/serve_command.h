@@ -41,11 +41,12 @@ struct ServeArgs {
   // Scheduler.
   std::uint64_t max_batch = 256;
   std::uint64_t max_batched_tokens = 0;
-  std::string batching = "prefill_first";
+  std::string runtime = "vllm";  // the scheduler defaults: vllm or tensorrt_llm
+  std::string batching;          // empty: the runtime's
   bool chunked_prefill = false;  // --batching chunked
   bool prefix_caching = false;
   std::string policy = "fcfs";
-  std::string kv_admission = "on_demand";
+  std::string kv_admission;  // empty: the runtime's
   std::uint64_t block_size = 16;
   double memory_utilization = 0.9;
   double watermark = 0.01;

@@ -392,10 +392,8 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
     // iteration within max_num_tokens (batch_manager/microBatchScheduler.cpp, chunked context
     // off: the ExecutorConfig default and trtllm-bench's); vLLM 0.6's V0 scheduler runs
     // prefills first.
-    if (r.runtime == "tensorrt_llm") {
-      deployment.scheduler.admission = sv::KvAdmission::GuaranteedNoEvict;
-      deployment.scheduler.batching = sv::Batching::Mixed;
-    }
+    sv::apply_runtime(deployment.scheduler,
+                      r.runtime == "tensorrt_llm" ? sv::Runtime::TensorRtLlm : sv::Runtime::Vllm);
     if (r.max_batch) deployment.scheduler.max_batch = *r.max_batch;
     if (r.max_batched_tokens) deployment.scheduler.max_batched_tokens = *r.max_batched_tokens;
     if (r.chunked_prefill && *r.chunked_prefill)

@@ -59,6 +59,17 @@ TEST(Serve, TheBatchingModeIsNamed) {
   const auto doc = nlohmann::json::parse(json);
   EXPECT_EQ(doc["config"]["scheduler"]["batching"], "mixed");
   EXPECT_EQ(doc["summary"]["iterations"], 4);
+  // --runtime tensorrt_llm is mixed batches with guaranteed_no_evict admission unless told.
+  const Outcome trt =
+      coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "8",
+            "--input-len", "64", "--output-len", "4", "--runtime", "tensorrt_llm"});
+  ASSERT_EQ(trt.code, 0) << trt.err;
+  EXPECT_NE(trt.out.find("mixed batches, fcfs, guaranteed_no_evict"), std::string::npos) << trt.out;
+  const Outcome told = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests",
+                             "8", "--input-len", "64", "--output-len", "4", "--runtime",
+                             "tensorrt_llm", "--kv-admission", "on_demand"});
+  ASSERT_EQ(told.code, 0) << told.err;
+  EXPECT_NE(told.out.find("mixed batches, fcfs, on_demand"), std::string::npos) << told.out;
   const Outcome both = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline",
                              "--chunked-prefill", "--batching", "mixed"});
   EXPECT_EQ(both.code, 2);

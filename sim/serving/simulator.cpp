@@ -315,6 +315,18 @@ constexpr std::pair<std::string_view, Batching> kBatchings[] = {
     {"chunked", Batching::Chunked}};
 
 EnumTable<Batching> batching_names() { return kBatchings; }
+
+constexpr std::pair<std::string_view, Runtime> kRuntimes[] = {
+    {"vllm", Runtime::Vllm}, {"tensorrt_llm", Runtime::TensorRtLlm}};
+
+EnumTable<Runtime> runtime_names() { return kRuntimes; }
+std::string_view to_string(Runtime runtime) { return enum_name(kRuntimes, runtime); }
+
+void apply_runtime(SchedulerConfig& config, Runtime runtime) {
+  const bool trt = runtime == Runtime::TensorRtLlm;
+  config.batching = trt ? Batching::Mixed : Batching::PrefillFirst;
+  config.admission = trt ? KvAdmission::GuaranteedNoEvict : KvAdmission::OnDemand;
+}
 std::string_view to_string(Batching batching) { return enum_name(kBatchings, batching); }
 
 constexpr std::pair<std::string_view, KvAdmission> kAdmissions[] = {

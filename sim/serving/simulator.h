@@ -100,6 +100,15 @@ struct SchedulerConfig {
   std::optional<std::uint64_t> kv_blocks;
 };
 
+// The scheduler defaults of the engines coda models: vllm (0.6's V0 scheduler: prefill_first,
+// on_demand KV blocks with preemption by recomputation) and tensorrt_llm (in-flight batching with
+// chunked context off, the ExecutorConfig and trtllm-bench default: mixed; its capacity
+// scheduler's default, guaranteed_no_evict). Sets `config`'s batching and admission.
+enum class Runtime : std::uint8_t { Vllm, TensorRtLlm };
+std::string_view to_string(Runtime runtime);  // "vllm", "tensorrt_llm"
+EnumTable<Runtime> runtime_names();
+void apply_runtime(SchedulerConfig& config, Runtime runtime);
+
 // Disaggregated prefill and decode (DistServe, OSDI'24; Splitwise, ISCA'24): `prefill` replicas
 // only prefill; each request's KV cache then goes over the chip links to one of `decode`
 // replicas, which decodes it. The pools may run at different TP (DistServe's point: prefill
