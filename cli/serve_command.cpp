@@ -199,6 +199,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                       "Closed loop: this many clients, each sending its next request when its "
                       "last one ends")
           ->check(kPositive);
+  cmd->add_option("--warmup", args.warmup,
+                  "The first N requests (by id; with --concurrency, the first sends) run but are "
+                  "left out of every statistic, as a benchmark's warm-up (AIPerf's "
+                  "--warmup-request-count)");
   CLI::Option* offline =
       cmd->add_flag("--offline", args.offline, "Every request at time 0 (a throughput run)");
   CLI::Option* trace =
@@ -462,11 +466,13 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
       if (args.cv > 0) arrivals_text += fmt::format(" (gaps' cv {:g})", args.cv);
     }
     arrivals_text += fmt::format(
-        "; {} requests, input {}{}, output {}, seed {}", args.requests,
+        "; {} requests{}, input {}{}, output {}, seed {}", args.requests,
+        args.warmup > 0 ? fmt::format(" (the first {} a warm-up)", args.warmup) : std::string(),
         args.shared_prefix > 0 ? fmt::format("{} shared + ", args.shared_prefix) : std::string(),
         to_string(*input), to_string(*output), args.seed);
     if (!searching) requests = sv::make_requests(spec);
   }
+  spec.arrivals.warmup = args.warmup;
 
   const std::string layout =
       args.search_deployments ? fmt::format("layouts of {} chips", args.chips)
@@ -576,6 +582,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"rate", searched ? searched->rate : spec.arrivals.rate},
         {"cv", args.cv > 0 ? args.cv : 1.0},
         {"concurrency", args.concurrency},
+        {"warmup", args.warmup},
         {"trace", args.trace},
         {"requests", result->requests.size()},
         {"input_len", args.trace.empty() ? sv::to_string(*input) : "trace"},

@@ -31,6 +31,7 @@ struct ServeArgs {
   double rate = 0;                // Poisson (or gamma with --cv) requests per second
   double cv = 0;                  // gamma gaps' coefficient of variation; 0: Poisson
   std::uint64_t concurrency = 0;  // closed loop
+  std::uint64_t warmup = 0;       // the harness's warm-up requests, left out of the statistics
   bool offline = false;
   std::string trace;
   std::uint64_t requests = 1000;

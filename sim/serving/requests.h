@@ -50,6 +50,9 @@ struct ArrivalSpec {
   double rate = 0;                // poisson, gamma: requests per second
   double cv = 1;                  // gamma
   std::uint64_t concurrency = 0;  // closed
+  // The benchmark harness's warm-up (AIPerf's and genai-perf's --warmup-request-count): the
+  // first `warmup` requests by id run like the others but are left out of every statistic.
+  std::uint64_t warmup = 0;
   friend bool operator==(const ArrivalSpec&, const ArrivalSpec&) = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -147,8 +148,10 @@ class Replica {
         RequestRecord& rec = out_.requests[s.record];
         if (s.generated == 0)
           rec.first_token = now;
-        else
+        else {
           out_.itl.push_back(now - s.last_token);
+          out_.itl_request.push_back(rec.request.id);
+        }
         s.generated += 1;
         s.last_token = now;
         if (s.generated == rec.request.output) {
@@ -391,14 +394,16 @@ std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig
   return kv;
 }
 
-ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo) {
+ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo,
+                       std::uint64_t warmup) {
   ServeSummary s;
-  s.requests = result.requests.size();
-  if (result.requests.empty()) return s;
-  double first = result.requests.front().request.arrival, last = 0;
+  for (const RequestRecord& r : result.requests) s.requests += r.request.id >= warmup ? 1 : 0;
+  if (s.requests == 0) return s;
+  double first = std::numeric_limits<double>::infinity(), last = 0;
   std::uint64_t out_tokens = 0, all_tokens = 0, good = 0;
   std::vector<double> ttft, tpot, e2e;
   for (const RequestRecord& r : result.requests) {
+    if (r.request.id < warmup) continue;
     first = std::min(first, r.request.arrival);
     last = std::max(last, r.finish);
     out_tokens += r.request.output;
@@ -423,7 +428,10 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
   s.ttft = sorted_stats(ttft);
   s.tpot = sorted_stats(tpot);
   s.e2e = stats_of(std::move(e2e));
-  s.itl = stats_of(result.itl);
+  std::vector<double> itl;
+  for (std::size_t i = 0; i < result.itl.size(); ++i)
+    if (result.itl_request[i] >= warmup) itl.push_back(result.itl[i]);
+  s.itl = stats_of(std::move(itl));
   s.slo_attainment = static_cast<double>(good) / static_cast<double>(s.requests);
   s.goodput_rps = static_cast<double>(good) / d;
   s.iterations = result.iterations.size();
@@ -573,6 +581,7 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   result.iterations.insert(result.iterations.end(), decode.iterations.begin(),
                            decode.iterations.end());
   result.itl = std::move(decode.itl);
+  result.itl_request = std::move(decode.itl_request);
   return true;
 }
 
@@ -597,6 +606,13 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                   "one prefix for the whole stream, shorter than every prompt");
       return std::nullopt;
     }
+  }
+  if (arrivals.warmup > 0 && arrivals.warmup >= requests.size()) {
+    diags.error({}, "warmup",
+                fmt::format("a warm-up of {} requests leaves none of the {} to measure",
+                            arrivals.warmup, requests.size()),
+                "fewer warm-up requests (--warmup) or more requests (--requests)");
+    return std::nullopt;
   }
   std::uint64_t budget = config.max_batched_tokens;
   if (budget == 0) {
@@ -646,7 +662,7 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   if (deployment.disaggregated) {
     if (!simulate_disaggregated(pricer, deployment, arrivals, *kv, budget, result, diags))
       return std::nullopt;
-    result.summary = summarise(result, deployment.total_replicas(), slo);
+    result.summary = summarise(result, deployment.total_replicas(), slo, arrivals.warmup);
     return result;
   }
   // Round-robin: request i to replica i mod R (closed loop: client c to replica c mod R, and
@@ -672,7 +688,7 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                    config.prefix_caching ? prefix / config.block_size : 0);
     engine.run(ids, clients);
   }
-  result.summary = summarise(result, replicas, slo);
+  result.summary = summarise(result, replicas, slo, arrivals.warmup);
   return result;
 }
 

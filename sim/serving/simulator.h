@@ -218,6 +218,7 @@ struct ServeResult {
   std::vector<RequestRecord> requests;   // in id order
   std::vector<IterationRecord> iterations;
   std::vector<double> itl;  // every inter-token gap, seconds
+  std::vector<std::uint64_t> itl_request;  // the request (id) of each gap
   ServeSummary summary;
 };
 
@@ -269,7 +270,10 @@ std::optional<RateCurve> rate_curve(IterationPricer& pricer, const Deployment& d
                                     const RequestSpec& spec, const std::vector<double>& rates,
                                     const Slo& slo, Diagnostics& diags);
 
-// The summary of a result (simulate computes it; exposed for tests).
-ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo);
+// The summary of a result (simulate computes it; exposed for tests), over the requests from id
+// `warmup` on (ArrivalSpec::warmup): their latencies, tokens and gaps, and the span from the first
+// of their arrivals to the last of their finishes. Iterations and the KV cache count them all.
+ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo,
+                       std::uint64_t warmup = 0);
 
 }  // namespace coda::sim::serving

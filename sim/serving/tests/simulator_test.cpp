@@ -244,6 +244,25 @@ TEST_F(Serving, AClosedLoopSendsOnCompletion) {
   }
 }
 
+// A warm-up of one request in that loop: requests 1 and 2 are measured, from request 1's arrival
+// (one request's time) to request 2's finish (three): 2 requests in 2 x one, one gap each.
+TEST_F(Serving, AWarmUpIsLeftOutOfTheStatistics) {
+  std::vector<Request> reqs;
+  for (std::uint64_t i = 0; i < 3; ++i) reqs.push_back({.id = i, .input = 20, .output = 2});
+  const ServeResult r = run(reqs, {}, {.kind = ArrivalKind::Closed, .concurrency = 1, .warmup = 1});
+  const double one = prefill(20) + decode(1, 21);
+  EXPECT_EQ(r.summary.requests, 2u);
+  EXPECT_NEAR(r.summary.duration, 2 * one, 1e-9);
+  EXPECT_NEAR(r.summary.requests_per_s, 1 / one, 1e-6);
+  EXPECT_EQ(r.iterations.size(), 6u);  // the warm-up ran
+  ASSERT_EQ(r.itl.size(), 3u);
+  EXPECT_NEAR(r.summary.itl.mean, decode(1, 21), 1e-12);
+  Diagnostics diags;
+  EXPECT_FALSE(
+      simulate(*pricer_, {}, reqs, {.kind = ArrivalKind::Offline, .warmup = 3}, {}, diags));
+  EXPECT_EQ(diags.all().at(0).path, "warmup");
+}
+
 TEST_F(Serving, ReplicasShareTheStreamRoundRobin) {
   std::vector<Request> reqs;
   for (std::uint64_t i = 0; i < 4; ++i) reqs.push_back({.id = i, .input = 32, .output = 4});
