@@ -39,8 +39,9 @@ struct DecomposeAttention {
 // The op is make_attention's (heads = kv heads = h) with K bound as the first matmul reads it,
 // [b][h][d][kv]; it takes the second matmul's place and name (<name>.attention), and the
 // pattern's ops and the tensors only they used go. A constant mask over the square score matrix
-// (q = kv: the causal mask exporters build from the sequence length) makes it causal; other
-// masks (padding) are left out of the price. Scalings before the first matmul (on Q) stay. Not
+// shared by every batch and head ([q][kv], or with leading 1s; q = kv: the causal mask exporters
+// build from the sequence length) makes it causal; other masks (padding, per-head position
+// biases) are left out of the price. Scalings before the first matmul (on Q) stay. Not
 // matched, with a note: rank-3 patterns whose batch and heads are one axis (nn.MultiheadAttention).
 // Softmax ops record no axis, so the pattern assumes the last, as every exporter writes it.
 struct FuseAttention {

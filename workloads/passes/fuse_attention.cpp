@@ -137,10 +137,16 @@ PassReport FuseAttention::run(Graph& graph) {
     if (kt_shape[0] != p.batch || kt_shape[1] != p.heads || kt_shape[2] != p.head_dim ||
         v_shape != std::vector<std::uint64_t>{p.batch, p.heads, p.kv_len, p.head_dim})
       continue;
-    // A constant mask over the square score matrix is the causal mask exporters build from
-    // the sequence length (tril of ones): priced as causal; other masks (padding) as none.
-    if (chain->mask && p.q_len == p.kv_len && chain->mask->size() >= 2 &&
-        (*chain->mask)[chain->mask->size() - 2] == p.q_len && chain->mask->back() == p.kv_len) {
+    // A constant mask over the square score matrix, shared by every batch and head, is the causal
+    // mask exporters build from the sequence length (tril of ones): priced as causal. Other masks
+    // (padding, or a per-head position bias such as T5's or ALiBi's) are not priced.
+    const auto is_causal_mask = [&](const std::vector<std::uint64_t>& shape) {
+      if (p.q_len != p.kv_len || shape.size() < 2) return false;
+      for (std::size_t i = 0; i + 2 < shape.size(); ++i)
+        if (shape[i] != 1) return false;
+      return shape[shape.size() - 2] == p.q_len && shape.back() == p.kv_len;
+    };
+    if (chain->mask && is_causal_mask(*chain->mask)) {
       p.causal = true;
       ++causal;
     }

@@ -10,6 +10,7 @@ namespace coda::workload {
 namespace {
 
 static_assert(GraphPass<DecomposeAttention>);
+static_assert(GraphPass<FuseAttention>);
 static_assert(GraphPass<FoldBatchNorm>);
 static_assert(GraphPass<DeadOpElimination>);
 static_assert(GraphPass<VerifyPass>);
@@ -108,6 +109,56 @@ Graph conv_bn_graph(std::uint64_t batch, std::size_t bn_axis) {
   g.add(make_elementwise("relu", Function::Relu, {batch, 8, 4, 4}, DataType::Fp16),
         {g.ops[1].tensors[3]});
   return g;
+}
+
+// Out[b][h][m][n] = sum_k A[b][h][m][k] * B[b][h][k][n], as the ONNX importer writes a rank-4
+// MatMul: dims b, h, m, n, k, every index a plain dim.
+Op batched_matmul(std::string name, std::uint64_t b, std::uint64_t h, std::uint64_t m,
+                  std::uint64_t n, std::uint64_t k) {
+  const auto at = [](std::size_t d) { return IndexExpr{{IndexTerm{d, 1}}, 0}; };
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::Contraction;
+  op.space.dims = {{"b", b}, {"h", h}, {"m", m}, {"n", n}, {"k", k}};
+  op.space.accesses = {
+      {TensorRole::Input, "A", {at(0), at(1), at(2), at(4)}, {b, h, m, k}, DataType::Fp16},
+      {TensorRole::Weight, "B", {at(0), at(1), at(4), at(3)}, {b, h, k, n}, DataType::Fp16},
+      {TensorRole::Output, "Out", {at(0), at(1), at(2), at(3)}, {b, h, m, n}, DataType::Fp16}};
+  return op;
+}
+
+// An exported attention of 2 heads, 4 queries and keys, head dim 8: S = Q K^T, S + a constant
+// over `mask_axes` of [1, 2, 4, 4], softmax, P V.
+Graph exported_attention(const std::vector<std::size_t>& mask_axes) {
+  Graph g;
+  g.name = "exported";
+  g.add(batched_matmul("qk", 1, 2, 4, 4, 8));
+  g.add(make_elementwise("mask", Function::Add, {1, 2, 4, 4}, DataType::Fp16,
+                         {{TensorRole::Weight, mask_axes}}),
+        {g.ops[0].tensors[2]});
+  g.add(make_normalization("softmax", Function::Softmax, {1, 2, 4, 4}, {3}, DataType::Fp16),
+        {g.ops[1].tensors[2]});
+  g.add(batched_matmul("pv", 1, 2, 4, 8, 4), {g.ops[2].tensors[1]});
+  return g;
+}
+
+// A [4 x 4] mask shared by both heads is the causal mask: one causal attention op, whose 10 of
+// 16 query-key pairs per head give 2 x 1 x 2 x 10 x 8 = 320 MACs. A per-head [2 x 4 x 4]
+// constant (a position bias) leaves it not causal: 2 x 1 x 2 x 16 x 8 = 512 MACs, as the two
+// matmuls were.
+TEST(Passes, FuseAttentionTakesASharedSquareMaskAsCausal) {
+  for (const bool shared : {true, false}) {
+    Graph g = exported_attention(shared ? std::vector<std::size_t>{2, 3}
+                                        : std::vector<std::size_t>{1, 2, 3});
+    EXPECT_EQ(total_macs(g), 512u);
+    const PipelineResult r = PassPipeline().add<FuseAttention>().run(g);
+    ASSERT_TRUE(r.ok()) << r.problems.front();
+    ASSERT_EQ(g.ops.size(), 1u);
+    EXPECT_EQ(g.ops[0].name, "pv.attention");
+    EXPECT_EQ(std::get<AttentionSpec>(g.ops[0].attributes).causal, shared);
+    EXPECT_EQ(total_macs(g), shared ? 320u : 512u);
+    EXPECT_EQ(g.tensors.size(), 4u);  // Q, K^T, V, O: the mask and the scores went
+  }
 }
 
 TEST(Passes, FoldBatchNormIntoConv) {
