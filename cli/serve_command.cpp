@@ -401,10 +401,11 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
     }
     deployment.disaggregated = sv::Disaggregation{.prefill = *p, .decode = *d};
   }
+  const std::uint64_t decode_tp = args.decode_tp > 0 ? args.decode_tp : args.tp;
   std::optional<sv::IterationPricer> decode_pricer;
-  if (args.decode_tp > 0 && args.decode_tp != args.tp) {
+  if (decode_tp != args.tp) {
     sv::PricerOptions decode_pricing = pricing;
-    decode_pricing.tp = args.decode_tp;
+    decode_pricing.tp = decode_tp;
     decode_pricer = sv::IterationPricer::make(*model, hw, decode_pricing, diags);
     if (!decode_pricer) {
       err << diags.format_all();
@@ -479,8 +480,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
       : deployment.disaggregated
           ? fmt::format("{} prefill replica(s) at TP {} + {} decode at TP {}",
                         deployment.disaggregated->prefill, args.tp,
-                        deployment.disaggregated->decode,
-                        args.decode_tp > 0 ? args.decode_tp : args.tp)
+                        deployment.disaggregated->decode, decode_tp)
           : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
   const std::string quant = workload::llm::describe(pricing.quant);
   out << fmt::format("coda serve: {} ({}{}) on '{}', {}; {}\n", model->name,
@@ -555,8 +555,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
     out << fmt::format(
         "decode pool at TP {}: KV cache {} blocks ({} tokens, {} a token per chip), weights {} a "
         "chip\n",
-        args.decode_tp, dk->blocks, dk->tokens(), to_string(dk->kv_bytes_per_token),
-        gib(dk->weights));
+        decode_tp, dk->blocks, dk->tokens(), to_string(dk->kv_bytes_per_token), gib(dk->weights));
   print_summary(out, *result, slo);
 
   if (!args.out.empty()) {
@@ -575,7 +574,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
          deployment.disaggregated
              ? ordered_json{{"prefill_replicas", deployment.disaggregated->prefill},
                             {"decode_replicas", deployment.disaggregated->decode},
-                            {"decode_tp", args.decode_tp > 0 ? args.decode_tp : args.tp}}
+                            {"decode_tp", decode_tp}}
              : ordered_json(nullptr)},
         {"fusion", mapper::to_string(pricer->fusion())},
         {"arrivals", std::string(sv::to_string(spec.arrivals.kind))},

@@ -272,8 +272,7 @@ std::optional<ServingCorpus> load_serving_corpus(const fs::path& manifest, Diagn
                       "a CSV beside the manifest");
       }
       item.optional("fp8_context_fmha", s.fp8_context_fmha, diags);
-      if (item.optional("runtime", s.runtime, diags) && s.runtime != "tensorrt_llm" &&
-          s.runtime != "vllm")
+      if (item.optional("runtime", s.runtime, diags) && !enum_value(sv::runtime_names(), s.runtime))
         diags.error(item.at("runtime"),
                     fmt::format("runtime '{}' is not one coda schedules as", s.runtime),
                     "tensorrt_llm or vllm");
@@ -392,8 +391,9 @@ std::vector<ServingCompared> compare_serving(const ServingCorpus& corpus,
     // iteration within max_num_tokens (batch_manager/microBatchScheduler.cpp, chunked context
     // off: the ExecutorConfig default and trtllm-bench's); vLLM 0.6's V0 scheduler runs
     // prefills first.
+    // Engines coda has no scheduler of its own for (SGLang, NIM's 'other') run as vLLM's.
     sv::apply_runtime(deployment.scheduler,
-                      r.runtime == "tensorrt_llm" ? sv::Runtime::TensorRtLlm : sv::Runtime::Vllm);
+                      enum_value(sv::runtime_names(), r.runtime).value_or(sv::Runtime::Vllm));
     if (r.max_batch) deployment.scheduler.max_batch = *r.max_batch;
     if (r.max_batched_tokens) deployment.scheduler.max_batched_tokens = *r.max_batched_tokens;
     if (r.chunked_prefill && *r.chunked_prefill)

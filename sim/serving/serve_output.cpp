@@ -68,13 +68,10 @@ std::string iterations_csv(const ServeResult& result) {
       "replica,start_s,end_s,decode_sequences,prefill_sequences,prefill_tokens,kv_blocks_used,"
       "kv_utilisation,waiting,preempted,linear_s,attention_s,head_s\n";
   for (const IterationRecord& it : result.iterations)
-    out += fmt::format(
-        "{},{:.9g},{:.9g},{},{},{},{},{:.4f},{},{},{:.6g},{:.6g},{:.6g}\n", it.replica, it.start,
-        it.end, it.decode_sequences, it.prefill_sequences, it.prefill_tokens, it.kv_blocks_used,
-        it.kv_blocks > 0
-            ? static_cast<double>(it.kv_blocks_used) / static_cast<double>(it.kv_blocks)
-            : 0.0,
-        it.waiting, it.preempted, it.time.linear, it.time.attention, it.time.head);
+    out += fmt::format("{},{:.9g},{:.9g},{},{},{},{},{:.4f},{},{},{:.6g},{:.6g},{:.6g}\n",
+                       it.replica, it.start, it.end, it.decode_sequences, it.prefill_sequences,
+                       it.prefill_tokens, it.kv_blocks_used, it.kv_utilisation(), it.waiting,
+                       it.preempted, it.time.linear, it.time.attention, it.time.head);
   return out;
 }
 

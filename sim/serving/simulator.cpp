@@ -318,6 +318,7 @@ constexpr std::pair<std::string_view, Batching> kBatchings[] = {
     {"chunked", Batching::Chunked}};
 
 EnumTable<Batching> batching_names() { return kBatchings; }
+std::string_view to_string(Batching batching) { return enum_name(kBatchings, batching); }
 
 constexpr std::pair<std::string_view, Runtime> kRuntimes[] = {
     {"vllm", Runtime::Vllm}, {"tensorrt_llm", Runtime::TensorRtLlm}};
@@ -330,7 +331,6 @@ void apply_runtime(SchedulerConfig& config, Runtime runtime) {
   config.batching = trt ? Batching::Mixed : Batching::PrefillFirst;
   config.admission = trt ? KvAdmission::GuaranteedNoEvict : KvAdmission::OnDemand;
 }
-std::string_view to_string(Batching batching) { return enum_name(kBatchings, batching); }
 
 constexpr std::pair<std::string_view, KvAdmission> kAdmissions[] = {
     {"on_demand", KvAdmission::OnDemand}, {"guaranteed_no_evict", KvAdmission::GuaranteedNoEvict}};
@@ -394,6 +394,35 @@ std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig
   return kv;
 }
 
+namespace {
+
+// A replica's KV cache (kv_budget), checked to hold the longest request (prompt and output) with
+// the watermark left free; `remedy` is the hint when it does not.
+std::optional<KvBudget> cache_holding(IterationPricer& pricer, const SchedulerConfig& config,
+                                      std::uint64_t budget, std::uint64_t longest_total,
+                                      std::string_view remedy, Diagnostics& diags) {
+  std::optional<KvBudget> kv = kv_budget(pricer, config, budget, diags);
+  if (!kv) return std::nullopt;
+  const std::uint64_t watermark =
+      static_cast<std::uint64_t>(config.watermark * static_cast<double>(kv->blocks));
+  const std::uint64_t need = ceil_div(longest_total, config.block_size);
+  if (need + watermark > kv->blocks) {
+    diags.error({}, "serve",
+                fmt::format("a request of {} tokens needs {} KV blocks of {} tokens, more than "
+                            "the {} the cache has (less the {}-block watermark)",
+                            longest_total, need, config.block_size, kv->blocks, watermark),
+                std::string(remedy));
+    return std::nullopt;
+  }
+  return kv;
+}
+
+}  // namespace
+
+double IterationRecord::kv_utilisation() const {
+  return kv_blocks > 0 ? static_cast<double>(kv_blocks_used) / static_cast<double>(kv_blocks) : 0;
+}
+
 ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const Slo& slo,
                        std::uint64_t warmup) {
   ServeSummary s;
@@ -442,9 +471,7 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
     s.max_batch = std::max(s.max_batch, b);
     const double dt = it.end - it.start;
     busy += dt;
-    const double u = it.kv_blocks > 0 ? static_cast<double>(it.kv_blocks_used) /
-                                            static_cast<double>(it.kv_blocks)
-                                      : 0;
+    const double u = it.kv_utilisation();
     kv_area += u * dt;
     s.kv_utilisation_max = std::max(s.kv_utilisation_max, u);
   }
@@ -462,7 +489,7 @@ namespace {
 // arriving when its cache has crossed the link. Fills `result`'s records, iterations and ITL.
 bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deployment,
                             const ArrivalSpec& arrivals, const KvBudget& kv, std::uint64_t budget,
-                            ServeResult& result, Diagnostics& diags) {
+                            std::uint64_t longest_total, ServeResult& result, Diagnostics& diags) {
   const Disaggregation& pools = *deployment.disaggregated;
   if (arrivals.kind == ArrivalKind::Closed) {
     diags.error({}, "disaggregation",
@@ -484,20 +511,13 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   // The decode pool's own KV cache when its TP differs: every request must fit it too.
   KvBudget decode_kv = kv;
   if (&decoder != &pricer) {
-    const std::optional<KvBudget> own = kv_budget(decoder, config, budget, diags);
+    const std::optional<KvBudget> own =
+        cache_holding(decoder, config, budget, longest_total,
+                      "more decode ranks (--decode-tp), shorter requests, or a larger "
+                      "--memory-utilization",
+                      diags);
     if (!own) return false;
     decode_kv = *own;
-    std::uint64_t longest = 0;
-    for (const RequestRecord& r : result.requests)
-      longest = std::max(longest, r.request.input + r.request.output - 1);
-    if (ceil_div(longest, config.block_size) > decode_kv.blocks) {
-      diags.error({}, "serve",
-                  fmt::format("a request of {} tokens does not fit the decode pool's KV cache at "
-                              "TP {} ({} blocks of {} tokens)",
-                              longest, decoder.tp(), decode_kv.blocks, config.block_size),
-                  "more decode ranks (--decode-tp), or shorter requests");
-      return false;
-    }
   }
   // Bytes a prompt token's KV cache moves: all ranks' share, carried by min(TP, TP) links.
   const double token_bytes =
@@ -638,20 +658,12 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                             longest_total));
     return std::nullopt;
   }
-  std::optional<KvBudget> kv = kv_budget(pricer, config, budget, diags);
+  const std::optional<KvBudget> kv =
+      cache_holding(pricer, config, budget, longest_total,
+                    "shorter requests, more tensor-parallel ranks (--tp), or a larger "
+                    "--memory-utilization",
+                    diags);
   if (!kv) return std::nullopt;
-  const std::uint64_t watermark =
-      static_cast<std::uint64_t>(config.watermark * static_cast<double>(kv->blocks));
-  const std::uint64_t need = ceil_div(longest_total, config.block_size);
-  if (need + watermark > kv->blocks) {
-    diags.error({}, "serve",
-                fmt::format("a request of {} tokens needs {} KV blocks of {} tokens, more than "
-                            "the {} the cache has (less the {}-block watermark)",
-                            longest_total, need, config.block_size, kv->blocks, watermark),
-                "shorter requests, more tensor-parallel ranks (--tp), or a larger "
-                "--memory-utilization");
-    return std::nullopt;
-  }
   ServeResult result;
   result.kv = *kv;
   result.max_batched_tokens = budget;
@@ -660,7 +672,8 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   result.requests.reserve(requests.size());
   for (const Request& r : requests) result.requests.push_back({.request = r});
   if (deployment.disaggregated) {
-    if (!simulate_disaggregated(pricer, deployment, arrivals, *kv, budget, result, diags))
+    if (!simulate_disaggregated(pricer, deployment, arrivals, *kv, budget, longest_total, result,
+                                diags))
       return std::nullopt;
     result.summary = summarise(result, deployment.total_replicas(), slo, arrivals.warmup);
     return result;

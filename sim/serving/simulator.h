@@ -170,6 +170,7 @@ struct IterationRecord {
   std::uint64_t prefill_tokens = 0;
   std::uint64_t kv_blocks_used = 0;  // after the iteration's allocations
   std::uint64_t kv_blocks = 0;       // the replica's cache (a decode pool's may differ)
+  double kv_utilisation() const;     // kv_blocks_used / kv_blocks; 0 without a cache
   std::uint64_t waiting = 0;         // requests arrived and not running when it started
   std::uint64_t preempted = 0;       // sequences preempted to make room for it
   IterationTime time;

@@ -9,6 +9,15 @@
 namespace coda::validation {
 namespace {
 
+// A manifest m.yaml in `dir` with no devices, models in configs/ and these `sources` entries
+// (they start on its line 5).
+void write_manifest(const testing::TempDir& dir, const std::string& sources) {
+  std::filesystem::create_directories(dir.path() / "configs");
+  std::ofstream(dir.path() / "m.yaml")
+      << "schema_version: 1\ndevices: {}\nmodels: configs\nsources:\n"
+      << sources;
+}
+
 TEST(ServingCorpus, TheCommittedCorpusReads) {
   Diagnostics diags;
   const auto corpus =
@@ -30,10 +39,7 @@ TEST(ServingCorpus, TheCommittedCorpusReads) {
 // A runtime coda does not schedule as is an error at its line, naming the valid ones.
 TEST(ServingCorpus, AnUnknownRuntimeIsLocated) {
   const testing::TempDir dir;
-  std::filesystem::create_directories(dir.path() / "configs");
-  std::ofstream(dir.path() / "m.yaml")
-      << "schema_version: 1\ndevices: {}\nmodels: configs\nsources:\n"
-         "  - id: s\n    file: s.csv\n    split: calibration\n    runtime: sglang\n";
+  write_manifest(dir, "  - id: s\n    file: s.csv\n    split: calibration\n    runtime: sglang\n");
   std::ofstream(dir.path() / "s.csv") << "source,device\n";
   Diagnostics diags;
   EXPECT_FALSE(load_serving_corpus(dir.path() / "m.yaml", diags));
@@ -45,10 +51,7 @@ TEST(ServingCorpus, AnUnknownRuntimeIsLocated) {
 
 TEST(ServingCorpus, BadRowsAreLocated) {
   const testing::TempDir dir;
-  std::filesystem::create_directories(dir.path() / "configs");
-  std::ofstream(dir.path() / "m.yaml")
-      << "schema_version: 1\ndevices: {}\nmodels: configs\n"
-         "sources:\n  - {id: s, file: s.csv, split: calibration}\n";
+  write_manifest(dir, "  - {id: s, file: s.csv, split: calibration}\n");
   std::ofstream(dir.path() / "s.csv")
       << "source,device,chips,tp,model,dtype,scenario,metric,value,unit\n"
          "s,h100_sxm,8,3,llama3_8b,fp8,offline,throughput_output_tokens_s,100,tokens/s\n"
