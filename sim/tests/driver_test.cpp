@@ -161,15 +161,15 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
 }
 
 // --attention triton prices the fused attention at the arch's calibration.attention_triton share
-// of fa2's matrix rate: the H100 preset states none, so it is a located error there (and the
-// A100 preset's 0.49 runs).
+// of fa2's matrix rate: the Jetson AGX Orin GPU preset states none, so it is a located error
+// there (and the A100 preset's 0.49 runs).
 TEST(Driver, TritonAttentionNeedsTheArchsShare) {
-  RunFiles h100 = llama2_7b_decode("configs/arch/nvidia_h100_sxm.yaml");
-  h100.attention = arch::AttentionImpl::Triton;
+  RunFiles orin = llama2_7b_decode("configs/arch/jetson_agx_orin_gpu.yaml");
+  orin.attention = arch::AttentionImpl::Triton;
   Diagnostics diags;
-  EXPECT_FALSE(run_files(h100, diags));
+  EXPECT_FALSE(run_files(orin, diags));
   EXPECT_EQ(diags.format_all(),
-            "configs/arch/nvidia_h100_sxm.yaml: error: --attention: triton needs "
+            "configs/arch/jetson_agx_orin_gpu.yaml: error: --attention: triton needs "
             "calibration.attention_triton (its share of fa2's matrix rate), which this arch does "
             "not state; leave --attention out, use fa2, or state calibration.attention_triton\n"
             "1 error\n");
