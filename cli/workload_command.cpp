@@ -56,6 +56,9 @@ int run_workload_command(const WorkloadArgs& args, std::ostream& out, std::ostre
   if (args.list_passes) {
     for (const auto& info : registry.list())
       out << fmt::format("{:<20} {}\n", info.name, info.description);
+    out << "\nAt ONNX import (not passes; on unless --no-fuse-functions): RMSNorm, LayerNorm, "
+           "GELU and SiLU\nwritten out as their pieces are imported as one op each "
+           "(docs/cnn_onnx.md)\n";
     return 0;
   }
   if (!names_a_source(args.source)) {

@@ -58,6 +58,9 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
   cmd.add_flag("--no-fuse-attention", args.no_fuse_attention,
                "ONNX: keep the exported attention (Q K^T, scaling, mask, softmax, P V) as its "
                "ops instead of recognising it as one attention op (the fuse-attention pass)");
+  cmd.add_flag("--no-fuse-functions", args.no_fuse_functions,
+               "ONNX: keep the exported pieces of RMSNorm, LayerNorm, GELU and SiLU (Pow, "
+               "ReduceMean, Sqrt, Erf, Tanh, Sigmoid, ...) instead of importing each as one op");
   if (onnx_skip)
     cmd.add_flag("--skip-unsupported", args.skip_unsupported,
                  "ONNX: skip unsupported nodes (listed) instead of failing");
@@ -115,6 +118,7 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
   s.file = args.file;
   s.skip_unsupported = args.skip_unsupported;
   s.fuse_attention = !args.no_fuse_attention;
+  s.fuse_functions = !args.no_fuse_functions;
   for (const std::string& binding : args.bind) {
     const auto eq = binding.find('=');
     std::uint64_t value = 0;

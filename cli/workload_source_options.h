@@ -45,6 +45,7 @@ struct WorkloadSourceArgs {
   std::vector<std::string> bind;
   bool skip_unsupported = false;
   bool no_fuse_attention = false;  // ONNX: keep the exported attention ops as they are
+  bool no_fuse_functions = false;  // ONNX: keep exported norms' and activations' pieces
 };
 
 // Adds --llm, --cnn and the LLM, CNN and ONNX parameters to `cmd`; `file` is the command's own

@@ -55,13 +55,13 @@ def strip_float_weights(model):
                 strip(a.t)
 
 
-def export(module, example, out_dir, name, dynamic_batch=False):
+def export(module, example, out_dir, name, dynamic_batch=False, opset=OPSET):
     module.eval()
     path = os.path.join(out_dir, name)
     dynamic = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
     # Not under torch.no_grad(): without autograd, nn.TransformerEncoderLayer takes its fused
     # fast path (aten::_transformer_encoder_layer_fwd), which has no ONNX export.
-    torch.onnx.export(module, example, path, opset_version=OPSET, input_names=["input"],
+    torch.onnx.export(module, example, path, opset_version=opset, input_names=["input"],
                       output_names=["output"], dynamic_axes=dynamic, do_constant_folding=True)
     model = onnx.load(path)
     strip_float_weights(model)
@@ -78,9 +78,10 @@ class GptBlock(nn.Module):
     1/sqrt(head_dim) scale and a masked_fill, output projection, residual; LayerNorm, MLP with GELU,
     residual."""
 
-    def __init__(self, d=32, heads=4, ff=128):
+    def __init__(self, d=32, heads=4, ff=128, gelu="none"):
         super().__init__()
         self.heads = heads
+        self.gelu = gelu  # "none": erf GELU (nanoGPT); "tanh": GPT-2's gelu_new
         self.ln1 = nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
@@ -100,7 +101,74 @@ class GptBlock(nn.Module):
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
         y = (att @ v).transpose(1, 2).reshape(b, s, d)
         x = x + self.proj(y)
-        return x + self.down(nn.functional.gelu(self.up(self.ln2(x))))
+        return x + self.down(nn.functional.gelu(self.up(self.ln2(x)), approximate=self.gelu))
+
+
+class RmsNorm(nn.Module):
+    """LLaMA's RMSNorm as Hugging Face transformers writes it (LlamaRMSNorm): in fp32, then back."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.to(torch.float32)
+        variance = x.pow(2).mean(-1, keepdim=True)
+        x = x * torch.rsqrt(variance + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """A LLaMA-style decoder layer written as Hugging Face transformers' modeling_llama.py writes
+    it: RMSNorm, Q/K/V projections without biases with grouped-query attention (4 heads, 2 KV
+    heads of 8), rotary embeddings (rotate_half), repeat_kv's expand and reshape, a causal masked
+    fill, softmax, output projection, residual; RMSNorm, SwiGLU MLP (SiLU of the gate times the
+    up projection, FFN 96), residual."""
+
+    def __init__(self, d=32, heads=4, kv_heads=2, ff=96):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.norm1, self.norm2 = RmsNorm(d), RmsNorm(d)
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.gate = nn.Linear(d, ff, bias=False)
+        self.up = nn.Linear(d, ff, bias=False)
+        self.down = nn.Linear(ff, d, bias=False)
+
+    def repeat_kv(self, x):
+        b, kv, s, hd = x.shape
+        n = self.heads // self.kv_heads
+        return x[:, :, None, :, :].expand(b, kv, n, s, hd).reshape(b, kv * n, s, hd)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.norm1(x)
+        q = self.q(h).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = self.k(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.hd, 2, dtype=torch.float32) / self.hd))
+        freqs = torch.outer(torch.arange(s, dtype=torch.float32), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k, v = self.repeat_kv(k), self.repeat_kv(v)
+        att = (q @ k.transpose(-2, -1)) / self.hd ** 0.5
+        mask = torch.tril(torch.ones(s, s, dtype=torch.bool))
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.o(y)
+        h = self.norm2(x)
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
 
 
 def main():
@@ -114,6 +182,11 @@ def main():
     encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
     export(encoder, torch.zeros(2, 8, 32), out_dir, "torch_transformer_encoder.onnx")
     export(GptBlock(), torch.zeros(2, 8, 32), out_dir, "torch_gpt_block.onnx")
+    # Opset 14, before LayerNormalization (opset 17): the LayerNorms as their pieces; with
+    # GPT-2's tanh GELU.
+    export(GptBlock(gelu="tanh"), torch.zeros(2, 8, 32), out_dir, "torch_gpt_block_opset14.onnx",
+           opset=14)
+    export(LlamaBlock(), torch.zeros(2, 8, 32), out_dir, "torch_llama_block.onnx")
     export(torchvision.models.resnet18(weights=None), torch.zeros(1, 3, 224, 224), out_dir,
            "torchvision_resnet18.onnx", dynamic_batch=True)
     export(torchvision.models.mobilenet_v2(weights=None), torch.zeros(1, 3, 224, 224), out_dir,

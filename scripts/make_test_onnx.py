@@ -278,6 +278,44 @@ def conv_weight_chains():
     return model(graph)
 
 
+def function_lookalikes():
+    """Decompositions that are not quite the functions function_patterns.h recognises, each on
+    x [2, 4, 8]: a GELU whose last factor is 0.6, not 0.5; an RMSNorm whose mean of squares is
+    also a graph output; an RMSNorm over axis 1, not the last; x * sigmoid(g) of another tensor
+    g (a gate, not SiLU). Every node must import as itself."""
+    n = helper.make_node
+    nodes = [
+        n("Div", ["x", "sqrt2"], ["g0"], name="gelu.div"),
+        n("Erf", ["g0"], ["g1"], name="gelu.erf"),
+        n("Add", ["g1", "one"], ["g2"], name="gelu.add"),
+        n("Mul", ["x", "g2"], ["g3"], name="gelu.mul"),
+        n("Mul", ["g3", "not_half"], ["gelu"], name="gelu.scale"),
+        n("Pow", ["x", "two"], ["r0"], name="rms.pow"),
+        n("ReduceMean", ["r0"], ["r1"], name="rms.mean", axes=[-1], keepdims=1),
+        n("Add", ["r1", "eps"], ["r2"], name="rms.eps"),
+        n("Sqrt", ["r2"], ["r3"], name="rms.sqrt"),
+        n("Div", ["x", "r3"], ["r4"], name="rms.div"),
+        n("Mul", ["r4", "rms.g"], ["rms"], name="rms.scale"),
+        n("Pow", ["x", "two"], ["a0"], name="axis1.pow"),
+        n("ReduceMean", ["a0"], ["a1"], name="axis1.mean", axes=[1], keepdims=1),
+        n("Add", ["a1", "eps"], ["a2"], name="axis1.eps"),
+        n("Sqrt", ["a2"], ["a3"], name="axis1.sqrt"),
+        n("Div", ["x", "a3"], ["a4"], name="axis1.div"),
+        n("Mul", ["a4", "rms.g"], ["axis1"], name="axis1.scale"),
+        n("Sigmoid", ["g"], ["s0"], name="gate.sigmoid"),
+        n("Mul", ["x", "s0"], ["gated"], name="gate.mul"),
+    ]
+    inits = [scalar("sqrt2", 2 ** 0.5), scalar("one", 1.0), scalar("not_half", 0.6),
+             scalar("two", 2.0), scalar("eps", 1e-6), weight("rms.g", 8)]
+    out = [helper.make_tensor_value_info(name, F, [2, 4, 8])
+           for name in ("gelu", "rms", "axis1", "gated")]
+    out.append(helper.make_tensor_value_info("r1", F, [2, 4, 1]))
+    graph = helper.make_graph(nodes, "function_lookalikes",
+                              [helper.make_tensor_value_info("x", F, [2, 4, 8]),
+                               helper.make_tensor_value_info("g", F, [2, 4, 8])], out, inits)
+    return model(graph)
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: make_test_onnx.py OUT_DIR")
@@ -292,6 +330,7 @@ if __name__ == "__main__":
     save(dynamic_batch(), OUT, "dynamic_batch.onnx")
     save(dilated_conv(), OUT, "dilated_conv.onnx")
     save(conv_weight_chains(), OUT, "conv_weight_chains.onnx")
+    save(function_lookalikes(), OUT, "function_lookalikes.onnx")
     # The first 60% of the ResNet block: cut inside its initializers.
     with open(os.path.join(OUT, "resnet_block.onnx"), "rb") as f:
         data = f.read()
@@ -299,4 +338,4 @@ if __name__ == "__main__":
         f.write(data[: len(data) * 6 // 10])
     with open(os.path.join(OUT, "not_onnx.onnx"), "w") as f:
         f.write("name: this is a YAML file, not an ONNX model\n")
-    print(f"make_test_onnx.py: wrote 9 models to {OUT}")
+    print(f"make_test_onnx.py: wrote 10 models to {OUT}")

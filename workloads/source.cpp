@@ -38,9 +38,18 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
   onnx::OnnxOptions options;
   options.skip_unsupported = source.skip_unsupported;
   options.dim_bindings = source.dim_bindings;
+  options.fuse_functions = source.fuse_functions;
   auto imported = onnx::import_onnx(source.file, options, diags);
   if (!imported) return std::nullopt;
   LoadedWorkload out{std::move(imported->graph), {}};
+  if (!imported->functions.empty()) {
+    std::vector<std::string> counts;
+    for (const auto& [name, count] : imported->functions)
+      counts.push_back(fmt::format("{} {}", count, name));
+    out.notes.push_back(fmt::format(
+        "fuse-functions: recognised {} (each exported decomposition imported as one op)",
+        fmt::join(counts, ", ")));
+  }
   if (!imported->skipped.empty())
     out.notes.push_back(fmt::format("skipped {} unsupported node{}: {}", imported->skipped.size(),
                                     imported->skipped.size() == 1 ? "" : "s",
@@ -126,7 +135,8 @@ constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp",
                                          "kv_dtype"};
 // clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
-constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention"};
+constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention",
+                                          "fuse_functions"};
 
 bool has_key(std::span<const std::string_view> keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -196,6 +206,9 @@ std::string describe(const WorkloadSource& source) {
             // Named when on (the default since 2026-12-05), so that a sweep store made before
             // the pass existed, whose points priced the exported ops, does not resume.
             if (s.fuse_attention) text += " fuse_attention";
+            // Likewise since 2026-12-05 (later): a store whose points priced the pieces does
+            // not resume.
+            if (s.fuse_functions) text += " fuse_functions";
             return text;
           },
           [](const LlmSource& s) {
@@ -283,6 +296,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     }
     item.optional("skip_unsupported", s.skip_unsupported, diags);
     item.optional("fuse_attention", s.fuse_attention, diags);
+    item.optional("fuse_functions", s.fuse_functions, diags);
     out = std::move(s);
   } else if (kind == "llm") {
     LlmSource s;

@@ -22,9 +22,9 @@
 
 namespace coda::workload {
 
-// A workload file, read by its extension; `dim_bindings`, `skip_unsupported` and `fuse_attention`
-// apply to ONNX models (their dynamic dimensions by name; unsupported nodes left out and listed;
-// attention recognised).
+// A workload file, read by its extension; `dim_bindings`, `skip_unsupported`, `fuse_attention`
+// and `fuse_functions` apply to ONNX models (their dynamic dimensions by name; unsupported nodes
+// left out and listed; attention recognised; norms and activations recognised).
 struct FileSource {
   std::filesystem::path file;
   std::map<std::string, std::uint64_t, std::less<>> dim_bindings;
@@ -33,6 +33,9 @@ struct FileSource {
   // exporter's Q K^T, scaling, mask, softmax and P V become one attention op that --fusion
   // prices fused or not; false keeps the exported ops as they are.
   bool fuse_attention = true;
+  // ONNX: import the decompositions exporters write for RMSNorm, LayerNorm, GELU and SiLU as one
+  // op each (workloads/onnx/function_patterns.h); false keeps the exported ops as they are.
+  bool fuse_functions = true;
 };
 
 // An LLM: a coda model YAML (configs/workloads/llm/) or a Hugging Face config.json (by its

@@ -40,6 +40,7 @@ TEST(WorkloadCommand, ListsPasses) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("decompose-attention"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dead-op-elimination"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("RMSNorm, LayerNorm, GELU and SiLU"), std::string::npos) << r.out;
 }
 
 TEST(WorkloadCommand, PrintsTheSummaryByDefault) {

@@ -122,7 +122,8 @@ TEST(SweepSpec, AnLlmWorkloadIsBuiltAndItsParametersAreHashed) {
   // "workloads: [{name: gpt2, file: ../workloads/resnet18.yaml, seq: 8}]".
   EXPECT_EQ(first_error(spec_with("file: ../workloads/resnet18.yaml, seq: 8")),
             "configs/sweeps/test_spec.yaml:4:65: error: workloads[0].seq: 'seq' does not apply "
-            "to a file source; a file source takes: bind, skip_unsupported, fuse_attention");
+            "to a file source; a file source takes: bind, skip_unsupported, fuse_attention, "
+            "fuse_functions");
 }
 
 // A workload's mapping search takes coda run's default budget (20,000 evaluations per op, not

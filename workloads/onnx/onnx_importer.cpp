@@ -15,6 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "workloads/builders.h"
+#include "workloads/onnx/function_patterns.h"
 #include "workloads/onnx/shape_folding.h"
 
 namespace coda::workload::onnx {
@@ -129,6 +130,11 @@ class Importer {
   void reduce(const ::onnx::NodeProto& node, Function f, bool global);
   void data_movement(const ::onnx::NodeProto& node, Function f, std::size_t data_inputs);
   void constant(const ::onnx::NodeProto& node);
+  void cast(const ::onnx::NodeProto& node);
+  // The function patterns to import as one op each (function_patterns.h), when their types and
+  // shapes allow it; fills functions_ and function_of_.
+  void plan_functions(const ::onnx::GraphProto& g);
+  void function(const FunctionMatch& m);
   void where(const ::onnx::NodeProto& node);
 
   // Helpers.
@@ -139,6 +145,8 @@ class Importer {
   std::string op_name(const ::onnx::NodeProto& node) const;
   // The graph tensor for input `i` of `node`, made now if it is a constant read as data.
   std::optional<TensorId> input(const ::onnx::NodeProto& node, int i);
+  // The same by the value's name.
+  std::optional<TensorId> named_input(const std::string& name);
   // The inferred static shape and type of a named value.
   const ValueInfo* value(const std::string& name);
   bool is_constant(const std::string& name) const {
@@ -175,6 +183,10 @@ class Importer {
   // constants a runtime computes once, read like initializers; their shapes come from shape
   // inference. Shape arithmetic that shape_folding.h could not fold ends here too.
   std::set<std::string, std::less<>> derived_constants_;
+  std::vector<FunctionMatch> functions_;
+  // For each node of a recognised function, its index in functions_.
+  std::map<std::size_t, std::size_t> function_of_;
+  std::vector<std::string> node_names_;  // by node index, for the functions' names
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -489,14 +501,26 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
   infer_shapes(model);
   // Fold shape arithmetic (shape_folding.h) and infer again, until nothing folds: each round
   // can give shapes that let a later Shape node fold.
-  for (int round = 0;
-       round < 16 && diags_.error_count() == errors_before && fold_shape_arithmetic(g) > 0; ++round)
+  for (int round = 0; round < 16 && diags_.error_count() == errors_before &&
+                      fold_shape_arithmetic(g) + complete_einsum_shapes(g) > 0;
+       ++round)
     infer_shapes(model);
   if (diags_.error_count() != errors_before) return std::nullopt;
   collect_values(g);
   add_graph_inputs(g);
+  if (options_.fuse_functions) plan_functions(g);
   for (int i = 0; i < g.node_size(); ++i) {
-    import_node(g.node(i), static_cast<std::size_t>(i));
+    const auto index = static_cast<std::size_t>(i);
+    if (const auto f = function_of_.find(index); f != function_of_.end()) {
+      // A recognised function is imported at its last node; its other nodes are not.
+      const FunctionMatch& m = functions_[f->second];
+      if (m.nodes.back() == index) {
+        path_ = fmt::format("graph.node[{}] '{}' ({})", i, g.node(i).name(), g.node(i).op_type());
+        function(m);
+      }
+      continue;
+    }
+    import_node(g.node(i), index);
     // A node that failed (its own error said why) leaves its outputs unwritten: the nodes that
     // read them fail quietly, so each real problem is one error, not a cascade of false
     // "not written by any earlier node" ones.
@@ -530,7 +554,10 @@ std::optional<TensorId> Importer::input(const ::onnx::NodeProto& node, int i) {
     error(fmt::format("input {} is missing", i));
     return std::nullopt;
   }
-  const std::string& name = node.input(i);
+  return named_input(node.input(i));
+}
+
+std::optional<TensorId> Importer::named_input(const std::string& name) {
   if (const auto it = tensors_.find(name); it != tensors_.end()) return it->second;
   if (is_constant(name)) {
     const ValueInfo& info = values_.at(name);
@@ -1069,6 +1096,103 @@ void Importer::where(const ::onnx::NodeProto& node) {
   add(std::move(op), {*x, *cond}, {node.output(0)});
 }
 
+// Cast of data: nothing when the types are the same (an fp32 export's casts around a norm, or
+// any cast under --precision), else one elementwise pass that reads one type and writes the
+// other (PyTorch's cast kernel).
+void Importer::cast(const ::onnx::NodeProto& node) {
+  const auto x = input(node, 0);
+  if (!x) return;
+  const ValueInfo* out = value(node.output(0));
+  if (out == nullptr) {
+    error(fmt::format("the shape of output '{}' is unknown", node.output(0)));
+    return;
+  }
+  const Tensor& t = result_.graph.tensor(*x);
+  if (out->dtype == t.dtype) {
+    tensors_[node.output(0)] = *x;
+    return;
+  }
+  add(make_elementwise(op_name(node), Function::Copy, t.shape, t.dtype, {}, out->dtype), {*x},
+      {node.output(0)});
+}
+
+void Importer::plan_functions(const ::onnx::GraphProto& g) {
+  PatternValues values;
+  values.is_constant = [this](const std::string& name) { return constants_.count(name) > 0; };
+  values.scalar = [this](const std::string& name) -> std::optional<double> {
+    const auto it = constants_.find(name);
+    return it == constants_.end() ? std::nullopt : scalar_value(*it->second);
+  };
+  values.ints = [this](const std::string& name) -> std::optional<std::vector<std::int64_t>> {
+    const auto it = constants_.find(name);
+    if (it == constants_.end()) return std::nullopt;
+    auto ints = integer_values(*it->second);
+    if (ints.empty()) return std::nullopt;
+    return ints;
+  };
+  values.shape = [this](const std::string& name) -> std::optional<std::vector<std::uint64_t>> {
+    const ValueInfo* info = value(name);
+    if (info == nullptr) return std::nullopt;
+    return info->shape;
+  };
+  for (const auto& node : g.node()) node_names_.push_back(node.name());
+  for (FunctionMatch& m : find_function_patterns(g, values)) {
+    // One op of one type and shape: x, the result, the scale and the shift alike.
+    const ValueInfo* x = value(m.input);
+    const ValueInfo* out = value(m.output);
+    if (x == nullptr || out == nullptr || x->shape != out->shape || x->dtype != out->dtype)
+      continue;
+    const auto same_type = [&](const std::string& name) {
+      const ValueInfo* v = name.empty() ? nullptr : value(name);
+      return name.empty() || (v != nullptr && v->dtype == x->dtype);
+    };
+    if (!same_type(m.weight) || !same_type(m.bias)) continue;
+    for (const std::size_t n : m.nodes) function_of_[n] = functions_.size();
+    functions_.push_back(std::move(m));
+  }
+}
+
+void Importer::function(const FunctionMatch& m) {
+  const auto x = named_input(m.input);
+  if (!x) return;
+  const Tensor& tx = result_.graph.tensor(*x);
+  // Named by the scope its nodes share ("/model/layers.0/input_layernorm/" + "rms_norm"), as
+  // exporters name nodes by module; else by the last node.
+  std::string scope = node_names_.at(m.nodes.front());
+  for (const std::size_t n : m.nodes) {
+    const std::string& other = node_names_.at(n);
+    const auto end = std::mismatch(scope.begin(), scope.end(), other.begin(), other.end()).first;
+    scope.erase(end, scope.end());
+  }
+  scope.erase(scope.rfind('/') == std::string::npos ? 0 : scope.rfind('/') + 1);
+  const std::string name =
+      scope.empty() ? fmt::format("{}_{}", to_string(m.function), result_.graph.ops.size())
+                    : scope + to_string(m.function);
+  std::vector<TensorId> inputs{*x};
+  Op op;
+  if (m.function == RecognisedFunction::Gelu || m.function == RecognisedFunction::Silu) {
+    op = make_elementwise(name,
+                          m.function == RecognisedFunction::Gelu ? Function::Gelu : Function::Silu,
+                          tx.shape, tx.dtype);
+  } else {
+    op = make_normalization(
+        name, m.function == RecognisedFunction::RmsNorm ? Function::RmsNorm : Function::LayerNorm,
+        tx.shape, {tx.shape.size() - 1}, tx.dtype);
+    const auto scale = named_input(m.weight);
+    if (!scale) return;
+    inputs.push_back(*scale);
+    if (!m.bias.empty()) {
+      const auto bias = named_input(m.bias);
+      if (!bias) return;
+      TensorAccess b = op.space.accesses[1];
+      b.tensor = "bias";
+      op.space.accesses.insert(op.space.accesses.begin() + 2, std::move(b));
+      inputs.push_back(*bias);
+    }
+  }
+  if (add(std::move(op), inputs, {m.output})) ++result_.functions[to_string(m.function)];
+}
+
 void Importer::constant(const ::onnx::NodeProto& node) {
   // collect_values recorded a tensor-valued Constant; any other form has no shape here.
   if (node.output_size() != 1 || !is_constant(node.output(0)))
@@ -1083,13 +1207,15 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
     error("node has no outputs");
     return;
   }
-  // Unary elementwise. Special functions without a Function of their own (Erf, Sqrt) are
-  // priced as Exp: one special-function op per element. LeakyRelu and Clip (ReLU6) as Relu.
+  // Unary elementwise. Special functions without a Function of their own (Erf, Sqrt, Sin, Cos)
+  // are priced as Exp: one special-function op per element. LeakyRelu and Clip (ReLU6) as Relu;
+  // Neg as a Sub (0 - x).
   static constexpr std::pair<std::string_view, Function> kUnary[] = {
       {"Relu", Function::Relu},       {"LeakyRelu", Function::Relu}, {"Clip", Function::Relu},
       {"Sigmoid", Function::Sigmoid}, {"Tanh", Function::Tanh},      {"Gelu", Function::Gelu},
       {"Erf", Function::Exp},         {"Sqrt", Function::Exp},       {"Exp", Function::Exp},
-      {"Reciprocal", Function::Div},
+      {"Sin", Function::Exp},         {"Cos", Function::Exp},        {"Reciprocal", Function::Div},
+      {"Neg", Function::Sub},
   };
   // Binary with numpy broadcasting. Pow as one Mul (x^2, the RMSNorm case).
   static constexpr std::pair<std::string_view, Function> kBinary[] = {
@@ -1154,6 +1280,10 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
     // (mapper/schedule.cpp: no bytes, no kernel); its starts, ends, axes and steps are metadata.
     if (type == "Split" || type == "Slice") return data_movement(node, Function::Split, 1);
     if (type == "Gather") return data_movement(node, Function::Gather, 2);
+    // Expand of data writes the broadcast copy (repeat_interleave of GQA's keys and values); its
+    // shape input is metadata.
+    if (type == "Expand") return data_movement(node, Function::Copy, 1);
+    if (type == "Cast") return cast(node);
     if (type == "Constant") return constant(node);
     if (type == "Where") return where(node);
     if (type == "Identity" || type == "Dropout") {  // no work: the output is the input
@@ -1188,6 +1318,11 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
 
 std::vector<std::string_view> supported_onnx_ops() {
   std::vector<std::string_view> ops{"Add",
+                                    "Cast",
+                                    "Cos",
+                                    "Expand",
+                                    "Neg",
+                                    "Sin",
                                     "AveragePool",
                                     "BatchNormalization",
                                     "Clip",

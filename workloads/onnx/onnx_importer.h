@@ -43,12 +43,18 @@ struct OnnxOptions {
   // Price every floating-point tensor in this type instead of the model's (integer tensors
   // such as Gather indices keep theirs).
   std::optional<DataType> float_dtype;
+  // Recognise the decompositions exporters write for RMSNorm, LayerNorm (below opset 17), GELU
+  // (erf and tanh forms) and SiLU, and import each as one op (function_patterns.h); false keeps
+  // the exported ops as they are.
+  bool fuse_functions = true;
 };
 
 struct OnnxImport {
   Graph graph;
   // One entry per node skipped under skip_unsupported: "<op type> '<node name>'".
   std::vector<std::string> skipped;
+  // How many of each function fuse_functions recognised, by name ("rms_norm" -> 4).
+  std::map<std::string, std::size_t, std::less<>> functions;
 };
 
 // Reads `file`. Never throws on bad input and never prints: every problem is a Diagnostic

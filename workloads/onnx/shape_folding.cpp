@@ -1,6 +1,7 @@
 #include "workloads/onnx/shape_folding.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -385,6 +386,42 @@ std::optional<Value> evaluate(const ::onnx::NodeProto& node, const Known& known,
     }
     return v;
   }
+  if (op == "Expand") {  // numpy's two-way broadcast of a small value to a shape
+    if (in.size() != 2 || in[1] == nullptr || in[1]->dims.size() != 1) return std::nullopt;
+    std::vector<std::int64_t> target;
+    for (const double d : in[1]->data) {
+      const auto extent = as_int(d);
+      if (!extent || *extent < 0) return std::nullopt;
+      target.push_back(*extent);
+    }
+    const std::size_t rank = std::max(target.size(), x.dims.size());
+    const auto padded = [rank](const std::vector<std::int64_t>& dims) {
+      std::vector<std::int64_t> p(rank - dims.size(), 1);
+      p.insert(p.end(), dims.begin(), dims.end());
+      return p;
+    };
+    const std::vector<std::int64_t> from = padded(x.dims), to = padded(target);
+    Value v;
+    v.type = x.type;
+    for (std::size_t i = 0; i < rank; ++i) {
+      if (from[i] != to[i] && from[i] != 1 && to[i] != 1) return std::nullopt;
+      v.dims.push_back(std::max(from[i], to[i]));
+    }
+    const std::size_t n = count(v.dims);
+    if (n > kMaxFoldedElements) return std::nullopt;
+    for (std::size_t flat = 0; flat < n; ++flat) {
+      std::size_t rest = flat, source = 0, stride = 1;
+      for (std::size_t i = rank; i-- > 0;) {
+        const auto extent = static_cast<std::size_t>(v.dims[i]);
+        const std::size_t index = rest % extent;
+        rest /= extent;
+        if (from[i] != 1) source += index * stride;
+        stride *= static_cast<std::size_t>(from[i]);
+      }
+      v.data.push_back(x.data[source]);
+    }
+    return v;
+  }
   if (op == "ConstantOfShape") {
     if (x.dims.size() != 1) return std::nullopt;
     Value v;
@@ -408,12 +445,60 @@ std::optional<Value> evaluate(const ::onnx::NodeProto& node, const Known& known,
   return std::nullopt;
 }
 
+// A Split of a small 1-D value along axis 0 into the parts its `split` input (or attribute)
+// sizes, or into equal parts: one value per output; nullopt otherwise.
+std::optional<std::vector<Value>> split_values(const ::onnx::NodeProto& node, const Known& known) {
+  if (node.op_type() != "Split" || (!node.domain().empty() && node.domain() != "ai.onnx") ||
+      node.input_size() < 1 || node.output_size() < 1)
+    return std::nullopt;
+  const auto x = known.find(node.input(0));
+  if (x == known.end() || x->second.dims.size() != 1) return std::nullopt;
+  if (wrap(int_attribute(node, "axis", 0), 1) != 0) return std::nullopt;
+  const auto n = static_cast<std::int64_t>(x->second.data.size());
+  std::vector<std::int64_t> sizes;
+  if (node.input_size() >= 2 && !node.input(1).empty()) {
+    const auto s = known.find(node.input(1));
+    if (s == known.end()) return std::nullopt;
+    for (const double d : s->second.data) {
+      const auto size = as_int(d);
+      if (!size || *size < 0) return std::nullopt;
+      sizes.push_back(*size);
+    }
+  } else if (const auto* a = find_attribute(node, "split"); a != nullptr) {
+    sizes.assign(a->ints().begin(), a->ints().end());
+  } else {
+    const std::int64_t parts = node.output_size();
+    if (n % parts != 0) return std::nullopt;
+    sizes.assign(static_cast<std::size_t>(parts), n / parts);
+  }
+  if (sizes.size() != static_cast<std::size_t>(node.output_size())) return std::nullopt;
+  std::vector<Value> out;
+  std::int64_t at = 0;
+  for (const std::int64_t size : sizes) {
+    if (size < 0 || at + size > n) return std::nullopt;
+    Value v;
+    v.type = x->second.type;
+    v.dims = {size};
+    v.data.assign(x->second.data.begin() + at, x->second.data.begin() + at + size);
+    at += size;
+    out.push_back(std::move(v));
+  }
+  if (at != n) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, std::string_view name) {
   for (const auto& a : node.attribute())
     if (a.name() == name) return &a;
   return nullptr;
+}
+
+std::optional<double> scalar_value(const ::onnx::TensorProto& t) {
+  const auto v = value_of(t);
+  if (!v || v->data.size() != 1) return std::nullopt;
+  return v->data[0];
 }
 
 std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t) {
@@ -447,7 +532,11 @@ std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t) {
   return values;
 }
 
-std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph) {
+namespace {
+
+// The static shape of every value that has one: the graph's inputs, value_info, outputs and
+// initializers.
+std::map<std::string, std::vector<std::int64_t>> static_shapes(const ::onnx::GraphProto& graph) {
   std::map<std::string, std::vector<std::int64_t>> shapes;
   const auto static_shape = [&](const ::onnx::ValueInfoProto& v) {
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
@@ -461,11 +550,91 @@ std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph) {
   for (const auto& v : graph.input()) static_shape(v);
   for (const auto& v : graph.value_info()) static_shape(v);
   for (const auto& v : graph.output()) static_shape(v);
-  Known known;
-  for (const auto& t : graph.initializer()) {
+  for (const auto& t : graph.initializer())
     shapes[t.name()].assign(t.dims().begin(), t.dims().end());
-    if (auto v = value_of(t)) known.emplace(t.name(), std::move(*v));
+  return shapes;
+}
+
+// The output dims of an Einsum in explicit form ("ij,jk->ik", no ellipsis) over inputs of the
+// given shapes; nullopt when the equation is not of that form or the shapes disagree with it.
+std::optional<std::vector<std::int64_t>> einsum_dims(
+    std::string_view equation, const std::vector<std::vector<std::int64_t>>& inputs) {
+  std::string eq;
+  for (const char c : equation)
+    if (c != ' ') eq.push_back(c);
+  const auto arrow = eq.find("->");
+  if (arrow == std::string::npos || eq.find('.') != std::string::npos) return std::nullopt;
+  std::map<char, std::int64_t> extent;
+  std::size_t operand = 0, axis = 0;
+  for (std::size_t i = 0; i <= arrow; ++i) {
+    const char c = i < arrow ? eq[i] : ',';
+    if (c == ',') {
+      if (operand >= inputs.size() || axis != inputs[operand].size()) return std::nullopt;
+      ++operand;
+      axis = 0;
+      continue;
+    }
+    if (!std::isalpha(static_cast<unsigned char>(c)) || operand >= inputs.size() ||
+        axis >= inputs[operand].size())
+      return std::nullopt;
+    const std::int64_t d = inputs[operand][axis++];
+    const auto [it, inserted] = extent.emplace(c, d);
+    if (!inserted && it->second != d) {
+      if (it->second != 1 && d != 1) return std::nullopt;  // broadcasting a 1 only
+      it->second = std::max(it->second, d);
+    }
   }
+  if (operand != inputs.size()) return std::nullopt;
+  std::vector<std::int64_t> out;
+  for (std::size_t i = arrow + 2; i < eq.size(); ++i) {
+    const auto it = extent.find(eq[i]);
+    if (it == extent.end()) return std::nullopt;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::size_t complete_einsum_shapes(::onnx::GraphProto& graph) {
+  const auto shapes = static_shapes(graph);
+  std::size_t completed = 0;
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Einsum" || node.output_size() != 1 || node.output(0).empty() ||
+        shapes.count(node.output(0)) > 0)
+      continue;
+    std::vector<std::vector<std::int64_t>> inputs;
+    for (const std::string& in : node.input()) {
+      const auto it = shapes.find(in);
+      if (it == shapes.end()) break;
+      inputs.push_back(it->second);
+    }
+    const auto* eq = find_attribute(node, "equation");
+    if (eq == nullptr || inputs.size() != static_cast<std::size_t>(node.input_size())) continue;
+    const auto dims = einsum_dims(eq->s(), inputs);
+    if (!dims) continue;
+    ::onnx::ValueInfoProto* info = nullptr;
+    for (auto& v : *graph.mutable_value_info())
+      if (v.name() == node.output(0)) info = &v;
+    if (info == nullptr) {
+      info = graph.add_value_info();
+      info->set_name(node.output(0));
+    }
+    auto* tensor_type = info->mutable_type()->mutable_tensor_type();
+    if (!tensor_type->has_elem_type()) tensor_type->set_elem_type(T::FLOAT);
+    auto* shape = tensor_type->mutable_shape();
+    shape->clear_dim();
+    for (const std::int64_t d : *dims) shape->add_dim()->set_dim_value(d);
+    ++completed;
+  }
+  return completed;
+}
+
+std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph) {
+  auto shapes = static_shapes(graph);
+  Known known;
+  for (const auto& t : graph.initializer())
+    if (auto v = value_of(t)) known.emplace(t.name(), std::move(*v));
   for (const auto& node : graph.node())
     if (node.op_type() == "Constant" && node.output_size() == 1)
       if (const auto* a = find_attribute(node, "value"); a != nullptr && a->has_t())
@@ -476,6 +645,17 @@ std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const ::onnx::NodeProto& node = graph.node(i);
     if (node.op_type() == "Constant") continue;
+    if (auto parts = split_values(node, known)) {
+      for (int o = 0; o < node.output_size(); ++o) {
+        if (node.output(o).empty()) continue;
+        auto& part = (*parts)[static_cast<std::size_t>(o)];
+        shapes[node.output(o)] = part.dims;
+        known.insert_or_assign(node.output(o), std::move(part));
+      }
+      folded[static_cast<std::size_t>(i)] = true;
+      ++count_folded;
+      continue;
+    }
     auto v = evaluate(node, known, shapes);
     if (!v || v->data.size() > kMaxFoldedElements || count(v->dims) != v->data.size()) continue;
     // Only what the initializer can hold exactly: integers within 2^53, floats within range.
@@ -497,8 +677,8 @@ std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph) {
       *rewritten_nodes.add_node() = graph.node(i);
       continue;
     }
-    const std::string& out = graph.node(i).output(0);
-    *graph.add_initializer() = tensor_of(out, known.at(out));
+    for (const std::string& out : graph.node(i).output())
+      if (!out.empty()) *graph.add_initializer() = tensor_of(out, known.at(out));
   }
   graph.mutable_node()->Swap(rewritten_nodes.mutable_node());
   return count_folded;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -26,8 +27,18 @@ inline constexpr std::size_t kMaxFoldedElements = 1024;
 // nothing changed). Nodes of other domains, and ops not listed in shape_folding.cpp, are kept.
 std::size_t fold_shape_arithmetic(::onnx::GraphProto& graph);
 
+// Completes the output shape of each Einsum (explicit form, "i,j->ij") whose inputs have static
+// shapes and whose output has none: ONNX's shape inference gives an Einsum's output only its
+// rank (a rotary embedding's outer product of positions and frequencies). Returns the number of
+// shapes written into value_info (0: nothing changed); run shape inference again after it.
+std::size_t complete_einsum_shapes(::onnx::GraphProto& graph);
+
 // The attribute of `node` named `name`, or null.
 const ::onnx::AttributeProto* find_attribute(const ::onnx::NodeProto& node, std::string_view name);
+
+// The value of a one-element integer or float (FLOAT, DOUBLE) tensor whose values are stored;
+// nullopt otherwise.
+std::optional<double> scalar_value(const ::onnx::TensorProto& t);
 
 // The values of an INT64 or INT32 tensor (raw_data or the typed field); empty for other types.
 std::vector<std::int64_t> integer_values(const ::onnx::TensorProto& t);

@@ -122,7 +122,7 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
   };
   EXPECT_EQ(only_error("{file: resnet18.yaml, phase: decode}"),
             "spec.yaml:1:30: error: phase: 'phase' does not apply to a file source; a file "
-            "source takes: bind, skip_unsupported, fuse_attention");
+            "source takes: bind, skip_unsupported, fuse_attention, fuse_functions");
   EXPECT_EQ(only_error("{file: resnet18.yaml, cnn: resnet18}"),
             "spec.yaml:1:1: error: more than one workload source; give exactly one of file: (a "
             "layer list, SCALE-Sim CSV, trace or ONNX model), llm: (a coda model YAML or Hugging "

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "testing/graph_checks.h"
@@ -27,7 +29,8 @@ struct Expected {
   std::uint64_t macs;
   std::uint64_t parameters;  // elements of Weight tensors
   std::size_t contractions;
-  std::size_t normalizations;  // LayerNorm, BatchNorm and Softmax ops left after folding
+  std::size_t normalizations;  // LayerNorm, RMSNorm, BatchNorm and Softmax ops after folding
+  const char* functions;       // what fuse_functions recognised (function_patterns.h)
 };
 
 // nn.TransformerEncoder, 2 layers of d_model 32, 4 heads of 8, FFN 64, batch 2 x 8 tokens:
@@ -40,8 +43,20 @@ struct Expected {
 // The GPT-2-style block of the script (d 32, 4 heads of 8, FFN 128, batch 2 x 8 tokens):
 //   qkv 16 x 32 x 96 = 49,152; Q K^T 4,096; P V 4,096; proj 16,384; up 16 x 32 x 128 = 65,536;
 //   down 65,536: 204,800. torch's parameters: 64 + 3,168 + 1,056 + 64 + 4,224 + 4,128 = 12,704;
-//   plus the 8 x 8 causal mask the masked fill reads (a constant of the sequence's shape: 64),
-//   the 1/sqrt(8) scale and erf-GELU's three scalars (1/sqrt(2), 1 and 0.5): 12,772.
+//   plus the 8 x 8 causal mask the masked fill reads (a constant of the sequence's shape: 64)
+//   and the 1/sqrt(8) scale: 12,769. Its erf GELU (Div by sqrt(2), Erf, Add 1, Mul, Mul by 0.5)
+//   is one gelu op, whose three scalars nothing reads.
+// The same block at opset 14 with GPT-2's tanh GELU: the same MACs; its two LayerNorms exported
+//   as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add are one layer_norm op each, and
+//   its GELU (x * x * x, 0.044715, sqrt(2/pi), Tanh, Add 1, Mul, Mul by 0.5) one gelu op, so
+//   their scalars are not read either: 12,769 again; 3 normalizations (2 LayerNorms, softmax).
+// The LLaMA-style block (d 32, 4 heads and 2 KV heads of 8, FFN 96, batch 2 x 8 tokens):
+//   q 16 x 32 x 32 = 16,384; k and v 16 x 32 x 16 = 8,192 each; Q K^T and P V 2 x 4 x 8 x 8 x 8
+//   = 4,096 each (after repeat_kv); o 16,384; gate, up and down 16 x 32 x 96 = 49,152 each:
+//   204,800. torch's parameters: 2 x 32 + 1,024 + 512 + 512 + 1,024 + 3 x 3,072 = 12,352; plus
+//   the rotary cos and sin tables (8 x 8 each, constants of the sequence: 128), the causal mask
+//   (64) and the 1/sqrt(8) scale: 12,545. 9 contractions; 2 RMSNorms (Cast, Pow, ReduceMean,
+//   Add, Sqrt, Div, Mul, Cast, Mul each) and the softmax; the SiLU (Sigmoid, Mul) one op.
 // torchvision resnet18 at 224 x 224, batch 1: 1,814,073,344 MACs (torchvision's 1.81 GFLOPS
 //   column counts MACs; docs/cnn_onnx.md). torch.onnx.export folds each eval-mode BatchNorm into
 //   its conv, so a BatchNorm's 2 x C parameters become the conv's C biases: torchvision's
@@ -53,10 +68,12 @@ struct Expected {
 //   (1,16,1) 48, (6,24,2) 528, (6,32,3) 1,152, (6,64,4) 2,944, (6,96,3) 3,360, (6,160,3) 5,472,
 //   (6,320,1) 2,240; the last 1x1 conv's 1,280): 3,487,816. 52 convs and the classifier.
 constexpr Expected kExpected[] = {
-    {"torch_transformer_encoder.onnx", 278'528, 17'090, 12, 6},
-    {"torch_gpt_block.onnx", 204'800, 12'772, 6, 3},
-    {"torchvision_resnet18.onnx", 1'814'073'344, 11'684'712, 21, 0},
-    {"torchvision_mobilenet_v2.onnx", 300'774'272, 3'487'816, 53, 0},
+    {"torch_transformer_encoder.onnx", 278'528, 17'090, 12, 6, ""},
+    {"torch_gpt_block.onnx", 204'800, 12'769, 6, 3, "gelu 1"},
+    {"torch_gpt_block_opset14.onnx", 204'800, 12'769, 6, 3, "gelu 1, layer_norm 2"},
+    {"torch_llama_block.onnx", 204'800, 12'545, 9, 3, "rms_norm 2, silu 1"},
+    {"torchvision_resnet18.onnx", 1'814'073'344, 11'684'712, 21, 0, ""},
+    {"torchvision_mobilenet_v2.onnx", 300'774'272, 3'487'816, 53, 0, ""},
 };
 
 void check(const std::filesystem::path& folder, const Expected& e) {
@@ -76,6 +93,10 @@ void check(const std::filesystem::path& folder, const Expected& e) {
   std::size_t normalizations = 0;
   for (const Op& op : g.ops) normalizations += op.kind == OpKind::Normalization ? 1 : 0;
   EXPECT_EQ(normalizations, e.normalizations);
+  std::string functions;
+  for (const auto& [name, n] : imported->functions)
+    functions += fmt::format("{}{} {}", functions.empty() ? "" : ", ", name, n);
+  EXPECT_EQ(functions, e.functions);
 }
 
 TEST(ExportedModels, TheCommittedExportsImportExactly) {
@@ -99,8 +120,8 @@ TEST(ExportedModels, FreshExportsImportAsTheCommittedOnes) {
 // (fuse-attention, on by default): b 2 x 4 heads x 8 queries x 8 keys x d 8, of whose 64
 // query-key pairs a causal op counts the 36 at or below the diagonal: 2 x 2 x 4 x 36 x 8 = 4,608
 // MACs where the two matmuls did 2 x 4,096. So 204,800 - 8,192 + 4,608 = 201,216 MACs, and the
-// parameters lose the mask (64) and the scale (1): 12,707. nn.TransformerEncoder's attention,
-// exported with batch and heads in one axis, is left as it is, with a note.
+// parameters lose the mask (64) and the scale (1): 12,704, torch's count. nn.TransformerEncoder's
+// attention, exported with batch and heads in one axis, is left as it is, with a note.
 TEST(ExportedModels, TheirAttentionIsOneOpWhenLoaded) {
   const std::filesystem::path folder = "workloads/onnx/tests/exported";
   Diagnostics diags;
@@ -117,8 +138,10 @@ TEST(ExportedModels, TheirAttentionIsOneOpWhenLoaded) {
     }
   EXPECT_EQ(count(g, OpKind::Contraction), 4u);
   EXPECT_EQ(total_macs(g), 201'216u);
-  EXPECT_EQ(total_elements(g, TensorKind::Weight), 12'707u);
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 12'704u);
   ASSERT_FALSE(gpt->notes.empty());
+  EXPECT_EQ(gpt->notes.front(),
+            "fuse-functions: recognised 1 gelu (each exported decomposition imported as one op)");
   EXPECT_EQ(gpt->notes.back(),
             "fuse-attention: fused 1 attention pattern (Q K^T, scaling, mask, softmax, P V) into "
             "attention ops, 1 causal (a constant mask over the square score matrix)");
@@ -130,6 +153,30 @@ TEST(ExportedModels, TheirAttentionIsOneOpWhenLoaded) {
   EXPECT_EQ(count(raw->graph, OpKind::Attention), 0u);
   EXPECT_NE(describe(FileSource{.file = "m.onnx"}),
             describe(FileSource{.file = "m.onnx", .fuse_attention = false}));
+  EXPECT_NE(describe(FileSource{.file = "m.onnx"}),
+            describe(FileSource{.file = "m.onnx", .fuse_functions = false}));
+
+  // The LLaMA-style block loads as the builder writes a layer: 2 RMSNorms, 1 SiLU, 1 causal
+  // attention op of 4 heads over 8 x 8 (4,608 MACs as the GPT block's), 7 projections.
+  const auto llama = load_source(FileSource{.file = folder / "torch_llama_block.onnx"}, diags);
+  ASSERT_TRUE(llama) << diags.format_all();
+  EXPECT_EQ(count(llama->graph, OpKind::Attention), 1u);
+  EXPECT_EQ(count(llama->graph, OpKind::Normalization, Function::RmsNorm), 2u);
+  EXPECT_EQ(count(llama->graph, OpKind::Elementwise, Function::Silu), 1u);
+  EXPECT_EQ(count(llama->graph, OpKind::Contraction), 7u);
+  EXPECT_EQ(total_macs(llama->graph), 201'216u);
+  // Named by the module scope their nodes share, as the exporter names nodes.
+  std::vector<std::string> norms;
+  for (const Op& op : llama->graph.ops)
+    if (op.function == Function::RmsNorm) norms.push_back(op.name);
+  EXPECT_EQ(norms, (std::vector<std::string>{"/norm1/rms_norm", "/norm2/rms_norm"}));
+  // Without the recognition the same file keeps its pieces: 2 x (Pow, ReduceMean, Add, Sqrt,
+  // Div, Mul, Mul) and (Sigmoid, Mul), 13 ops more than the 3 (the Casts are no work in fp32).
+  const auto pieces = load_source(
+      FileSource{.file = folder / "torch_llama_block.onnx", .fuse_functions = false}, diags);
+  ASSERT_TRUE(pieces) << diags.format_all();
+  EXPECT_EQ(pieces->graph.ops.size(), llama->graph.ops.size() + 13u);
+  EXPECT_EQ(count(pieces->graph, OpKind::Normalization, Function::RmsNorm), 0u);
 
   const auto encoder =
       load_source(FileSource{.file = folder / "torch_transformer_encoder.onnx"}, diags);

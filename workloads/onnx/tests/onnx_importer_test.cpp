@@ -50,7 +50,8 @@ const Op* find_op(const Graph& g, const std::string& name) {
 }
 
 TEST(OnnxImport, TransformerBlock) {
-  const Graph g = load("transformer_block.onnx").graph;
+  // The exported pieces, as written (fuse_functions off: its GELU stays five ops).
+  const Graph g = load("transformer_block.onnx", {.fuse_functions = false}).graph;
   EXPECT_EQ(problems(g), "");
   EXPECT_EQ(g.name, "transformer_block");
   // B = 2, S = 8 (16 tokens), D = 16, 2 heads of 8, FFN 64:
@@ -77,6 +78,42 @@ TEST(OnnxImport, TransformerBlock) {
   // Softmax: 5 FLOPs per score, 2*2*8*8 scores.
   EXPECT_EQ(flop_count(*find_op(g, "softmax")), 5u * 256u);
   for (const Tensor& t : g.tensors) EXPECT_EQ(t.dtype, DataType::Fp32) << t.name;
+}
+
+// By default the erf GELU's five nodes (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5) are
+// one gelu op over the FFN's [2, 8, 64] (function_patterns.h); its nodes' names share no
+// '/' scope, so it is named by its function and place.
+TEST(OnnxImport, TransformerBlockGeluIsOneOp) {
+  const OnnxImport imported = load("transformer_block.onnx");
+  const Graph& g = imported.graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(g.ops.size(), 30u - 5u + 1u);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Gelu), 1u);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Mul), 0u);
+  EXPECT_EQ(imported.functions.at("gelu"), 1u);
+  EXPECT_EQ(total_macs(g), 12288u + 2048u + 2048u + 4096u + 16384u + 16384u);
+  // The scalars sqrt2, one and half are no longer read; sqrt_d is (the attention scale).
+  EXPECT_EQ(total_elements(g, TensorKind::Weight),
+            64u + 768u + 48u + 256u + 16u + 1024u + 64u + 1024u + 16u + 1u);
+  const Op* gelu = nullptr;
+  for (const Op& op : g.ops)
+    if (op.function == Function::Gelu) gelu = &op;
+  ASSERT_NE(gelu, nullptr);
+  EXPECT_EQ(g.tensor(gelu->tensors[0]).name, "h");
+  EXPECT_EQ(g.tensor(gelu->tensors[1]).name, "gelu");
+  EXPECT_EQ(iteration_points(*gelu), 2u * 8u * 64u);
+  EXPECT_TRUE(gelu->name.starts_with("gelu_")) << gelu->name;
+}
+
+// What only looks like a function is imported node by node: a GELU scaled by 0.6, an RMSNorm
+// whose mean of squares is also a result, one over axis 1, and x * sigmoid(g) with g not x.
+TEST(OnnxImport, FunctionLookalikesStayAsExported) {
+  const OnnxImport imported = load("function_lookalikes.onnx");
+  EXPECT_EQ(problems(imported.graph), "");
+  EXPECT_TRUE(imported.functions.empty());
+  EXPECT_EQ(imported.graph.ops.size(), 19u);
+  EXPECT_EQ(count(imported.graph, OpKind::Reduction, Function::Mean), 2u);
+  EXPECT_EQ(count(imported.graph, OpKind::Elementwise, Function::Sigmoid), 1u);
 }
 
 TEST(OnnxImport, ResnetBasicBlock) {
@@ -107,7 +144,7 @@ TEST(OnnxImport, ResnetBasicBlock) {
 }
 
 TEST(OnnxImport, CoverageOfTheRemainingOps) {
-  const Graph g = load("coverage.onnx").graph;
+  const Graph g = load("coverage.onnx", {.fuse_functions = false}).graph;
   EXPECT_EQ(problems(g), "");
   // Grouped conv: groups 4, 2 channels and 2 filters per group, 3x3, stride 2, pads
   // (1, 1) begin and (0, 0) end: output floor((8 + 1 - 3) / 2) + 1 = 4, so
@@ -132,6 +169,27 @@ TEST(OnnxImport, CoverageOfTheRemainingOps) {
   const Op* gather = find_op(g, "embed");
   ASSERT_NE(gather, nullptr);
   EXPECT_EQ(g.tensor(gather->tensors[1]).dtype, DataType::Int32);
+}
+
+// By default the written-out RMSNorm (Pow 2, ReduceMean over the last axis, Add eps, Sqrt, Div,
+// Mul by the [4] scale: six nodes) is one rms_norm op over [1, 4, 4] with its scale.
+TEST(OnnxImport, CoverageRmsNormIsOneOp) {
+  const OnnxImport imported = load("coverage.onnx");
+  const Graph& g = imported.graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(g.ops.size(), 17u - 6u + 1u);
+  EXPECT_EQ(count(g, OpKind::Normalization, Function::RmsNorm), 1u);
+  EXPECT_EQ(count(g, OpKind::Reduction, Function::Mean), 0u);
+  EXPECT_EQ(imported.functions.at("rms_norm"), 1u);
+  // The scalars two and eps are no longer read.
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 144u + 4u + 60u + 60u);
+  // One read of x and of the scale, one write: 16 + 4 + 16 fp32 elements.
+  for (const Op& op : g.ops)
+    if (op.function == Function::RmsNorm) {
+      EXPECT_EQ(tensor_bytes(op), Bytes{std::uint64_t{16 + 4 + 16} * 4});
+      EXPECT_EQ(g.tensor(op.tensors[0]).name, "f");
+      EXPECT_EQ(g.tensor(op.tensors[1]).name, "rms.g");
+    }
 }
 
 TEST(OnnxImport, FloatTypeOverride) {
