@@ -41,8 +41,10 @@ struct DecomposeAttention {
 // pattern's ops and the tensors only they used go. A constant mask over the square score matrix
 // shared by every batch and head ([q][kv], or with leading 1s; q = kv: the causal mask exporters
 // build from the sequence length) makes it causal; other masks (padding, per-head position
-// biases) are left out of the price. Scalings before the first matmul (on Q) stay. Not
-// matched, with a note: rank-3 patterns whose batch and heads are one axis (nn.MultiheadAttention).
+// biases) are left out of the price. Scalings before the first matmul (on Q) stay. Rank-3
+// patterns (nn.MultiheadAttention's export, batch and heads in one axis [b*h][q][d]) are the
+// same op with one head over b*h sequences, between reshapes of Q, K^T and V to rank 4 and of
+// the result back (views, no work).
 // Softmax ops record no axis, so the pattern assumes the last, as every exporter writes it.
 struct FuseAttention {
   static constexpr std::string_view kName = "fuse-attention";

@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,10 +23,11 @@ std::optional<std::size_t> plain_dim(const IndexExpr& e) {
   return e.terms[0].dim;
 }
 
-// A batched matmul Out[b][h][m][n] = sum_k A[b][h][m][k] * B[b][h][k][n] over rank-4 tensors:
-// accesses A (Input), B (Input or Weight), Out (Output), every index a plain dim, the batch and
-// head dims shared, k in A's last and B's third place and nowhere in Out.
-bool is_batched_matmul(const Op& op) {
+// A batched matmul Out[..][m][n] = sum_k A[..][m][k] * B[..][k][n] over tensors of one rank
+// (3: [batch][m][k], 4: [b][h][m][k]): accesses A (Input), B (Input or Weight), Out (Output),
+// every index a plain dim, the leading (batch) dims shared, k in A's last and B's next-to-last
+// place and nowhere in Out.
+bool is_batched_matmul(const Op& op, std::size_t rank) {
   if (op.kind != OpKind::Contraction || op.space.accesses.size() != 3 || op.tensors.size() != 3)
     return false;
   const auto& acc = op.space.accesses;
@@ -34,18 +36,17 @@ bool is_batched_matmul(const Op& op) {
     return false;
   std::size_t d[3][4];
   for (std::size_t a = 0; a < 3; ++a) {
-    if (acc[a].indices.size() != 4 || acc[a].shape.size() != 4) return false;
-    for (std::size_t i = 0; i < 4; ++i) {
+    if (acc[a].indices.size() != rank || acc[a].shape.size() != rank) return false;
+    for (std::size_t i = 0; i < rank; ++i) {
       const auto dim = plain_dim(acc[a].indices[i]);
       if (!dim) return false;
       d[a][i] = *dim;
     }
   }
-  const bool shared =
-      d[0][0] == d[1][0] && d[1][0] == d[2][0] && d[0][1] == d[1][1] && d[1][1] == d[2][1];
-  const std::size_t k = d[0][3];
-  return shared && d[2][2] == d[0][2] && d[2][3] == d[1][3] && d[1][2] == k && k != d[2][2] &&
-         k != d[2][3];
+  for (std::size_t i = 0; i + 2 < rank; ++i)
+    if (d[0][i] != d[1][i] || d[1][i] != d[2][i]) return false;
+  const std::size_t m = rank - 2, n = rank - 1, k = d[0][n];
+  return d[2][m] == d[0][m] && d[2][n] == d[1][n] && d[1][m] == k && k != d[2][m] && k != d[2][n];
 }
 
 // What lies between the scores and the softmax: scalings by a constant (Mul, Div) and masks added
@@ -102,7 +103,9 @@ PassReport FuseAttention::run(Graph& graph) {
   const std::vector<TensorUse> uses = passes::tensor_uses(graph);
   const std::vector<bool> results = passes::result_tensors(graph);
   std::vector<bool> remove(graph.ops.size(), false);
-  std::vector<std::pair<std::size_t, Op>> fused;  // at the second matmul's place
+  // The ops each pattern becomes, at its second matmul's place: the attention op, and for a
+  // rank-3 pattern the views to and from rank 4 around it.
+  std::map<std::size_t, std::vector<Op>> fused;
   std::size_t causal = 0, merged_heads = 0;
   for (std::size_t s = 0; s < graph.ops.size(); ++s) {
     const Op& softmax = graph.ops[s];
@@ -118,25 +121,25 @@ PassReport FuseAttention::run(Graph& graph) {
     const auto chain = chain_to(graph, uses, results, softmax.tensors[0], qk_index);
     if (!chain || pv.tensors.size() != 3 || pv.tensors[0] != probs) continue;
     const Op& qk = graph.ops[qk_index];
-    const auto rank = qk.space.accesses.empty() ? 0 : qk.space.accesses[0].shape.size();
-    if (rank == 3 && pv.kind == OpKind::Contraction) {
-      ++merged_heads;  // nn.MultiheadAttention's export: batch and heads in one axis
+    const std::size_t rank = qk.space.accesses.empty() ? 0 : qk.space.accesses[0].shape.size();
+    if ((rank != 3 && rank != 4) || !is_batched_matmul(qk, rank) || !is_batched_matmul(pv, rank))
       continue;
-    }
-    if (!is_batched_matmul(qk) || !is_batched_matmul(pv)) continue;
-    // Q [b][h][q][d], K^T [b][h][d][kv], S [b][h][q][kv]; P [b][h][q][kv], V [b][h][kv][d].
+    // Rank 4: Q [b][h][q][d], K^T [b][h][d][kv], P [b][h][q][kv], V [b][h][kv][d]. Rank 3 (batch
+    // and heads in one axis, as nn.MultiheadAttention exports it): the same with h = 1 and b the
+    // merged axis, which is the same work.
+    const std::size_t lead = rank - 2;
     const auto& q_shape = qk.space.accesses[0].shape;
     const auto& kt_shape = qk.space.accesses[1].shape;
     const auto& v_shape = pv.space.accesses[1].shape;
     AttentionParams p{.batch = q_shape[0],
-                      .heads = q_shape[1],
-                      .kv_heads = q_shape[1],
-                      .q_len = q_shape[2],
-                      .kv_len = kt_shape[3],
-                      .head_dim = q_shape[3]};
-    if (kt_shape[0] != p.batch || kt_shape[1] != p.heads || kt_shape[2] != p.head_dim ||
-        v_shape != std::vector<std::uint64_t>{p.batch, p.heads, p.kv_len, p.head_dim})
-      continue;
+                      .heads = rank == 4 ? q_shape[1] : 1,
+                      .kv_heads = rank == 4 ? q_shape[1] : 1,
+                      .q_len = q_shape[lead],
+                      .kv_len = kt_shape[lead + 1],
+                      .head_dim = q_shape[lead + 1]};
+    std::vector<std::uint64_t> expected_v{p.batch, p.heads, p.kv_len, p.head_dim};
+    if (rank == 3) expected_v.erase(expected_v.begin() + 1);
+    if (kt_shape[lead] != p.head_dim || v_shape != expected_v) continue;
     // A constant mask over the square score matrix, shared by every batch and head, is the causal
     // mask exporters build from the sequence length (tril of ones): priced as causal. Other masks
     // (padding, or a per-head position bias such as T5's or ALiBi's) are not priced.
@@ -150,35 +153,75 @@ PassReport FuseAttention::run(Graph& graph) {
       p.causal = true;
       ++causal;
     }
-    Op attn = make_attention(pv.name + ".attention", p, qk.space.accesses[0].dtype);
+    const DataType dtype = qk.space.accesses[0].dtype;
+    Op attn = make_attention(pv.name + ".attention", p, dtype);
     // K as the first matmul reads it, transposed: [b][h][d][kv].
     TensorAccess& k = attn.space.accesses[1];
     std::swap(k.indices[2], k.indices[3]);
     std::swap(k.shape[2], k.shape[3]);
     attn.tensors = {qk.tensors[0], qk.tensors[1], pv.tensors[1], pv.tensors[2]};
     attn.source = pv.source;
+    std::vector<Op> ops;
+    if (rank == 3) {
+      // Views of Q, K^T and V as [b][1][..], and of the result back: reshapes, no work.
+      ++merged_heads;
+      const auto view = [&](const std::string& name, TensorId from, bool to_rank4) {
+        const Tensor& t = graph.tensor(from);
+        std::vector<std::uint64_t> four = t.shape;
+        four.insert(four.begin() + 1, 1);
+        const TensorId other =
+            graph.add_tensor({pv.name + "." + name, four, t.dtype, TensorKind::Activation});
+        Op op =
+            make_data_movement(pv.name + "." + name, Function::Reshape, {to_rank4 ? t.shape : four},
+                               {to_rank4 ? four : t.shape}, t.dtype);
+        op.tensors =
+            to_rank4 ? std::vector<TensorId>{from, other} : std::vector<TensorId>{other, from};
+        op.source = pv.source;
+        return std::make_pair(other, std::move(op));
+      };
+      auto [q4, q_view] = view("q_heads", attn.tensors[0], true);
+      auto [kt4, kt_view] = view("kt_heads", attn.tensors[1], true);
+      auto [v4, v_view] = view("v_heads", attn.tensors[2], true);
+      auto [o4, o_view] = view("o_heads", attn.tensors[3], false);
+      attn.tensors = {q4, kt4, v4, o4};
+      ops = {std::move(q_view), std::move(kt_view), std::move(v_view), std::move(attn),
+             std::move(o_view)};
+    } else {
+      ops.push_back(std::move(attn));
+    }
     remove[qk_index] = remove[s] = remove[pv_index] = true;
     for (const std::size_t c : chain->ops) remove[c] = true;
-    fused.emplace_back(pv_index, std::move(attn));
+    fused.emplace(pv_index, std::move(ops));
   }
-  if (merged_heads > 0)
-    report.notes.push_back(fmt::format(
-        "left {} attention pattern{} unfused: batch and heads merged into one axis (rank 3, as "
-        "nn.MultiheadAttention exports it); coda's attention op needs them apart",
-        merged_heads, merged_heads == 1 ? "" : "s"));
   if (fused.empty()) return report;
-  // Each fused op replaces its second matmul in place, then the rest of its pattern goes.
-  for (auto& [index, op] : fused) {
-    graph.ops[index] = std::move(op);
-    remove[index] = false;
+  // Each pattern's ops take its second matmul's place, then the rest of its pattern goes.
+  std::vector<Op> ops;
+  std::vector<bool> drop;
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const auto f = fused.find(i);
+    if (f == fused.end()) {
+      ops.push_back(std::move(graph.ops[i]));
+      drop.push_back(remove[i]);
+      continue;
+    }
+    for (Op& op : f->second) {
+      ops.push_back(std::move(op));
+      drop.push_back(false);
+    }
   }
-  passes::remove_ops(graph, remove);
+  graph.ops = std::move(ops);
+  passes::remove_ops(graph, drop);
   report.changed = true;
   report.notes.push_back(fmt::format(
-      "fused {} attention pattern{} (Q K^T, scaling, mask, softmax, P V) into attention ops{}",
+      "fused {} attention pattern{} (Q K^T, scaling, mask, softmax, P V) into attention ops{}{}",
       fused.size(), fused.size() == 1 ? "" : "s",
       causal > 0 ? fmt::format(", {} causal (a constant mask over the square score matrix)", causal)
-                 : ""));
+                 : "",
+      merged_heads > 0
+          ? fmt::format(", {} of rank 3 (batch and heads in one axis, as nn.MultiheadAttention "
+                        "exports it: priced as that many sequences of one head)",
+                        merged_heads)
+          : ""));
   return report;
 }
 

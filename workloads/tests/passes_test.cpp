@@ -161,6 +161,54 @@ TEST(Passes, FuseAttentionTakesASharedSquareMaskAsCausal) {
   }
 }
 
+// Out[x][m][n] = sum_k A[x][m][k] * B[x][k][n]: a rank-3 MatMul (batch and heads in one axis).
+Op batched_matmul3(std::string name, std::uint64_t x, std::uint64_t m, std::uint64_t n,
+                   std::uint64_t k) {
+  const auto at = [](std::size_t d) { return IndexExpr{{IndexTerm{d, 1}}, 0}; };
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::Contraction;
+  op.space.dims = {{"x", x}, {"m", m}, {"n", n}, {"k", k}};
+  op.space.accesses = {
+      {TensorRole::Input, "A", {at(0), at(1), at(3)}, {x, m, k}, DataType::Fp16},
+      {TensorRole::Weight, "B", {at(0), at(3), at(2)}, {x, k, n}, DataType::Fp16},
+      {TensorRole::Output, "Out", {at(0), at(1), at(2)}, {x, m, n}, DataType::Fp16}};
+  return op;
+}
+
+// The same attention as nn.MultiheadAttention exports it, batch x heads = 2 in one axis, with a
+// shared [4 x 4] mask: one causal attention op of one head over 2 sequences (2 x 2 x 10 x 8 =
+// 320 MACs, as the rank-4 pattern), between views of Q, K^T and V to [2, 1, ..] and of the
+// result back to [2, 4, 8]; the views are reshapes (no work).
+TEST(Passes, FuseAttentionTakesRank3PatternsAsOneHeadPerSequence) {
+  Graph g;
+  g.add(batched_matmul3("qk", 2, 4, 4, 8));
+  g.add(make_elementwise("mask", Function::Add, {2, 4, 4}, DataType::Fp16,
+                         {{TensorRole::Weight, {1, 2}}}),
+        {g.ops[0].tensors[2]});
+  g.add(make_normalization("softmax", Function::Softmax, {2, 4, 4}, {2}, DataType::Fp16),
+        {g.ops[1].tensors[2]});
+  g.add(batched_matmul3("pv", 2, 4, 8, 4), {g.ops[2].tensors[1]});
+  const std::string q = g.tensor(g.ops[0].tensors[0]).name;
+  const std::string o = g.tensor(g.ops[3].tensors[2]).name;
+  EXPECT_EQ(total_macs(g), 512u);
+  const PipelineResult r = PassPipeline().add<FuseAttention>().run(g);
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  ASSERT_EQ(g.ops.size(), 5u);
+  EXPECT_EQ(g.ops[3].name, "pv.attention");
+  EXPECT_TRUE(std::get<AttentionSpec>(g.ops[3].attributes).causal);
+  EXPECT_EQ(attention_form(g.ops[3]), AttentionForm::Forward);
+  EXPECT_EQ(g.ops[3].space.accesses[0].shape, (std::vector<std::uint64_t>{2, 1, 4, 8}));
+  EXPECT_EQ(total_macs(g), 320u);
+  for (const std::size_t v : {0u, 1u, 2u, 4u})
+    EXPECT_EQ(g.ops[v].function, Function::Reshape) << g.ops[v].name;
+  // Q is what the first view reads, O what the last writes: the graph's own tensors.
+  EXPECT_EQ(g.tensor(g.ops[0].tensors[0]).name, q);
+  EXPECT_EQ(g.tensor(g.ops[4].tensors[1]).name, o);
+  EXPECT_NE(r.reports[0].notes.front().find("1 of rank 3"), std::string::npos)
+      << r.reports[0].notes.front();
+}
+
 TEST(Passes, FoldBatchNormIntoConv) {
   Graph g = conv_bn_graph(1, 1);
   // Parameters: filter 8*2*3*3 = 144, scale 8, shift 8.
