@@ -334,11 +334,12 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
 }
 
 std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
+                                   const workload::llm::Quantization& quant,
                                    workload::llm::PhaseKind phase, std::uint64_t batch,
                                    std::uint64_t seq, std::uint64_t tp, bool eager,
                                    const arch::HardwareModel& hw, const PublishedPricing& pricing,
                                    std::string& why) {
-  const workload::llm::LlmPhase step{.kind = phase, .batch = batch, .seq_len = seq};
+  const workload::llm::LlmPhase step{.kind = phase, .batch = batch, .seq_len = seq, .quant = quant};
   const auto build = [&]() -> std::optional<workload::Graph> {
     Diagnostics diags;
     auto graph = workload::llm::try_build_llm(config, step, {.tp = tp}, diags);
@@ -347,9 +348,10 @@ std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
                                 : diags.all().front().message;
     return graph;
   };
-  const std::string what = fmt::format("{} {} of {}, batch {}, {} tokens, TP {}", config.name,
+  const std::string quantized = workload::llm::describe(quant);
+  const std::string what = fmt::format("{} {} of {}{}, batch {}, {} tokens, TP {}", config.name,
                                        workload::llm::to_string(phase), to_string(config.dtype),
-                                       batch, seq, tp);
+                                       quantized.empty() ? "" : " " + quantized, batch, seq, tp);
   return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why, eager);
 }
 
@@ -388,6 +390,19 @@ std::optional<workload::llm::LlmConfig> row_model(const Measurement& m,
   return config;
 }
 
+// How an fp8 llm_* row's model was deployed: the FP8 engines of the corpus's runtimes
+// (TensorRT-LLM --enable_fp8 --fp8_kv_cache, or trtllm-bench --quantization FP8, which forces an
+// FP8 KV cache) quantize the linear layers' weights and inputs to fp8_e4m3 and the KV cache to
+// fp8_e4m3 over the fp16 model (Llama 2's checkpoints, built --dtype float16 in TensorRT-LLM's
+// examples); the norms, the attention's softmax, the residuals, the embeddings and the LM head
+// stay fp16 (quantization.h), as the serving corpus prices its fp8 rows. Other rows: none.
+workload::llm::Quantization row_quantization(const Measurement& m) {
+  workload::llm::Quantization quant;
+  if (m.dtype != DType::Fp8E4M3) return quant;
+  quant.weights = quant.activations = quant.kv_cache = DataType::Fp8E4M3;
+  return quant;
+}
+
 std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& arch_hw,
                               const PublishedPricing& pricing, std::string& why) {
   const Shape& s = m.shape;
@@ -402,20 +417,21 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;
+  const workload::llm::Quantization quant = row_quantization(m);
+  if (quant.any()) config->dtype = DataType::Fp16;  // the model under the FP8 quantization
   const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
   const auto prefill = [&] {
-    return llm_step(*config, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager, hw, pricing,
-                    why);
+    return llm_step(*config, quant, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager, hw,
+                    pricing, why);
   };
   // The mean decode step over contexts input_len .. input_len + output_len - 1: the mean of the
   // first and the last (a step is affine in the context).
   const auto mean_decode = [&]() -> std::optional<Prediction> {
-    const auto first =
-        llm_step(*config, PhaseKind::Decode, s.batch, s.input_len, s.tp, eager, hw, pricing,
-                 why);
+    const auto first = llm_step(*config, quant, PhaseKind::Decode, s.batch, s.input_len, s.tp,
+                                eager, hw, pricing, why);
     if (!first) return std::nullopt;
-    const auto last = llm_step(*config, PhaseKind::Decode, s.batch,
+    const auto last = llm_step(*config, quant, PhaseKind::Decode, s.batch,
                                s.input_len + s.output_len - 1, s.tp, eager, hw, pricing, why);
     if (!last) return std::nullopt;
     Prediction mean;

@@ -10,8 +10,9 @@ namespace {
 
 // The simulator's logic under test, on coda's real iteration prices: each expected time below is
 // summed from IterationPricer's prices of the iterations the scheduler must run, derived by hand
-// from the scheduling rules in simulator.h, each plus the host's time per iteration (the H100
-// preset's calibration.llm_step_fixed_cost, 152.5 us).
+// from the scheduling rules in simulator.h, each plus the host's time per iteration (the arch's
+// calibration.llm_step_fixed_cost: the H100 preset's states 0 since 2026-12-05, so the fixture's
+// copy states 152.5 us, the value it had before, for the host's time to show in every test).
 class Serving : public ::testing::Test {
  protected:
   Serving() : hw_(load()) {
@@ -27,6 +28,7 @@ class Serving : public ::testing::Test {
     Diagnostics diags;
     auto spec = arch::load_arch(std::filesystem::path("configs/arch/nvidia_h100_sxm.yaml"), diags);
     EXPECT_TRUE(spec) << diags.format_all();
+    spec->spec.calibration.llm_step_fixed_cost = Seconds{152.5e-6};
     return arch::HardwareModel(spec->spec);
   }
   double prefill(std::uint64_t tokens, std::uint64_t cached = 0, bool samples = true) {
