@@ -316,6 +316,42 @@ def function_lookalikes():
     return model(graph)
 
 
+def qdq_block():
+    """Quantized in the QDQ form (onnxruntime's quantize_static, TensorRT's explicit
+    quantization): x [4, 16] -> QuantizeLinear -> DequantizeLinear -> MatMul with the
+    DequantizeLinear of an int8 weight [16, 32] -> Relu; and x2 [1, 4, 8, 8] -> QuantizeLinear ->
+    DequantizeLinear -> Conv (3x3, pad 1, 8 filters) with a DequantizeLinear'd int8 weight and an
+    int32 bias -> y2. Scales per tensor, zero points 0."""
+    n = helper.make_node
+    nodes = [
+        n("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="x.q"),
+        n("DequantizeLinear", ["xq", "sx", "zx"], ["xd"], name="x.dq"),
+        n("DequantizeLinear", ["w", "sw", "zw"], ["wd"], name="w.dq"),
+        n("MatMul", ["xd", "wd"], ["y"], name="mm"),
+        n("Relu", ["y"], ["r"], name="relu"),
+        n("QuantizeLinear", ["x2", "sx", "zx"], ["x2q"], name="x2.q"),
+        n("DequantizeLinear", ["x2q", "sx", "zx"], ["x2d"], name="x2.dq"),
+        n("DequantizeLinear", ["cw", "sw", "zw"], ["cwd"], name="cw.dq"),
+        n("DequantizeLinear", ["cb", "sb", "zb"], ["cbd"], name="cb.dq"),
+        n("Conv", ["x2d", "cwd", "cbd"], ["y2"], name="conv", kernel_shape=[3, 3],
+          pads=[1, 1, 1, 1]),
+    ]
+
+    def int8(name, *shape):
+        return numpy_helper.from_array(np.zeros(shape, dtype=np.int8), name)
+
+    inits = [scalar("sx", 0.1), int8("zx"), int8("w", 16, 32), scalar("sw", 0.05), int8("zw"),
+             int8("cw", 8, 4, 3, 3), numpy_helper.from_array(np.zeros(8, dtype=np.int32), "cb"),
+             scalar("sb", 0.005), numpy_helper.from_array(np.array(0, dtype=np.int32), "zb")]
+    graph = helper.make_graph(
+        nodes, "qdq_block",
+        [helper.make_tensor_value_info("x", F, [4, 16]),
+         helper.make_tensor_value_info("x2", F, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("r", F, [4, 32]),
+         helper.make_tensor_value_info("y2", F, [1, 8, 8, 8])], inits)
+    return model(graph)
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: make_test_onnx.py OUT_DIR")
@@ -331,6 +367,7 @@ if __name__ == "__main__":
     save(dilated_conv(), OUT, "dilated_conv.onnx")
     save(conv_weight_chains(), OUT, "conv_weight_chains.onnx")
     save(function_lookalikes(), OUT, "function_lookalikes.onnx")
+    save(qdq_block(), OUT, "qdq_block.onnx")
     # The first 60% of the ResNet block: cut inside its initializers.
     with open(os.path.join(OUT, "resnet_block.onnx"), "rb") as f:
         data = f.read()
@@ -338,4 +375,4 @@ if __name__ == "__main__":
         f.write(data[: len(data) * 6 // 10])
     with open(os.path.join(OUT, "not_onnx.onnx"), "w") as f:
         f.write("name: this is a YAML file, not an ONNX model\n")
-    print(f"make_test_onnx.py: wrote 10 models to {OUT}")
+    print(f"make_test_onnx.py: wrote 11 models to {OUT}")

@@ -46,9 +46,9 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
     std::vector<std::string> counts;
     for (const auto& [name, count] : imported->functions)
       counts.push_back(fmt::format("{} {}", count, name));
-    out.notes.push_back(fmt::format(
-        "fuse-functions: recognised {} (each exported decomposition imported as one op)",
-        fmt::join(counts, ", ")));
+    out.notes.push_back(
+        fmt::format("fuse-functions: recognised {} (each pattern imported as one op)",
+                    fmt::join(counts, ", ")));
   }
   if (!imported->skipped.empty())
     out.notes.push_back(fmt::format("skipped {} unsupported node{}: {}", imported->skipped.size(),

@@ -135,6 +135,17 @@ class Importer {
   // shapes allow it; fills functions_ and function_of_.
   void plan_functions(const ::onnx::GraphProto& g);
   void function(const FunctionMatch& m);
+  // The QDQ form of quantized models (fuse_functions): a MatMul, Gemm or Conv whose two operands
+  // are each a DequantizeLinear of an int8 tensor is an int8 contraction; those
+  // DequantizeLinears, read only by such contractions, are not imported.
+  void plan_qdq(const ::onnx::GraphProto& g);
+  // Operand `i` of a contraction: the int8 tensor behind an absorbed DequantizeLinear, else the
+  // input itself.
+  std::optional<TensorId> operand(const ::onnx::NodeProto& node, int i);
+  // A QDQ contraction's result is in its DequantizeLinears' type (the epilogue applies the
+  // scales): its output accesses take the node's inferred output type.
+  void quantized_result(const ::onnx::NodeProto& node, Op& op);
+  void quantize_linear(const ::onnx::NodeProto& node, Function f);
   void where(const ::onnx::NodeProto& node);
 
   // Helpers.
@@ -187,6 +198,9 @@ class Importer {
   // For each node of a recognised function, its index in functions_.
   std::map<std::size_t, std::size_t> function_of_;
   std::vector<std::string> node_names_;  // by node index, for the functions' names
+  std::set<std::size_t> absorbed_dq_;    // DequantizeLinear nodes a QDQ contraction absorbed
+  std::map<std::string, std::string, std::less<>> dq_source_;  // their outputs -> int8 inputs
+  std::set<const ::onnx::NodeProto*> qdq_contractions_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -508,7 +522,10 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
   if (diags_.error_count() != errors_before) return std::nullopt;
   collect_values(g);
   add_graph_inputs(g);
-  if (options_.fuse_functions) plan_functions(g);
+  if (options_.fuse_functions) {
+    plan_functions(g);
+    plan_qdq(g);
+  }
   for (int i = 0; i < g.node_size(); ++i) {
     const auto index = static_cast<std::size_t>(i);
     if (const auto f = function_of_.find(index); f != function_of_.end()) {
@@ -520,6 +537,7 @@ std::optional<OnnxImport> Importer::run(::onnx::ModelProto& model) {
       }
       continue;
     }
+    if (absorbed_dq_.count(index) > 0) continue;  // read through by its contractions
     import_node(g.node(i), index);
     // A node that failed (its own error said why) leaves its outputs unwritten: the nodes that
     // read them fail quietly, so each real problem is one error, not a cascade of false
@@ -686,7 +704,7 @@ void Importer::binary(const ::onnx::NodeProto& node, Function f) {
 }
 
 void Importer::matmul(const ::onnx::NodeProto& node) {
-  const auto a = input(node, 0), b = input(node, 1);
+  const auto a = operand(node, 0), b = operand(node, 1);
   const ValueInfo* out = value(node.output(0));
   if (!a || !b) return;
   const Tensor& ta = result_.graph.tensor(*a);
@@ -747,6 +765,7 @@ void Importer::matmul(const ::onnx::NodeProto& node) {
   op.space.accesses = {{TensorRole::Input, "A", std::move(ia), ta.shape, ta.dtype},
                        {TensorRole::Weight, "B", std::move(ib), tb.shape, ta.dtype},
                        {TensorRole::Output, "C", std::move(io), out->shape, ta.dtype}};
+  quantized_result(node, op);
   add(std::move(op), {*a, *b}, {node.output(0)});
 }
 
@@ -775,7 +794,7 @@ void Importer::add_bias(const ::onnx::NodeProto& node, const std::string& in, in
 }
 
 void Importer::gemm(const ::onnx::NodeProto& node) {
-  const auto a = input(node, 0), b = input(node, 1);
+  const auto a = operand(node, 0), b = operand(node, 1);
   if (!a || !b) return;
   const Tensor& ta = result_.graph.tensor(*a);
   const Tensor& tb = result_.graph.tensor(*b);
@@ -807,6 +826,7 @@ void Importer::gemm(const ::onnx::NodeProto& node) {
                : std::vector{dim_index(kK), dim_index(kN)},
        tb.shape, ta.dtype},
       {TensorRole::Output, "C", {dim_index(kM), dim_index(kN)}, {m, n}, ta.dtype}};
+  quantized_result(node, op);
   const bool has_bias = node.input_size() > 2 && !node.input(2).empty();
   const std::string product = has_bias ? node.output(0) + ".product" : node.output(0);
   if (!add(std::move(op), {*a, *b}, {product}) || !has_bias) return;
@@ -814,7 +834,7 @@ void Importer::gemm(const ::onnx::NodeProto& node) {
 }
 
 void Importer::conv(const ::onnx::NodeProto& node) {
-  const auto x = input(node, 0), w = input(node, 1);
+  const auto x = operand(node, 0), w = operand(node, 1);
   const ValueInfo* out = value(node.output(0));
   if (!x || !w) return;
   const Tensor& tx = result_.graph.tensor(*x);
@@ -873,10 +893,9 @@ void Importer::conv(const ::onnx::NodeProto& node) {
                        .pad_w = static_cast<std::uint64_t>(pads[1]), .groups = groups};
   const bool has_bias = node.input_size() > 2 && !node.input(2).empty();
   const std::string conv_out = has_bias ? node.output(0) + ".conv" : node.output(0);
-  if (!add(make_conv2d(op_name(node), p, out->shape[2], out->shape[3], tx.dtype), {*x, *w},
-           {conv_out}) ||
-      !has_bias)
-    return;
+  Op op = make_conv2d(op_name(node), p, out->shape[2], out->shape[3], tx.dtype);
+  quantized_result(node, op);
+  if (!add(std::move(op), {*x, *w}, {conv_out}) || !has_bias) return;
   add_bias(node, conv_out, 2, node.output(0));
 }
 
@@ -1193,6 +1212,86 @@ void Importer::function(const FunctionMatch& m) {
   if (add(std::move(op), inputs, {m.output})) ++result_.functions[to_string(m.function)];
 }
 
+void Importer::plan_qdq(const ::onnx::GraphProto& g) {
+  std::map<std::string, std::size_t, std::less<>> dq_of;  // a DequantizeLinear's output -> node
+  std::map<std::string, std::vector<std::size_t>, std::less<>> readers;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+    if (standard && node.op_type() == "DequantizeLinear" && node.input_size() >= 1 &&
+        node.output_size() == 1) {
+      const ValueInfo* in = value(node.input(0));
+      if (in != nullptr && in->dtype == DataType::Int8)
+        dq_of.emplace(node.output(0), static_cast<std::size_t>(i));
+    }
+    for (const std::string& in : node.input()) readers[in].push_back(static_cast<std::size_t>(i));
+  }
+  std::set<std::string, std::less<>> results;
+  for (const auto& out : g.output()) results.insert(out.name());
+  // The contractions whose two operands are such DequantizeLinears.
+  std::set<std::size_t> quantized;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& node = g.node(i);
+    const std::string& type = node.op_type();
+    if ((type != "MatMul" && type != "Gemm" && type != "Conv") || node.input_size() < 2) continue;
+    if (dq_of.count(node.input(0)) > 0 && dq_of.count(node.input(1)) > 0)
+      quantized.insert(static_cast<std::size_t>(i));
+  }
+  // A DequantizeLinear is absorbed when every reader is such a contraction, as an operand.
+  for (const auto& entry : dq_of) {
+    const std::string& name = entry.first;  // not a structured binding: the lambda reads it
+    const std::size_t dq = entry.second;
+    const auto& r = readers[name];
+    const bool only_operand = !r.empty() && results.count(name) == 0 &&
+                              std::all_of(r.begin(), r.end(), [&](std::size_t c) {
+                                const auto& node = g.node(static_cast<int>(c));
+                                for (int k = 2; k < node.input_size(); ++k)
+                                  if (node.input(k) == name)
+                                    return false;  // a bias, not an operand
+                                return quantized.count(c) > 0;
+                              });
+    if (!only_operand) continue;
+    absorbed_dq_.insert(dq);
+    dq_source_.emplace(name, g.node(static_cast<int>(dq)).input(0));
+  }
+  for (const std::size_t c : quantized) {
+    const auto& node = g.node(static_cast<int>(c));
+    if (dq_source_.count(node.input(0)) > 0 && dq_source_.count(node.input(1)) > 0) {
+      qdq_contractions_.insert(&node);
+      ++result_.functions["int8_contraction"];
+    }
+  }
+}
+
+std::optional<TensorId> Importer::operand(const ::onnx::NodeProto& node, int i) {
+  if (qdq_contractions_.count(&node) > 0 && i < node.input_size())
+    if (const auto it = dq_source_.find(node.input(i)); it != dq_source_.end())
+      return named_input(it->second);
+  return input(node, i);
+}
+
+void Importer::quantized_result(const ::onnx::NodeProto& node, Op& op) {
+  if (qdq_contractions_.count(&node) == 0) return;
+  const ValueInfo* out = value(node.output(0));
+  if (out == nullptr) return;
+  for (TensorAccess& a : op.space.accesses)
+    if (a.role == TensorRole::Output) a.dtype = out->dtype;
+}
+
+// QuantizeLinear (float to int8) and DequantizeLinear (int8 to float) of data: one elementwise
+// pass reading one type and writing the other; the scale and zero point are metadata.
+void Importer::quantize_linear(const ::onnx::NodeProto& node, Function f) {
+  const auto x = input(node, 0);
+  if (!x) return;
+  const ValueInfo* out = value(node.output(0));
+  if (out == nullptr) {
+    error(fmt::format("the shape of output '{}' is unknown", node.output(0)));
+    return;
+  }
+  const Tensor& t = result_.graph.tensor(*x);
+  add(make_elementwise(op_name(node), f, t.shape, t.dtype, {}, out->dtype), {*x}, {node.output(0)});
+}
+
 void Importer::constant(const ::onnx::NodeProto& node) {
   // collect_values recorded a tensor-valued Constant; any other form has no shape here.
   if (node.output_size() != 1 || !is_constant(node.output(0)))
@@ -1284,6 +1383,8 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
     // shape input is metadata.
     if (type == "Expand") return data_movement(node, Function::Copy, 1);
     if (type == "Cast") return cast(node);
+    if (type == "QuantizeLinear") return quantize_linear(node, Function::Quantize);
+    if (type == "DequantizeLinear") return quantize_linear(node, Function::Dequantize);
     if (type == "Constant") return constant(node);
     if (type == "Where") return where(node);
     if (type == "Identity" || type == "Dropout") {  // no work: the output is the input
@@ -1320,6 +1421,7 @@ std::vector<std::string_view> supported_onnx_ops() {
   std::vector<std::string_view> ops{"Add",
                                     "Cast",
                                     "Cos",
+                                    "DequantizeLinear",
                                     "Expand",
                                     "Neg",
                                     "Sin",
@@ -1346,6 +1448,7 @@ std::vector<std::string_view> supported_onnx_ops() {
                                     "MaxPool",
                                     "Mul",
                                     "Pow",
+                                    "QuantizeLinear",
                                     "Reciprocal",
                                     "ReduceMax",
                                     "ReduceMean",

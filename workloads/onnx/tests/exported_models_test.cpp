@@ -141,7 +141,7 @@ TEST(ExportedModels, TheirAttentionIsOneOpWhenLoaded) {
   EXPECT_EQ(total_elements(g, TensorKind::Weight), 12'704u);
   ASSERT_FALSE(gpt->notes.empty());
   EXPECT_EQ(gpt->notes.front(),
-            "fuse-functions: recognised 1 gelu (each exported decomposition imported as one op)");
+            "fuse-functions: recognised 1 gelu (each pattern imported as one op)");
   EXPECT_EQ(gpt->notes.back(),
             "fuse-attention: fused 1 attention pattern (Q K^T, scaling, mask, softmax, P V) into "
             "attention ops, 1 causal (a constant mask over the square score matrix)");

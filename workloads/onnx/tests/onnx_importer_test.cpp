@@ -116,6 +116,38 @@ TEST(OnnxImport, FunctionLookalikesStayAsExported) {
   EXPECT_EQ(count(imported.graph, OpKind::Elementwise, Function::Sigmoid), 1u);
 }
 
+// The QDQ form: each contraction whose two operands are DequantizeLinears of int8 tensors runs
+// in int8 and writes the float result (its epilogue applies the scales); those
+// DequantizeLinears are not ops. So the MatMul [4, 16] x [16, 32] (2,048 MACs) reads 64 B of
+// int8 input and 512 B of int8 weight and writes 128 fp32 (512 B); the conv (8 x 8 outputs x 8
+// filters x 4 channels x 9 = 18,432 MACs) reads int8 too, its int32 bias dequantized (a constant
+// of 8 fp32) added after it. Ops: two QuantizeLinears, the two contractions, Relu, the bias Add.
+TEST(OnnxImport, QdqContractionsRunInInt8) {
+  const OnnxImport imported = load("qdq_block.onnx");
+  const Graph& g = imported.graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(g.ops.size(), 6u);
+  EXPECT_EQ(imported.functions.at("int8_contraction"), 2u);
+  EXPECT_EQ(total_macs(g), 2048u + 18432u);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Quantize), 2u);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Dequantize), 0u);
+  for (const Op& op : g.ops) {
+    if (op.kind != OpKind::Contraction) continue;
+    for (const TensorAccess& a : op.space.accesses)
+      EXPECT_EQ(a.dtype, a.role == TensorRole::Output ? DataType::Fp32 : DataType::Int8)
+          << op.name << " " << a.tensor;
+  }
+  EXPECT_EQ(tensor_bytes(*find_op(g, "mm")), Bytes{64 + 512 + 512});
+  // Parameters: 512 + 288 int8 weights and the 8 biases.
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), 512u + 288u + 8u);
+  // Without the recognition the DequantizeLinears of the inputs are ops and the contractions run
+  // in fp32 on the dequantized weights.
+  const Graph pieces = load("qdq_block.onnx", {.fuse_functions = false}).graph;
+  EXPECT_EQ(pieces.ops.size(), 8u);
+  EXPECT_EQ(count(pieces, OpKind::Elementwise, Function::Dequantize), 2u);
+  EXPECT_EQ(find_op(pieces, "mm")->space.accesses[1].dtype, DataType::Fp32);
+}
+
 TEST(OnnxImport, ResnetBasicBlock) {
   const Graph g = load("resnet_block.onnx").graph;
   EXPECT_EQ(problems(g), "");
