@@ -60,7 +60,8 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
                "ops instead of recognising it as one attention op (the fuse-attention pass)");
   cmd.add_flag("--no-fuse-functions", args.no_fuse_functions,
                "ONNX: keep the exported pieces of RMSNorm, LayerNorm, GELU and SiLU (Pow, "
-               "ReduceMean, Sqrt, Erf, Tanh, Sigmoid, ...) instead of importing each as one op");
+               "ReduceMean, Sqrt, Erf, Tanh, Sigmoid, ...) instead of importing each as one op, "
+               "and the QDQ form's DequantizeLinears instead of running its contractions in int8");
   if (onnx_skip)
     cmd.add_flag("--skip-unsupported", args.skip_unsupported,
                  "ONNX: skip unsupported nodes (listed) instead of failing");

@@ -34,7 +34,8 @@ struct FileSource {
   // prices fused or not; false keeps the exported ops as they are.
   bool fuse_attention = true;
   // ONNX: import the decompositions exporters write for RMSNorm, LayerNorm, GELU and SiLU as one
-  // op each (workloads/onnx/function_patterns.h); false keeps the exported ops as they are.
+  // op each (workloads/onnx/function_patterns.h), and the QDQ form's contractions in int8; false
+  // keeps the exported ops as they are.
   bool fuse_functions = true;
 };
 

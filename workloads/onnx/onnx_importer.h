@@ -44,8 +44,8 @@ struct OnnxOptions {
   // such as Gather indices keep theirs).
   std::optional<DataType> float_dtype;
   // Recognise the decompositions exporters write for RMSNorm, LayerNorm (below opset 17), GELU
-  // (erf and tanh forms) and SiLU, and import each as one op (function_patterns.h); false keeps
-  // the exported ops as they are.
+  // (erf and tanh forms) and SiLU, and import each as one op (function_patterns.h), and run the
+  // QDQ form's contractions in int8 (docs/cnn_onnx.md); false keeps the exported ops as they are.
   bool fuse_functions = true;
 };
 
