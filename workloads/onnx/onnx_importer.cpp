@@ -130,7 +130,7 @@ class Importer {
   void reduce(const ::onnx::NodeProto& node, Function f, bool global);
   void data_movement(const ::onnx::NodeProto& node, Function f, std::size_t data_inputs);
   void constant(const ::onnx::NodeProto& node);
-  void cast(const ::onnx::NodeProto& node);
+  void convert(const ::onnx::NodeProto& node, Function f);
   // The function patterns to import as one op each (function_patterns.h), when their types and
   // shapes allow it; fills functions_ and function_of_.
   void plan_functions(const ::onnx::GraphProto& g);
@@ -145,7 +145,6 @@ class Importer {
   // A QDQ contraction's result is in its DequantizeLinears' type (the epilogue applies the
   // scales): its output accesses take the node's inferred output type.
   void quantized_result(const ::onnx::NodeProto& node, Op& op);
-  void quantize_linear(const ::onnx::NodeProto& node, Function f);
   void where(const ::onnx::NodeProto& node);
 
   // Helpers.
@@ -1115,10 +1114,11 @@ void Importer::where(const ::onnx::NodeProto& node) {
   add(std::move(op), {*x, *cond}, {node.output(0)});
 }
 
-// Cast of data: nothing when the types are the same (an fp32 export's casts around a norm, or
-// any cast under --precision), else one elementwise pass that reads one type and writes the
-// other (PyTorch's cast kernel).
-void Importer::cast(const ::onnx::NodeProto& node) {
+// A conversion of data between element types, one elementwise pass that reads one type and
+// writes the other: Cast (PyTorch's cast kernel; Function::Copy), nothing when the types are the
+// same (an fp32 export's casts around a norm, or any cast under --precision); QuantizeLinear
+// (float to int8) and DequantizeLinear (int8 to float), whose scale and zero point are metadata.
+void Importer::convert(const ::onnx::NodeProto& node, Function f) {
   const auto x = input(node, 0);
   if (!x) return;
   const ValueInfo* out = value(node.output(0));
@@ -1127,12 +1127,11 @@ void Importer::cast(const ::onnx::NodeProto& node) {
     return;
   }
   const Tensor& t = result_.graph.tensor(*x);
-  if (out->dtype == t.dtype) {
+  if (f == Function::Copy && out->dtype == t.dtype) {
     tensors_[node.output(0)] = *x;
     return;
   }
-  add(make_elementwise(op_name(node), Function::Copy, t.shape, t.dtype, {}, out->dtype), {*x},
-      {node.output(0)});
+  add(make_elementwise(op_name(node), f, t.shape, t.dtype, {}, out->dtype), {*x}, {node.output(0)});
 }
 
 void Importer::plan_functions(const ::onnx::GraphProto& g) {
@@ -1278,20 +1277,6 @@ void Importer::quantized_result(const ::onnx::NodeProto& node, Op& op) {
     if (a.role == TensorRole::Output) a.dtype = out->dtype;
 }
 
-// QuantizeLinear (float to int8) and DequantizeLinear (int8 to float) of data: one elementwise
-// pass reading one type and writing the other; the scale and zero point are metadata.
-void Importer::quantize_linear(const ::onnx::NodeProto& node, Function f) {
-  const auto x = input(node, 0);
-  if (!x) return;
-  const ValueInfo* out = value(node.output(0));
-  if (out == nullptr) {
-    error(fmt::format("the shape of output '{}' is unknown", node.output(0)));
-    return;
-  }
-  const Tensor& t = result_.graph.tensor(*x);
-  add(make_elementwise(op_name(node), f, t.shape, t.dtype, {}, out->dtype), {*x}, {node.output(0)});
-}
-
 void Importer::constant(const ::onnx::NodeProto& node) {
   // collect_values recorded a tensor-valued Constant; any other form has no shape here.
   if (node.output_size() != 1 || !is_constant(node.output(0)))
@@ -1382,9 +1367,9 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
     // Expand of data writes the broadcast copy (repeat_interleave of GQA's keys and values); its
     // shape input is metadata.
     if (type == "Expand") return data_movement(node, Function::Copy, 1);
-    if (type == "Cast") return cast(node);
-    if (type == "QuantizeLinear") return quantize_linear(node, Function::Quantize);
-    if (type == "DequantizeLinear") return quantize_linear(node, Function::Dequantize);
+    if (type == "Cast") return convert(node, Function::Copy);
+    if (type == "QuantizeLinear") return convert(node, Function::Quantize);
+    if (type == "DequantizeLinear") return convert(node, Function::Dequantize);
     if (type == "Constant") return constant(node);
     if (type == "Where") return where(node);
     if (type == "Identity" || type == "Dropout") {  // no work: the output is the input
