@@ -166,14 +166,15 @@ PassReport FuseAttention::run(Graph& graph) {
       // Views of Q, K^T and V as [b][1][..], and of the result back: reshapes, no work.
       ++merged_heads;
       const auto view = [&](const std::string& name, TensorId from, bool to_rank4) {
-        const Tensor& t = graph.tensor(from);
-        std::vector<std::uint64_t> four = t.shape;
+        // Copies: add_tensor may move the graph's tensors.
+        const std::vector<std::uint64_t> three = graph.tensor(from).shape;
+        const DataType type = graph.tensor(from).dtype;
+        std::vector<std::uint64_t> four = three;
         four.insert(four.begin() + 1, 1);
         const TensorId other =
-            graph.add_tensor({pv.name + "." + name, four, t.dtype, TensorKind::Activation});
-        Op op =
-            make_data_movement(pv.name + "." + name, Function::Reshape, {to_rank4 ? t.shape : four},
-                               {to_rank4 ? four : t.shape}, t.dtype);
+            graph.add_tensor({pv.name + "." + name, four, type, TensorKind::Activation});
+        Op op = make_data_movement(pv.name + "." + name, Function::Reshape,
+                                   {to_rank4 ? three : four}, {to_rank4 ? four : three}, type);
         op.tensors =
             to_rank4 ? std::vector<TensorId>{from, other} : std::vector<TensorId>{other, from};
         op.source = pv.source;
