@@ -138,6 +138,16 @@ class Matcher {
     if (near(scalar(nd.input(0)), target)) return nd.input(1);
     return {};
   }
+  // The Mul that alone reads `value` (past Casts) and multiplies it by x (past Casts), added to
+  // `nodes` with the Casts on its way; kNone otherwise.
+  std::size_t product_with(const std::string& value, const std::string& x, Nodes& nodes) const {
+    const std::size_t m = only_reader(value, nodes);
+    if (!is(m, "Mul")) return kNone;
+    const std::string o = other(m, value, nodes);
+    if (o.empty() || before_casts(o, nodes) != x) return kNone;
+    nodes.insert(m);
+    return m;
+  }
   // A ReduceMean over the last axis only, keeping it.
   bool mean_over_last_axis(std::size_t n) const {
     const auto& nd = node(n);
@@ -226,11 +236,8 @@ class Matcher {
                                 node(r).input(1) == root && near(scalar(node(r).input(0)), 1.0));
     if (reciprocal) {
       nodes.insert(r);
-      const std::size_t m = only_reader(node(r).output(0), nodes);
-      if (!is(m, "Mul")) return std::nullopt;
-      const std::string x0 = other(m, node(r).output(0), nodes);
-      if (x0.empty() || before_casts(x0, nodes) != base) return std::nullopt;
-      nodes.insert(m);
+      const std::size_t m = product_with(node(r).output(0), base, nodes);
+      if (m == kNone) return std::nullopt;
       normalized = node(m).output(0);
     } else if (is(r, "Div") && node(r).input_size() == 2 && node(r).input(1) == root &&
                before_casts(node(r).input(0), nodes) == base) {
@@ -296,11 +303,8 @@ class Matcher {
       return finish(RecognisedFunction::Gelu, nodes, x, node(half).output(0));
     }
     if (near(scalar(o), 0.5)) {  // 0.5 * (1 + erf), then * x
-      const std::size_t times_x = only_reader(node(m).output(0), nodes);
-      if (!is(times_x, "Mul")) return std::nullopt;
-      const std::string xo = other(times_x, node(m).output(0), nodes);
-      if (xo.empty() || before_casts(xo, nodes) != x) return std::nullopt;
-      nodes.insert(times_x);
+      const std::size_t times_x = product_with(node(m).output(0), x, nodes);
+      if (times_x == kNone) return std::nullopt;
       return finish(RecognisedFunction::Gelu, nodes, x, node(times_x).output(0));
     }
     const std::size_t half_x = producer(o);  // (x * 0.5) * (1 + erf)
@@ -386,11 +390,8 @@ class Matcher {
     if (node(s).input_size() != 1) return std::nullopt;
     Nodes nodes{s};
     const std::string x = before_casts(node(s).input(0), nodes);
-    const std::size_t m = only_reader(node(s).output(0), nodes);
-    if (!is(m, "Mul")) return std::nullopt;
-    const std::string xo = other(m, node(s).output(0), nodes);
-    if (xo.empty() || before_casts(xo, nodes) != x) return std::nullopt;
-    nodes.insert(m);
+    const std::size_t m = product_with(node(s).output(0), x, nodes);
+    if (m == kNone) return std::nullopt;
     return finish(RecognisedFunction::Silu, nodes, x, node(m).output(0));
   }
 
