@@ -254,6 +254,16 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, std::stri
 
 YamlReader YamlDocument::root() const { return YamlReader(root_, "", &origin_, origin_.file); }
 
+YamlDocument YamlDocument::clone() const {
+  return YamlDocument(YAML::Clone(root_), origin_, files_);
+}
+
+std::string YamlDocument::text() const {
+  YAML::Emitter out;
+  out << root_;
+  return std::string(out.c_str(), out.size()) + "\n";
+}
+
 std::uint64_t YamlDocument::content_hash() const {
   YAML::Emitter out;
   out << root_;

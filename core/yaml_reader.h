@@ -58,6 +58,10 @@ class YamlDocument {
   // FNV-1a 64 of the merged document in canonical YAML: equal for equal content, whatever the
   // formatting, comments or preset layout.
   std::uint64_t content_hash() const;
+  // A deep copy: editing the copy's nodes leaves this document alone (YAML::Node is a handle).
+  YamlDocument clone() const;
+  // The merged document as YAML text (extends: resolved, comments gone).
+  std::string text() const;
 
  private:
   YamlDocument(const YAML::Node& root, YamlOrigin origin, std::vector<std::string> files)

@@ -877,6 +877,42 @@ std::optional<arch::ArchSpec> apply_point(const SweepSpec& spec, const SweepPoin
   return builder->build(point, diags, arch_hash);
 }
 
+namespace {
+
+// The node at `path` of `doc`, a handle into it; nullopt with `why` and `hint` as check_path.
+std::optional<YAML::Node> scalar_at(const YamlDocument& doc, std::string_view path,
+                                    std::string& why, std::string& hint) {
+  const auto steps = parse_arch_path(path, why);
+  if (!steps) return std::nullopt;
+  const YAML::Node root = doc.root().node();
+  if (!check_path(root, *steps, why, hint)) return std::nullopt;
+  YAML::Node node(root);  // reset() rebinds a handle; operator= would overwrite its node
+  for (const PathStep& step : *steps) {
+    if (const auto* key = std::get_if<std::string>(&step))
+      node.reset(node[*key]);
+    else
+      node.reset(node[std::get<std::size_t>(step)]);
+  }
+  return node;
+}
+
+}  // namespace
+
+std::optional<std::string> arch_value(const YamlDocument& doc, std::string_view path,
+                                      std::string& why, std::string& hint) {
+  const auto node = scalar_at(doc, path, why, hint);
+  if (!node) return std::nullopt;
+  return node->Scalar();
+}
+
+bool set_arch_value(YamlDocument& doc, std::string_view path, const std::string& value,
+                    std::string& why, std::string& hint) {
+  auto node = scalar_at(doc, path, why, hint);
+  if (!node) return false;
+  *node = YAML::Node(value);
+  return true;
+}
+
 std::optional<PointArchBuilder> PointArchBuilder::create(const SweepSpec& spec,
                                                          Diagnostics& diags) {
   auto doc = YamlDocument::load(spec.arch, diags);

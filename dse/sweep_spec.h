@@ -131,6 +131,17 @@ std::optional<SweepSpec> load_sweep_spec(const std::filesystem::path& file, Diag
 // "compute[0].array.rows" -> {"compute", 0, "array", "rows"}; nullopt with `why` when malformed.
 std::optional<std::vector<PathStep>> parse_arch_path(std::string_view path, std::string& why);
 
+// The scalar at `path` (parse_arch_path's form) of a merged arch document, as its text; nullopt
+// with `why` (and `hint`, e.g. "did you mean 'bandwidth'?") when the path is malformed or names
+// no scalar there. The Python API's Arch.get.
+std::optional<std::string> arch_value(const YamlDocument& doc, std::string_view path,
+                                      std::string& why, std::string& hint);
+// Sets that scalar to `value` (read as YAML: "4 TB/s", "128", "true"), as a sweep's arch axis
+// does; false with `why` and `hint` as arch_value says. The caller validates the document
+// afterwards (arch::read_arch_spec). The Python API's Arch.with_values.
+bool set_arch_value(YamlDocument& doc, std::string_view path, const std::string& value,
+                    std::string& why, std::string& hint);
+
 // A point: one value index per axis.
 using SweepPoint = std::vector<std::size_t>;
 

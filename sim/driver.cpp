@@ -154,7 +154,7 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   const auto engine = (files.engines != nullptr ? *files.engines : builtin).create(files.engine);
 
   // Read both inputs before stopping, so the user sees every error at once.
-  const auto arch = arch::load_arch(files.arch, diags);
+  const auto arch = files.arch_spec ? files.arch_spec : arch::load_arch(files.arch, diags);
   const workload::WorkloadSource source =
       files.source ? *files.source : workload::FileSource{.file = files.workload};
   auto loaded = workload::load_source(source, diags);

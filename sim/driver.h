@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "arch/arch_spec.h"
 #include "core/data_type.h"
 #include "core/diagnostics.h"
 #include "core/results.h"
@@ -22,6 +23,7 @@ namespace coda::sim {
 void register_builtin_engines(EngineRegistry& registry);
 
 struct RunFiles {
+  // The arch file; with `arch_spec` set, only the name diagnostics and provenance give it.
   std::filesystem::path arch;
   // A workload file (workloads/importers.h's load_workload), or, when `source` is set, that
   // source instead (a file with ONNX options, an LLM or a CNN of the zoo: workloads/source.h).
@@ -51,6 +53,9 @@ struct RunFiles {
   // instead of from a CUDA graph; the arch must state the issue time.
   bool eager = false;
   std::optional<workload::WorkloadSource> source;
+  // An arch already read (and perhaps edited: the Python API's Arch.with_values), run instead of
+  // reading `arch`.
+  std::optional<arch::LoadedArch> arch_spec;
 };
 
 // Sets the arch's fused-attention and decode-attention classes to the command line's choices

@@ -229,6 +229,28 @@ SweepSpec spec_with(const std::string& axes_and_more) {
   return spec.value_or(SweepSpec{});
 }
 
+TEST(ArchValues, SetsAndReadsOneValueByPathInACopyOnly) {
+  Diagnostics diags;
+  auto doc = YamlDocument::load("configs/arch/scalesim_32x32_os.yaml", diags);
+  ASSERT_TRUE(doc) << diags.format_all();
+  YamlDocument copy = doc->clone();
+  std::string why, hint;
+  ASSERT_TRUE(set_arch_value(copy, "array.rows", "64", why, hint)) << why;
+  EXPECT_EQ(arch_value(copy, "array.rows", why, hint), "64");
+  EXPECT_EQ(arch_value(*doc, "array.rows", why, hint), "32");  // the preset says 32
+  const auto spec = arch::read_arch_spec(copy.root(), diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->compute.at(0).array->rows, 64u);
+  EXPECT_NE(copy.content_hash(), doc->content_hash());
+
+  EXPECT_FALSE(arch_value(*doc, "dram.bandwith", why, hint));
+  EXPECT_EQ(hint, "did you mean 'bandwidth'?");
+  EXPECT_FALSE(set_arch_value(copy, "array", "64", why, hint));  // a map, not one value
+  EXPECT_NE(why.find("'array' is a map"), std::string::npos) << why;
+  EXPECT_FALSE(set_arch_value(copy, "array..rows", "64", why, hint));
+  EXPECT_NE(why.find("empty key"), std::string::npos) << why;
+}
+
 TEST(SweepPoints, GridIsTheCartesianProductFirstAxisSlowest) {
   const SweepSpec spec =
       spec_with("axes:\n  array.rows: [32, 64]\n  array.cols: [16, 32, 48]\n");
