@@ -1,0 +1,174 @@
+"""Tests of coda's Python API (python/coda): values derived by hand (the derivations beside them)
+or the `coda` command's own output for the same inputs. Run from the repository top with
+PYTHONPATH=build/python (CTest's python.api does both)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import coda
+
+OS_32 = "configs/arch/scalesim_32x32_os.yaml"
+H100 = "configs/arch/nvidia_h100_sxm.yaml"
+RESNET18 = "configs/workloads/resnet18.yaml"
+QUICK_SWEEP = "configs/sweeps/quick_array_sram_bw.yaml"
+
+
+def coda_binary():
+    return os.path.join(os.environ.get("CODA_BINARY_DIR", "build"), "coda")
+
+
+def conv1_compute_cycles(run):
+    op = next(op for op in run.ops if op["name"] == "conv1")
+    return op["cost"]["compute_cycles"]
+
+
+def test_run_prices_conv1_as_derived_by_hand():
+    # conv1 of ResNet-18: 224x224x3, 7x7/2, pad 3, 64 filters -> 112x112: M' = 12544 output
+    # pixels, N' = 64 filters, K' = 7*7*3 = 147. Output stationary on 32x32: ceil(12544/32) = 392
+    # row folds x ceil(64/32) = 2 column folds, each K' + rows + cols - 2 = 147 + 32 + 32 - 2 =
+    # 209 cycles: 392 * 2 * 209 = 163,856 (sim/tests/driver_test.cpp derives the same).
+    run = coda.run(coda.Arch.load(OS_32), coda.Workload.file(RESNET18))
+    assert len(run.ops) == 21
+    assert conv1_compute_cycles(run) == 163_856
+
+
+def test_with_values_edits_the_arch_a_run_sees():
+    # The same conv1 on 64x64: 12544/64 = 196 row folds x 1 column fold, each
+    # 147 + 64 + 64 - 2 = 273 cycles: 196 * 273 = 53,508.
+    base = coda.Arch.load(OS_32)
+    big = base.with_values({"array.rows": 64, "array.cols": 64})
+    assert big.get("array.rows") == "64"
+    assert base.get("array.rows") == "32"  # the original is unchanged
+    assert conv1_compute_cycles(coda.run(big, coda.Workload.file(RESNET18))) == 53_508
+
+
+def test_a_saved_arch_runs_in_the_command_as_in_python(tmp_path):
+    edited = coda.Arch.load(OS_32).with_values({"array.rows": 64, "array.cols": 64})
+    edited.save(tmp_path / "arch.yaml")
+    out = tmp_path / "run"
+    subprocess.run([coda_binary(), "run", "--arch", str(tmp_path / "arch.yaml"), "--workload",
+                    RESNET18, "--out", str(out), "--quiet"], check=True)
+    command = json.loads((out / "run.json").read_text())
+    python = coda.run(edited, coda.Workload.file(RESNET18)).data
+    assert command["total"] == python["total"]
+    assert [op["cost"] for op in command["ops"]] == [op["cost"] for op in python["ops"]]
+
+
+def test_run_equals_the_command_on_an_llm(tmp_path):
+    # LLaMA-2-7B decode on H100 in bf16: the command's run.json and the API's must agree exactly.
+    out = tmp_path / "run"
+    subprocess.run([coda_binary(), "run", "--arch", H100, "--llm",
+                    "configs/workloads/llm/llama2_7b.yaml", "--phase", "decode", "--batch", "8",
+                    "--seq", "2048", "--precision", "bf16", "--out", str(out), "--quiet"],
+                   check=True)
+    command = json.loads((out / "run.json").read_text())
+    workload = coda.Workload.llm("configs/workloads/llm/llama2_7b.yaml", phase="decode", batch=8,
+                                 seq=2048)
+    run = coda.run(coda.Arch.load(H100), workload, precision="bf16")
+    assert run.data["total"] == command["total"]
+    assert run.data["seconds"] == command["seconds"]
+    assert len(run.layers()) == len(command["ops"])
+
+
+def test_workload_summary_counts_resnet18_as_torchvision_does():
+    # torchvision's ResNet-18 at 224x224: 1.814 GMACs (1,814,073,344, the count
+    # workloads/onnx/tests/exported_models_test.cpp checks on the exported model).
+    summary = coda.Workload.cnn("resnet18").summary()
+    assert summary["macs"] == 1_814_073_344
+    assert summary["op_list"][0]["kind"] == "contraction"
+
+
+def test_a_misspelt_arch_path_raises_with_a_suggestion():
+    arch = coda.Arch.load(H100)
+    with pytest.raises(coda.CodaError) as caught:
+        arch.get("dram.bandwith")
+    d = caught.value.diagnostics[0]
+    assert d.path == "dram.bandwith"
+    assert "did you mean 'bandwidth'?" in d.hint
+
+
+def test_a_bad_value_raises_naming_the_path_it_was_set_at():
+    with pytest.raises(coda.CodaError) as caught:
+        coda.Arch.load(H100).with_values({"dram.bandwidth": "fast"})
+    d = caught.value.diagnostics[0]
+    assert (d.file, d.path) == ("coda.Arch.with_values", "dram.bandwidth")
+    assert "4.8 TB/s" in d.message  # what a valid bandwidth looks like
+
+
+def test_a_bad_workload_key_raises_located_in_its_description():
+    workload = coda.Workload.llm("configs/workloads/llm/llama2_7b.yaml", phase="decode", seq=128,
+                                 batchh=2)
+    with pytest.raises(coda.CodaError) as caught:
+        workload.summary()
+    d = caught.value.diagnostics[0]
+    assert (d.file, d.path) == ("coda.Workload", "batchh")
+    assert d.line == 1 and d.column > 1  # where the key stands in the entry's text
+    assert "did you mean 'batch'?" in d.message
+
+
+def test_a_missing_arch_file_raises():
+    with pytest.raises(coda.CodaError) as caught:
+        coda.Arch.load("configs/arch/no_such_arch.yaml")
+    assert "no_such_arch.yaml" in str(caught.value)
+
+
+def test_a_bad_run_option_raises():
+    with pytest.raises(coda.CodaError) as caught:
+        coda.run(coda.Arch.load(H100), coda.Workload.cnn("resnet18"), precision="bf17")
+    assert caught.value.diagnostics[0].path == "precision"
+
+
+def test_sweep_runs_every_point_and_resumes(tmp_path):
+    # The quick sweep has 4 axes of 3 values each (configs/sweeps/quick_array_sram_bw.yaml) and
+    # one workload: 3^4 = 81 points.
+    first = coda.sweep(QUICK_SWEEP, out=tmp_path, threads=2)
+    assert first.outcome["points"] == 81 and first.outcome["ran"] == 81
+    assert len(first.rows) == 81
+    again = coda.sweep(QUICK_SWEEP, out=tmp_path, threads=2)
+    assert again.outcome["already_done"] == 81 and again.outcome["ran"] == 0
+    assert again.rows == first.rows
+    assert json.loads((tmp_path / "results.json").read_text()) == first.results
+    # The same points in the command's export (coda sweep --out DIR reuses this store).
+    subprocess.run([coda_binary(), "sweep", QUICK_SWEEP, "--out", str(tmp_path)], check=True,
+                   capture_output=True)
+    assert json.loads((tmp_path / "results.json").read_text())["results"] == first.rows
+
+
+def test_validate_prices_the_edge_corpus_as_the_command_does(tmp_path):
+    corpus = "validation/published/edge/corpus_edge.yaml"
+    result = coda.validate(corpus)
+    subprocess.run([coda_binary(), "validate", "--corpus", corpus, "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    command = json.loads((tmp_path / "corpus.json").read_text())
+    assert result.rows == command["rows"]
+    assert len(result.rows) == 20  # the manifest's rows, 8 validation and 12 calibration
+
+
+def test_map_finds_a_mapping_for_every_contraction():
+    mapped = coda.map(coda.Arch.load(OS_32), coda.Workload.file(RESNET18))
+    assert len(mapped) == 21  # ResNet-18's 20 convolutions and its fully connected layer
+    assert all(m["mapped"] and m["valid"] > 0 for m in mapped)
+
+
+def test_dataframes_when_pandas_is_installed():
+    pytest.importorskip("pandas")
+    run = coda.run(coda.Arch.load(OS_32), coda.Workload.file(RESNET18))
+    layers = run.layers_df()
+    assert list(layers["layer"])[:1] == ["conv1"]
+    assert layers["cycles"].sum() == run.data["total"]["cycles"]
+    frame = coda.sweep(QUICK_SWEEP, threads=2).results_df()
+    assert len(frame) == 81
+    assert "dram.bandwidth" in frame.columns and "latency_s" in frame.columns
+    assert sorted(frame["array.rows"].unique()) == [64, 128, 256]  # numbers, not text
+
+
+def test_the_notebook_example_runs():
+    # examples/edge_npu_llama_decode.py as a user runs it (this python3, this PYTHONPATH); its
+    # sweep goes into results/python_example, which a second run reuses.
+    done = subprocess.run([sys.executable, "examples/edge_npu_llama_decode.py"], check=True,
+                          capture_output=True, text=True)
+    assert "fastest feasible design" in done.stdout
