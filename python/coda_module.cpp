@@ -1,6 +1,7 @@
 // coda's Python API, the C++ half (issue 22 item 3): the module coda._coda, which the pure-Python
 // package python/coda/ wraps. It calls the same library functions as the CLI (sim::run_files,
-// mapper::map_graph, dse::run_sweep, validation::compare_corpus, workload::load_source) and hands
+// mapper::map_graph, dse::run_sweep, validation::compare_corpus, workload::load_source), or the
+// CLI itself in this process for the commands with many options (serve, train, report), and hands
 // each result back as the JSON the CLI writes (run.json, a sweep's results.json, corpus.json),
 // which the Python side parses into dicts. Every call returns one JSON envelope:
 //   {"ok": true, "value": ...}  or  {"ok": false, "message": "...", "diagnostics": [...]}
@@ -16,8 +17,10 @@
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,6 +29,7 @@
 
 #include "arch/arch_spec.h"
 #include "arch/hardware_model.h"
+#include "cli/commands.h"
 #include "core/data_type.h"
 #include "core/diagnostics.h"
 #include "core/results.h"
@@ -382,6 +386,21 @@ std::string validate(const std::string& manifest, bool fit) {
   });
 }
 
+// `coda ARGS...` in this process (cli::run_main): its exit status, what it printed and what it
+// said on stderr. coda.serve, coda.train and coda.report are built on it.
+std::tuple<int, std::string, std::string> command(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"coda"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  int status = 1;
+  try {
+    status = cli::run_main(argv, out, err);
+  } catch (const std::exception& e) {
+    err << "error: " << e.what() << "\n";
+  }
+  return {status, out.str(), err.str()};
+}
+
 }  // namespace
 }  // namespace coda::python
 
@@ -429,4 +448,5 @@ PYBIND11_MODULE(_coda, m) {
   m.def("map", &coda::python::map);
   m.def("sweep", &coda::python::sweep, py::call_guard<py::gil_scoped_release>());
   m.def("validate", &coda::python::validate, py::call_guard<py::gil_scoped_release>());
+  m.def("command", &coda::python::command, py::call_guard<py::gil_scoped_release>());
 }

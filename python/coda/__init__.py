@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
@@ -28,8 +29,9 @@ from typing import Any, Iterable, Mapping, Optional
 from . import _coda
 
 __version__ = _coda.version
-__all__ = ["Arch", "CodaError", "Diagnostic", "MapResult", "RunResult", "SweepResult",
-           "ValidationResult", "Workload", "map", "run", "sweep", "validate"]
+__all__ = ["Arch", "CodaError", "CommandResult", "Diagnostic", "MapResult", "RunResult",
+           "ServeResult", "SweepResult", "ValidationResult", "Workload", "command", "map",
+           "report", "run", "serve", "sweep", "train", "validate"]
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,9 @@ class Arch:
     """An arch config, read and validated (extends: resolved). Immutable: with_values returns an
     edited copy, validated as `coda run` would validate the file."""
 
-    def __init__(self, doc: "_coda.ArchDoc"):
+    def __init__(self, doc: "_coda.ArchDoc", edited: bool = False):
         self._doc = doc
+        self._edited = edited
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Arch":
@@ -132,7 +135,7 @@ class Arch:
         pairs = [(str(k), _yaml_scalar(v)) for k, v in {**dict(values or {}), **more}.items()]
         doc, envelope = self._doc.with_values(pairs)
         _unwrap(envelope)
-        return Arch(doc)
+        return Arch(doc, edited=True)
 
     def to_yaml(self) -> str:
         """The whole arch as YAML (extends: resolved), which `coda run --arch` loads."""
@@ -322,3 +325,147 @@ def validate(corpus: "os.PathLike[str] | str", *, fit: bool = False) -> Validati
     compares; fit=True also fits the calibration knobs on the calibration split."""
     value = _unwrap(_coda.validate(os.fspath(corpus), fit))
     return ValidationResult(value["report"], value["text"])
+
+
+# ---- the commands with many options, run in this process ---------------------------------------
+
+_LOCATED = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): (?P<severity>error|warning): "
+                      r"(?P<rest>.*)$")
+_UNLOCATED = re.compile(r"^(?:(?P<file>[^:]*): )?(?P<severity>error|warning): (?P<rest>.*)$")
+
+
+def _parse_diagnostics(stderr: str) -> list:
+    """The command's "file:line:col: error: path: message; hint" lines as Diagnostics."""
+    found = []
+    for line in stderr.splitlines():
+        m = _LOCATED.match(line) or _UNLOCATED.match(line)
+        if not m:
+            continue
+        parts = m.groupdict()
+        rest = parts["rest"]
+        path, _, message = rest.partition(": ") if ": " in rest else ("", "", rest)
+        message, _, hint = message.partition("; ")
+        found.append(Diagnostic(parts["severity"], parts.get("file") or "",
+                                int(parts.get("line") or 0), int(parts.get("column") or 0),
+                                path, message, hint, line))
+    return found
+
+
+@dataclass
+class CommandResult:
+    """What `coda ARGS` printed, and its exit status (0: it succeeded)."""
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def command(*args: Any, check: bool = True) -> CommandResult:
+    """Runs `coda ARGS...` in this process (`coda --help` lists the commands). With check (the
+    default), a non-zero exit raises CodaError with the diagnostics it printed."""
+    status, out, err = _coda.command([os.fspath(a) if isinstance(a, os.PathLike) else str(a)
+                                      for a in args])
+    if check and status != 0:
+        raise CodaError(err.strip() or f"coda exited with status {status}",
+                        _parse_diagnostics(err))
+    return CommandResult(status, out, err)
+
+
+def _option_args(options: Mapping[str, Any]) -> list:
+    """Keyword arguments as command-line options: slo_ttft=2000 -> --slo-ttft 2000; True -> the
+    flag alone; False and None -> left out; a list or tuple -> comma-separated."""
+    args = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, (list, tuple)):
+            args += [flag, ",".join(str(v) for v in value)]
+        else:
+            args += [flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
+    return args
+
+
+def _arch_file(arch: "Arch | os.PathLike[str] | str", folder: str) -> str:
+    """A path the command can read: the file an unedited Arch came from, or an edited one saved
+    (whole, extends: resolved) into `folder`."""
+    if isinstance(arch, Arch):
+        if not arch._edited:
+            return arch.label
+        path = os.path.join(folder, "arch.yaml")
+        arch.save(path)
+        return path
+    return os.fspath(arch)
+
+
+def _read_csv(path: str) -> list:
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8", newline="") as f:
+        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+@dataclass
+class ServeResult:
+    """`coda serve --out`: `serve` is serve.json's content (config, summary, latencies, KV cache,
+    or the rate curve / search); requests, iterations and deployments the CSVs it wrote."""
+    serve: dict
+    requests: list
+    iterations: list
+    deployments: list
+    stdout: str
+    folder: Optional[str] = None
+
+    def requests_df(self):
+        return _frame(self.requests, "ServeResult.requests_df()")
+
+    def iterations_df(self):
+        return _frame(self.iterations, "ServeResult.iterations_df()")
+
+    def deployments_df(self):
+        return _frame(self.deployments, "ServeResult.deployments_df()")
+
+
+def serve(arch: "Arch | os.PathLike[str] | str", *, llm: "os.PathLike[str] | str",
+          out: "os.PathLike[str] | str | None" = None, **options: Any) -> ServeResult:
+    """`coda serve` (docs/serving.md): an LLM served under a request stream. Options as the
+    command's, with underscores: rate=8, requests=2000, input_len="lognormal:512:0.8:16:4000",
+    slo_ttft=2000, slo_tpot=100, tp=2, runtime="tensorrt_llm", rates=[2, 4, 8],
+    search_rate=True, ... With `out`, the files stay there; without, in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="coda-serve-") as scratch:
+        folder = os.fspath(out) if out is not None else os.path.join(scratch, "serve")
+        done = command("serve", "--arch", _arch_file(arch, scratch), "--llm", os.fspath(llm),
+                       *_option_args(options), "--out", folder)
+        serve_json = os.path.join(folder, "serve.json")
+        data = {}
+        if os.path.exists(serve_json):
+            with open(serve_json, encoding="utf-8") as f:
+                data = json.load(f)
+        return ServeResult(data, _read_csv(os.path.join(folder, "requests.csv")),
+                           _read_csv(os.path.join(folder, "iterations.csv")),
+                           _read_csv(os.path.join(folder, "deployments.csv")), done.stdout,
+                           folder if out is not None else None)
+
+
+def train(arch: "Arch | os.PathLike[str] | str | None" = None, *, llm: "os.PathLike[str] | str",
+          seq: int, cluster: "os.PathLike[str] | str | None" = None, **options: Any) -> dict:
+    """`coda train --json` (docs/training.md): one training step (time, MFU, memory per chip),
+    or with search_layouts=True, chips=N, global_batch=B every parallel layout ranked. Give an
+    arch (one chip's) or a cluster file. Options as the command's: tp, pp, dp,
+    micro_batch_size, global_batch, recompute, zero, train_precision, ..."""
+    with tempfile.TemporaryDirectory(prefix="coda-train-") as scratch:
+        where = (["--cluster", os.fspath(cluster)] if cluster is not None
+                 else ["--arch", _arch_file(arch, scratch)])
+        report_file = os.path.join(scratch, "train.json")
+        command("train", *where, "--llm", os.fspath(llm), "--seq", str(seq),
+                *_option_args(options), "--json", report_file)
+        with open(report_file, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def report(*results: "os.PathLike[str] | str", out: "os.PathLike[str] | str") -> str:
+    """`coda report` (docs/report.md) on sweep folders, run.json files (RunResult.save),
+    `coda train --json` files and serve folders; returns the path of report.html."""
+    command("report", *results, "--out", out)
+    return os.path.join(os.fspath(out), "report.html")

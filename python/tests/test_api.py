@@ -172,3 +172,55 @@ def test_the_notebook_example_runs():
     done = subprocess.run([sys.executable, "examples/edge_npu_llama_decode.py"], check=True,
                           capture_output=True, text=True)
     assert "fastest feasible design" in done.stdout
+
+
+SERVE = dict(rate=4, requests=200, input_len=512, output_len=128, slo_ttft=2000, slo_tpot=100)
+
+
+def test_serve_equals_the_command(tmp_path):
+    llm = "configs/workloads/llm/llama2_7b.yaml"
+    served = coda.serve(coda.Arch.load(H100), llm=llm, **SERVE)
+    subprocess.run([coda_binary(), "serve", "--arch", H100, "--llm", llm, "--rate", "4",
+                    "--requests", "200", "--input-len", "512", "--output-len", "128",
+                    "--slo-ttft", "2000", "--slo-tpot", "100", "--out", str(tmp_path)],
+                   check=True, capture_output=True)
+    command = json.loads((tmp_path / "serve.json").read_text())
+    assert served.serve["summary"] == command["summary"]
+    assert len(served.requests) == 200
+    # Each request's TTFT is its first token's time less its arrival (docs/serving.md); the CSV
+    # writes 9 significant digits, so times near 50 s carry 0.1 us of rounding.
+    for r in served.requests:
+        assert r["ttft_s"] == pytest.approx(r["first_token_s"] - r["arrival_s"], abs=1e-6)
+
+
+def test_serve_runs_an_edited_arch_and_reports_the_command_errors():
+    llm = "configs/workloads/llm/llama2_7b.yaml"
+    h100 = coda.Arch.load(H100)
+    # Half the HBM bandwidth: decode reads the weights every step, so tokens come slower.
+    slow = coda.serve(h100.with_values({"dram.bandwidth": "1.675 TB/s"}), llm=llm, **SERVE)
+    fast = coda.serve(h100, llm=llm, **SERVE)
+    assert slow.serve["summary"]["tpot_s"]["p50"] > fast.serve["summary"]["tpot_s"]["p50"]
+    # 1 GB of HBM cannot hold LLaMA-2-7B's 12.55 GiB of bf16 weights.
+    with pytest.raises(coda.CodaError) as caught:
+        coda.serve(h100.with_values({"dram.capacity": "1 GB"}), llm=llm, **SERVE)
+    assert caught.value.diagnostics[0].path == "serve"
+    assert "no room for a KV cache" in caught.value.diagnostics[0].message
+
+
+def test_train_equals_the_command(tmp_path):
+    llm = "configs/workloads/llm/gpt2_small.yaml"
+    step = coda.train(coda.Arch.load(H100), llm=llm, seq=1024, micro_batch_size=8,
+                      global_batch=8)
+    out = tmp_path / "train.json"
+    subprocess.run([coda_binary(), "train", "--arch", H100, "--llm", llm, "--seq", "1024",
+                    "--micro-batch-size", "8", "--global-batch", "8", "--json", str(out)],
+                   check=True, capture_output=True)
+    assert step == json.loads(out.read_text())
+
+
+def test_report_draws_a_sweep_and_a_run(tmp_path):
+    coda.sweep(QUICK_SWEEP, out=tmp_path / "sweep", threads=2)
+    coda.run(coda.Arch.load(OS_32), coda.Workload.file(RESNET18)).save(tmp_path / "run")
+    page = coda.report(tmp_path / "sweep", tmp_path / "run" / "run.json", out=tmp_path / "report")
+    assert os.path.getsize(page) > 10_000
+    assert "Pareto" in open(page, encoding="utf-8").read()
