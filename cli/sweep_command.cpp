@@ -146,6 +146,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
                 "this same sweep is reused too, and --resume fails when there is none)");
   cmd->add_option("--limit", args.limit, "Stop after this many new points")
       ->check(kPositive);
+  cmd->add_option("--export-design", args.export_designs,
+                  "Run nothing: write these points' whole arch YAMLs (the base arch with the "
+                  "point's values, loadable by coda run --arch) to DIR/designs/point-N.yaml; "
+                  "comma-separated, e.g. 11,55 (the points the report names)")
+      ->delimiter(',');
   // No group: left out of --help (see SweepArgs::test_pause_after).
   cmd->add_option("--test-pause-after", args.test_pause_after)
       ->check(kPositive)
@@ -373,9 +378,49 @@ int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream
 
 }  // namespace
 
+namespace {
+
+// --export-design: each point's arch YAML into DIR/designs/point-N.yaml.
+int export_designs(const SweepArgs& args, const dse::SweepSpec& spec, std::ostream& out,
+                   std::ostream& err) {
+  const std::filesystem::path dir = std::filesystem::path(args.out_dir) / "designs";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
+    return 1;
+  }
+  for (const std::uint64_t point : args.export_designs) {
+    Diagnostics diags;
+    const auto yaml = dse::point_arch_yaml(spec, point, diags);
+    if (!yaml) {
+      err << diags.format_all() << "no design was written for point " << point << ".\n";
+      return 1;
+    }
+    const std::filesystem::path file = dir / fmt::format("point-{}.yaml", point);
+    std::ofstream f(file);
+    if (!(f << *yaml) || !f.flush()) {
+      err << fmt::format("error: cannot write '{}'\n", file.string());
+      return 1;
+    }
+    out << fmt::format("wrote {}\n", file.string());
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
-  if (dse::mpi::world_size() > 1) return run_sweep_mpi(args, out, err);
   Diagnostics diags;
+  if (!args.export_designs.empty()) {
+    const auto spec = dse::load_sweep_spec(args.spec, diags);
+    if (!spec) {
+      err << diags.format_all() << "no design was written.\n";
+      return 1;
+    }
+    return export_designs(args, *spec, out, err);
+  }
+  if (dse::mpi::world_size() > 1) return run_sweep_mpi(args, out, err);
   const auto spec = dse::load_sweep_spec(args.spec, diags);
   if (!spec) {
     err << diags.format_all() << "no point was run.\n";

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dse/sweep.h"
 #include "dse/sweep_spec.h"
@@ -31,6 +32,8 @@ struct SweepArgs {
   unsigned threads = 0;  // 0: every hardware thread
   bool resume = false;
   std::uint64_t limit = 0;  // 0: no limit
+  // Write these points' arch YAMLs into DIR/designs/point-N.yaml instead of running the sweep.
+  std::vector<std::uint64_t> export_designs;
   // Tests only (hidden --test-pause-after N): once N points of this run are committed, print
   // "paused: K points stored" (K >= N, the stored count) to stdout and hold the store's writer
   // until the process is killed or a SIGINT / SIGTERM stops the sweep, so a test signals it at a

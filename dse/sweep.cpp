@@ -606,7 +606,11 @@ std::string json_document_head(const SweepSpec& spec) {
   j["spec_hash"] = results::hex_hash(spec.hash);
   j["sampling"] = to_string(spec.sampling.method);
   nlohmann::ordered_json axes = nlohmann::ordered_json::array();
-  for (const SweepAxis& axis : spec.axes) axes.push_back({{"path", axis.path}, {"values", axis.values}});
+  for (const SweepAxis& axis : spec.axes) {
+    nlohmann::ordered_json entry{{"path", axis.path}, {"values", axis.values}};
+    if (axis.base) entry["base"] = *axis.base;  // the base arch's value: the base design's
+    axes.push_back(std::move(entry));
+  }
   j["axes"] = axes;
   nlohmann::ordered_json objectives = nlohmann::ordered_json::array();
   for (const SweepObjective o : spec.objectives) objectives.push_back(to_string(o));

@@ -305,6 +305,19 @@ bool check_path(const YAML::Node& root, const std::vector<PathStep>& steps, std:
   return true;
 }
 
+// The node `steps` name under `root` (check_path has said they name one), as a handle into
+// the document: assigning to it sets the document's value.
+YAML::Node node_at(const YAML::Node& root, const std::vector<PathStep>& steps) {
+  YAML::Node node(root);  // reset() rebinds a handle; operator= would overwrite its node
+  for (const PathStep& step : steps) {
+    if (const auto* key = std::get_if<std::string>(&step))
+      node.reset(node[*key]);
+    else
+      node.reset(node[std::get<std::size_t>(step)]);
+  }
+  return node;
+}
+
 // A workload's `search:` map (with mapper: search): objective, strategy, evaluations, patience,
 // seed, as coda run's --objective, --search, --evaluations, --patience and --seed.
 void read_search(const YamlReader& search, SweepWorkload& w, Diagnostics& diags) {
@@ -496,6 +509,7 @@ void read_axes(const YamlReader& axes, const YAML::Node& arch_root, SweepSpec& s
       diags.error(key_at, value.path(), why, hint);
     } else {
       axis.steps = *steps;
+      if (!arch_root.IsNull()) axis.base = node_at(arch_root, *steps).Scalar();
     }
     if (value.is_sequence()) {
       for (const YamlReader& item : value.items()) {
@@ -877,6 +891,27 @@ std::optional<arch::ArchSpec> apply_point(const SweepSpec& spec, const SweepPoin
   return builder->build(point, diags, arch_hash);
 }
 
+std::optional<std::string> point_arch_yaml(const SweepSpec& spec, std::uint64_t index,
+                                           Diagnostics& diags) {
+  PointSequence points(spec);
+  if (index >= points.size()) {
+    diags.error({spec.file.string(), 0, 0}, "point",
+                fmt::format("the sweep '{}' has no point {}", spec.name, index),
+                fmt::format("its points are 0 to {}", points.size() - 1));
+    return std::nullopt;
+  }
+  const SweepPoint point = points.at(index);
+  auto builder = PointArchBuilder::create(spec, diags);
+  if (!builder || !builder->build(point, diags)) return std::nullopt;
+  std::string head = fmt::format(
+      "# Point {} of the sweep '{}' ({}), written by coda sweep "
+      "--export-design:\n# the base arch {} with",
+      index, spec.name, spec.file.string(), spec.arch.string());
+  for (const auto& [path, value] : point_values(spec, point))
+    head += fmt::format(" {}={}", path, value);
+  return head + ".\n" + builder->text();
+}
+
 namespace {
 
 // The node at `path` of `doc`, a handle into it; nullopt with `why` and `hint` as check_path.
@@ -886,14 +921,7 @@ std::optional<YAML::Node> scalar_at(const YamlDocument& doc, std::string_view pa
   if (!steps) return std::nullopt;
   const YAML::Node root = doc.root().node();
   if (!check_path(root, *steps, why, hint)) return std::nullopt;
-  YAML::Node node(root);  // reset() rebinds a handle; operator= would overwrite its node
-  for (const PathStep& step : *steps) {
-    if (const auto* key = std::get_if<std::string>(&step))
-      node.reset(node[*key]);
-    else
-      node.reset(node[std::get<std::size_t>(step)]);
-  }
-  return node;
+  return node_at(root, *steps);
 }
 
 }  // namespace
@@ -929,15 +957,7 @@ std::optional<PointArchBuilder> PointArchBuilder::create(const SweepSpec& spec,
       diags.error(axis.where, fmt::format("axes.{}", axis.path), why, hint);
       return std::nullopt;
     }
-    // reset() rebinds a handle; operator= on a handle would overwrite the node it names.
-    YAML::Node node(root);
-    for (const PathStep& step : axis.steps) {
-      if (const auto* key = std::get_if<std::string>(&step))
-        node.reset(node[*key]);
-      else
-        node.reset(node[std::get<std::size_t>(step)]);
-    }
-    targets.push_back(node);
+    targets.push_back(node_at(root, axis.steps));
   }
   return PointArchBuilder(spec, std::move(*doc), std::move(targets));
 }

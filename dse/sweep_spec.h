@@ -78,6 +78,8 @@ struct SweepAxis {
   std::vector<std::string> values;  // YAML scalar text, in order: "64", "256 KiB"
   SourceLocation where;          // the axis key in the spec
   std::optional<WorkloadParam> workload;  // a workload axis; nullopt: an arch path
+  // An arch axis: the base arch's value at `path` (the base design's; results.json's "base").
+  std::optional<std::string> base;
 };
 
 enum class SamplingMethod : std::uint8_t { Grid, Random, LatinHypercube };
@@ -207,6 +209,8 @@ class PointArchBuilder {
   static std::optional<PointArchBuilder> create(const SweepSpec& spec, Diagnostics& diags);
   std::optional<arch::ArchSpec> build(const SweepPoint& point, Diagnostics& diags,
                                       std::uint64_t* arch_hash = nullptr);
+  // The document as the last build() left it, as YAML (extends resolved).
+  std::string text() const { return doc_.text(); }
 
  private:
   PointArchBuilder(const SweepSpec& spec, YamlDocument doc, std::vector<YAML::Node> targets)
@@ -215,6 +219,13 @@ class PointArchBuilder {
   YamlDocument doc_;
   std::vector<YAML::Node> targets_;  // per axis: the scalar it sets, a handle into doc_
 };
+
+// Point `index`'s whole arch as YAML (extends resolved, the point's values set, validated),
+// headed by comments naming the sweep and the values: a file `coda run --arch` loads, what
+// `coda sweep --export-design` writes. nullopt with the reason in `diags` when the sweep has no
+// such point or its values make an invalid arch.
+std::optional<std::string> point_arch_yaml(const SweepSpec& spec, std::uint64_t index,
+                                           Diagnostics& diags);
 
 // Whether any axis of the spec varies the workloads.
 bool has_workload_axes(const SweepSpec& spec);

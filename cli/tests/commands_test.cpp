@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -87,6 +88,42 @@ TEST(Cli, DevicesPipesAndOpsTooLargeToFoldAreErrors) {
                   "-q"})
                 .code,
             0);
+}
+
+// --export-design writes a point's whole arch; run on its own, it prices the workload as the
+// sweep's point did (the same latency, to the last bit: the same document, the same model).
+TEST(Cli, AnExportedDesignRunsAsItsSweepPointRan) {
+  const testing::TempDir tmp;
+  const std::string dir = (tmp.path() / "sweep").string();
+  const char* spec = "configs/sweeps/quick_array_sram_bw.yaml";
+  ASSERT_EQ(coda({"sweep", spec, "--out", dir.c_str(), "--threads", "1"}).code, 0);
+  const Outcome exported = coda({"sweep", spec, "--out", dir.c_str(), "--export-design", "11,55"});
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  const auto design = tmp.path() / "sweep" / "designs" / "point-11.yaml";
+  EXPECT_NE(exported.out.find("wrote " + design.string()), std::string::npos) << exported.out;
+  const std::string run_dir = (tmp.path() / "run").string();
+  ASSERT_EQ(coda({"run", "--arch", design.c_str(), "--workload", "configs/workloads/resnet50.yaml",
+                  "--out", run_dir.c_str(), "-q"})
+                .code,
+            0);
+  const auto results = nlohmann::json::parse(std::ifstream(tmp.path() / "sweep" / "results.json"));
+  const auto run = nlohmann::json::parse(std::ifstream(tmp.path() / "run" / "run.json"));
+  double swept = -1;
+  for (const auto& row : results["results"])
+    if (row["point"] == 11) swept = row["metrics"]["latency_s"].get<double>();
+  EXPECT_EQ(run["seconds"].get<double>(), swept);
+  // Point 11 of the grid (rows slowest, 3 values per axis): 11 = 1*9 + 0*3 + 2, so rows 64
+  // (index 0 of 64, 128, 256: 11 / 27 = 0), cols 128 (11 / 9 % 3 = 1), ifmap 1 MiB (0),
+  // bandwidth 68 GB/s (2).
+  std::ifstream yaml(design);
+  const std::string text((std::istreambuf_iterator<char>(yaml)), {});
+  EXPECT_NE(text.find("array.rows=64 array.cols=128 sram.ifmap=1 MiB dram.bandwidth=68 GB/s"),
+            std::string::npos)
+      << text;
+  const Outcome missing = coda({"sweep", spec, "--out", dir.c_str(), "--export-design", "81"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("has no point 81; its points are 0 to 80"), std::string::npos)
+      << missing.err;
 }
 
 TEST(Cli, RunPrintsTheTableAndWritesResults) {

@@ -84,6 +84,12 @@ TEST(SweepSpec, ReadsAGoodSpecCompletely) {
   // 64 + 64 i up to 256.
   EXPECT_EQ(spec->axes[3].values, (std::vector<std::string>{"64", "128", "192", "256"}));
   EXPECT_EQ(spec->axes[0].where, (SourceLocation{kSpecName, 8, 3}));
+  // The base arch's values at the axes' paths (configs/arch/tpu_like_128x128_ws.yaml, which
+  // extends tpu_v1_256x256_ws.yaml): results.json records them as each axis's "base".
+  EXPECT_EQ(spec->axes[0].base, "128");
+  EXPECT_EQ(spec->axes[1].base, "6 MiB");
+  EXPECT_EQ(spec->axes[2].base, "34 GB/s");  // from the preset it extends
+  EXPECT_EQ(spec->axes[3].base, "128");
   EXPECT_EQ(spec->sampling.method, SamplingMethod::LatinHypercube);
   EXPECT_EQ(spec->sampling.points, 12u);
   EXPECT_EQ(spec->sampling.seed, 7u);
