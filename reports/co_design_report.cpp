@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
@@ -196,15 +198,254 @@ std::vector<std::string> design_cells(const SweepRow& row) {
   return cells;
 }
 
+// The rows that ran on `workload`, and those of them that met every constraint.
+struct WorkloadRows {
+  std::vector<const SweepRow*> ran, feasible;
+};
+
+WorkloadRows workload_rows(const SweepResults& s, const std::string& workload) {
+  WorkloadRows out;
+  for (const SweepRow& row : s.rows) {
+    if (row.workload != workload || row.status != results::RowStatus::Ok) continue;
+    out.ran.push_back(&row);
+    if (row.feasible) out.feasible.push_back(&row);
+  }
+  return out;
+}
+
+std::vector<SensitivityPoint> sensitivity_points(const std::vector<const SweepRow*>& rows,
+                                                 const SweepObjective& objective) {
+  std::vector<SensitivityPoint> points;
+  for (const SweepRow* row : rows) {
+    SensitivityPoint p{row->values, {}, metric(*row, objective.metric)};
+    for (const std::string& v : row->values)
+      p.numbers.push_back(axis_number(v).value_or(std::numeric_limits<double>::quiet_NaN()));
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+// Whether `row` is the base design: on every axis that states the base arch's value, the same
+// value (as text, or as the same number: "1024 KiB" is "1 MiB"). False when no axis states one.
+bool is_base_design(const SweepResults& s, const SweepRow& row) {
+  bool any = false;
+  for (std::size_t a = 0; a < s.axes.size() && a < row.values.size(); ++a) {
+    if (!s.axes[a].base) continue;
+    any = true;
+    const std::string& base = *s.axes[a].base;
+    if (row.values[a] == base) continue;
+    const auto x = axis_number(row.values[a]), y = axis_number(base);
+    if (!x || !y || *x != *y) return false;
+  }
+  return any;
+}
+
+// The base design's row among `rows` (the lowest point), or null.
+const SweepRow* find_base(const SweepResults& s, const std::vector<const SweepRow*>& rows) {
+  for (const SweepRow* row : rows)
+    if (is_base_design(s, *row)) return row;
+  return nullptr;
+}
+
+// A value of an objective in a unit people read: seconds as s, ms, us or ns; joules as J, mJ or
+// uJ; anything else as a number and the objective's unit.
+std::string human(double v, const SweepObjective& o) {
+  if (!std::isfinite(v)) return "-";
+  const auto scaled = [&](std::initializer_list<std::pair<double, const char*>> steps) {
+    for (const auto& [scale, unit] : steps)
+      if (std::abs(v) >= scale) return fmt::format("{:.4g} {}", v / scale, unit);
+    const auto& last = *(steps.end() - 1);
+    return fmt::format("{:.4g} {}", v / last.first, last.second);
+  };
+  if (o.unit == "s") return scaled({{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}});
+  if (o.unit == "J") return scaled({{1, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}});
+  return fmt::format("{:.4g} {}", v, o.unit);
+}
+
+// `a` against `b`: "2.41x lower", "3.1% higher" (a ratio from 1.5 up), or "equal" (within
+// 0.05%); which is better is the objective's business.
+std::string gain(double a, double b) {
+  if (!(a > 0) || !(b > 0) || !std::isfinite(a) || !std::isfinite(b)) return "not comparable";
+  if (std::abs(a / b - 1) < 5e-4) return "equal";
+  const char* way = a < b ? "lower" : "higher";
+  const double ratio = a < b ? b / a : a / b;
+  return ratio >= 1.5 ? fmt::format("{:.2f}x {}", ratio, way)
+                      : fmt::format("{:.1f}% {}", 100 * std::abs(a / b - 1), way);
+}
+
+// "2.83x lower than", "the same as": `a` against `b`, before the name of `b`.
+std::string versus(double a, double b) {
+  const std::string g = gain(a, b);
+  return g == "equal" ? "the same as" : g == "not comparable" ? "not comparable with" : g + " than";
+}
+
+std::string design_text(const SweepResults& s, const SweepRow& row) {
+  std::string text;
+  for (std::size_t a = 0; a < s.axes.size() && a < row.values.size(); ++a)
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", s.axes[a].path, row.values[a]);
+  return fmt::format("point {} ({})", row.point, text);
+}
+
+// The report's first section: per workload, the design to pick for each objective and the
+// knee, each against the base design and the runner-up, and the axis that moves the objective
+// most; then, with several workloads, the design that does best on all of them together.
+void recommendation_section(Document& doc, const SweepResults& s,
+                            const std::vector<const SweepObjective*>& objectives) {
+  std::vector<std::string> workloads;
+  for (const SweepRow& row : s.rows)
+    if (std::find(workloads.begin(), workloads.end(), row.workload) == workloads.end())
+      workloads.push_back(row.workload);
+  doc.heading(2, "Recommendation");
+  std::string base_text;
+  for (const SweepAxis& axis : s.axes)
+    if (axis.base)
+      base_text += fmt::format("{}{} {}", base_text.empty() ? "" : ", ", axis.path, *axis.base);
+  doc.paragraph(
+      "The designs to pick, per workload: the best for each objective and the knee of the "
+      "Pareto front (the balanced choice), each against the base design (the sweep's base arch" +
+      (base_text.empty() ? std::string(", which this results.json does not record)")
+                         : ": " + base_text + ")") +
+      " and the runner-up, with the axis that moves the objective most (its elasticity: -1 "
+      "means doubling the axis halves the objective). The sections below give the whole front, "
+      "the top designs and every axis's sensitivity. `coda sweep SPEC --out DIR "
+      "--export-design N` writes point N's whole arch (DIR/designs/point-N.yaml) for coda run.");
+  const std::size_t k_count = std::min<std::size_t>(3, objectives.size());
+  for (const std::string& workload : workloads) {
+    const WorkloadRows rows = workload_rows(s, workload);
+    if (rows.feasible.empty()) {
+      doc.heading(3, "Workload " + workload);
+      doc.paragraph(fmt::format("No feasible design: {} points ran, none met every constraint.",
+                                rows.ran.size()));
+      continue;
+    }
+    const SweepRow* base = find_base(s, rows.ran);
+    std::vector<std::string> lines;
+    for (std::size_t k = 0; k < k_count; ++k) {
+      const SweepObjective& o = *objectives[k];
+      std::vector<const SweepRow*> order = rows.feasible;
+      std::sort(order.begin(), order.end(),
+                [&](const SweepRow* a, const SweepRow* b) { return better(*a, *b, o); });
+      const SweepRow& best = *order.front();
+      const double v = metric(best, o.metric);
+      std::string line =
+          fmt::format("Best {}: {} at {}", o.name, design_text(s, best), human(v, o));
+      std::vector<std::string> against;
+      if (base == &best)
+        line += " (the base design itself)";
+      else if (base != nullptr)
+        against.push_back(fmt::format("{} the base design (point {}: {}{})",
+                                      versus(v, metric(*base, o.metric)), base->point,
+                                      human(metric(*base, o.metric), o),
+                                      base->feasible ? "" : ", which breaks a constraint"));
+      if (order.size() > 1)
+        against.push_back(fmt::format("{} the runner-up (point {}: {})",
+                                      versus(v, metric(*order[1], o.metric)), order[1]->point,
+                                      human(metric(*order[1], o.metric), o)));
+      if (!against.empty()) line += "; " + fmt::format("{}", fmt::join(against, " and "));
+      // The axis that moves this objective most, over every point that ran.
+      std::optional<std::pair<std::size_t, double>> driver;
+      for (std::size_t a = 0; a < s.axes.size(); ++a) {
+        const Elasticity e = elasticity(sensitivity_points(rows.ran, o), a);
+        if (e.slope && (!driver || std::abs(*e.slope) > std::abs(driver->second)))
+          driver = {{a, *e.slope}};
+      }
+      if (driver && std::abs(driver->second) >= 0.0005)
+        line += fmt::format(". What moves {} most: {} (elasticity {:+.2f})", o.name,
+                            s.axes[driver->first].path, driver->second);
+      lines.push_back(line + ".");
+    }
+    // The knee of the front over the first two or three objectives.
+    if (k_count >= 2) {
+      std::vector<Sense> senses;
+      std::vector<std::string> names;
+      std::vector<std::vector<double>> values;
+      for (std::size_t k = 0; k < k_count; ++k) {
+        senses.push_back(objectives[k]->minimise ? Sense::Minimise : Sense::Maximise);
+        names.emplace_back(objectives[k]->name);
+      }
+      for (const SweepRow* row : rows.feasible) {
+        values.emplace_back();
+        for (std::size_t k = 0; k < k_count; ++k)
+          values.back().push_back(metric(*row, objectives[k]->metric));
+      }
+      const std::vector<std::size_t> front = pareto_front(values, senses);
+      for (const ChosenDesign& c : choose_designs(values, front, senses, names)) {
+        if (std::find(c.labels.begin(), c.labels.end(), "knee") == c.labels.end()) continue;
+        const SweepRow& knee = *rows.feasible[c.index];
+        std::string line = fmt::format("Balanced (the knee of the {}-design front): {}",
+                                       front.size(), design_text(s, knee));
+        for (std::size_t k = 0; k < k_count; ++k) {
+          const SweepObjective& o = *objectives[k];
+          double best = values[front.front()][k];
+          for (const std::size_t i : front)
+            best = o.minimise ? std::min(best, values[i][k]) : std::max(best, values[i][k]);
+          line += fmt::format("{} {} {}", k == 0 ? ":" : ",", o.name, human(values[c.index][k], o));
+          if (values[c.index][k] != best && best != 0)
+            line +=
+                fmt::format(" ({:+.1f}% against the best)", 100 * (values[c.index][k] / best - 1));
+        }
+        lines.push_back(line + ".");
+      }
+    }
+    if (base == nullptr && !base_text.empty())
+      lines.emplace_back("The base design is not one of the sweep's points.");
+    doc.heading(3, "Workload " + workload);
+    for (std::string& line : lines) doc.paragraph(std::move(line));
+  }
+  if (workloads.size() < 2 || objectives.empty()) return;
+  // Across workloads: the design whose worst ratio to each workload's best (first objective)
+  // is smallest, among the points feasible on every workload.
+  const SweepObjective& o = *objectives[0];
+  std::map<std::string, double> best_of;
+  std::map<std::uint64_t, std::map<std::string, double>> by_point;
+  for (const SweepRow& row : s.rows) {
+    if (row.status != results::RowStatus::Ok || !row.feasible) continue;
+    const double v = metric(row, o.metric);
+    if (!(v > 0) || !std::isfinite(v)) continue;
+    by_point[row.point][row.workload] = v;
+    auto [it, fresh] = best_of.emplace(row.workload, v);
+    if (!fresh) it->second = o.minimise ? std::min(it->second, v) : std::max(it->second, v);
+  }
+  std::optional<std::pair<std::uint64_t, double>> pick;
+  std::string worst_on;
+  for (const auto& [point, per] : by_point) {
+    if (per.size() != workloads.size()) continue;
+    double worst = 0;
+    std::string where;
+    for (const auto& [w, v] : per) {
+      const double ratio = o.minimise ? v / best_of[w] : best_of[w] / v;
+      if (ratio > worst) {
+        worst = ratio;
+        where = w;
+      }
+    }
+    if (!pick || worst < pick->second) {
+      pick = {{point, worst}};
+      worst_on = where;
+    }
+  }
+  if (!pick) {
+    doc.paragraph(fmt::format("Across the {} workloads: no design is feasible on all of them.",
+                              workloads.size()));
+    return;
+  }
+  const SweepRow* row = nullptr;
+  for (const SweepRow& r : s.rows)
+    if (r.point == pick->first) row = &r;
+  doc.paragraph(fmt::format(
+      "Across the {} workloads ({}): {} is the best all-round design, within {:.2f}x of the best "
+      "{} on every workload (its worst is {}). It is the design whose worst ratio to each "
+      "workload's best is smallest, among the designs feasible on all of them.",
+      workloads.size(), fmt::join(workloads, ", "), design_text(s, *row), pick->second, o.name,
+      worst_on));
+}
+
 void sweep_workload(Document& doc, const SweepResults& s, const std::string& workload,
                     std::size_t w, const std::vector<const SweepObjective*>& objectives,
                     std::size_t top) {
-  std::vector<const SweepRow*> ran, feasible;
-  for (const SweepRow& row : s.rows) {
-    if (row.workload != workload || row.status != results::RowStatus::Ok) continue;
-    ran.push_back(&row);
-    if (row.feasible) feasible.push_back(&row);
-  }
+  const WorkloadRows rows = workload_rows(s, workload);
+  const std::vector<const SweepRow*>& ran = rows.ran;
+  const std::vector<const SweepRow*>& feasible = rows.feasible;
   doc.heading(3, "Workload " + workload);
   std::vector<std::string> design_header{"point"};
   for (const SweepAxis& axis : s.axes) design_header.push_back(axis.path);
@@ -261,9 +502,13 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
                          objective_header(*objectives[0]), objective_header(*objectives[1]), {},
                          front, {}};
     for (const auto& v : values) scatter.points.emplace_back(v[0], v[1]);
-    for (const ChosenDesign& c : chosen)
-      scatter.labelled.emplace_back(c.index,
-                                    fmt::format("point {}: {}", feasible[c.index]->point, why[c.index]));
+    // The base design is marked too (with its labels when it was chosen).
+    for (std::size_t i = 0; i < feasible.size(); ++i)
+      if (is_base_design(s, *feasible[i]))
+        why[i] = why.count(i) > 0 ? why[i] + ", base design" : "base design";
+    for (const auto& [index, text] : why)
+      scatter.labelled.emplace_back(index,
+                                    fmt::format("point {}: {}", feasible[index]->point, text));
     doc.chart(fmt::format("pareto_{}.svg", w), scatter.title, pareto_script(scatter));
 
     // The top designs by the first objective, with every objective, power and area.
@@ -309,14 +554,7 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     std::vector<std::string> cells{s.axes[a].path};
     bars.categories.push_back(s.axes[a].path);
     for (std::size_t k = 0; k < objectives.size(); ++k) {
-      std::vector<SensitivityPoint> points;
-      for (const SweepRow* row : ran) {
-        SensitivityPoint p{row->values, {}, metric(*row, objectives[k]->metric)};
-        for (const std::string& v : row->values)
-          p.numbers.push_back(axis_number(v).value_or(std::numeric_limits<double>::quiet_NaN()));
-        points.push_back(std::move(p));
-      }
-      const Elasticity e = elasticity(points, a);
+      const Elasticity e = elasticity(sensitivity_points(ran, *objectives[k]), a);
       // A slope that rounds to zero is printed as +0.000, never -0.000.
       const double shown = e.slope && std::abs(*e.slope) >= 0.0005 ? *e.slope : 0.0;
       cells.push_back(e.slope ? fmt::format("{:+.3f} ({}/{})", shown, e.groups, e.points)
@@ -642,6 +880,8 @@ ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render
     sources += fmt::format("{}serving {} = {}", sources.empty() ? "" : "; ", in.label, in.source);
   doc.paragraph("Made by coda report from stored results: " + sources +
                 ". Formulas and chart definitions: docs/report.md.");
+  if (input.sweep)
+    recommendation_section(doc, input.sweep->results, report_objectives(input.sweep->results));
   if (input.sweep) sweep_section(doc, *input.sweep, input.top);
   for (std::size_t i = 0; i < input.runs.size(); ++i) run_section(doc, input.runs[i], i + 1);
   if (input.runs.size() >= 2) comparison_section(doc, input.runs);

@@ -381,8 +381,11 @@ std::optional<SweepResults> read_sweep_json(std::string_view text, const std::st
   c.objects(*root, top, "axes", [&](const Json& a, const Where& w) {
     const Json* path = c.field(a, w, "path", Kind::String);
     c.strings(a, w, "values");
+    const Json* base = c.field(a, w, "base", Kind::String, false);
     if (path != nullptr && diags.error_count() == errors_before)
-      out.axes.push_back({path->get<std::string>(), a.at("values").get<std::vector<std::string>>()});
+      out.axes.push_back(
+          {path->get<std::string>(), a.at("values").get<std::vector<std::string>>(),
+           base != nullptr ? std::optional(base->get<std::string>()) : std::nullopt});
   });
   c.strings(*root, top, "objectives");
   if (diags.error_count() != errors_before) return std::nullopt;

@@ -25,6 +25,9 @@ std::optional<results::RunResult> read_run_json(std::string_view text, const std
 struct SweepAxis {
   std::string path;                 // "array.rows"
   std::vector<std::string> values;  // as written in the arch YAML: "64", "1 MiB", "34 GB/s"
+  // The base arch's value at `path` (results.json's "base"; absent for a workload axis and in
+  // a results.json of an older coda): what the base design has.
+  std::optional<std::string> base;
 };
 
 // One row of results.json: one point on one workload.

@@ -38,6 +38,70 @@ TEST(CoDesignReport, SweepTablesNameEveryDesignByPoint) {
       << md;
 }
 
+TEST(CoDesignReport, TheRecommendationComesFirstAndNamesTheBaseAndTheRunnerUp) {
+  ReportInput input;
+  SweepResults s = test::six_point_sweep();
+  s.axes[0].base = "128";      // the base arch: 128 rows at 17 GB/s, i.e. point 2
+  s.axes[1].base = "17 GB/s";  // (1.414 ms, 2 mJ in the fixture's table)
+  input.sweep = SweepInput{"sweep/results.json", s};
+  const ReportOutcome out = build_report(input, fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  EXPECT_LT(md.find("## Recommendation"), md.find("## Sweep fixture")) << md;
+  // Latency: point 5 (0.5 ms); the base 1.414 ms is 2.83x that; the runner-up, point 4
+  // (0.7071 ms), is 0.5 / 0.7071 - 1 = -29.3%. The fixture's elasticities: rows -1, bandwidth
+  // -0.5, so rows moves latency most.
+  EXPECT_TRUE(has(md,
+                  "Best latency: point 5 (array.rows 256, dram.bandwidth 34 GB/s) at 500 us; "
+                  "2.83x lower than the base design (point 2: 1.414 ms) and 29.3% lower than "
+                  "the runner-up (point 4: 707.1 us). What moves latency most: array.rows "
+                  "(elasticity -1.00).\n"))
+      << md;
+  // Energy: points 0 and 1 tie at 1 mJ (the lower point wins), half the base's 2 mJ.
+  EXPECT_TRUE(has(md,
+                  "Best energy: point 0 (array.rows 64, dram.bandwidth 17 GB/s) at 1 mJ; 2.00x "
+                  "lower than the base design (point 2: 2 mJ) and the same as the runner-up "
+                  "(point 1: 1 mJ). What moves energy most: array.rows (elasticity +1.00).\n"))
+      << md;
+  // The knee of the front {1, 3, 5} is point 3 (SweepTablesNameEveryDesignByPoint): 1 ms
+  // against 0.5 ms and 2 mJ against 1 mJ.
+  EXPECT_TRUE(has(md,
+                  "Balanced (the knee of the 3-design front): point 3 (array.rows 128, "
+                  "dram.bandwidth 34 GB/s): latency 1 ms (+100.0% against the best), energy "
+                  "2 mJ (+100.0% against the best).\n"))
+      << md;
+  // The base design is labelled on the front's chart.
+  ASSERT_FALSE(out.report->charts.empty());
+  EXPECT_TRUE(has(out.report->charts.front().script, "point 2: base design"))
+      << out.report->charts.front().script;
+}
+
+TEST(CoDesignReport, TheRecommendationPicksTheBestAllRoundDesign) {
+  // A second workload "v" whose latency grows with the rows (1 ms x rows / 128) and ignores the
+  // bandwidth. Worst ratio to each workload's best latency (0.5 ms on both), per point:
+  //   0: w 5.657, v 1 -> 5.657   1: w 4, v 1 -> 4   2: w 2.828, v 2 -> 2.828
+  //   3: w 2,     v 2 -> 2       4: w 1.414, v 4 -> 4   5: w 1, v 4 -> 4
+  // so point 3, within 2.00x everywhere.
+  ReportInput input;
+  SweepResults s = test::six_point_sweep();
+  const std::size_t n = s.rows.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    SweepRow row = s.rows[i];
+    row.workload = "v";
+    row.metrics["latency_s"] = 1e-3 * std::stod(row.values[0]) / 128;
+    s.rows.push_back(std::move(row));
+  }
+  input.sweep = SweepInput{"sweep/results.json", s};
+  const ReportOutcome out = build_report(input, fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  EXPECT_TRUE(has(out.report->markdown,
+                  "Across the 2 workloads (w, v): point 3 (array.rows 128, dram.bandwidth 34 GB/s) "
+                  "is the best all-round design, within 2.00x of the best latency on every "
+                  "workload (its worst is v)."))
+      << out.report->markdown;
+  EXPECT_TRUE(has(out.report->markdown, "which this results.json does not record"));
+}
+
 TEST(CoDesignReport, RunTablesAndComparison) {
   const ReportOutcome out = build_report(test::full_input(), fake_svg);
   ASSERT_TRUE(out.report) << out.error;

@@ -173,6 +173,26 @@ TEST(StoredResults, SweepRows) {
   EXPECT_EQ(sweep->rows[1].status, results::RowStatus::Infeasible);
   EXPECT_EQ(sweep->rows[1].reason, "too big");
   EXPECT_TRUE(sweep->rows[1].metrics.empty());
+  EXPECT_FALSE(sweep->axes[0].base);  // a results.json of an older coda states no base
+}
+
+TEST(StoredResults, SweepAxesCarryTheBaseArchsValue) {
+  std::string text(kSweep);
+  text.replace(text.find("\"speed\""), 7, "\"energy\"");
+  const std::string values = R"("values": ["64", "128"])";
+  text.replace(text.find(values), values.size(), values + R"(, "base": "128")");
+  Diagnostics diags;
+  const auto sweep = read_sweep_json(text, "results.json", diags);
+  ASSERT_TRUE(sweep) << diags.format_all();
+  EXPECT_EQ(sweep->axes[0].base, "128");
+  // A base that is not text is a located error at its value: line 3 reads
+  //   `  "axes": [{"path": "array.rows", "values": ["64", "128"], "base": 128}],`
+  // where the 128 after "base": starts at column 68.
+  const std::string base = R"("base": "128")";
+  text.replace(text.find(base), base.size(), R"("base": 128)");
+  EXPECT_FALSE(read_sweep_json(text, "results.json", diags));
+  EXPECT_EQ(first_error(diags),
+            "results.json:3:68: error: axes[0].base: expected a string, found a whole number");
 }
 
 }  // namespace
