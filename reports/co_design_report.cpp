@@ -329,6 +329,22 @@ void recommendation_section(Document& doc, const SweepResults& s,
       const double v = metric(best, o.metric);
       std::string line =
           fmt::format("Best {}: {} at {}", o.name, design_text(s, best), human(v, o));
+      // Designs as good (within 0.05%) differ from the best only in axes with no effect on this
+      // objective: they are named as a group, and the runner-up is the first design after them.
+      std::size_t ties = 1;
+      while (ties < order.size() && gain(v, metric(*order[ties], o.metric)) == "equal") ++ties;
+      if (ties > 1) {
+        std::vector<std::string> free_axes;
+        for (std::size_t a = 0; a < s.axes.size(); ++a)
+          for (std::size_t t = 1; t < ties; ++t)
+            if (order[t]->values.at(a) != best.values.at(a)) {
+              free_axes.push_back(s.axes[a].path);
+              break;
+            }
+        line += fmt::format(", as {} {} other design{} that differ{} from it only in {}",
+                            ties == 2 ? "is" : "are", ties - 1, ties == 2 ? "" : "s",
+                            ties == 2 ? "s" : "", fmt::join(free_axes, ", "));
+      }
       std::vector<std::string> against;
       if (base == &best)
         line += " (the base design itself)";
@@ -337,10 +353,10 @@ void recommendation_section(Document& doc, const SweepResults& s,
                                       versus(v, metric(*base, o.metric)), base->point,
                                       human(metric(*base, o.metric), o),
                                       base->feasible ? "" : ", which breaks a constraint"));
-      if (order.size() > 1)
+      if (ties < order.size())
         against.push_back(fmt::format("{} the runner-up (point {}: {})",
-                                      versus(v, metric(*order[1], o.metric)), order[1]->point,
-                                      human(metric(*order[1], o.metric), o)));
+                                      versus(v, metric(*order[ties], o.metric)), order[ties]->point,
+                                      human(metric(*order[ties], o.metric), o)));
       if (!against.empty()) line += "; " + fmt::format("{}", fmt::join(against, " and "));
       // The axis that moves this objective most, over every point that ran.
       std::optional<std::pair<std::size_t, double>> driver;
@@ -432,12 +448,16 @@ void recommendation_section(Document& doc, const SweepResults& s,
   const SweepRow* row = nullptr;
   for (const SweepRow& r : s.rows)
     if (r.point == pick->first) row = &r;
+  const std::string how =
+      pick->second < 1 + 5e-4
+          ? fmt::format("with the best {} on every workload", o.name)
+          : fmt::format("within {:.2f}x of the best {} on every workload (its worst is {})",
+                        pick->second, o.name, worst_on);
   doc.paragraph(fmt::format(
-      "Across the {} workloads ({}): {} is the best all-round design, within {:.2f}x of the best "
-      "{} on every workload (its worst is {}). It is the design whose worst ratio to each "
-      "workload's best is smallest, among the designs feasible on all of them.",
-      workloads.size(), fmt::join(workloads, ", "), design_text(s, *row), pick->second, o.name,
-      worst_on));
+      "Across the {} workloads ({}): {} is the best all-round design, {}. It is the design whose "
+      "worst ratio to each workload's best is smallest, among the designs feasible on all of "
+      "them.",
+      workloads.size(), fmt::join(workloads, ", "), design_text(s, *row), how));
 }
 
 void sweep_workload(Document& doc, const SweepResults& s, const std::string& workload,
