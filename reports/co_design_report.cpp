@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
@@ -12,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/check.h"
+#include "core/units.h"
 #include "reports/charts.h"
 #include "reports/pareto.h"
 #include "reports/sensitivity.h"
@@ -225,6 +225,43 @@ std::vector<SensitivityPoint> sensitivity_points(const std::vector<const SweepRo
   return points;
 }
 
+// The workloads' names, in the order their rows first appear.
+std::vector<std::string> workload_names(const SweepResults& s) {
+  std::vector<std::string> names;
+  for (const SweepRow& row : s.rows)
+    if (std::find(names.begin(), names.end(), row.workload) == names.end())
+      names.push_back(row.workload);
+  return names;
+}
+
+// The Pareto front of `feasible` over the first two or three objectives, and the designs chosen
+// on it (best per objective, knee); `values[i]` are feasible[i]'s objective values.
+struct Front {
+  std::vector<Sense> senses;
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> values;
+  std::vector<std::size_t> front;
+  std::vector<ChosenDesign> chosen;
+};
+
+Front front_of(const std::vector<const SweepRow*>& feasible,
+               const std::vector<const SweepObjective*>& objectives) {
+  Front f;
+  const std::size_t k_count = std::min<std::size_t>(3, objectives.size());
+  for (std::size_t k = 0; k < k_count; ++k) {
+    f.senses.push_back(objectives[k]->minimise ? Sense::Minimise : Sense::Maximise);
+    f.names.emplace_back(objectives[k]->name);
+  }
+  for (const SweepRow* row : feasible) {
+    f.values.emplace_back();
+    for (std::size_t k = 0; k < k_count; ++k)
+      f.values.back().push_back(metric(*row, objectives[k]->metric));
+  }
+  f.front = pareto_front(f.values, f.senses);
+  f.chosen = choose_designs(f.values, f.front, f.senses, f.names);
+  return f;
+}
+
 // Whether `row` is the base design: on every axis that states the base arch's value, the same
 // value (as text, or as the same number: "1024 KiB" is "1 MiB"). False when no axis states one.
 bool is_base_design(const SweepResults& s, const SweepRow& row) {
@@ -247,36 +284,31 @@ const SweepRow* find_base(const SweepResults& s, const std::vector<const SweepRo
   return nullptr;
 }
 
-// A value of an objective in a unit people read: seconds as s, ms, us or ns; joules as J, mJ or
-// uJ; anything else as a number and the objective's unit.
+// A value of an objective in a unit people read: seconds and joules as core/units.h writes them
+// (ms, us, mJ, ...); anything else as a number and the objective's unit.
 std::string human(double v, const SweepObjective& o) {
   if (!std::isfinite(v)) return "-";
-  const auto scaled = [&](std::initializer_list<std::pair<double, const char*>> steps) {
-    for (const auto& [scale, unit] : steps)
-      if (std::abs(v) >= scale) return fmt::format("{:.4g} {}", v / scale, unit);
-    const auto& last = *(steps.end() - 1);
-    return fmt::format("{:.4g} {}", v / last.first, last.second);
-  };
-  if (o.unit == "s") return scaled({{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}});
-  if (o.unit == "J") return scaled({{1, "J"}, {1e-3, "mJ"}, {1e-6, "uJ"}});
+  if (o.unit == "s") return to_string(Seconds{v});
+  if (o.unit == "J") return to_string(Joules{v});
   return fmt::format("{:.4g} {}", v, o.unit);
 }
 
-// `a` against `b`: "2.41x lower", "3.1% higher" (a ratio from 1.5 up), or "equal" (within
-// 0.05%); which is better is the objective's business.
-std::string gain(double a, double b) {
-  if (!(a > 0) || !(b > 0) || !std::isfinite(a) || !std::isfinite(b)) return "not comparable";
-  if (std::abs(a / b - 1) < 5e-4) return "equal";
-  const char* way = a < b ? "lower" : "higher";
-  const double ratio = a < b ? b / a : a / b;
-  return ratio >= 1.5 ? fmt::format("{:.2f}x {}", ratio, way)
-                      : fmt::format("{:.1f}% {}", 100 * std::abs(a / b - 1), way);
+bool comparable(double a, double b) {
+  return a > 0 && b > 0 && std::isfinite(a) && std::isfinite(b);
 }
 
-// "2.83x lower than", "the same as": `a` against `b`, before the name of `b`.
+// Two positive values within 0.05% of each other.
+bool equal(double a, double b) { return comparable(a, b) && std::abs(a / b - 1) < 5e-4; }
+
+// `a` against `b`, before the name of `b`: "2.83x lower than" (a ratio from 1.5 up), "3.1%
+// higher than", "the same as" (equal); which is better is the objective's business.
 std::string versus(double a, double b) {
-  const std::string g = gain(a, b);
-  return g == "equal" ? "the same as" : g == "not comparable" ? "not comparable with" : g + " than";
+  if (!comparable(a, b)) return "not comparable with";
+  if (equal(a, b)) return "the same as";
+  const char* way = a < b ? "lower" : "higher";
+  const double ratio = a < b ? b / a : a / b;
+  return ratio >= 1.5 ? fmt::format("{:.2f}x {} than", ratio, way)
+                      : fmt::format("{:.1f}% {} than", 100 * std::abs(a / b - 1), way);
 }
 
 std::string design_text(const SweepResults& s, const SweepRow& row) {
@@ -291,10 +323,7 @@ std::string design_text(const SweepResults& s, const SweepRow& row) {
 // most; then, with several workloads, the design that does best on all of them together.
 void recommendation_section(Document& doc, const SweepResults& s,
                             const std::vector<const SweepObjective*>& objectives) {
-  std::vector<std::string> workloads;
-  for (const SweepRow& row : s.rows)
-    if (std::find(workloads.begin(), workloads.end(), row.workload) == workloads.end())
-      workloads.push_back(row.workload);
+  const std::vector<std::string> workloads = workload_names(s);
   doc.heading(2, "Recommendation");
   std::string base_text;
   for (const SweepAxis& axis : s.axes)
@@ -332,7 +361,7 @@ void recommendation_section(Document& doc, const SweepResults& s,
       // Designs as good (within 0.05%) differ from the best only in axes with no effect on this
       // objective: they are named as a group, and the runner-up is the first design after them.
       std::size_t ties = 1;
-      while (ties < order.size() && gain(v, metric(*order[ties], o.metric)) == "equal") ++ties;
+      while (ties < order.size() && equal(v, metric(*order[ties], o.metric))) ++ties;
       if (ties > 1) {
         std::vector<std::string> free_axes;
         for (std::size_t a = 0; a < s.axes.size(); ++a)
@@ -360,8 +389,9 @@ void recommendation_section(Document& doc, const SweepResults& s,
       if (!against.empty()) line += "; " + fmt::format("{}", fmt::join(against, " and "));
       // The axis that moves this objective most, over every point that ran.
       std::optional<std::pair<std::size_t, double>> driver;
+      const std::vector<SensitivityPoint> points = sensitivity_points(rows.ran, o);
       for (std::size_t a = 0; a < s.axes.size(); ++a) {
-        const Elasticity e = elasticity(sensitivity_points(rows.ran, o), a);
+        const Elasticity e = elasticity(points, a);
         if (e.slope && (!driver || std::abs(*e.slope) > std::abs(driver->second)))
           driver = {{a, *e.slope}};
       }
@@ -372,20 +402,8 @@ void recommendation_section(Document& doc, const SweepResults& s,
     }
     // The knee of the front over the first two or three objectives.
     if (k_count >= 2) {
-      std::vector<Sense> senses;
-      std::vector<std::string> names;
-      std::vector<std::vector<double>> values;
-      for (std::size_t k = 0; k < k_count; ++k) {
-        senses.push_back(objectives[k]->minimise ? Sense::Minimise : Sense::Maximise);
-        names.emplace_back(objectives[k]->name);
-      }
-      for (const SweepRow* row : rows.feasible) {
-        values.emplace_back();
-        for (std::size_t k = 0; k < k_count; ++k)
-          values.back().push_back(metric(*row, objectives[k]->metric));
-      }
-      const std::vector<std::size_t> front = pareto_front(values, senses);
-      for (const ChosenDesign& c : choose_designs(values, front, senses, names)) {
+      const auto [senses, names, values, front, chosen] = front_of(rows.feasible, objectives);
+      for (const ChosenDesign& c : chosen) {
         if (std::find(c.labels.begin(), c.labels.end(), "knee") == c.labels.end()) continue;
         const SweepRow& knee = *rows.feasible[c.index];
         std::string line = fmt::format("Balanced (the knee of the {}-design front): {}",
@@ -475,20 +493,7 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
                               ran.size()));
   } else {
     const std::size_t k_count = std::min<std::size_t>(3, objectives.size());
-    std::vector<Sense> senses;
-    std::vector<std::string> names;
-    for (std::size_t k = 0; k < k_count; ++k) {
-      senses.push_back(objectives[k]->minimise ? Sense::Minimise : Sense::Maximise);
-      names.emplace_back(objectives[k]->name);
-    }
-    std::vector<std::vector<double>> values;
-    for (const SweepRow* row : feasible) {
-      values.emplace_back();
-      for (std::size_t k = 0; k < k_count; ++k)
-        values.back().push_back(metric(*row, objectives[k]->metric));
-    }
-    const std::vector<std::size_t> front = pareto_front(values, senses);
-    const std::vector<ChosenDesign> chosen = choose_designs(values, front, senses, names);
+    const auto [senses, names, values, front, chosen] = front_of(feasible, objectives);
     std::map<std::size_t, std::string> why;
     for (const ChosenDesign& c : chosen) {
       std::string text;
@@ -590,13 +595,11 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
 void sweep_section(Document& doc, const SweepInput& in, std::size_t top) {
   const SweepResults& s = in.results;
   std::size_t ran = 0, feasible = 0;
-  std::vector<std::string> workloads;
   for (const SweepRow& row : s.rows) {
     ran += row.status == results::RowStatus::Ok ? 1U : 0U;
     feasible += row.feasible ? 1U : 0U;
-    if (std::find(workloads.begin(), workloads.end(), row.workload) == workloads.end())
-      workloads.push_back(row.workload);
   }
+  const std::vector<std::string> workloads = workload_names(s);
   doc.heading(2, "Sweep " + s.name);
   doc.paragraph(fmt::format(
       "From {} (spec hash {}, {} sampling): {} rows (point x workload), {} ran, {} infeasible, "
