@@ -376,10 +376,6 @@ int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream
 }
 #endif
 
-}  // namespace
-
-namespace {
-
 // --export-design: each point's arch YAML into DIR/designs/point-N.yaml.
 int export_designs(const SweepArgs& args, const dse::SweepSpec& spec, std::ostream& out,
                    std::ostream& err) {
@@ -411,21 +407,15 @@ int export_designs(const SweepArgs& args, const dse::SweepSpec& spec, std::ostre
 }  // namespace
 
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
+  const bool exporting = !args.export_designs.empty();
+  if (!exporting && dse::mpi::world_size() > 1) return run_sweep_mpi(args, out, err);
   Diagnostics diags;
-  if (!args.export_designs.empty()) {
-    const auto spec = dse::load_sweep_spec(args.spec, diags);
-    if (!spec) {
-      err << diags.format_all() << "no design was written.\n";
-      return 1;
-    }
-    return export_designs(args, *spec, out, err);
-  }
-  if (dse::mpi::world_size() > 1) return run_sweep_mpi(args, out, err);
   const auto spec = dse::load_sweep_spec(args.spec, diags);
   if (!spec) {
-    err << diags.format_all() << "no point was run.\n";
+    err << diags.format_all() << (exporting ? "no design was written.\n" : "no point was run.\n");
     return 1;
   }
+  if (exporting) return export_designs(args, *spec, out, err);
   SweepFolderLock lock;  // before the store: it outlives it
   const auto store = open_sweep_store(args, *spec, lock, err);
   if (!store) return 1;
