@@ -30,6 +30,7 @@
 #include "arch/arch_spec.h"
 #include "arch/hardware_model.h"
 #include "cli/commands.h"
+#include "cli/sweep_command.h"
 #include "core/data_type.h"
 #include "core/diagnostics.h"
 #include "core/results.h"
@@ -340,13 +341,16 @@ std::string map(const ArchDoc& arch, const std::string& workload_text, const std
 }
 
 // Runs the sweep `spec_file` into the store `db` (created, or resumed when it holds this same
-// sweep) and returns the exports (results.json's object and results.csv's text) and the outcome.
+// sweep), holding its folder's lock as `coda sweep` does, and returns the exports (results.json's
+// object and results.csv's text) and the outcome.
 std::string sweep(const std::string& spec_file, const std::string& db, unsigned threads) {
   return guarded([&] {
     Diagnostics diags;
     const auto spec = dse::load_sweep_spec(spec_file, diags);
     if (!spec) return failed(diags);
     std::string why;
+    cli::SweepFolderLock lock;  // before the store: it outlives it
+    if (!lock.acquire(std::filesystem::path(db).parent_path(), why)) return failed(why);
     std::error_code ec;
     auto store =
         std::filesystem::exists(db, ec)

@@ -89,6 +89,11 @@ def _number(value: Any) -> Any:
     return value
 
 
+def _csv_rows(text: str) -> list:
+    """A CSV's rows as dicts, numbers as numbers."""
+    return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(text))]
+
+
 def _yaml_scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -207,8 +212,7 @@ class RunResult:
 
     def layers(self) -> list:
         """layers.csv as dicts, numbers as numbers."""
-        return [{key: _number(value) for key, value in row.items()}
-                for row in csv.DictReader(io.StringIO(self.layers_csv))]
+        return _csv_rows(self.layers_csv)
 
     def layers_df(self):
         return _frame(self.layers(), "RunResult.layers_df()")
@@ -403,7 +407,7 @@ def _read_csv(path: str) -> list:
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8", newline="") as f:
-        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+        return _csv_rows(f.read())
 
 
 @dataclass
