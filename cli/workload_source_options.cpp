@@ -51,6 +51,11 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
   cmd.add_option("--micro-batches", args.micro_batches, "LLM pipeline micro-batches per step")
       ->capture_default_str();
   add_quantization_options(cmd, args.quant, args.kv_dtype, args.fp8_context_fmha);
+  cmd.add_option("--runtime", args.runtime,
+                 "LLM inference: default (coda's kernels, fused further by --fusion) or "
+                 "hf_transformers (Hugging Face transformers run eagerly: every PyTorch op of "
+                 "LlamaForCausalLM a kernel; price it with --fusion none and --launch eager)")
+      ->capture_default_str();
   cmd.add_option("--image", args.image, "CNN input height and width")->capture_default_str();
   cmd.add_option("--dtype", args.dtype,
                  "Element type for --llm or --cnn (fp32, bf16, fp16, fp8_e4m3, int8, ...)");
@@ -102,7 +107,13 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
                   "expected one of: " + enum_names(llm::precision_names()));
       return std::nullopt;
     }
-    s.phase = {*phase, args.batch, args.seq, args.recompute, *precision, {}};
+    const auto runtime = enum_value(llm::runtime_names(), args.runtime);
+    if (!runtime) {
+      diags.error({}, "--runtime", fmt::format("unknown runtime '{}'", args.runtime),
+                  "expected one of: " + enum_names(llm::runtime_names()));
+      return std::nullopt;
+    }
+    s.phase = {*phase, args.batch, args.seq, args.recompute, *precision, {}, *runtime};
     if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, s.phase.quant, diags))
       return std::nullopt;
     s.parallelism = {args.tp, args.pp, args.dp, args.stage, args.micro_batches,

@@ -31,6 +31,7 @@ struct WorkloadSourceArgs {
   std::uint64_t seq = 2048;
   bool recompute = false;
   std::string precision = "mixed";  // training: pure, mixed or autocast
+  std::string runtime = "default";  // inference: default or hf_transformers
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
   bool sequence_parallel = false;
   // LLM inference quantization (workloads/llm/quantization.h): a scheme and the KV cache's type;

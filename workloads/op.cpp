@@ -9,7 +9,7 @@
 namespace coda::workload {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Function>, 33> kFunctionNames{{
+constexpr std::array<std::pair<std::string_view, Function>, 38> kFunctionNames{{
     {"none", Function::None},         {"add", Function::Add},
     {"sub", Function::Sub},           {"mul", Function::Mul},
     {"div", Function::Div},           {"relu", Function::Relu},
@@ -26,7 +26,9 @@ constexpr std::array<std::pair<std::string_view, Function>, 33> kFunctionNames{{
     {"split", Function::Split},       {"gather", Function::Gather},
     {"all_reduce", Function::AllReduce}, {"reduce_scatter", Function::ReduceScatter},
     {"all_gather", Function::AllGather}, {"send_recv", Function::SendRecv},
-    {"adamw", Function::AdamW},
+    {"adamw", Function::AdamW},       {"neg", Function::Neg},
+    {"pow", Function::Pow},           {"rsqrt", Function::Rsqrt},
+    {"cos", Function::Cos},           {"sin", Function::Sin},
 }};
 
 constexpr std::array<std::pair<std::string_view, OpKind>, 9> kKindNames{{
@@ -39,7 +41,8 @@ constexpr std::array<std::pair<std::string_view, OpKind>, 9> kKindNames{{
 
 // Arithmetic operations per point of the iteration space, for each function, counting the
 // operations of the usual formula and a special function (exp, tanh, rsqrt) as one:
-//   add, sub, mul, div, max, relu (a compare), exp, tanh: 1
+//   add, sub, mul, div, max, relu (a compare), exp, tanh: 1; neg, pow (a square: x*x), rsqrt,
+//     cos, sin: 1
 //   sigmoid 1/(1+exp(-x)): neg, exp, add, div = 4;  silu x*sigmoid(x): 5
 //   gelu (tanh form) 0.5x(1+tanh(0.79788(x+0.044715x^3))): x^3 2, mul, add, mul, tanh, add,
 //     mul, mul = 9
@@ -55,7 +58,8 @@ std::uint64_t flops_per_point(Function f) {
   switch (f) {
     case Function::Add: case Function::Sub: case Function::Mul: case Function::Div:
     case Function::Max: case Function::Relu: case Function::Exp: case Function::Tanh:
-    case Function::Sum: case Function::Mean:
+    case Function::Sum: case Function::Mean: case Function::Neg: case Function::Pow:
+    case Function::Rsqrt: case Function::Cos: case Function::Sin:
     case Function::MaxPool: case Function::AvgPool: return 1;
     case Function::Sigmoid: return 4;
     case Function::Silu: return 5;

@@ -47,6 +47,9 @@ enum class Function : std::uint8_t {
   Copy, Reshape, Transpose, Concat, Split, Gather,
   AllReduce, ReduceScatter, AllGather, SendRecv,
   AdamW,
+  // Unary math kernels of eager PyTorch code (workloads/llm: the Hugging Face decomposition):
+  // -x, x^2 (pow(x, 2), the only power builders emit), 1/sqrt(x), cos x, sin x.
+  Neg, Pow, Rsqrt, Cos, Sin,
 };
 
 std::string_view to_string(OpKind kind);      // "contraction", ...

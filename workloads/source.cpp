@@ -132,7 +132,7 @@ std::string dtype_text(const std::optional<DataType>& dtype) {
 constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
                                          "stage", "micro_batches", "recompute",
                                          "sequence_parallel", "train_precision", "quant",
-                                         "kv_dtype"};
+                                         "kv_dtype", "runtime"};
 // clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
 constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention",
@@ -225,7 +225,11 @@ std::string describe(const WorkloadSource& source) {
                            ? std::string()
                            : fmt::format(" train_precision={}",
                                          llm::to_string(s.phase.precision))) +
-                   quant_text(s.phase.quant);
+                   quant_text(s.phase.quant) +
+                   // Likewise the runtime (since 2026-12-06).
+                   (s.phase.runtime == llm::Runtime::Default
+                        ? std::string()
+                        : fmt::format(" runtime={}", llm::to_string(s.phase.runtime)));
           },
           [](const CnnSource& s) {
             return fmt::format("cnn {} batch={} image={} dtype={}", s.name, s.batch, s.image,
@@ -311,6 +315,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     item.optional("recompute", s.phase.recompute, diags);
     item.optional_enum("train_precision", s.phase.precision, llm::precision_names(), diags);
     read_quantization(item, s.phase.quant, diags);
+    item.optional_enum("runtime", s.phase.runtime, llm::runtime_names(), diags);
     s.dtype = read_dtype(item, diags);
     item.optional("tp", s.parallelism.tp, diags);
     item.optional("pp", s.parallelism.pp, diags);

@@ -125,6 +125,8 @@ std::optional<VectorFunction> vector_function(Function f) {
     case Function::Sigmoid: return VectorFunction::Sigmoid;
     case Function::Tanh: return VectorFunction::Tanh;
     case Function::Exp: return VectorFunction::Exp;
+    case Function::Rsqrt: case Function::Cos: case Function::Sin: return VectorFunction::Special;
+    // Neg and Pow (a square) take the default: one op per element.
     case Function::Softmax: return VectorFunction::Softmax;
     case Function::LayerNorm: return VectorFunction::LayerNorm;
     case Function::BatchNorm: return VectorFunction::ScaleShift;  // inference (builders.h)

@@ -26,6 +26,7 @@ std::string_view to_string(VectorFunction function) {
     case VectorFunction::Sigmoid: return "sigmoid";
     case VectorFunction::Tanh: return "tanh";
     case VectorFunction::Exp: return "exp";
+    case VectorFunction::Special: return "special";
     case VectorFunction::Softmax: return "softmax";
     case VectorFunction::LayerNorm: return "layer_norm";
     case VectorFunction::RmsNorm: return "rms_norm";
@@ -78,6 +79,8 @@ VectorOpCounts vector_function_counts(VectorFunction function) {
       return {.ops_per_element = 1, .special_ops_per_element = 0};
     case VectorFunction::Exp:  // exp2(x * log2 e): 1 multiply + 1 special (as GPUs do it)
       return {.ops_per_element = 1, .special_ops_per_element = 1};
+    case VectorFunction::Special:  // rsqrt(x), sin(x), cos(x): one MUFU instruction each
+      return {.ops_per_element = 0, .special_ops_per_element = 1};
     case VectorFunction::Sigmoid:  // 1 / (1 + exp(-x)): negate, add, divide = 3 + exp
       return {.ops_per_element = 3, .special_ops_per_element = 1};
     case VectorFunction::Tanh:  // 2 / (1 + exp(-2x)) - 1: multiply, add, divide, subtract = 4

@@ -70,6 +70,7 @@ enum class VectorFunction : std::uint8_t {
   Sigmoid,
   Tanh,
   Exp,
+  Special,     // one special-function evaluation, nothing else: rsqrt, sin, cos
   Softmax,     // over the last dim
   LayerNorm,
   RmsNorm,

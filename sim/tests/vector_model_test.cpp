@@ -35,13 +35,14 @@ TEST(VectorModel, FunctionCountsAreTheStatedOnes) {
   EXPECT_EQ(counts(VectorFunction::Relu).ops_per_element, 1.0);
   EXPECT_EQ(counts(VectorFunction::Relu).special_ops_per_element, 0.0);
   EXPECT_EQ(counts(VectorFunction::Exp).ops_per_element, 1.0);       // x * log2 e, then exp2
+  EXPECT_EQ(counts(VectorFunction::Special).ops_per_element, 0.0);   // rsqrt, sin, cos: MUFU only
   EXPECT_EQ(counts(VectorFunction::Sigmoid).ops_per_element, 3.0);   // negate, +1, divide
   EXPECT_EQ(counts(VectorFunction::Tanh).ops_per_element, 4.0);      // *-2, +1, divide, -1
   EXPECT_EQ(counts(VectorFunction::Silu).ops_per_element, 4.0);      // sigmoid + multiply
   EXPECT_EQ(counts(VectorFunction::Gelu).ops_per_element, 12.0);     // 5 + tanh's 4 + 3
   for (const VectorFunction f :
        {VectorFunction::Exp, VectorFunction::Sigmoid, VectorFunction::Tanh, VectorFunction::Silu,
-        VectorFunction::Gelu, VectorFunction::Softmax})
+        VectorFunction::Gelu, VectorFunction::Softmax, VectorFunction::Special})
     EXPECT_EQ(counts(f).special_ops_per_element, 1.0) << to_string(f);
   // Softmax: max (1) | subtract, *log2 e, sum, divide (4) + exp2; a max pass and an exp pass.
   EXPECT_EQ(counts(VectorFunction::Softmax).ops_per_element, 5.0);

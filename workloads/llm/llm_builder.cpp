@@ -25,11 +25,18 @@ constexpr std::array<std::pair<std::string_view, PhaseKind>, 3> kPhases{{
 constexpr std::array<std::pair<std::string_view, Precision>, 3> kPrecisions{{
     {"pure", Precision::Pure}, {"mixed", Precision::Mixed}, {"autocast", Precision::Autocast}}};
 
+constexpr std::array<std::pair<std::string_view, Runtime>, 2> kRuntimes{
+    {{"default", Runtime::Default}, {"hf_transformers", Runtime::HfTransformers}}};
+
 }  // namespace
 
 std::string_view to_string(PhaseKind kind) { return enum_name(kPhases, kind, "unknown"); }
 
 EnumTable<PhaseKind> phase_names() { return kPhases; }
+
+std::string_view to_string(Runtime runtime) { return enum_name(kRuntimes, runtime, "unknown"); }
+
+EnumTable<Runtime> runtime_names() { return kRuntimes; }
 
 std::string_view to_string(Precision precision) {
   return enum_name(kPrecisions, precision, "unknown");
@@ -150,7 +157,8 @@ struct FfnWeights {
 };
 
 struct LayerWeights {
-  TensorId norm1, norm2, qkv, out;
+  TensorId norm1, norm2, qkv, out;                 // qkv: the default runtime's fused projection
+  std::optional<TensorId> q_proj, k_proj, v_proj;  // hf_transformers: three nn.Linear
   std::optional<TensorId> norm1_shift, norm2_shift, qkv_bias, out_bias;
   std::optional<FfnWeights> dense;  // dense FFN
   std::optional<TensorId> router;   // MoE
@@ -196,14 +204,16 @@ class Builder {
     q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len;
     kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
     mb_sequences_ = phase.batch / par.micro_batches;
+    hf_ = phase.runtime == Runtime::HfTransformers;
   }
 
   Graph build() {
-    g_.name = fmt::format("{}.{}.b{}.s{}.tp{}.pp{}.stage{}", c_.name, to_string(phase_.kind),
-                          phase_.batch, phase_.seq_len, par_.tp, par_.pp, par_.stage);
+    g_.name = fmt::format("{}.{}.b{}.s{}.tp{}.pp{}.stage{}{}", c_.name, to_string(phase_.kind),
+                          phase_.batch, phase_.seq_len, par_.tp, par_.pp, par_.stage,
+                          hf_ ? ".hf_transformers" : "");
     g_.source = c_.source;
     make_weights();
-    if (c_.positions == PositionEncoding::Rotary)
+    if (c_.positions == PositionEncoding::Rotary && !hf_)  // hf: computed in the forward
       rope_table_ = tensor("rope.table", {q_len_, c_.head_dim}, TensorKind::Activation, false);
     const std::uint64_t m = par_.micro_batches;
     std::vector<MicroBatch> mbs(m);
@@ -385,7 +395,13 @@ class Builder {
       LayerWeights w;
       w.norm1 = weight(p + "norm1.weight", {h});
       if (ln) w.norm1_shift = weight(p + "norm1.bias", {h});
-      w.qkv = linear_weight(p + "qkv.weight", h, q_out_ + 2 * kv_out_);
+      if (hf_) {
+        w.q_proj = linear_weight(p + "q_proj.weight", h, q_out_);
+        w.k_proj = linear_weight(p + "k_proj.weight", h, kv_out_);
+        w.v_proj = linear_weight(p + "v_proj.weight", h, kv_out_);
+      } else {
+        w.qkv = linear_weight(p + "qkv.weight", h, q_out_ + 2 * kv_out_);
+      }
       if (c_.qkv_bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
       w.out = linear_weight(p + "out.weight", q_out_, h);
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
@@ -472,6 +488,7 @@ class Builder {
 
   TensorId norm(Tape& tape, const std::string& name, TensorId x, TensorId scale,
                 std::optional<TensorId> shift) {
+    if (hf_) return hf_rms_norm(tape, name, x, scale);  // check_llm_build: RMSNorm, no shift
     const Shape s = shape(x);
     const TensorId y = act(name + ".out", s, dtype(x));  // autocast: fp32, as its parameters
     const Function f = c_.norm == NormType::LayerNorm ? Function::LayerNorm : Function::RmsNorm;
@@ -583,6 +600,7 @@ class Builder {
 
   TensorId layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
                  std::uint64_t sequences, bool recomputing) {
+    if (hf_) return hf_layer(tape, p, x, w, sequences);
     const std::uint64_t h = c_.hidden, d = c_.head_dim, tokens = sequences * q_len_;
     const TensorId n1 = enter_tp(tape, p + "norm1", norm(tape, p + "norm1", x, w.norm1, w.norm1_shift));
     const TensorId qkv = linear(tape, p + "qkv", n1, tokens, h, q_out_ + 2 * kv_out_, w.qkv,
@@ -647,6 +665,139 @@ class Builder {
     return binary(tape, p + "residual2", Function::Add, x1, ffn_out);
   }
 
+  // ---- Hugging Face transformers, eager (Runtime::HfTransformers) ---------------------------
+  // Each function follows one piece of LlamaForCausalLM's modeling code (transformers 4.56 and
+  // later, attn_implementation "sdpa"), one op per PyTorch op that launches a kernel; views
+  // (view, transpose, slicing, unsqueeze, expand) are Reshape or Split ops, which launch none.
+
+  // LlamaRMSNorm.forward: x.to(float32); .pow(2); .mean(-1, keepdim=True); + eps; torch.rsqrt;
+  // x * that; .to(input dtype); weight * it. 8 kernels, four of them over the whole of x in fp32.
+  TensorId hf_rms_norm(Tape& tape, const std::string& name, TensorId x, TensorId weight) {
+    const Shape s = shape(x);
+    const TensorId x32 = cast(&tape, name + ".to_fp32", x, DataType::Fp32);
+    const TensorId squared = unary(tape, name + ".pow", Function::Pow, x32);
+    const TensorId variance = act(name + ".mean.out", {s[0]}, DataType::Fp32);
+    emit(make_reduction(name + ".mean", Function::Mean, s, {1}, DataType::Fp32),
+         {squared, variance});
+    const TensorId shifted = unary(tape, name + ".add_eps", Function::Add, variance);
+    const TensorId inverse = unary(tape, name + ".rsqrt", Function::Rsqrt, shifted);
+    const TensorId normed = binary(tape, name + ".mul", Function::Mul, x32, inverse, {0});
+    const TensorId back = cast(&tape, name + ".to_dtype", normed, dtype(x));
+    const TensorId y = act(name + ".out", s, dtype(x));
+    emit(make_elementwise(name + ".mul_weight", Function::Mul, s, dt_, {{TensorRole::Weight, {1}}}),
+         {back, weight, y}, &tape, NodeKind::Elementwise);
+    return y;
+  }
+
+  // LlamaRotaryEmbedding.forward, once a forward: the position ids to fp32; their outer product
+  // with inv_freq (a matmul over k = 1, priced as the multiply it is); cat((freqs, freqs));
+  // cos() and sin(), each * attention_scaling; both .to(dtype). 9 small kernels. Sets cos_, sin_
+  // ([q_len, head_dim] in the model's type; every sequence has the same positions).
+  void hf_rotary(Tape& tape, const std::string& p) {
+    const std::uint64_t s = q_len_, d = c_.head_dim, half = d / 2;
+    const TensorId ids =
+        tensor(p + "position_ids", {s}, TensorKind::Activation, false, DataType::Int32);
+    const TensorId positions = cast(&tape, p + "rotary.positions.float", ids, DataType::Fp32);
+    const TensorId inv_freq =  // a buffer of the module, not a parameter
+        tensor(p + "rotary.inv_freq", {half}, TensorKind::Activation, false, DataType::Fp32);
+    Op outer = make_elementwise(p + "rotary.freqs", Function::Mul, {s, half}, DataType::Fp32,
+                                {{TensorRole::Input, {1}}});
+    outer.space.accesses[0].shape = {s};  // the positions span the first axis only
+    outer.space.accesses[0].indices = {dim_index(0)};
+    const TensorId freqs = act(p + "rotary.freqs.out", {s, half}, DataType::Fp32);
+    emit(std::move(outer), {positions, inv_freq, freqs}, &tape, NodeKind::Elementwise);
+    const TensorId table = act(p + "rotary.cat.out", {s, d}, DataType::Fp32);
+    emit(make_data_movement(p + "rotary.cat", Function::Concat, {{s, half}, {s, half}}, {{s, d}},
+                            DataType::Fp32),
+         {freqs, freqs, table}, &tape, NodeKind::Movement);
+    const auto wave = [&](const std::string& name, Function f) {
+      const TensorId value = unary(tape, p + "rotary." + name, f, table);
+      const TensorId scaled = unary(tape, p + "rotary." + name + ".scale", Function::Mul, value);
+      return cast(&tape, p + "rotary." + name + ".to_dtype", scaled, dt_);
+    };
+    cos_ = wave("cos", Function::Cos);
+    sin_ = wave("sin", Function::Sin);
+  }
+
+  // apply_rotary_pos_emb on t [b, heads, s, d]: (t * cos) + (rotate_half(t) * sin), where
+  // rotate_half is cat((-x2, x1)) of t's halves (slices: views). 5 kernels.
+  TensorId hf_rope(Tape& tape, const std::string& name, TensorId t) {
+    const Shape s = shape(t);
+    Shape half = s;
+    half[3] = s[3] / 2;
+    const TensorId t_cos = binary(tape, name + ".mul_cos", Function::Mul, t, *cos_, {2, 3});
+    const TensorId x1 = act(name + ".x1", half), x2 = act(name + ".x2", half);
+    emit(make_data_movement(name + ".halves", Function::Split, {s}, {half, half}, dt_), {t, x1, x2},
+         &tape, NodeKind::Movement);
+    const TensorId negated = unary(tape, name + ".neg", Function::Neg, x2);
+    const TensorId rotated = act(name + ".cat.out", s);
+    emit(make_data_movement(name + ".cat", Function::Concat, {half, half}, {s}, dt_),
+         {negated, x1, rotated}, &tape, NodeKind::Movement);
+    const TensorId r_sin = binary(tape, name + ".mul_sin", Function::Mul, rotated, *sin_, {2, 3});
+    return binary(tape, name + ".add", Function::Add, t_cos, r_sin);
+  }
+
+  // A view of x as `to` (view, transpose, reshape of a contiguous result): no kernel.
+  TensorId hf_view(Tape& tape, const std::string& name, TensorId x, Shape to) {
+    const TensorId y = act(name + ".out", to, dtype(x));
+    emit(make_data_movement(name, Function::Reshape, {shape(x)}, {std::move(to)}, dt_), {x, y},
+         &tape, NodeKind::Movement);
+    return y;
+  }
+
+  // DynamicLayer.update: torch.cat([cache, new], dim=-2), for K and for V at every forward; the
+  // first concatenates onto an empty tensor (a copy of the prompt's K or V). The old cache is
+  // read and a new one of kv_len tokens written: the whole cache is copied each decode step.
+  TensorId hf_cache_cat(const std::string& name, TensorId t) {
+    const Shape s = shape(t);
+    const Shape grown{s[0], s[1], kv_len_, s[3]};
+    if (phase_.kind != PhaseKind::Decode) {
+      const TensorId cache = tensor(name, grown, TensorKind::KvCache, false, kv_dt_);
+      emit(make_data_movement(name + ".cat", Function::Concat, {s}, {grown}, dt_), {t, cache});
+      return cache;
+    }
+    const Shape past{s[0], s[1], phase_.seq_len, s[3]};
+    const TensorId old = tensor(name, past, TensorKind::KvCache, false, kv_dt_);
+    // The grown copy replaces the cache after the step (a transient here, not a second cache).
+    const TensorId cache = tensor(name + ".grown", grown, TensorKind::Activation, false, kv_dt_);
+    emit(make_data_movement(name + ".cat", Function::Concat, {past, s}, {grown}, dt_),
+         {old, t, cache});
+    return cache;
+  }
+
+  // LlamaDecoderLayer.forward: RMSNorm; LlamaAttention (q_proj, k_proj, v_proj, their views as
+  // [b, heads, s, d], RoPE on Q and K, the cache update, SDPA with enable_gqa (no repeat_kv
+  // copies), whose flash kernels write O as [b, s, heads, d] so that transpose(1, 2),
+  // contiguous() and reshape copy nothing, o_proj); the residual add; RMSNorm; LlamaMLP
+  // (down(silu(gate(x)) * up(x))); the residual add. 40 kernels.
+  TensorId hf_layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
+                    std::uint64_t sequences) {
+    const std::uint64_t h = c_.hidden, d = c_.head_dim, tokens = sequences * q_len_;
+    const TensorId n1 = norm(tape, p + "norm1", x, w.norm1, std::nullopt);
+    const auto project = [&](const std::string& name, TensorId weight, std::uint64_t heads) {
+      const TensorId y = linear(tape, p + name, n1, tokens, h, heads * d, weight);
+      return hf_view(tape, p + name + ".view", y, {sequences, heads, q_len_, d});
+    };
+    TensorId q = project("q_proj", *w.q_proj, heads_);
+    TensorId k = project("k_proj", *w.k_proj, kv_heads_);
+    const TensorId v = project("v_proj", *w.v_proj, kv_heads_);
+    q = hf_rope(tape, p + "rope_q", q);
+    k = hf_rope(tape, p + "rope_k", k);
+    const TensorId keys = hf_cache_cat(p + "kv_cache.k", k);
+    const TensorId values = hf_cache_cat(p + "kv_cache.v", v);
+    const AttentionParams ap{
+        sequences, heads_, kv_heads_, q_len_, kv_len_, d, phase_.kind != PhaseKind::Decode};
+    const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
+    emit(make_attention(p + "attention", ap, dt_), {q, keys, values, o}, &tape, NodeKind::Attention,
+         false, ap);
+    const TensorId merged = hf_view(tape, p + "attention.out.view", o, {tokens, q_out_});
+    const TensorId attn = linear(tape, p + "o_proj", merged, tokens, q_out_, h, w.out);
+    const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
+    const TensorId n2 = norm(tape, p + "norm2", x1, w.norm2, std::nullopt);
+    const TensorId mlp = ffn_core(tape, p + "mlp.", n2, tokens, *w.dense, ffn_, false);
+    return binary(tape, p + "residual2", Function::Add, x1, mlp);
+  }
+
   // Writes one new token's K or V into slot `seq_len` of the cache: an elementwise copy whose
   // output index is offset, so the op touches exactly the appended positions.
   Op kv_append(std::string name, std::uint64_t sequences, const Shape& cache) const {
@@ -676,6 +827,7 @@ class Builder {
       emit(make_embedding(p + "embed", vocab_, h, tokens, dt_), {ids, *embed_, x}, &mb.pre,
            NodeKind::Embedding);
       x = leave_tp(mb.pre, p + "embed", x);  // vocab-parallel
+      if (hf_) hf_rotary(mb.pre, p);
       if (position_table_) {
         const TensorId pos_ids = tensor(p + "position_ids", {local}, TensorKind::Activation,
                                         false, DataType::Int32);
@@ -711,7 +863,10 @@ class Builder {
     if (phase_.kind == PhaseKind::Prefill) {  // logits of each sequence's last position only
       rows = mb.sequences;
       const TensorId last = act(p + "last_token.out", {rows, h});
-      emit(make_data_movement(p + "last_token", Function::Gather, {{tokens, h}}, {{rows, h}}, dt_),
+      // hf_transformers: hidden_states[:, -1:, :] (logits_to_keep=1) is a view the LM head's
+      // GEMM reads with its row stride.
+      emit(make_data_movement(p + "last_token", hf_ ? Function::Split : Function::Gather,
+                              {{tokens, h}}, {{rows, h}}, dt_),
            {f, last});
       f = last;
     }
@@ -719,6 +874,10 @@ class Builder {
     const bool b_t = c_.tied_embeddings;  // the table is [vocab][hidden]
     const TensorId logits = linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_,
                                    std::nullopt, b_t);
+    if (hf_) {  // greedy decoding's logits[:, -1].argmax(-1)
+      const TensorId next = act(p + "argmax.out", {rows});
+      emit(make_reduction(p + "argmax", Function::Max, {rows, vocab_}, {1}, dt_), {logits, next});
+    }
     if (!training_) return;
     // Cross-entropy: softmax over the (TP-local) vocabulary, then dlogits = probs - onehot.
     const TensorId probs = act(p + "loss.softmax.out", {rows, vocab_});
@@ -1037,6 +1196,7 @@ class Builder {
   std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
+  bool hf_ = false;    // Runtime::HfTransformers
   DataType param_dt_;  // the parameters' (and the residual stream's) type
   std::unordered_map<std::uint32_t, TensorId> master_of_;  // autocast's weight copy -> weight
   DataType kv_dt_;                                         // the KV cache's type
@@ -1049,6 +1209,7 @@ class Builder {
   std::unordered_map<std::uint32_t, TensorId> weight_grads_;
   std::optional<TensorId> embed_, position_table_, final_norm_, final_norm_shift_, lm_head_,
       rope_table_;
+  std::optional<TensorId> cos_, sin_;  // hf_transformers: the rotary tables of the forward
   std::vector<LayerWeights> layer_weights_;
   std::vector<OpSpan> spans_;
 };
@@ -1101,6 +1262,45 @@ void check_quantization(const LlmConfig& c, const LlmPhase& phase, const Paralle
               "groups split a GEMM's input dimension evenly (AWQ and GPTQ use 128 or 64): "
               "choose a divisor, e.g. w4a16:g64");
   }
+}
+
+// The hf_transformers runtime's rules (check_llm_build): the decomposition is LlamaForCausalLM's,
+// so a model whose Hugging Face class runs other code (LayerNorm, learned positions, a GELU MLP,
+// biases, experts) is refused rather than priced as Llama; inference on one GPU only.
+template <typename Error>
+void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par,
+                      Error& error) {
+  const std::string hint =
+      "leave the runtime at 'default' (coda's kernels), which prices every family and phase";
+  if (phase.kind == PhaseKind::Training)
+    error("phase.runtime",
+          "hf_transformers decomposes inference forwards (prefill, decode); a training step's "
+          "backward under it is not modelled",
+          hint);
+  if (par.tp != 1 || par.pp != 1 || par.micro_batches != 1)
+    error("phase.runtime",
+          fmt::format("hf_transformers runs the model on one GPU, but tp {}, pp {} and {} "
+                      "micro-batches were asked for",
+                      par.tp, par.pp, par.micro_batches),
+          hint);
+  if (phase.quant.any())
+    error("phase.runtime",
+          "hf_transformers is modelled for the model's own type; quantized linear layers run "
+          "other kernels (bitsandbytes, GPTQ, AWQ) that coda does not decompose",
+          hint);
+  std::vector<std::string> differs;
+  if (c.norm != NormType::RmsNorm) differs.emplace_back(to_string(c.norm));
+  if (c.positions != PositionEncoding::Rotary) differs.emplace_back("learned positions");
+  if (c.ffn_type != FfnType::SwiGlu) differs.emplace_back(std::string(to_string(c.ffn_type)));
+  if (c.qkv_bias || c.out_bias || c.mlp_bias) differs.emplace_back("biases");
+  if (c.moe.experts > 0) differs.emplace_back("experts");
+  if (c.head_dim % 2 != 0) differs.emplace_back(fmt::format("an odd head_dim {}", c.head_dim));
+  if (!differs.empty())
+    error("phase.runtime",
+          fmt::format("hf_transformers is modelled on LlamaForCausalLM's code (RMSNorm, rotary "
+                      "positions, SwiGLU, no biases, dense), but {} has {}",
+                      c.name, fmt::join(differs, ", ")),
+          hint);
 }
 
 }  // namespace
@@ -1196,6 +1396,7 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
                       to_string(c.dtype)),
           "give the model a bf16 or fp16 dtype (--dtype bf16), or use precision 'pure'");
   check_quantization(c, phase, par, error);
+  if (phase.runtime == Runtime::HfTransformers) check_hf_runtime(c, phase, par, error);
   if (par.sequence_parallel && phase.kind != PhaseKind::Training)
     error("parallelism.sequence_parallel", "sequence parallelism is modelled for training steps only");
   if (par.sequence_parallel && par.tp > 1 && par.micro_batches > 0 &&

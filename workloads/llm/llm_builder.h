@@ -24,6 +24,9 @@
 //     split into k / group x group), their inputs in its activation type, written so by the op
 //     that produces them (the norm, the FFN's activation product, the attention's head merge:
 //     the quantization fused into that kernel, as TensorRT-LLM does), the KV cache in its type.
+//   * Runtime (Runtime, docs/llm.md "Runtimes"): the ops above, or, for Hugging Face
+//     transformers run eagerly, every PyTorch op of LlamaForCausalLM's forward as a kernel of
+//     its own (RMSNorm in 8, RoPE in 5 per tensor, three projections, DynamicCache's cat).
 //   * Training precision (Precision, docs/training.md "Precision"): the model's type throughout
 //     (pure), with fp32 master weights in the optimizer (mixed), or PyTorch autocast over fp32
 //     parameters (autocast: the casts, an fp32 residual stream and fp32 norms as eager PyTorch
@@ -79,6 +82,26 @@ std::string_view to_string(PhaseKind kind);  // "prefill", "decode", "training"
 // The phases by name, in that order (for readers' EnumTable and hints).
 EnumTable<PhaseKind> phase_names();
 
+// Which kernels a step's ops become (docs/llm.md "Runtimes"):
+//   default          coda's layer ops: a norm, a fused QKV GEMM, RoPE as one pass over Q and
+//                    over K, the attention, ... (what inference engines and training frameworks
+//                    launch, or fewer: --fusion fuses them further)
+//   hf_transformers  Hugging Face transformers' LlamaForCausalLM run eagerly by PyTorch
+//                    (attn_implementation "sdpa", DynamicCache): every PyTorch op of its
+//                    modeling code is a kernel. Per layer: RMSNorm as to(float32), pow(2),
+//                    mean, + eps, rsqrt, *, to(dtype), weight * (8 kernels, twice); q_proj,
+//                    k_proj and v_proj (3 GEMMs); RoPE as q * cos, -x2, cat, * sin, + (5 each
+//                    for Q and K); DynamicCache.update's torch.cat of K and of V (the whole
+//                    cache copied each step); SDPA (1); o_proj; the residual adds; gate, up,
+//                    SiLU, *, down. Per forward: the embedding, the rotary table (9 small
+//                    kernels), the final RMSNorm, the LM head over the last position and the
+//                    greedy argmax. Inference only, one GPU, LLaMA-style models (RMSNorm,
+//                    rotary positions, SwiGLU, no biases, dense): check_llm_build refuses the
+//                    rest rather than price another family's code as Llama's.
+enum class Runtime : std::uint8_t { Default, HfTransformers };
+std::string_view to_string(Runtime runtime);  // "default", "hf_transformers"
+EnumTable<Runtime> runtime_names();
+
 struct LlmPhase {
   PhaseKind kind = PhaseKind::Prefill;
   // Sequences per step on one DP replica (split into Parallelism::micro_batches).
@@ -93,6 +116,7 @@ struct LlmPhase {
   // Inference phases only (quantization.h): the types of the linear layers' weights and inputs
   // and of the KV cache, where they differ from the model's.
   Quantization quant;
+  Runtime runtime = Runtime::Default;
 };
 
 struct Parallelism {

@@ -78,6 +78,11 @@ TEST(WorkloadSource, TheDescriptionAndHashCoverEveryParameter) {
   EXPECT_TRUE(describe(autocast).ends_with(" sequence_parallel=0 train_precision=autocast"))
       << describe(autocast);
   EXPECT_TRUE(describe(mixed).ends_with(" sequence_parallel=0")) << describe(mixed);
+  // Likewise a runtime other than the default.
+  LlmSource hf = gpt2_decode();
+  hf.phase.runtime = llm::Runtime::HfTransformers;
+  EXPECT_TRUE(describe(hf).ends_with(" sequence_parallel=0 runtime=hf_transformers"))
+      << describe(hf);
   EXPECT_EQ(source_hash(gpt2_decode()), source_hash(gpt2_decode()));
   // A file's bytes count: the same path with other contents is another workload.
   const coda::testing::TempDir dir;
@@ -110,6 +115,12 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
                              "train_precision: autocast}", diags);
   ASSERT_TRUE(training) << diags.format_all();
   EXPECT_EQ(std::get<LlmSource>(*training).phase.precision, llm::Precision::Autocast);
+  const auto hf = read(
+      "{llm: llm/llama2_7b.yaml, phase: decode, seq: 64, "
+      "runtime: hf_transformers}",
+      diags);
+  ASSERT_TRUE(hf) << diags.format_all();
+  EXPECT_EQ(std::get<LlmSource>(*hf).phase.runtime, llm::Runtime::HfTransformers);
 
   const auto cnn = read("{cnn: mobilenet_v2, batch: 4}", diags);
   ASSERT_TRUE(cnn) << diags.format_all();
@@ -134,6 +145,9 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
             std::string::npos);
   EXPECT_NE(only_error("{llm: llm/llama2_7b.yaml, seq: 8, train_precision: amp}")
                 .find("\"amp\" is not valid; expected one of: pure, mixed, autocast"),
+            std::string::npos);
+  EXPECT_NE(only_error("{llm: llm/llama2_7b.yaml, seq: 8, runtime: vllm}")
+                .find("\"vllm\" is not valid; expected one of: default, hf_transformers"),
             std::string::npos);
   EXPECT_NE(only_error("{cnn: resnet19}").find("unknown network 'resnet19'; one of"),
             std::string::npos);

@@ -368,5 +368,98 @@ TEST(LlmBuilder, BadParallelismIsADiagnostic) {
   EXPECT_EQ(more.error_count(), 3u) << more.format_all();
 }
 
+// ---- Runtime::HfTransformers: LlamaForCausalLM's eager ops
+// ---------------------------------------
+
+// Ops that launch a kernel: every op but the views (Reshape, Split), which move nothing.
+std::size_t kernels(const Graph& g, const std::string& prefix = "") {
+  std::size_t n = 0;
+  for (const Op& op : g.ops)
+    if (op.function != Function::Reshape && op.function != Function::Split &&
+        has_prefix(op.name, prefix))
+      ++n;
+  return n;
+}
+
+std::uint64_t op_bytes(const Op& op) {
+  return tensor_bytes(op, TensorRole::Input).value + tensor_bytes(op, TensorRole::Weight).value +
+         tensor_bytes(op, TensorRole::Output).value;
+}
+
+LlmPhase hf(PhaseKind kind, std::uint64_t batch, std::uint64_t seq) {
+  return {.kind = kind, .batch = batch, .seq_len = seq, .runtime = Runtime::HfTransformers};
+}
+
+TEST(LlmBuilderHf, KernelsAreTheModelingCodesPyTorchOps) {
+  // Per layer (transformers' LlamaDecoderLayer): RMSNorm 8 (to fp32, pow, mean, + eps, rsqrt,
+  // *, to bf16, weight *) twice = 16; q_proj, k_proj, v_proj 3; RoPE 5 (q * cos, -x2, cat,
+  // * sin, +) for Q and for K = 10; DynamicCache's torch.cat of K and of V 2; SDPA 1; o_proj 1;
+  // two residual adds 2; the MLP's gate, up, SiLU, * and down 5: 40. Per forward: the embedding
+  // 1; the rotary table 9 (positions to fp32, the outer product, cat, cos, * scaling, sin,
+  // * scaling, two casts); the final RMSNorm 8; the LM head 1; the argmax 1: 20.
+  const LlmConfig c = preset("llama2_7b");
+  for (const PhaseKind kind : {PhaseKind::Prefill, PhaseKind::Decode}) {
+    const Graph g = build(c, hf(kind, 2, 64));
+    EXPECT_EQ(kernels(g, "L0."), 40u) << to_string(kind);
+    EXPECT_EQ(kernels(g, "L0.norm1."), 8u);
+    EXPECT_EQ(kernels(g, "L0.rope_q."), 5u);
+    EXPECT_EQ(kernels(g, "rotary."), 9u);
+    EXPECT_EQ(kernels(g), 32u * 40u + 20u) << to_string(kind);
+    // The same weights as the default runtime's graph (q, k and v as three matrices).
+    EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters);
+    // And the same matmul work: the decomposition adds no MACs, only elementwise passes.
+    EXPECT_EQ(total_macs(g), total_macs(build(c, {.kind = kind, .batch = 2, .seq_len = 64})));
+  }
+  // Llama 3's grouped-query attention: SDPA's enable_gqa, so no repeat_kv copies.
+  EXPECT_EQ(kernels(build(preset("llama3_8b"), hf(PhaseKind::Decode, 1, 64))), 32u * 40u + 20u);
+}
+
+TEST(LlmBuilderHf, RmsNormMovesItsTensorInFp32FourTimes) {
+  // LlamaRMSNorm over x [t, h] bf16, bytes per element of x: to fp32 2 + 4; pow 4 + 4; mean
+  // reads 4; x * rsqrt reads 4, writes 4; to bf16 4 + 2; weight * reads 2, writes 2: 36. Per
+  // row (fp32 scalars): mean writes 4; + eps 4 + 4; rsqrt 4 + 4; the multiply reads 4: 24. And
+  // the weight, h x 2. A fused RMSNorm kernel moves 4 bytes per element.
+  const std::uint64_t t = 128, h = 4096;
+  const Graph g = build(preset("llama2_7b"), hf(PhaseKind::Prefill, 1, t));
+  std::uint64_t bytes = 0;
+  for (const Op& op : g.ops)
+    if (has_prefix(op.name, "L0.norm1.")) bytes += op_bytes(op);
+  EXPECT_EQ(bytes, 36 * t * h + 24 * t + 2 * h);
+}
+
+TEST(LlmBuilderHf, DecodeCopiesTheWholeCacheIntoANewOne) {
+  // DynamicLayer.update's torch.cat([cache, k], dim=-2) at context 64, batch 2, 32 KV heads of
+  // 128, bf16: reads the 64 cached tokens and the new one, writes 65: 2 x 2*32*65*128*2 bytes.
+  const Graph g = build(preset("llama2_7b"), hf(PhaseKind::Decode, 2, 64));
+  for (const Op& op : g.ops)
+    if (op.name == "L0.kv_cache.k.cat") {
+      EXPECT_EQ(op.function, Function::Concat);
+      EXPECT_EQ(op_bytes(op), 2u * (2 * 32 * 65 * 128 * 2));
+      return;
+    }
+  ADD_FAILURE() << "no L0.kv_cache.k.cat";
+}
+
+TEST(LlmBuilderHf, OtherFamiliesPhasesAndLayoutsAreRefused) {
+  const auto refused = [](const LlmConfig& c, const LlmPhase& phase, const Parallelism& par) {
+    Diagnostics diags;
+    EXPECT_FALSE(try_build_llm(c, phase, par, diags));
+    return diags;
+  };
+  // GPT-2's modeling code is another (LayerNorm, learned positions, a GELU MLP, Conv1D biases).
+  const Diagnostics gpt2 = refused(preset("gpt2_small"), hf(PhaseKind::Prefill, 1, 64), {});
+  ASSERT_EQ(gpt2.error_count(), 1u) << gpt2.format_all();
+  EXPECT_EQ(gpt2.all()[0].path, "phase.runtime");
+  EXPECT_NE(gpt2.all()[0].message.find(
+                "but gpt2_small has layer_norm, learned positions, gelu_mlp, biases"),
+            std::string::npos)
+      << gpt2.all()[0].message;
+  // Experts, a training step, tensor parallelism.
+  EXPECT_EQ(refused(preset("mixtral_8x7b"), hf(PhaseKind::Decode, 1, 64), {}).error_count(), 1u);
+  EXPECT_EQ(refused(preset("llama2_7b"), hf(PhaseKind::Training, 1, 64), {}).error_count(), 1u);
+  EXPECT_EQ(refused(preset("llama2_7b"), hf(PhaseKind::Decode, 1, 64), {.tp = 2}).error_count(),
+            1u);
+}
+
 }  // namespace
 }  // namespace coda::workload::llm
