@@ -252,6 +252,23 @@ std::optional<Problem> check_launch(Measurement& m, std::string_view text) {
                  "back from a CUDA graph); eager is for llm_* and network rows (whole models)"};
 }
 
+// The software of an llm_* row (RowRuntime); check_runtime says which rows may name one.
+std::string read_runtime(Measurement& m, std::string_view t) {
+  for (const RowRuntime r : {RowRuntime::Default, RowRuntime::HfTransformers})
+    if (runtime_name(r) == t) {
+      m.runtime = r;
+      return {};
+    }
+  return "hf_transformers (Hugging Face transformers run eagerly) or nothing (coda's kernels)";
+}
+std::optional<Problem> check_runtime(Measurement& m, std::string_view text) {
+  if (text.empty() || (takes_model(m.kernel) && info(m.kernel).shape != ShapeKind::Network))
+    return std::nullopt;
+  m.runtime = RowRuntime::Default;
+  return Problem{fmt::format("{} takes no runtime", info(m.kernel).name),
+                 "leave the cell empty; only llm_* rows name the software that ran them"};
+}
+
 using Writer = std::string (*)(const Measurement&);
 // Returns an empty string on success, else what was expected.
 using Reader = std::string (*)(Measurement&, std::string_view);
@@ -340,7 +357,7 @@ std::string read_shape(Measurement& m, std::string_view t) {
     return {};                                                                  \
   }
 
-const std::array<Column, 47> kColumns{{
+const std::array<Column, 48> kColumns{{
     {"kernel", [](const Measurement& m) { return std::string(info(m.kernel).name); }, read_kernel},
     {"dtype", [](const Measurement& m) { return std::string(dtype_name(m.dtype)); }, read_dtype,
      check_dtype},
@@ -351,6 +368,8 @@ const std::array<Column, 47> kColumns{{
     {"model", [](const Measurement& m) { return m.model; }, CODA_TEXT(model), check_model},
     {"launch", [](const Measurement& m) { return std::string(launch_name(m.launch)); },
      read_launch, check_launch},
+    {"runtime", [](const Measurement& m) { return std::string(runtime_name(m.runtime)); },
+     read_runtime, check_runtime},
     {"m", [](const Measurement& m) { return mnk(m, 'm'); }, nullptr},
     {"n", [](const Measurement& m) { return mnk(m, 'n'); }, nullptr},
     {"k", [](const Measurement& m) { return mnk(m, 'k'); }, nullptr},
@@ -443,6 +462,14 @@ std::string_view launch_name(Launch launch) {
     case Launch::Default: return "";
     case Launch::Graph: return "graph";
     case Launch::Eager: return "eager";
+  }
+  return "";
+}
+
+std::string_view runtime_name(RowRuntime runtime) {
+  switch (runtime) {
+    case RowRuntime::Default: return "";
+    case RowRuntime::HfTransformers: return "hf_transformers";
   }
   return "";
 }

@@ -38,6 +38,15 @@ enum class Launch : std::uint8_t { Default, Graph, Eager };
 // "", "graph", "eager"
 std::string_view launch_name(Launch launch);
 
+// Which software ran a whole-model LLM row's kernels, where it matters to their count: not
+// stated (coda's own kernels: an inference engine's, or a training framework's), or Hugging
+// Face transformers run eagerly (every PyTorch op of its modeling code a kernel). The LLM
+// builder's workload::llm::Runtime, whose names these are; repeated here because the CSV schema
+// builds on core alone (validation/published_pricing.cpp maps one onto the other).
+enum class RowRuntime : std::uint8_t { Default, HfTransformers };
+// "", "hf_transformers"
+std::string_view runtime_name(RowRuntime runtime);
+
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 struct Measurement {
@@ -48,6 +57,7 @@ struct Measurement {
   Impl impl = Impl::Default;  // the implementation class, where the kernel has them
   std::string model;          // llm_* and network rows: a coda LLM preset or CNN-zoo name
   Launch launch = Launch::Default;  // how the kernels were launched (see Launch)
+  RowRuntime runtime = RowRuntime::Default;  // llm_* rows: the software (see RowRuntime)
   std::uint32_t repetitions = 0;
   std::uint32_t warmup = 0;
   double median_us = kNotMeasured;  // of the timed repetitions; NaN when the case did not run

@@ -333,13 +333,17 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
   return price_schedule(*schedule, fusion, what, hw, by_unit, why, eager);
 }
 
+// A step of `config` as the row's software ran it: coda's kernels fused as whole-model rows are
+// (whole_model_fusion), or Hugging Face transformers' eager ops, which PyTorch launches one by
+// one and fuses nothing (FusionMode::None).
 std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
                                    const workload::llm::Quantization& quant,
-                                   workload::llm::PhaseKind phase, std::uint64_t batch,
-                                   std::uint64_t seq, std::uint64_t tp, bool eager,
-                                   const arch::HardwareModel& hw, const PublishedPricing& pricing,
-                                   std::string& why) {
-  const workload::llm::LlmPhase step{.kind = phase, .batch = batch, .seq_len = seq, .quant = quant};
+                                   workload::llm::Runtime runtime, workload::llm::PhaseKind phase,
+                                   std::uint64_t batch, std::uint64_t seq, std::uint64_t tp,
+                                   bool eager, const arch::HardwareModel& hw,
+                                   const PublishedPricing& pricing, std::string& why) {
+  const workload::llm::LlmPhase step{
+      .kind = phase, .batch = batch, .seq_len = seq, .quant = quant, .runtime = runtime};
   const auto build = [&]() -> std::optional<workload::Graph> {
     Diagnostics diags;
     auto graph = workload::llm::try_build_llm(config, step, {.tp = tp}, diags);
@@ -349,10 +353,13 @@ std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
     return graph;
   };
   const std::string quantized = workload::llm::describe(quant);
-  const std::string what = fmt::format("{} {} of {}{}, batch {}, {} tokens, TP {}", config.name,
+  const bool hf = runtime == workload::llm::Runtime::HfTransformers;
+  const std::string what = fmt::format("{} {} of {}{}, batch {}, {} tokens, TP {}{}", config.name,
                                        workload::llm::to_string(phase), to_string(config.dtype),
-                                       quantized.empty() ? "" : " " + quantized, batch, seq, tp);
-  return price_cached(what, build, whole_model_fusion(hw), what, hw, pricing, why, eager);
+                                       quantized.empty() ? "" : " " + quantized, batch, seq, tp,
+                                       hf ? ", as Hugging Face transformers' eager ops" : "");
+  return price_cached(what, build, hf ? mapper::FusionMode::None : whole_model_fusion(hw), what, hw,
+                      pricing, why, eager);
 }
 
 // Adds `times` x q's parts and seconds to p (the parts matched by unit).
@@ -421,17 +428,20 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   if (quant.any()) config->dtype = DataType::Fp16;  // the model under the FP8 quantization
   const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
+  const workload::llm::Runtime runtime = m.runtime == RowRuntime::HfTransformers
+                                             ? workload::llm::Runtime::HfTransformers
+                                             : workload::llm::Runtime::Default;
   const auto prefill = [&] {
-    return llm_step(*config, quant, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager, hw,
-                    pricing, why);
+    return llm_step(*config, quant, runtime, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager,
+                    hw, pricing, why);
   };
   // The mean decode step over contexts input_len .. input_len + output_len - 1: the mean of the
   // first and the last (a step is affine in the context).
   const auto mean_decode = [&]() -> std::optional<Prediction> {
-    const auto first = llm_step(*config, quant, PhaseKind::Decode, s.batch, s.input_len, s.tp,
-                                eager, hw, pricing, why);
+    const auto first = llm_step(*config, quant, runtime, PhaseKind::Decode, s.batch, s.input_len,
+                                s.tp, eager, hw, pricing, why);
     if (!first) return std::nullopt;
-    const auto last = llm_step(*config, quant, PhaseKind::Decode, s.batch,
+    const auto last = llm_step(*config, quant, runtime, PhaseKind::Decode, s.batch,
                                s.input_len + s.output_len - 1, s.tp, eager, hw, pricing, why);
     if (!last) return std::nullopt;
     Prediction mean;
@@ -495,6 +505,13 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
 std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareModel& arch_hw,
                                     const PublishedPricing& pricing,
                                     const arch::ClusterSpec* cluster, std::string& why) {
+  if (m.runtime != RowRuntime::Default) {
+    why = fmt::format(
+        "runtime {}: coda decomposes its inference forwards only, not a training "
+        "step's backward",
+        runtime_name(m.runtime));
+    return std::nullopt;
+  }
   const Shape& s = m.shape;
   std::optional<arch::HardwareModel> named;  // the row's attention class over the arch's
   if (m.impl == Impl::Fa2 || m.impl == Impl::Fa3 || m.impl == Impl::Triton) {

@@ -58,8 +58,13 @@ def main():
         raw.append({"kernel": kernel, "dtype": dtype, "shape": shape, "impl": impl, "model": model,
                     "median_us": "" if us is None else f"{us:.1f}", "note": note, "error": error})
         if us is not None and not error:
+            # The LLaMA inference rows ran transformers' own modeling code op by op, which coda
+            # prices as its hf_transformers runtime (docs/llm.md "Runtimes"); the training rows
+            # are left unnamed: coda does not decompose a training step's backward.
+            runtime = "" if kernel == "llm_train" else "hf_transformers"
             rows.append({"kernel": kernel, "dtype": dtype, "shape": shape, "impl": impl,
-                         "model": model, "launch": "eager", "median_us": f"{us:.1f}",
+                         "model": model, "launch": "eager", "runtime": runtime,
+                         "median_us": f"{us:.1f}",
                          "device": prov["device"], "software": prov["software"],
                          "source": prov["source"], "derivation": "copied (measured)", "note": note})
         print(f"{kernel} {model} {shape}: {us} us {error}", file=sys.stderr)
@@ -191,7 +196,7 @@ def main():
         del model
         torch.cuda.empty_cache()
 
-    cols = ["kernel", "dtype", "shape", "impl", "model", "launch", "median_us", "device", "software",
+    cols = ["kernel", "dtype", "shape", "impl", "model", "launch", "runtime", "median_us", "device", "software",
             "source", "derivation", "note"]
     with open(os.path.join(args.out, "torch_llm_corpus.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, cols)

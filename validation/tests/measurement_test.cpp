@@ -10,7 +10,8 @@ namespace {
 
 // The schema of docs/validation.md, column by column.
 constexpr const char* kHeader =
-    "kernel,dtype,shape,impl,model,launch,m,n,k,batch,heads,seq,head_dim,rows,cols,elements,repetitions,"
+    "kernel,dtype,shape,impl,model,launch,runtime,m,n,k,batch,heads,seq,head_dim,rows,cols,"
+    "elements,repetitions,"
     "warmup,median_us,min_us,max_us,operations,bytes,tflops,gbps,max_error,tolerance,passed,"
     "quant_error_per_tensor,quant_error_per_channel,buffer_sets,working_set_bytes,tiling,device,"
     "compute_capability,sm_count,sm_clock_mhz,mem_clock_mhz,l2_bytes,driver,cuda_runtime,ecc,date,"
@@ -129,7 +130,7 @@ TEST(MeasurementCsv, BadCellIsLocated) {
   // The median cell starts after the 57 characters of
   // "gemm_int8,int8,m=64 n=128 k=256,,,,64,128,256,,,,,,,,5,1," (impl, model, launch empty).
   EXPECT_EQ(format(diags.all()[0]),
-            "fixture.csv:2:58: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
+            "fixture.csv:2:59: error: row 2, column 'median_us': cannot read \"fast\"; expected a "
             "time in microseconds of at least 0.001 (1 ns), or nothing for a case that was not "
             "measured");
 }
@@ -241,6 +242,7 @@ TEST(PublishedRows, NewColumnsRoundTripThroughTheWriter) {
   llm.shape.output_len = 256;
   llm.shape.tp = 2;
   llm.model = "mixtral_8x7b";
+  llm.runtime = RowRuntime::HfTransformers;
   llm.checked = false;
   std::ostringstream out;
   write_measurement_header(out);
@@ -248,11 +250,11 @@ TEST(PublishedRows, NewColumnsRoundTripThroughTheWriter) {
   write_measurement_row(out, llm);
   // Forward, not causal: 4 * 2 * 16 * 1024^2 * 64 = 8589934592 operations.
   EXPECT_NE(out.str().find("attention_fwd,bf16,batch=2 heads=16 seq=1024 head_dim=64 causal=0 "
-                           "kv_heads=16,fa2,,,,,,2,16,1024,64,"),
+                           "kv_heads=16,fa2,,,,,,,2,16,1024,64,"),
             std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("llm_decode,fp16,batch=4 input_len=512 output_len=256 tp=2,,"
-                           "mixtral_8x7b,,,,,4,"),
+                           "mixtral_8x7b,,hf_transformers,,,,4,"),
             std::string::npos)
       << out.str();
   Diagnostics diags;
@@ -265,13 +267,43 @@ TEST(PublishedRows, NewColumnsRoundTripThroughTheWriter) {
   EXPECT_EQ((*rows)[0].derivation, m.derivation);
   EXPECT_EQ((*rows)[1].shape, llm.shape);
   EXPECT_EQ((*rows)[1].model, llm.model);
+  EXPECT_EQ((*rows)[1].runtime, RowRuntime::HfTransformers);
+}
+
+TEST(PublishedRows, OnlyLlmRowsNameARuntime) {
+  // A runtime is the software of a whole-model LLM row; a kernel row naming one is an error at
+  // its cell, and an unknown name says what is valid.
+  const std::string header = "kernel,dtype,shape,model,runtime,median_us,source\n";
+  Diagnostics ok;
+  const auto rows = read_measurements(
+      header +
+          "llm_decode,bf16,batch=1 input_len=5 output_len=2 tp=1,llama2_7b,hf_transformers,"
+          "10,FIXTURE\n",
+      "runtime.csv", ok);
+  ASSERT_TRUE(rows) << ok.format_all();
+  EXPECT_EQ((*rows)[0].runtime, RowRuntime::HfTransformers);
+  // "gemm,bf16,m=64 n=64 k=64,," is 26 characters: the runtime cell starts at column 27; the
+  // prefill row's at column 55.
+  Diagnostics diags;
+  EXPECT_FALSE(read_measurements(
+      header + "gemm,bf16,m=64 n=64 k=64,,hf_transformers,10,FIXTURE\n"
+               "llm_prefill,bf16,batch=1 input_len=128 tp=1,llama2_7b,vllm,20,FIXTURE\n",
+      "runtime.csv", diags));
+  ASSERT_EQ(diags.error_count(), 2u) << diags.format_all();
+  EXPECT_EQ(format(diags.all()[0]),
+            "runtime.csv:2:27: error: row 2, column 'runtime': gemm takes no runtime; leave the "
+            "cell empty; only llm_* rows name the software that ran them");
+  EXPECT_EQ(format(diags.all()[1]),
+            "runtime.csv:3:55: error: row 3, column 'runtime': cannot read \"vllm\"; expected "
+            "hf_transformers (Hugging Face transformers run eagerly) or nothing (coda's kernels)");
 }
 
 TEST(PublishedRows, CodaBenchRowsLeaveTheNewCellsEmpty) {
   std::ostringstream out;
   write_measurement_row(out, fixture_int8_row());
-  // kernel, dtype, shape, then empty impl, model and launch; software (after date) empty too.
-  EXPECT_EQ(out.str().rfind("gemm_int8,int8,m=64 n=128 k=256,,,,64,", 0), 0u) << out.str();
+  // kernel, dtype, shape, then empty impl, model, launch and runtime; software (after date)
+  // empty too.
+  EXPECT_EQ(out.str().rfind("gemm_int8,int8,m=64 n=128 k=256,,,,,64,", 0), 0u) << out.str();
   EXPECT_NE(out.str().find(",2000-01-01T00:00:00Z,,fixture: not a measurement,,"),
             std::string::npos)
       << out.str();

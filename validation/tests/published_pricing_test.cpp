@@ -363,6 +363,49 @@ TEST(PublishedPricing, AnEagerRowWithNoHostIssueTimeIsALowerBoundThatSaysSo) {
   EXPECT_EQ(issued->model.find(kEagerUnpriced), std::string::npos);
 }
 
+// A row run by Hugging Face transformers prices LlamaForCausalLM's eager ops (the builder's
+// Runtime::HfTransformers), unfused. With the host issuing a kernel every 1 ms, far longer than
+// any kernel of a batch-1 decode step on the pinned H200 (the largest, the LM head's 262 MB of
+// weights, takes 55 us), the step is host-bound: 1300 kernels (40 a layer x 32 + 20 a forward,
+// derived in workloads/llm/tests/llm_builder_test.cpp) end 1299 issue times plus the last
+// kernel (the argmax, its 4 us fixed cost and a few bytes) after the first is issued.
+TEST(PublishedPricing, AnHfTransformersRowIsPricedAsItsEagerOps) {
+  arch::ArchSpec spec = pinned();
+  spec.calibration.eager_issue_time = Seconds{1e-3};
+  const Predictor p(spec, {.llm_dir = "configs/workloads/llm"});
+  Measurement hf =
+      row(Kernel::LlmDecode, DType::Bf16, {.batch = 1, .input_len = 512, .output_len = 1, .tp = 1},
+          Impl::Default, "llama2_7b");
+  hf.launch = Launch::Eager;
+  hf.runtime = RowRuntime::HfTransformers;
+  std::string why;
+  const auto priced = p.predict(hf, why);
+  ASSERT_TRUE(priced) << why;
+  EXPECT_NEAR(priced->seconds, 1299e-3 + 4e-6, 1e-6);
+  EXPECT_NE(priced->model.find("as Hugging Face transformers' eager ops"), std::string::npos)
+      << priced->model;
+  // coda's own kernels for the same step are fewer: the host waits less.
+  Measurement own = hf;
+  own.runtime = RowRuntime::Default;
+  EXPECT_LT(seconds(p, own), 1e-3 * 32 * 20);
+  // A training row under the runtime is refused (its backward is not decomposed).
+  Measurement train = row(Kernel::LlmTrain, DType::Bf16,
+                          {.batch = 2,
+                           .seq = 128,
+                           .tp = 1,
+                           .grad_accum = 1,
+                           .dp = 1,
+                           .pp = 1,
+                           .vp = 1,
+                           .grad_bits = 32},
+                          Impl::Default, "llama2_7b");
+  train.runtime = RowRuntime::HfTransformers;
+  EXPECT_FALSE(p.predict(train, why));
+  EXPECT_NE(why.find("runtime hf_transformers: coda decomposes its inference forwards only"),
+            std::string::npos)
+      << why;
+}
+
 TEST(PublishedPricing, RowsCodaCannotPriceSayWhy) {
   const Predictor h200(pinned(), {.llm_dir = "configs/workloads/llm"});
   std::string why;
