@@ -11,10 +11,14 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "arch/arch_spec.h"
 #include "arch/hardware_model.h"
 #include "cli/options.h"
+#include "cli/sweep_command.h"
+#include "dse/sweep_spec.h"
+#include "core/results.h"
 #include "reports/co_design_report.h"
 #include "reports/gnuplot.h"
 #include "reports/stored_results.h"
@@ -111,6 +115,43 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
       ->check(kPositive)
       ->capture_default_str();
   return cmd;
+}
+
+// The designs the Recommendation names, each whole into DIR/designs/point-N.yaml, from the spec
+// results.json names when it still reads as the sweep's (the same hash); otherwise a note says
+// why none were written and how to write them. False only when writing failed.
+bool write_recommended_designs(const reports::SweepResults& sweep,
+                               const std::vector<std::uint64_t>& points, const fs::path& dir,
+                               std::ostream& out, std::ostream& err) {
+  if (points.empty()) return true;
+  const std::string how =
+      fmt::format("coda sweep SPEC --out DIR --export-design {} writes them from the sweep's spec",
+                  fmt::join(points, ","));
+  if (sweep.spec_file.empty()) {
+    err << fmt::format(
+        "note: no designs written: this results.json does not name its spec "
+        "(written before coda recorded it); {}\n",
+        how);
+    return true;
+  }
+  Diagnostics diags;
+  const auto spec = dse::load_sweep_spec(sweep.spec_file, diags);
+  if (!spec) {
+    err << fmt::format(
+        "note: no designs written: the sweep's spec '{}' cannot be read from here "
+        "({}); {}\n",
+        sweep.spec_file,
+        diags.all().empty() ? std::string("unknown reason") : diags.all().front().message, how);
+    return true;
+  }
+  if (results::hex_hash(spec->hash) != sweep.spec_hash) {
+    err << fmt::format(
+        "note: no designs written: '{}' has changed since the sweep (hash {}, "
+        "the sweep's {}), so its points are not the report's; {}\n",
+        sweep.spec_file, results::hex_hash(spec->hash), sweep.spec_hash, how);
+    return true;
+  }
+  return write_designs(*spec, points, dir / "designs", out, err);
 }
 
 int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& err) {
@@ -219,6 +260,9 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
   out << fmt::format("wrote {} and {} ({} charts in {})\n", (dir / "report.html").string(),
                      (dir / "report.md").string(), outcome.report->charts.size(),
                      (dir / "charts").string());
+  if (input.sweep &&
+      !write_recommended_designs(input.sweep->results, outcome.report->designs, dir, out, err))
+    return 1;
   return 0;
 }
 

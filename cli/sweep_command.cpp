@@ -376,35 +376,33 @@ int run_sweep_mpi(const SweepArgs& /*args*/, std::ostream& /*out*/, std::ostream
 }
 #endif
 
-// --export-design: each point's arch YAML into DIR/designs/point-N.yaml.
-int export_designs(const SweepArgs& args, const dse::SweepSpec& spec, std::ostream& out,
-                   std::ostream& err) {
-  const std::filesystem::path dir = std::filesystem::path(args.out_dir) / "designs";
+}  // namespace
+
+bool write_designs(const dse::SweepSpec& spec, const std::vector<std::uint64_t>& points,
+                   const std::filesystem::path& dir, std::ostream& out, std::ostream& err) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     err << fmt::format("error: cannot create '{}': {}\n", dir.string(), ec.message());
-    return 1;
+    return false;
   }
-  for (const std::uint64_t point : args.export_designs) {
+  for (const std::uint64_t point : points) {
     Diagnostics diags;
     const auto yaml = dse::point_arch_yaml(spec, point, diags);
     if (!yaml) {
       err << diags.format_all() << "no design was written for point " << point << ".\n";
-      return 1;
+      return false;
     }
     const std::filesystem::path file = dir / fmt::format("point-{}.yaml", point);
     std::ofstream f(file);
     if (!(f << *yaml) || !f.flush()) {
       err << fmt::format("error: cannot write '{}'\n", file.string());
-      return 1;
+      return false;
     }
     out << fmt::format("wrote {}\n", file.string());
   }
-  return 0;
+  return true;
 }
-
-}  // namespace
 
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   const bool exporting = !args.export_designs.empty();
@@ -415,7 +413,11 @@ int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& er
     err << diags.format_all() << (exporting ? "no design was written.\n" : "no point was run.\n");
     return 1;
   }
-  if (exporting) return export_designs(args, *spec, out, err);
+  if (exporting)  // --export-design: the points' arch YAMLs into DIR/designs/point-N.yaml
+    return write_designs(*spec, args.export_designs,
+                         std::filesystem::path(args.out_dir) / "designs", out, err)
+               ? 0
+               : 1;
   SweepFolderLock lock;  // before the store: it outlives it
   const auto store = open_sweep_store(args, *spec, lock, err);
   if (!store) return 1;

@@ -44,6 +44,12 @@ struct SweepArgs {
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args, std::ostream& out, std::ostream& err);
 
+// Writes each point's whole arch YAML (dse::point_arch_yaml) to DIR/point-N.yaml, creating DIR;
+// "wrote FILE" lines go to `out`. False with the error in `err` (a point out of range, a folder
+// or file that cannot be written). For --export-design and `coda report`.
+bool write_designs(const dse::SweepSpec& spec, const std::vector<std::uint64_t>& points,
+                   const std::filesystem::path& dir, std::ostream& out, std::ostream& err);
+
 // An exclusive lock (flock) on DIR/sweep.lock, which holds the owner's process id, for as long
 // as it lives: two sweeps into one folder would both compute its missing points and one would die
 // on the store's unique keys. The kernel drops it when the process ends, kill -9 included.

@@ -604,6 +604,7 @@ std::string json_document_head(const SweepSpec& spec) {
   nlohmann::ordered_json j;
   j["sweep"] = spec.name;
   j["spec_hash"] = results::hex_hash(spec.hash);
+  j["spec"] = spec.file.generic_string();  // coda report rereads it to write the chosen designs
   j["sampling"] = to_string(spec.sampling.method);
   nlohmann::ordered_json axes = nlohmann::ordered_json::array();
   for (const SweepAxis& axis : spec.axes) {

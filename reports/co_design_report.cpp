@@ -321,8 +321,14 @@ std::string design_text(const SweepResults& s, const SweepRow& row) {
 // The report's first section: per workload, the design to pick for each objective and the
 // knee, each against the base design and the runner-up, and the axis that moves the objective
 // most; then, with several workloads, the design that does best on all of them together.
-void recommendation_section(Document& doc, const SweepResults& s,
-                            const std::vector<const SweepObjective*>& objectives) {
+// Returns the points it names (the best per objective, the knee, the best all-round), each once,
+// in the order named: the designs `coda report` writes next to the report.
+std::vector<std::uint64_t> recommendation_section(
+    Document& doc, const SweepResults& s, const std::vector<const SweepObjective*>& objectives) {
+  std::vector<std::uint64_t> named;
+  const auto name = [&](std::uint64_t point) {
+    if (std::find(named.begin(), named.end(), point) == named.end()) named.push_back(point);
+  };
   const std::vector<std::string> workloads = workload_names(s);
   doc.heading(2, "Recommendation");
   std::string base_text;
@@ -336,8 +342,10 @@ void recommendation_section(Document& doc, const SweepResults& s,
                          : ": " + base_text + ")") +
       " and the runner-up, with the axis that moves the objective most (its elasticity: -1 "
       "means doubling the axis halves the objective). The sections below give the whole front, "
-      "the top designs and every axis's sensitivity. `coda sweep SPEC --out DIR "
-      "--export-design N` writes point N's whole arch (DIR/designs/point-N.yaml) for coda run.");
+      "the top designs and every axis's sensitivity. Each design named here is written whole, "
+      "loadable by coda run --arch, to designs/point-N.yaml next to this report when coda "
+      "report can read the sweep's spec as it was (results.json names it); `coda sweep SPEC "
+      "--out DIR --export-design N` writes any point's (DIR/designs/point-N.yaml).");
   const std::size_t k_count = std::min<std::size_t>(3, objectives.size());
   for (const std::string& workload : workloads) {
     const WorkloadRows rows = workload_rows(s, workload);
@@ -355,6 +363,7 @@ void recommendation_section(Document& doc, const SweepResults& s,
       std::sort(order.begin(), order.end(),
                 [&](const SweepRow* a, const SweepRow* b) { return better(*a, *b, o); });
       const SweepRow& best = *order.front();
+      name(best.point);
       const double v = metric(best, o.metric);
       std::string line =
           fmt::format("Best {}: {} at {}", o.name, design_text(s, best), human(v, o));
@@ -406,6 +415,7 @@ void recommendation_section(Document& doc, const SweepResults& s,
       for (const ChosenDesign& c : chosen) {
         if (std::find(c.labels.begin(), c.labels.end(), "knee") == c.labels.end()) continue;
         const SweepRow& knee = *rows.feasible[c.index];
+        name(knee.point);
         std::string line = fmt::format("Balanced (the knee of the {}-design front): {}",
                                        front.size(), design_text(s, knee));
         for (std::size_t k = 0; k < k_count; ++k) {
@@ -426,7 +436,7 @@ void recommendation_section(Document& doc, const SweepResults& s,
     doc.heading(3, "Workload " + workload);
     for (std::string& line : lines) doc.paragraph(std::move(line));
   }
-  if (workloads.size() < 2 || objectives.empty()) return;
+  if (workloads.size() < 2 || objectives.empty()) return named;
   // Across workloads: the design whose worst ratio to each workload's best (first objective)
   // is smallest, among the points feasible on every workload.
   const SweepObjective& o = *objectives[0];
@@ -461,8 +471,9 @@ void recommendation_section(Document& doc, const SweepResults& s,
   if (!pick) {
     doc.paragraph(fmt::format("Across the {} workloads: no design is feasible on all of them.",
                               workloads.size()));
-    return;
+    return named;
   }
+  name(pick->first);
   const SweepRow* row = nullptr;
   for (const SweepRow& r : s.rows)
     if (r.point == pick->first) row = &r;
@@ -476,6 +487,7 @@ void recommendation_section(Document& doc, const SweepResults& s,
       "worst ratio to each workload's best is smallest, among the designs feasible on all of "
       "them.",
       workloads.size(), fmt::join(workloads, ", "), design_text(s, *row), how));
+  return named;
 }
 
 void sweep_workload(Document& doc, const SweepResults& s, const std::string& workload,
@@ -903,8 +915,10 @@ ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render
     sources += fmt::format("{}serving {} = {}", sources.empty() ? "" : "; ", in.label, in.source);
   doc.paragraph("Made by coda report from stored results: " + sources +
                 ". Formulas and chart definitions: docs/report.md.");
+  std::vector<std::uint64_t> designs;
   if (input.sweep)
-    recommendation_section(doc, input.sweep->results, report_objectives(input.sweep->results));
+    designs =
+        recommendation_section(doc, input.sweep->results, report_objectives(input.sweep->results));
   if (input.sweep) sweep_section(doc, *input.sweep, input.top);
   for (std::size_t i = 0; i < input.runs.size(); ++i) run_section(doc, input.runs[i], i + 1);
   if (input.runs.size() >= 2) comparison_section(doc, input.runs);
@@ -913,7 +927,7 @@ ReportOutcome build_report(const ReportInput& input, const ChartRenderer& render
   for (std::size_t i = 0; i < input.servings.size(); ++i)
     serving_section(doc, input.servings[i], i + 1);
   if (!doc.error().empty()) return {std::nullopt, doc.error()};
-  Report report{doc.markdown(), doc.html(title), std::move(doc.charts())};
+  Report report{doc.markdown(), doc.html(title), std::move(doc.charts()), std::move(designs)};
   return {std::move(report), {}};
 }
 

@@ -64,6 +64,9 @@ struct Report {
   std::string markdown;
   std::string html;
   std::vector<ReportChart> charts;
+  // The sweep points the Recommendation names (best per objective, knee, best all-round), each
+  // once: the designs `coda report` writes to designs/point-N.yaml.
+  std::vector<std::uint64_t> designs;
 };
 
 struct ReportOutcome {

@@ -376,6 +376,8 @@ std::optional<SweepResults> read_sweep_json(std::string_view text, const std::st
   if (const Json* name = c.field(*root, top, "sweep", Kind::String)) out.name = name->get<std::string>();
   if (const Json* hash = c.field(*root, top, "spec_hash", Kind::String))
     out.spec_hash = hash->get<std::string>();
+  if (const Json* spec = c.field(*root, top, "spec", Kind::String, false))
+    out.spec_file = spec->get<std::string>();
   if (const Json* sampling = c.field(*root, top, "sampling", Kind::String))
     out.sampling = sampling->get<std::string>();
   c.objects(*root, top, "axes", [&](const Json& a, const Where& w) {

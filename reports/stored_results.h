@@ -51,6 +51,9 @@ struct SweepResults {
   std::vector<SweepAxis> axes;
   std::vector<std::string> objectives;  // the spec's, e.g. "latency", "energy"
   std::vector<SweepRow> rows;
+  // The spec the sweep ran, as its command named it (relative to the folder it ran in); empty
+  // in a results.json written before 2026-12-06, which does not say.
+  std::string spec_file;
 };
 
 // A sweep objective (docs/sweeps.md): the metric of a row that holds it, its unit, and whether

@@ -145,5 +145,50 @@ TEST(ReportCommand, MoreLabelsThanRuns) {
   EXPECT_EQ(r.err, "error: --label given 2 times for 1 run\n");
 }
 
+// The designs the Recommendation names are written whole next to the report, from the spec
+// results.json names, byte for byte what --export-design writes; a results.json whose spec has
+// changed since (here: its recorded hash edited) gets a note and no designs.
+TEST(ReportCommand, TheRecommendedDesignsAreWrittenNextToTheReport) {
+  SKIP_WITHOUT_GNUPLOT();
+  const fs::path dir = reports::test::scratch_dir("report_command_test", "designs");
+  const char* spec = "configs/sweeps/quick_array_sram_bw.yaml";
+  const std::string sweep = (dir / "sweep").string();
+  ASSERT_EQ(test::coda({"sweep", spec, "--out", sweep.c_str(), "--threads", "1"}).code, 0);
+  const std::string out = (dir / "report").string();
+  const auto r = test::coda({"report", sweep.c_str(), "--out", out.c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = read(dir / "report" / "report.md");
+  std::vector<fs::path> designs;
+  for (const auto& entry : fs::directory_iterator(dir / "report" / "designs"))
+    designs.push_back(entry.path());
+  ASSERT_FALSE(designs.empty());
+  for (const fs::path& design : designs) {
+    EXPECT_NE(r.out.find("wrote " + design.string()), std::string::npos) << r.out;
+    // point-N.yaml: N is a point the Recommendation names, and the file is --export-design's.
+    const std::string stem = design.stem().string();  // "point-N"
+    const std::string point = stem.substr(stem.find('-') + 1);
+    EXPECT_NE(md.find("point " + point), std::string::npos) << point << "\n" << md;
+    ASSERT_EQ(
+        test::coda({"sweep", spec, "--out", sweep.c_str(), "--export-design", point.c_str()}).code,
+        0);
+    EXPECT_EQ(read(design), read(dir / "sweep" / "designs" / design.filename())) << design;
+  }
+
+  std::string results = read(dir / "sweep" / "results.json");
+  const std::string key = "\"spec_hash\": \"";
+  const std::size_t at = results.find(key) + key.size();
+  results.replace(at, 16, "0123456789abcdef");
+  write(dir / "edited" / "results.json", results);
+  const std::string out2 = (dir / "report2").string();
+  const auto edited = test::coda({"report", (dir / "edited").c_str(), "--out", out2.c_str()});
+  ASSERT_EQ(edited.code, 0) << edited.err;
+  EXPECT_NE(edited.err.find(fmt::format("note: no designs written: '{}' has changed since the "
+                                        "sweep",
+                                        spec)),
+            std::string::npos)
+      << edited.err;
+  EXPECT_FALSE(fs::exists(dir / "report2" / "designs"));
+}
+
 }  // namespace
 }  // namespace coda::cli
