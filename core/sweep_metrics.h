@@ -35,17 +35,18 @@ struct SweepMetricInfo {
   std::string_view objective;  // the spec's name for it as an objective; empty: not one
   std::string_view unit;       // for tables and charts
   bool minimised = true;       // smaller is better
+  std::string_view label;      // what a chart's axis calls it, in words
 };
 
 inline constexpr std::array<SweepMetricInfo, 8> kSweepMetrics{{
-    {"latency_s", "latency", "s", true},
-    {"throughput_per_s", "throughput", "1/s", false},
-    {"energy_j", "energy", "J", true},
-    {"edp_js", "edp", "J s", true},
-    {"perf_per_watt_tops_per_w", "perf_per_watt", "TOPS/W", false},
-    {"perf_per_mm2_tops_per_mm2", "perf_per_mm2", "TOPS/mm2", false},
-    {"area_mm2", "", "mm2", true},
-    {"power_w", "", "W", true},
+    {"latency_s", "latency", "s", true, "latency"},
+    {"throughput_per_s", "throughput", "1/s", false, "throughput"},
+    {"energy_j", "energy", "J", true, "energy"},
+    {"edp_js", "edp", "J s", true, "energy-delay product"},
+    {"perf_per_watt_tops_per_w", "perf_per_watt", "TOPS/W", false, "performance per watt"},
+    {"perf_per_mm2_tops_per_mm2", "perf_per_mm2", "TOPS/mm2", false, "performance per mm2"},
+    {"area_mm2", "", "mm2", true, "area"},
+    {"power_w", "", "W", true, "power"},
 }};
 inline constexpr std::size_t kSweepObjectiveCount = 6;  // the first six are objectives
 

@@ -161,13 +161,42 @@ class Document {
 std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "-"; }
 std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 
-std::string objective_header(const SweepObjective& o) {
-  return fmt::format("{} ({})", o.name, o.unit);
-}
-
 double metric(const SweepRow& row, std::string_view name) {
   const auto it = row.metrics.find(name);
   return it == row.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+}
+
+// The unit an objective's values are shown in: seconds and joules scaled so that the largest
+// value reads 1 to 999 (ms, us, ns; mJ, uJ, nJ), anything else as it is.
+struct Scale {
+  double factor = 1;  // shown = value x factor
+  std::string unit;
+};
+Scale scale_of(const SweepObjective& o, const std::vector<double>& values) {
+  double largest = 0;
+  for (const double v : values)
+    if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
+  const bool seconds = o.unit == "s", joules = o.unit == "J";
+  if ((!seconds && !joules) || largest >= 1 || largest == 0) return {1, std::string(o.unit)};
+  const std::string_view base = seconds ? "s" : "J";
+  if (largest >= 1e-3) return {1e3, fmt::format("m{}", base)};
+  if (largest >= 1e-6) return {1e6, fmt::format("u{}", base)};
+  return {1e9, fmt::format("n{}", base)};
+}
+// A table column's header ("latency (ms)") and a chart axis's label ("performance per watt
+// (TOPS/W)") in the scale's unit.
+std::string scaled_header(const SweepObjective& o, const Scale& scale) {
+  return fmt::format("{} ({})", o.name, scale.unit);
+}
+std::string axis_label(const SweepObjective& o, const Scale& scale) {
+  return fmt::format("{} ({})", o.label, scale.unit);
+}
+// The scale of objective `o` over `rows`.
+Scale scale_over(const SweepObjective& o, const std::vector<const SweepRow*>& rows) {
+  std::vector<double> values;
+  values.reserve(rows.size());
+  for (const SweepRow* row : rows) values.push_back(metric(*row, o.metric));
+  return scale_of(o, values);
 }
 
 // Better first by objective `o`, then by point.
@@ -357,11 +386,19 @@ std::vector<std::uint64_t> recommendation_section(
     }
     const SweepRow* base = find_base(s, rows.ran);
     std::vector<std::string> lines;
+    // Designs on the Pareto front (the Pareto chart's), so that of designs with the same value
+    // the one the chart labels is named: one that no other design beats on another objective.
+    std::set<const SweepRow*> on_front;
+    for (const std::size_t i : front_of(rows.feasible, objectives).front)
+      on_front.insert(rows.feasible[i]);
     for (std::size_t k = 0; k < k_count; ++k) {
       const SweepObjective& o = *objectives[k];
       std::vector<const SweepRow*> order = rows.feasible;
-      std::sort(order.begin(), order.end(),
-                [&](const SweepRow* a, const SweepRow* b) { return better(*a, *b, o); });
+      std::sort(order.begin(), order.end(), [&](const SweepRow* a, const SweepRow* b) {
+        if (metric(*a, o.metric) == metric(*b, o.metric) && on_front.count(a) != on_front.count(b))
+          return on_front.count(a) > on_front.count(b);
+        return better(*a, *b, o);
+      });
       const SweepRow& best = *order.front();
       name(best.point);
       const double v = metric(best, o.metric);
@@ -521,8 +558,12 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
         "design per objective and the knee (the front design nearest the ideal point once each "
         "objective is scaled to [0, 1] over the front).",
         over, front.size(), feasible.size()));
+    std::vector<Scale> scales;
+    for (std::size_t k = 0; k < k_count; ++k)
+      scales.push_back(scale_over(*objectives[k], feasible));
     Table table{design_header, {}};
-    for (std::size_t k = 0; k < k_count; ++k) table.header.push_back(objective_header(*objectives[k]));
+    for (std::size_t k = 0; k < k_count; ++k)
+      table.header.push_back(scaled_header(*objectives[k], scales[k]));
     table.header.emplace_back("chosen as");
     std::vector<std::size_t> order = front;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -530,15 +571,20 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     });
     for (const std::size_t i : order) {
       std::vector<std::string> cells = design_cells(*feasible[i]);
-      for (std::size_t k = 0; k < k_count; ++k) cells.push_back(num(values[i][k]));
+      for (std::size_t k = 0; k < k_count; ++k)
+        cells.push_back(num(values[i][k] * scales[k].factor));
       cells.push_back(why.count(i) > 0 ? why[i] : "");
       table.rows.push_back(std::move(cells));
     }
     doc.table(std::move(table));
     ScatterChart scatter{fmt::format("Pareto front, {}", workload),
-                         objective_header(*objectives[0]), objective_header(*objectives[1]), {},
-                         front, {}};
-    for (const auto& v : values) scatter.points.emplace_back(v[0], v[1]);
+                         axis_label(*objectives[0], scales[0]),
+                         axis_label(*objectives[1], scales[1]),
+                         {},
+                         front,
+                         {}};
+    for (const auto& v : values)
+      scatter.points.emplace_back(v[0] * scales[0].factor, v[1] * scales[1].factor);
     // The base design is marked too (with its labels when it was chosen).
     for (std::size_t i = 0; i < feasible.size(); ++i)
       if (is_base_design(s, *feasible[i]))
@@ -557,13 +603,18 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     doc.paragraph(fmt::format("Top {} feasible designs by {}:", ranked.size(), objectives[0]->name));
     Table best{{"rank"}, {}};
     best.header.insert(best.header.end(), design_header.begin(), design_header.end());
-    for (const SweepObjective* o : objectives) best.header.push_back(objective_header(*o));
+    std::vector<Scale> ranked_scales;
+    for (const SweepObjective* o : objectives) {
+      ranked_scales.push_back(scale_over(*o, ranked));
+      best.header.push_back(scaled_header(*o, ranked_scales.back()));
+    }
     best.header.emplace_back("power (W)");
     best.header.emplace_back("area (mm2)");
     for (std::size_t r = 0; r < ranked.size(); ++r) {
       std::vector<std::string> cells{fmt::format("{}", r + 1)};
       for (std::string& c : design_cells(*ranked[r])) cells.push_back(std::move(c));
-      for (const SweepObjective* o : objectives) cells.push_back(num(metric(*ranked[r], o->metric)));
+      for (std::size_t k = 0; k < objectives.size(); ++k)
+        cells.push_back(num(metric(*ranked[r], objectives[k]->metric) * ranked_scales[k].factor));
       cells.push_back(num(metric(*ranked[r], "power_w")));
       cells.push_back(num(metric(*ranked[r], "area_mm2")));
       best.rows.push_back(std::move(cells));

@@ -267,7 +267,7 @@ constexpr std::array<SweepObjective, results::kSweepObjectiveCount> make_objecti
   std::array<SweepObjective, results::kSweepObjectiveCount> out{};
   for (std::size_t i = 0; i < out.size(); ++i) {
     const results::SweepMetricInfo& m = results::kSweepMetrics.at(i);
-    out.at(i) = {m.objective, m.key, m.unit, m.minimised};
+    out.at(i) = {m.objective, m.key, m.unit, m.minimised, m.label};
   }
   return out;
 }

@@ -63,6 +63,7 @@ struct SweepObjective {
   std::string_view metric;  // "latency_s"
   std::string_view unit;    // "s"
   bool minimise = true;
+  std::string_view label;  // "latency", "performance per watt": a chart axis's words
 };
 
 // latency, throughput, energy, edp, perf_per_watt, perf_per_mm2, in that order.

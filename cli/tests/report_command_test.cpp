@@ -79,7 +79,7 @@ TEST(ReportCommand, SweepAndTwoRuns) {
       << r.err;
   EXPECT_NE(r.err.find("note: run b: "), std::string::npos) << r.err;  // the folder's name
   const std::string md = read(dir / "out" / "report.md");
-  EXPECT_NE(md.find("| 3 | 128 | 34 GB/s | 0.001 | 0.002 | knee |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 3 | 128 | 34 GB/s | 1 | 2 | knee |\n"), std::string::npos) << md;  // ms, mJ
   EXPECT_NE(md.find("| b | edge | w | none | 0.00022 | 8e-06 | 0.5 | 2 |\n"), std::string::npos);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir / "out" / "charts"), fs::directory_iterator()),
             10);

@@ -1,5 +1,7 @@
 #include "reports/co_design_report.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "reports/tests/report_fixtures.h"
@@ -21,17 +23,27 @@ TEST(CoDesignReport, SweepTablesNameEveryDesignByPoint) {
   ASSERT_TRUE(out.report) << out.error;
   const std::string& md = out.report->markdown;
   // The front (fixture comment), better latency first; the knee: scaled over the front,
-  // point 1 (1, 0) -> 1, point 3 (1/3, 1/3) -> 2/9, point 5 (0, 1) -> 1.
-  EXPECT_TRUE(has(md, "| point | array.rows | dram.bandwidth | latency (s) | energy (J) | chosen as |\n"
-                      "|---|---:|---:|---:|---:|---:|\n"
-                      "| 5 | 256 | 34 GB/s | 0.0005 | 0.004 | best latency |\n"
-                      "| 3 | 128 | 34 GB/s | 0.001 | 0.002 | knee |\n"
-                      "| 1 | 64 | 34 GB/s | 0.002 | 0.001 | best energy |\n"))
+  // point 1 (1, 0) -> 1, point 3 (1/3, 1/3) -> 2/9, point 5 (0, 1) -> 1. Values in the unit
+  // that makes the largest read 1 to 999: latencies up to 2.8 ms in ms, energies up to 4 mJ in mJ.
+  EXPECT_TRUE(
+      has(md,
+          "| point | array.rows | dram.bandwidth | latency (ms) | energy (mJ) | chosen as |\n"
+          "|---|---:|---:|---:|---:|---:|\n"
+          "| 5 | 256 | 34 GB/s | 0.5 | 4 | best latency |\n"
+          "| 3 | 128 | 34 GB/s | 1 | 2 | knee |\n"
+          "| 1 | 64 | 34 GB/s | 2 | 1 | best energy |\n"))
       << md;
   // Top designs by latency: 5 (0.5 ms), 4 (0.7071 ms), 3 (1 ms), ...
-  EXPECT_TRUE(has(md, "| 1 | 5 | 256 | 34 GB/s | 0.0005 | 0.004 | 8 | 10 |\n"
-                      "| 2 | 4 | 256 | 17 GB/s | 0.0007071 | 0.004 | 5.657 | 10 |\n"))
+  EXPECT_TRUE(has(md,
+                  "| 1 | 5 | 256 | 34 GB/s | 0.5 | 4 | 8 | 10 |\n"
+                  "| 2 | 4 | 256 | 17 GB/s | 0.7071 | 4 | 5.657 | 10 |\n"))
       << md;
+  // The Pareto chart's axes in words and in the tables' units, its points scaled to them.
+  const auto pareto = std::find_if(out.report->charts.begin(), out.report->charts.end(),
+                                   [](const ReportChart& c) { return c.file == "pareto_0.svg"; });
+  ASSERT_NE(pareto, out.report->charts.end());
+  EXPECT_TRUE(has(pareto->script, "set xlabel 'latency (ms)'\nset ylabel 'energy (mJ)'\n"))
+      << pareto->script;
   // The fixture's exponents, over 2 groups of 3 (rows) and 3 groups of 2 (bandwidth).
   EXPECT_TRUE(has(md, "| array.rows | -1.000 (2/6) | +1.000 (2/6) |\n"
                       "| dram.bandwidth | -0.500 (3/6) | +0.000 (3/6) |\n"))
@@ -57,14 +69,15 @@ TEST(CoDesignReport, TheRecommendationComesFirstAndNamesTheBaseAndTheRunnerUp) {
                   "the runner-up (point 4: 707.1 us). What moves latency most: array.rows "
                   "(elasticity -1.00).\n"))
       << md;
-  // Energy: points 0 and 1 tie at 1 mJ (the lower point is named; the other differs only in the
-  // bandwidth, which energy ignores), half the base's 2 mJ; the runner-up is the next energy,
-  // 2 mJ (points 2 and 3: point 2 first), twice 1 mJ.
+  // Energy: points 0 and 1 tie at 1 mJ (they differ only in the bandwidth, which energy
+  // ignores); point 1 is named, being on the Pareto front (as fast or faster at the same energy:
+  // the point the chart labels), half the base's 2 mJ; the runner-up is the next energy, 2 mJ
+  // (points 2 and 3: point 3, on the front, first), twice 1 mJ.
   EXPECT_TRUE(has(md,
-                  "Best energy: point 0 (array.rows 64, dram.bandwidth 17 GB/s) at 1 mJ, as "
+                  "Best energy: point 1 (array.rows 64, dram.bandwidth 34 GB/s) at 1 mJ, as "
                   "is 1 other design that differs from it only in dram.bandwidth; 2.00x lower "
                   "than the base design (point 2: 2 mJ) and 2.00x lower than the runner-up "
-                  "(point 2: 2 mJ). What moves energy most: array.rows (elasticity +1.00).\n"))
+                  "(point 3: 2 mJ). What moves energy most: array.rows (elasticity +1.00).\n"))
       << md;
   // The knee of the front {1, 3, 5} is point 3 (SweepTablesNameEveryDesignByPoint): 1 ms
   // against 0.5 ms and 2 mJ against 1 mJ.
