@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -58,6 +59,26 @@ std::string add_arch_roofs(reports::RunInput& in, const fs::path& run_file) {
     return fmt::format("its arch file '{}' changed since the run (hash {}, the run recorded {})",
                        path.string(), results::hex_hash(loaded->content_hash), arch->hash);
   const arch::HardwareModel hw(loaded->spec);
+  // The peak at the type the run computed in (its ops' with the most MACs), the matrix unit's
+  // other types beside it: a bf16 run is not held to the int8 peak.
+  std::map<std::string, std::uint64_t> macs_by_type;
+  for (const results::OpResult& op : in.run.ops)
+    if (!op.precision.empty() && op.cost.macs > 0) macs_by_type[op.precision] += op.cost.macs;
+  const auto most =
+      std::max_element(macs_by_type.begin(), macs_by_type.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  const std::optional<DataType> type =
+      most == macs_by_type.end() ? std::nullopt : parse_data_type(most->first);
+  if (type && hw.peak_ops_per_second(*type) > 0) {
+    in.machine.peak_macs_per_second = hw.peak_ops_per_second(*type) / 2.0;
+    in.machine.peak_precision = most->first;
+    in.machine.source =
+        fmt::format("the arch's {} peak (the type of most of the run's MACs)", most->first);
+    for (const DataType other : hw.matrix_precisions())
+      if (other != *type && hw.peak_ops_per_second(other) > 0)
+        in.machine.other_peaks.emplace_back(std::string(to_string(other)),
+                                            hw.peak_ops_per_second(other) / 2.0);
+  }
   std::vector<std::string> names;
   for (const results::OpResult& op : in.run.ops)
     for (const results::TensorTraffic& t : op.traffic)

@@ -149,6 +149,7 @@ void to_json(nlohmann::ordered_json& j, const OpResult& op) {
   if (!op.loop_nest.empty()) j["loop_nest"] = op.loop_nest;
   if (op.stalls) j["stalls"] = stalls_json(*op.stalls);
   if (!op.notes.empty()) j["notes"] = op.notes;
+  if (!op.precision.empty()) j["precision"] = op.precision;
 }
 
 void from_json(const nlohmann::ordered_json& j, OpResult& op) {
@@ -184,6 +185,7 @@ void from_json(const nlohmann::ordered_json& j, OpResult& op) {
   op.stalls.reset();
   if (const auto s = j.find("stalls"); s != j.end()) op.stalls = stalls_from(*s);
   op.notes = j.value("notes", std::vector<std::string>());
+  op.precision = j.value("precision", std::string());
 }
 
 void to_json(nlohmann::ordered_json& j, const RunResult& run) {

@@ -95,6 +95,9 @@ struct OpResult {
   // What the model assumed for this op where the hardware left a choice open (a systolic
   // array without an accumulator level: partial sums go to DRAM), one sentence each.
   std::vector<std::string> notes;
+  // The element type the op computed in, as the schedule chose it ("bf16"); empty when the
+  // engine does not record it. The report's roofline takes its peak at this type.
+  std::string precision;
   friend bool operator==(const OpResult&, const OpResult&) = default;
 };
 

@@ -26,6 +26,11 @@ struct Machine {
   double peak_macs_per_second = 0;  // 0: unknown
   std::vector<LevelRoof> levels;    // only levels with a limit; innermost first
   std::string source;               // where the numbers come from, for the report
+  // The element type the peak is at (the run's: its ops' with the most MACs); empty: the run's
+  // recorded peak, its matrix units' fastest.
+  std::string peak_precision;
+  // The matrix unit's peaks at its other element types (MACs per second), drawn as thinner roofs.
+  std::vector<std::pair<std::string, double>> other_peaks;
   friend bool operator==(const Machine&, const Machine&) = default;
 };
 

@@ -1,6 +1,7 @@
 #include "reports/charts.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -48,13 +49,30 @@ bool wants_log(const std::vector<double>& values, double decades) {
 
 }  // namespace
 
+SiScale si_scale(double largest) {
+  constexpr std::array<std::pair<double, std::string_view>, 4> kPrefixes{
+      {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
+  for (const auto& [scale, prefix] : kPrefixes)
+    if (std::abs(largest) >= scale) return {1 / scale, prefix};
+  return {};
+}
+
 std::string roofline_script(const std::string& title, const Machine& machine,
                             const std::vector<OpBound>& ops) {
   std::string script(kHeader);
   script += fmt::format("set title {}\n", quoted(title));
-  script += "set logscale xy\nset key outside right top\nset samples 400\n"
-            "set xlabel 'arithmetic intensity at the level (MACs per byte)'\n"
-            "set ylabel 'achieved MACs per second'\n";
+  // MACs per second in the prefix that makes the largest rate (a peak, or the fastest op) read 1
+  // to 999: TMAC/s on a GPU, GMAC/s on an edge NPU.
+  double top = machine.peak_macs_per_second;
+  for (const auto& other : machine.other_peaks) top = std::max(top, other.second);
+  for (const OpBound& op : ops)
+    if (op.macs > 0 && op.seconds > 0)
+      top = std::max(top, static_cast<double>(op.macs) / op.seconds);
+  const auto [f, prefix] = si_scale(top);
+  script +=
+      "set logscale xy\nset key outside right top\nset samples 400\n"
+      "set xlabel 'arithmetic intensity at the level (MACs per byte)'\n";
+  script += fmt::format("set ylabel 'achieved {}MAC/s'\n", prefix);
   // Ops per level, in the order the ops first name the levels.
   std::vector<std::string> levels;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = 0;
@@ -70,7 +88,7 @@ std::string roofline_script(const std::string& title, const Machine& machine,
       if (op.macs == 0 || op.seconds <= 0) continue;
       for (const LevelLoad& load : op.levels) {
         if (load.level != levels[l] || load.bytes == 0) continue;
-        const double y = static_cast<double>(op.macs) / op.seconds;
+        const double y = static_cast<double>(op.macs) / op.seconds * f;
         data += fmt::format("{} {} {}\n", number(load.macs_per_byte), number(y), cell(op.op));
         x_lo = std::min(x_lo, load.macs_per_byte);
         x_hi = std::max(x_hi, load.macs_per_byte);
@@ -84,15 +102,28 @@ std::string roofline_script(const std::string& title, const Machine& machine,
                          plots.empty() ? "" : ", ", l, 5 + 2 * static_cast<int>(l % 4),
                          quoted("ops at " + levels[l]));
   }
-  const double peak = machine.peak_macs_per_second;
+  const double peak = machine.peak_macs_per_second * f;
   if (peak > 0) {
     y_hi = std::max(y_hi, peak);
     y_lo = std::min(y_lo, peak);
     script += fmt::format("peak = {}\n", number(peak));
-    plots += fmt::format("{}peak with lines lw 2 lc rgb '#000000' title 'compute peak'",
-                         plots.empty() ? "" : ", ");
+    plots +=
+        fmt::format("{}peak with lines lw 2 lc rgb '#000000' title {}", plots.empty() ? "" : ", ",
+                    quoted(machine.peak_precision.empty()
+                               ? std::string("compute peak")
+                               : fmt::format("{} peak (the run's)", machine.peak_precision)));
+    for (std::size_t p = 0; p < machine.other_peaks.size(); ++p) {
+      const auto& [name, unscaled] = machine.other_peaks[p];
+      const double other = unscaled * f;
+      if (other <= 0) continue;
+      y_hi = std::max(y_hi, other);
+      y_lo = std::min(y_lo, other);
+      script += fmt::format("peak{} = {}\n", p, number(other));
+      plots += fmt::format(", peak{} with lines lw 1 lc rgb '#999999' dt 3 title {}", p,
+                           quoted(fmt::format("{} peak", name)));
+    }
     for (std::size_t l = 0; l < machine.levels.size(); ++l) {
-      const double bw = machine.levels[l].bytes_per_second;
+      const double bw = machine.levels[l].bytes_per_second * f;  // in the axis's unit per byte
       if (bw <= 0) continue;
       const double ridge = peak / bw;
       x_lo = std::min(x_lo, ridge);

@@ -6,12 +6,21 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "reports/bound_analysis.h"
 
 namespace coda::reports {
+
+// The SI prefix ("T", "G", "M", "k" or none) that makes `largest` read 1 to 999, and the factor
+// that scales a value to it (1e-12 for "T").
+struct SiScale {
+  double factor = 1;
+  std::string_view prefix;
+};
+SiScale si_scale(double largest);
 
 // Roofline (log-log): each level's roof min(peak, bandwidth x intensity) and the compute peak,
 // and every op with MACs placed at (its intensity at a level, MACs / its time), one series per

@@ -684,18 +684,25 @@ std::vector<std::string> kinds_in_order(const std::vector<OpBound>& ops) {
   return kinds;
 }
 
+// A rate with the SI prefix that makes it read 1 to 999 ("494.7 TMAC/s", "3.35 TB/s").
+std::string si_rate(double v, std::string_view unit) {
+  const auto [factor, prefix] = si_scale(v);
+  return fmt::format("{:.4g} {}{}", v * factor, prefix, unit);
+}
+
 std::string machine_note(const RunInput& in) {
   const Machine& m = in.machine;
   std::string roofs;
   for (const LevelRoof& l : m.levels)
-    roofs += fmt::format("{}{} {} B/s", roofs.empty() ? "" : ", ", l.name, num(l.bytes_per_second));
+    roofs += fmt::format("{}{} {}", roofs.empty() ? "" : ", ", l.name,
+                         si_rate(l.bytes_per_second, "B/s"));
   return fmt::format(
-      "Roofline: peak {} MACs/s (from {}); {}. An op is memory-bound at the level where its "
+      "Roofline: peak {} (from {}); {}. An op is memory-bound at the level where its "
       "intensity (MACs per byte moved there) is furthest below the balance (peak / bandwidth), "
       "compute-bound when it is at or above every balance, latency-bound when the engine recorded "
       "a fixed latency (launch, per-hop) as its bound; basis 'engine' marks ops classified by the "
       "engine's recorded bound (no MACs, or no known bandwidth at their levels).",
-      num(m.peak_macs_per_second), m.source,
+      si_rate(m.peak_macs_per_second, "MAC/s"), m.source,
       roofs.empty() ? "no level bandwidths known" : "level bandwidths: " + roofs);
 }
 

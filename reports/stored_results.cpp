@@ -200,6 +200,7 @@ void check_op(const Checker& c, const Json& op, const Where& where) {
     c.fields(t, at, {"read_bytes", "write_bytes"}, Kind::Unsigned);
   });
   c.field(op, where, "loop_nest", Kind::String, false);
+  c.field(op, where, "precision", Kind::String, false);
   check_stalls(c, op, where);
 }
 

@@ -105,12 +105,38 @@ TEST(ReportCommand, LevelBandwidthsComeFromTheRecordedArchFile) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::string md = read(dir / "out" / "report.md");
-  EXPECT_NE(md.find("level bandwidths: dram 3.4e+10 B/s"), std::string::npos) << md;
+  EXPECT_NE(md.find("level bandwidths: dram 34 GB/s"), std::string::npos) << md;
   // fc: 5 MACs per DRAM byte against a balance of 2.941: compute-bound on this machine.
   EXPECT_NE(md.find("| layer1.fc | fc | 30 | 1000000 | compute | roofline | sram: 5; dram: 5 "
                     "(2.941) |"),
             std::string::npos)
       << md;
+}
+
+// A run whose ops computed in bf16 is held to the arch's bf16 peak, not to its matrix units'
+// fastest (the run's processing_elements x clock): the H100 preset's dense bf16 989.4 TFLOP/s is
+// 494.7 TMAC/s; its int8 peak is drawn beside it.
+TEST(ReportCommand, TheRooflinePeakIsAtTheRunsType) {
+  SKIP_WITHOUT_GNUPLOT();
+  const std::string arch_file = "configs/arch/nvidia_h100_sxm.yaml";
+  Diagnostics diags;
+  const auto arch = arch::load_arch(arch_file, diags);
+  ASSERT_TRUE(arch) << diags.format_all();
+  reports::RunInput in = reports::test::four_op_run("gpu", "gpu", 1);
+  in.run.provenance.inputs = {{"arch", arch_file, results::hex_hash(arch->content_hash)}};
+  for (results::OpResult& op : in.run.ops) op.precision = "bf16";
+  const fs::path dir = reports::test::scratch_dir("report_command_test", "precision_peak");
+  write_run(dir / "gpu" / "run.json", in.run);
+  const auto r = test::coda({"report", (dir / "gpu").c_str(), "--out", (dir / "out").c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = read(dir / "out" / "report.md");
+  EXPECT_NE(md.find("Roofline: peak 494.7 TMAC/s (from the arch's bf16 peak (the type of most "
+                    "of the run's MACs)"),
+            std::string::npos)
+      << md;
+  const std::string chart = read(dir / "out" / "charts" / "roofline_1.svg");
+  EXPECT_NE(chart.find("bf16 peak (the run's)"), std::string::npos);
+  EXPECT_NE(chart.find("int8 peak"), std::string::npos);
 }
 
 TEST(ReportCommand, ABrokenRunJsonIsLocated) {

@@ -24,13 +24,19 @@ TEST(Charts, RooflinePlacesOpsAndDrawsRoofs) {
   op.macs = 1'000'000;
   op.seconds = 20e-6;
   op.levels = {{"dram", 50'000, 20.0, 10.0, 0.25}};
-  const Machine machine{1e11, {{"dram", 1e10}}, "test"};
+  // The peak at bf16, an int8 peak twice it beside it. Rates in GMAC/s: the largest, the int8
+  // peak's 2e11, reads 200.
+  const Machine machine{1e11, {{"dram", 1e10}}, "test", "bf16", {{"int8", 2e11}}};
   const std::string script = roofline_script("Roofline, it's a test", machine, {op});
   EXPECT_NE(script.find("set title 'Roofline, it''s a test'\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("$ops0 << EOD\n20 5e+10 \"layer1.conv2\"\nEOD\n"), std::string::npos)
+  EXPECT_NE(script.find("set ylabel 'achieved GMAC/s'\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("$ops0 << EOD\n20 50 \"layer1.conv2\"\nEOD\n"), std::string::npos)
       << script;
-  EXPECT_NE(script.find("peak = 1e+11\n"), std::string::npos);
-  EXPECT_NE(script.find("bw0 = 1e+10\n"), std::string::npos);
+  EXPECT_NE(script.find("peak = 100\n"), std::string::npos);
+  EXPECT_NE(script.find("title 'bf16 peak (the run''s)'"), std::string::npos) << script;
+  EXPECT_NE(script.find("peak0 = 200\n"), std::string::npos);
+  EXPECT_NE(script.find("title 'int8 peak'"), std::string::npos) << script;
+  EXPECT_NE(script.find("bw0 = 10\n"), std::string::npos);  // 1e10 B/s as GMAC/s per MAC/B
   EXPECT_NE(script.find("'dram roof (ridge 10 MACs/B)'"), std::string::npos) << script;
   // x spans the op's 20 and the ridge's 10, a factor 4 each side.
   EXPECT_NE(script.find("set xrange [2.5:80]\n"), std::string::npos) << script;

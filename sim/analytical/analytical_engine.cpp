@@ -95,7 +95,8 @@ results::RunResult assemble_run(const mapper::Schedule& schedule, const arch::Ha
       run.skipped.push_back({schedule.ops[i].name, priced[i].skipped});
       continue;
     }
-    const results::OpResult& op = run.ops.emplace_back(*priced[i].result);
+    results::OpResult& op = run.ops.emplace_back(*priced[i].result);
+    op.precision = std::string(to_string(schedule.ops[i].precision));
     run.total = run.total + op.cost;
     for (const std::string& note : op.notes)
       if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
