@@ -377,7 +377,7 @@ std::optional<SweepWorkload> read_workload(const YamlReader& item, const std::st
   return w;
 }
 
-constexpr std::array<std::pair<std::string_view, WorkloadParam>, 12> kWorkloadParams{{
+constexpr std::array<std::pair<std::string_view, WorkloadParam>, 13> kWorkloadParams{{
     {"batch", WorkloadParam::Batch},
     {"seq", WorkloadParam::Seq},
     {"phase", WorkloadParam::Phase},
@@ -390,6 +390,7 @@ constexpr std::array<std::pair<std::string_view, WorkloadParam>, 12> kWorkloadPa
     {"fusion", WorkloadParam::Fusion},
     {"quant", WorkloadParam::Quant},
     {"kv_dtype", WorkloadParam::KvDtype},
+    {"runtime", WorkloadParam::Runtime},
 }};
 constexpr std::string_view kWorkloadPrefix = "workload.";
 
@@ -465,6 +466,15 @@ bool set_workload_param(WorkloadParam param, const std::string& text, SweepWorkl
       if (!type) why = fmt::format("unknown element type '{}'", text);
       if (type) llm->phase.quant.kv_cache = *type;
       return type.has_value();
+    }
+    case WorkloadParam::Runtime: {
+      if (!llm) return kinds("LLM workloads");
+      const auto runtime = enum_value(workload::llm::runtime_names(), text);
+      if (!runtime)
+        why = fmt::format("unknown runtime '{}': one of {}", text,
+                          enum_names(workload::llm::runtime_names()));
+      if (runtime) llm->phase.runtime = *runtime;
+      return runtime.has_value();
     }
     case WorkloadParam::Fusion: {
       const auto mode = mapper::parse_fusion_mode(text);

@@ -69,7 +69,8 @@ enum class WorkloadParam : std::uint8_t {
   Dtype,
   Fusion,
   Quant,
-  KvDtype
+  KvDtype,
+  Runtime
 };
 
 struct SweepAxis {

@@ -713,7 +713,7 @@ TEST(SweepWorkloadAxes, AValueOrParameterThatDoesNotApplyIsLocated) {
             "not a workload parameter an axis can vary; one of workload.batch, workload.seq, "
             "workload.phase, workload.tp, workload.pp, workload.dp, workload.micro_batches, "
             "workload.image, workload.dtype, workload.fusion, workload.quant, "
-            "workload.kv_dtype");
+            "workload.kv_dtype, workload.runtime");
   EXPECT_EQ(first_error(kLlmHeader + "axes:\n  workload.quant: [w4a16:g0]\n"),
             // "  workload.quant: [w4a16:g0]": the value starts at column 20.
             "configs/sweeps/test_spec.yaml:6:20: error: axes.workload.quant[0]: cannot read the "
@@ -742,6 +742,31 @@ TEST(SweepWorkloadAxes, QuantizationAndKvCacheTypeAreAxes) {
   EXPECT_LT(w4.rows[0].latency_s, fp8.rows[0].latency_s);
   EXPECT_LT(fp8.rows[0].latency_s, none.rows[0].latency_s);
   EXPECT_LT(kv8.rows[0].latency_s, none.rows[0].latency_s);
+}
+
+// The runtime is an axis: Hugging Face transformers' eager kernels (docs/llm.md "Runtimes") make
+// a LLaMA-2-7B decode step slower than coda's fused ones on the same chip, unfused both
+// (workload.fusion: none): RMSNorm's fp32 passes, RoPE's five ops and the whole KV cache copied
+// by torch.cat only add DRAM traffic and kernels.
+TEST(SweepWorkloadAxes, TheRuntimeIsAnAxis) {
+  const SweepSpec spec = [] {
+    Diagnostics diags;
+    auto s = parse_spec(kLlmHeader +
+                            "axes:\n  workload.runtime: [default, hf_transformers]\n"
+                            "  workload.fusion: [none]\n",
+                        diags);
+    EXPECT_TRUE(s) << diags.format_all();
+    return s.value_or(SweepSpec{});
+  }();
+  const SweepPointRecord coda = run_point(spec, 0), hf = run_point(spec, 1);
+  ASSERT_EQ(coda.rows.at(0).status, RowStatus::Ok) << coda.rows[0].reason;
+  ASSERT_EQ(hf.rows.at(0).status, RowStatus::Ok) << hf.rows[0].reason;
+  EXPECT_LT(coda.rows[0].latency_s, hf.rows[0].latency_s);
+  EXPECT_EQ(first_error(kLlmHeader + "axes:\n  workload.runtime: [vllm]\n"),
+            // "  workload.runtime: [vllm]": the value starts at column 22.
+            "configs/sweeps/test_spec.yaml:6:22: error: axes.workload.runtime[0]: unknown "
+            "runtime 'vllm': one of default, hf_transformers; a workload axis applies to every "
+            "workload of the spec");
 }
 
 TEST(SweepPlan, RunsTheMissingPointsInIndexOrderUpToTheLimit) {
