@@ -19,8 +19,9 @@
 #   2. build      coda-bench with nvcc for sm_80 and sm_90, on every core               (< 240 s)
 #   3. device     nvidia-smi -q into the output folder                                  (< 10 s)
 #   4. measure    the case list -> measurements.csv (~2 min expected on one H200)      (< 330 s)
-#   5. ncu        where ncu exists and may read counters: DRAM bytes and tensor-pipe
-#                 utilisation per kernel of validation/cases/ncu.yaml -> ncu_metrics.csv (< 150 s)
+#   5. ncu        where ncu exists and may read counters: DRAM bytes, tensor-pipe utilisation,
+#                 occupancy, shared-memory bank conflicts and wavefronts, L2 bytes and registers
+#                 per kernel of validation/cases/ncu.yaml -> ncu_metrics.csv (< 150 s)
 #   6. gpu tests  CODA_GPU_TESTS, when given -> gpu_tests.log                          (< 60 s)
 #   7. torch      where python3 has PyTorch and Triton (TORCH_BENCH=0 skips it): library kernels
 #                 (cuBLAS, FlashAttention-2 and cuDNN attention, norms, copies) through
@@ -169,11 +170,24 @@ else
   # The tensor-pipe metric's name differs across GPUs and ncu versions; take those this one has.
   available=$(timeout 30 "$ncu" --query-metrics 2>/dev/null || true)
   for m in sm__pipe_tensor_op_hmma_cycles_active sm__pipe_tensor_op_imma_cycles_active \
-           sm__pipe_tensor_cycles_active sm__inst_executed_pipe_tensor; do
+           sm__pipe_tensor_cycles_active sm__inst_executed_pipe_tensor sm__warps_active; do
     if grep -qw -- "$m" <<<"$available"; then
       metrics+=",$m.avg.pct_of_peak_sustained_active"
     fi
   done
+  # What slows coda-bench's hand-written kernels (2026-12-06 note: WMMA GEMM, int8 GEMM and the
+  # simple flash attention run 4x to 18x below what their tiling prices): shared-memory bank
+  # conflicts and wavefronts of their loads and stores, L2 traffic, registers a thread.
+  for m in l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld \
+           l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st \
+           l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld lts__t_bytes; do
+    if grep -qw -- "$m" <<<"$available"; then
+      metrics+=",$m.sum"
+    fi
+  done
+  if grep -qw -- launch__registers_per_thread <<<"$available"; then
+    metrics+=",launch__registers_per_thread"
+  fi
   echo "metrics: $metrics" >>"$out/run_info.txt"
   ncu_cases=validation/cases/ncu.yaml
   mapfile -t labels < <("$bench" --cases "$ncu_cases" --list)
