@@ -272,12 +272,17 @@ std::string to_string(Hertz hertz) {
   return fmt::format("{:.4g} Hz", hertz.value);
 }
 
-std::string to_string(Seconds seconds) {
+UnitScale scale_of(Seconds seconds) {
   const double s = seconds.value;
-  if (s >= 1.0 || s == 0.0) return fmt::format("{:.4g} s", s);
-  if (s >= 1e-3) return fmt::format("{:.4g} ms", s * 1e3);
-  if (s >= 1e-6) return fmt::format("{:.4g} us", s * 1e6);
-  return fmt::format("{:.4g} ns", s * 1e9);
+  if (s >= 1.0 || s == 0.0) return {1, "s"};
+  if (s >= 1e-3) return {1e3, "ms"};
+  if (s >= 1e-6) return {1e6, "us"};
+  return {1e9, "ns"};
+}
+
+std::string to_string(Seconds seconds) {
+  const UnitScale scale = scale_of(seconds);
+  return fmt::format("{:.4g} {}", seconds.value * scale.factor, scale.unit);
 }
 
 std::string to_string(const Bandwidth& bandwidth) {
@@ -290,14 +295,19 @@ std::string to_string(const Bandwidth& bandwidth) {
   return fmt::format("{:.4g} B/s", v);
 }
 
-std::string to_string(Joules joules) {
+UnitScale scale_of(Joules joules) {
   const double j = joules.value;
-  if (j >= 1.0 || j == 0.0) return fmt::format("{:.4g} J", j);
-  if (j >= 1e-3) return fmt::format("{:.4g} mJ", j * 1e3);
-  if (j >= 1e-6) return fmt::format("{:.4g} uJ", j * 1e6);
-  if (j >= 1e-9) return fmt::format("{:.4g} nJ", j * 1e9);
-  if (j >= 1e-12) return fmt::format("{:.4g} pJ", j * 1e12);
-  return fmt::format("{:.4g} fJ", j * 1e15);
+  if (j >= 1.0 || j == 0.0) return {1, "J"};
+  if (j >= 1e-3) return {1e3, "mJ"};
+  if (j >= 1e-6) return {1e6, "uJ"};
+  if (j >= 1e-9) return {1e9, "nJ"};
+  if (j >= 1e-12) return {1e12, "pJ"};
+  return {1e15, "fJ"};
+}
+
+std::string to_string(Joules joules) {
+  const UnitScale scale = scale_of(joules);
+  return fmt::format("{:.4g} {}", joules.value * scale.factor, scale.unit);
 }
 
 std::string to_string(Watts watts) {

@@ -100,6 +100,16 @@ std::optional<Latency> parse_latency(std::string_view text, std::string& why);
 // The latency in seconds at `clock`.
 Seconds in_seconds(const Latency& latency, Hertz clock);
 
+// The unit to_string writes a time or an energy of this size in, and the factor to it
+// (to_string(Seconds{2e-4}) is "200 us": {1e6, "us"}); a column or an axis of values shares the
+// scale of its largest.
+struct UnitScale {
+  double factor = 1;
+  std::string_view unit;
+};
+UnitScale scale_of(Seconds seconds);
+UnitScale scale_of(Joules joules);
+
 // Human-readable forms, used in tables and messages ("64 KiB", "1.5 GHz", "34 GB/s").
 std::string to_string(Bytes bytes);
 std::string to_string(Hertz hertz);

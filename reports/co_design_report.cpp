@@ -166,22 +166,16 @@ double metric(const SweepRow& row, std::string_view name) {
   return it == row.metrics.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
 }
 
-// The unit an objective's values are shown in: seconds and joules scaled so that the largest
-// value reads 1 to 999 (ms, us, ns; mJ, uJ, nJ), anything else as it is.
-struct Scale {
-  double factor = 1;  // shown = value x factor
-  std::string unit;
-};
+// The unit an objective's values are shown in: seconds and joules in the unit core/units.h's
+// to_string writes their largest in (ms, us, ns; mJ, uJ, ...), anything else as it is.
+using Scale = UnitScale;  // shown = value x factor
 Scale scale_of(const SweepObjective& o, const std::vector<double>& values) {
   double largest = 0;
   for (const double v : values)
     if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
-  const bool seconds = o.unit == "s", joules = o.unit == "J";
-  if ((!seconds && !joules) || largest >= 1 || largest == 0) return {1, std::string(o.unit)};
-  const std::string_view base = seconds ? "s" : "J";
-  if (largest >= 1e-3) return {1e3, fmt::format("m{}", base)};
-  if (largest >= 1e-6) return {1e6, fmt::format("u{}", base)};
-  return {1e9, fmt::format("n{}", base)};
+  if (o.unit == "s") return coda::scale_of(Seconds{largest});
+  if (o.unit == "J") return coda::scale_of(Joules{largest});
+  return {1, o.unit};
 }
 // A table column's header ("latency (ms)") and a chart axis's label ("performance per watt
 // (TOPS/W)") in the scale's unit.
@@ -695,7 +689,7 @@ std::string machine_note(const RunInput& in) {
   std::string roofs;
   for (const LevelRoof& l : m.levels)
     roofs += fmt::format("{}{} {}", roofs.empty() ? "" : ", ", l.name,
-                         si_rate(l.bytes_per_second, "B/s"));
+                         to_string(Bandwidth{BytesPerSecond{l.bytes_per_second}}));
   return fmt::format(
       "Roofline: peak {} (from {}); {}. An op is memory-bound at the level where its "
       "intensity (MACs per byte moved there) is furthest below the balance (peak / bandwidth), "
