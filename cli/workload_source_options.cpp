@@ -58,7 +58,9 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
       ->capture_default_str();
   cmd.add_option("--image", args.image, "CNN input height and width")->capture_default_str();
   cmd.add_option("--dtype", args.dtype,
-                 "Element type for --llm or --cnn (fp32, bf16, fp16, fp8_e4m3, int8, ...)");
+                 "Element type for --llm or --cnn (fp32, bf16, fp16, fp8_e4m3, int8, ...); for an "
+                 "ONNX file, of its floating-point tensors (quantized integer weights keep "
+                 "theirs)");
   cmd.add_option("--bind", args.bind, "ONNX: a dynamic dimension's value, NAME=VALUE");
   cmd.add_flag("--no-fuse-attention", args.no_fuse_attention,
                "ONNX: keep the exported attention (Q K^T, scaling, mask, softmax, P V) as its "
@@ -131,6 +133,7 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
   s.skip_unsupported = args.skip_unsupported;
   s.fuse_attention = !args.no_fuse_attention;
   s.fuse_functions = !args.no_fuse_functions;
+  if (!read_dtype(args, s.dtype, diags)) return std::nullopt;
   for (const std::string& binding : args.bind) {
     const auto eq = binding.find('=');
     std::uint64_t value = 0;

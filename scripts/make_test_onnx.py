@@ -352,6 +352,107 @@ def qdq_block():
     return model(graph)
 
 
+MS = "com.microsoft"
+EXPORTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "onnx",
+                        "tests", "exported")
+
+
+def uint8(name, *shape):
+    return numpy_helper.from_array(np.zeros(shape, dtype=np.uint8), name)
+
+
+def int4_llama_block():
+    """The committed torch export of the LLaMA-style layer (export_torch_onnx.py) with its seven
+    weight MatMuls rewritten as onnxruntime's matmul_nbits_quantizer writes them (block-wise
+    int4, block_size 32): each MatMul of a float initializer B [K, N] becomes a com.microsoft
+    MatMulNBits node '<name>_Q4' (K, N, bits 4, block_size 32) reading B_Q4 [N, K/32, 16] uint8
+    and B_scales; the attention projections as onnxruntime >= 1.20 writes them (symmetric,
+    scales [N, K/32]), the MLP's as older releases do (asymmetric: scales [N * K/32] and packed
+    zero points [N * ceil(K/32 / 2)] uint8)."""
+    m = onnx.load(os.path.join(EXPORTED, "torch_llama_block.onnx"))
+    g = m.graph
+    inits = {t.name: t for t in g.initializer}
+    block, nodes = 32, []
+    for node in g.node:
+        b = inits.get(node.input[1]) if node.op_type == "MatMul" else None
+        if b is None or len(b.dims) != 2:
+            nodes.append(node)
+            continue
+        k, n = b.dims
+        blocks = k // block
+        mlp = node.name.split("/")[1] in ("gate", "up", "down")
+        q = uint8(b.name + "_Q4", n, blocks, block // 2)
+        scales = weight(b.name + "_scales", n * blocks) if mlp else weight(b.name + "_scales", n, blocks)
+        new_inputs = [node.input[0], q.name, scales.name]
+        g.initializer.extend([q, scales])
+        if mlp:
+            zp = uint8(b.name + "_zero_points", n * ((blocks + 1) // 2))
+            g.initializer.append(zp)
+            new_inputs.append(zp.name)
+        nodes.append(helper.make_node("MatMulNBits", new_inputs, list(node.output),
+                                      name=node.name + "_Q4", domain=MS, K=k, N=n, bits=4,
+                                      block_size=block))
+        g.initializer.remove(b)
+    del g.node[:]
+    g.node.extend(nodes)
+    m.opset_import.append(helper.make_opsetid(MS, 1))
+    return m
+
+
+def matmulnbits_forms():
+    """x [2, 4, 64] through MatMulNBits nodes in the forms onnxruntime writes, then summed:
+    int4 with a bias [32] (mm4, K 64, N 32, block 16: B [32, 4, 8]); int8 with zero points
+    unpacked in A's type (mm8, K 64, N 32, block 64: B [32, 1, 64], zero points [32, 1]); a
+    rank-2 input y [4, 64] (mm2, int4, block 32). No value_info: the outputs' shapes come from
+    coda's MatMulNBits schema."""
+    n = helper.make_node
+    nodes = [
+        n("MatMulNBits", ["x", "w4", "s4", "", "", "bias"], ["y4"], name="mm4", domain=MS,
+          K=64, N=32, bits=4, block_size=16),
+        n("MatMulNBits", ["x", "w8", "s8", "z8"], ["y8"], name="mm8", domain=MS, K=64, N=32,
+          bits=8, block_size=64),
+        n("Add", ["y4", "y8"], ["sum"], name="sum"),
+        n("MatMulNBits", ["y", "w2", "s2"], ["y2"], name="mm2", domain=MS, K=64, N=32, bits=4,
+          block_size=32),
+    ]
+    inits = [uint8("w4", 32, 4, 8), weight("s4", 32, 4), weight("bias", 32),
+             uint8("w8", 32, 1, 64), weight("s8", 32, 1), weight("z8", 32, 1),
+             uint8("w2", 32, 2, 16), weight("s2", 32, 2)]
+    graph = helper.make_graph(nodes, "matmulnbits_forms",
+                              [helper.make_tensor_value_info("x", F, [2, 4, 64]),
+                               helper.make_tensor_value_info("y", F, [4, 64])],
+                              [helper.make_tensor_value_info("sum", F, None),
+                               helper.make_tensor_value_info("y2", F, None)], inits)
+    return model(graph, extra_opsets=[helper.make_opsetid(MS, 1)])
+
+
+def matmulnbits_errors():
+    """x [4, 64] into five MatMulNBits nodes, each wrong in one way (every one is reported at
+    its node): bits 3; block_size 24; B of the wrong shape; K 32 where x has 64 columns; a
+    g_idx."""
+    n = helper.make_node
+    gidx = numpy_helper.from_array(np.zeros(64, dtype=np.int32), "gidx")
+    nodes = [
+        n("MatMulNBits", ["x", "w3", "s"], ["y0"], name="bits3", domain=MS, K=64, N=32, bits=3,
+          block_size=32),
+        n("MatMulNBits", ["x", "w", "s"], ["y1"], name="block24", domain=MS, K=64, N=32, bits=4,
+          block_size=24),
+        n("MatMulNBits", ["x", "wbad", "s"], ["y2"], name="bshape", domain=MS, K=64, N=32,
+          bits=4, block_size=32),
+        n("MatMulNBits", ["x", "w", "s"], ["y3"], name="k32", domain=MS, K=32, N=32, bits=4,
+          block_size=32),
+        n("MatMulNBits", ["x", "w", "s", "", "gidx"], ["y4"], name="gidx", domain=MS, K=64,
+          N=32, bits=4, block_size=32),
+    ]
+    inits = [uint8("w3", 32, 2, 12), uint8("w", 32, 2, 16), uint8("wbad", 32, 2, 8),
+             weight("s", 32, 2), gidx]
+    graph = helper.make_graph(nodes, "matmulnbits_errors",
+                              [helper.make_tensor_value_info("x", F, [4, 64])],
+                              [helper.make_tensor_value_info(f"y{i}", F, None) for i in range(5)],
+                              inits)
+    return model(graph, extra_opsets=[helper.make_opsetid(MS, 1)])
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: make_test_onnx.py OUT_DIR")
@@ -368,6 +469,10 @@ if __name__ == "__main__":
     save(conv_weight_chains(), OUT, "conv_weight_chains.onnx")
     save(function_lookalikes(), OUT, "function_lookalikes.onnx")
     save(qdq_block(), OUT, "qdq_block.onnx")
+    # onnx.checker knows no com.microsoft ops: these three are saved unchecked.
+    onnx.save(int4_llama_block(), os.path.join(OUT, "llama_block_int4.onnx"))
+    onnx.save(matmulnbits_forms(), os.path.join(OUT, "matmulnbits_forms.onnx"))
+    onnx.save(matmulnbits_errors(), os.path.join(OUT, "matmulnbits_errors.onnx"))
     # The first 60% of the ResNet block: cut inside its initializers.
     with open(os.path.join(OUT, "resnet_block.onnx"), "rb") as f:
         data = f.read()
@@ -375,4 +480,4 @@ if __name__ == "__main__":
         f.write(data[: len(data) * 6 // 10])
     with open(os.path.join(OUT, "not_onnx.onnx"), "w") as f:
         f.write("name: this is a YAML file, not an ONNX model\n")
-    print(f"make_test_onnx.py: wrote 11 models to {OUT}")
+    print(f"make_test_onnx.py: wrote 14 models to {OUT}")

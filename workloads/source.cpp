@@ -29,6 +29,12 @@ template <class... F>
 Overload(F...) -> Overload<F...>;  // clang before 17 deduces no aggregate's arguments
 
 std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& diags) {
+  if (source.file.extension() != ".onnx" && source.dtype) {
+    diags.error({source.file.string(), 0, 0}, "dtype",
+                "an element type is given for a coda workload YAML, whose ops state their own",
+                "dtype (--dtype) applies to ONNX files, --llm and --cnn; edit the YAML's dtypes");
+    return std::nullopt;
+  }
   if (source.file.extension() != ".onnx") {
     auto graph = load_workload(source.file, diags);
     if (!graph) return std::nullopt;
@@ -39,6 +45,7 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
   options.skip_unsupported = source.skip_unsupported;
   options.dim_bindings = source.dim_bindings;
   options.fuse_functions = source.fuse_functions;
+  options.float_dtype = source.dtype;
   auto imported = onnx::import_onnx(source.file, options, diags);
   if (!imported) return std::nullopt;
   LoadedWorkload out{std::move(imported->graph), {}};
@@ -136,7 +143,7 @@ constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp",
 // clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
 constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention",
-                                          "fuse_functions"};
+                                          "fuse_functions", "dtype"};
 
 bool has_key(std::span<const std::string_view> keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -209,6 +216,7 @@ std::string describe(const WorkloadSource& source) {
             // Likewise since 2026-12-05 (later): a store whose points priced the pieces does
             // not resume.
             if (s.fuse_functions) text += " fuse_functions";
+            if (s.dtype) text += fmt::format(" dtype={}", to_string(*s.dtype));
             return text;
           },
           [](const LlmSource& s) {
@@ -301,6 +309,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     item.optional("skip_unsupported", s.skip_unsupported, diags);
     item.optional("fuse_attention", s.fuse_attention, diags);
     item.optional("fuse_functions", s.fuse_functions, diags);
+    s.dtype = read_dtype(item, diags);
     out = std::move(s);
   } else if (kind == "llm") {
     LlmSource s;

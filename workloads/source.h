@@ -37,6 +37,10 @@ struct FileSource {
   // op each (workloads/onnx/function_patterns.h), and the QDQ form's contractions in int8; false
   // keeps the exported ops as they are.
   bool fuse_functions = true;
+  // ONNX: price every floating-point tensor in this type instead of the model's (an fp32 export
+  // run in fp16 on an NPU); integer tensors, such as int4 or int8 quantized weights, keep
+  // theirs. nullopt: the model's own types.
+  std::optional<DataType> dtype;
 };
 
 // An LLM: a coda model YAML (configs/workloads/llm/) or a Hugging Face config.json (by its

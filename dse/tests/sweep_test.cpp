@@ -129,7 +129,7 @@ TEST(SweepSpec, AnLlmWorkloadIsBuiltAndItsParametersAreHashed) {
   EXPECT_EQ(first_error(spec_with("file: ../workloads/resnet18.yaml, seq: 8")),
             "configs/sweeps/test_spec.yaml:4:65: error: workloads[0].seq: 'seq' does not apply "
             "to a file source; a file source takes: bind, skip_unsupported, fuse_attention, "
-            "fuse_functions");
+            "fuse_functions, dtype");
 }
 
 // A workload's mapping search takes coda run's default budget (20,000 evaluations per op, not

@@ -166,10 +166,12 @@ class Workload:
     @classmethod
     def file(cls, path: "os.PathLike[str] | str", *, bind: Optional[Mapping[str, int]] = None,
              skip_unsupported: Optional[bool] = None, fuse_attention: Optional[bool] = None,
-             fuse_functions: Optional[bool] = None) -> "Workload":
+             fuse_functions: Optional[bool] = None, dtype: Optional[str] = None) -> "Workload":
+        """dtype: an ONNX model's floating-point tensors in this type (quantized integer weights
+        keep theirs)."""
         return cls({"file": os.path.abspath(os.fspath(path)), "bind": dict(bind) if bind else None,
                     "skip_unsupported": skip_unsupported, "fuse_attention": fuse_attention,
-                    "fuse_functions": fuse_functions})
+                    "fuse_functions": fuse_functions, "dtype": dtype})
 
     @classmethod
     def llm(cls, config: "os.PathLike[str] | str", *, phase: str, **options: Any) -> "Workload":

@@ -15,6 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "workloads/builders.h"
+#include "workloads/onnx/contrib_ops.h"
 #include "workloads/onnx/function_patterns.h"
 #include "workloads/onnx/shape_folding.h"
 
@@ -121,6 +122,9 @@ class Importer {
   void unary(const ::onnx::NodeProto& node, Function f);
   void binary(const ::onnx::NodeProto& node, Function f);
   void matmul(const ::onnx::NodeProto& node);
+  void matmul_nbits(const ::onnx::NodeProto& node);
+  std::optional<TensorId> weight_view(const ::onnx::NodeProto& node, int i,
+                                      std::vector<std::uint64_t> shape, DataType dtype);
   void gemm(const ::onnx::NodeProto& node);
   void conv(const ::onnx::NodeProto& node);
   void batch_norm(const ::onnx::NodeProto& node);
@@ -404,7 +408,9 @@ void Importer::infer_shapes(::onnx::ModelProto& model) {
   try {
     // error_mode 0: a node whose shape cannot be inferred (a custom op) leaves its outputs
     // unknown instead of aborting; data propagation follows Shape -> Gather -> Reshape chains.
-    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
+    // ContribSchemas: libonnx's schemas and onnxruntime's contrib ops coda imports.
+    const ContribSchemas schemas;
+    ::onnx::shape_inference::InferShapes(model, &schemas,
                                          ::onnx::ShapeInferenceOptions{false, 0, true});
   } catch (const std::exception& e) {
     error(fmt::format("ONNX shape inference failed: {}", e.what()),
@@ -766,6 +772,170 @@ void Importer::matmul(const ::onnx::NodeProto& node) {
                        {TensorRole::Output, "C", std::move(io), out->shape, ta.dtype}};
   quantized_result(node, op);
   add(std::move(op), {*a, *b}, {node.output(0)});
+}
+
+// onnxruntime's MatMulNBits (contrib_ops.h): C = A x B with B an int4 (bits 4) or int8 (bits 8)
+// weight [K][N] quantized in blocks of block_size along K, with one scale (and, when given, one
+// zero point) per block and column. Built as the LLM builder's grouped W4A16 matmul
+// (workloads/llm/llm_builder.cpp, grouped_matmul): the reduction split into ko (K / block_size)
+// and ki (block_size), so that B[ko x block_size + ki][n], the scales S[ko][n] and the zero points
+// Z[ko][n] are affine. The weight is read in its stored bytes (K x N x bits / 8) and the scales and
+// zero points in theirs: onnxruntime's kernels dequantize in registers, writing no float copy of
+// B. Packed 4-bit zero points are priced as K / block_size x N nibbles, which leaves out the pad
+// nibble of a column with an odd number of blocks (N / 2 bytes at most).
+void Importer::matmul_nbits(const ::onnx::NodeProto& node) {
+  const std::int64_t k_attr = int_attribute(node, "K", 0);
+  const std::int64_t n_attr = int_attribute(node, "N", 0);
+  const std::int64_t bits = int_attribute(node, "bits", 4);
+  const std::int64_t block = int_attribute(node, "block_size", 0);
+  // At most 2^32 each (a weight has far fewer rows and columns), so that no product of sizes
+  // below overflows.
+  constexpr std::int64_t kMaxSide = std::int64_t{1} << 32;
+  if (k_attr < 1 || n_attr < 1 || k_attr > kMaxSide || n_attr > kMaxSide) {
+    error(fmt::format("attributes K ({}) and N ({}) must be between 1 and 2^32", k_attr, n_attr),
+          "onnxruntime's quantizer writes both: K the weight's rows, N its columns");
+    return;
+  }
+  if (bits != 4 && bits != 8) {
+    error(fmt::format("bits {}: coda prices 4-bit (int4) and 8-bit (int8) weights, not {}-bit",
+                      bits, bits),
+          "quantize the model with bits=4 or bits=8");
+    return;
+  }
+  if (block < 16 || block > k_attr || (block & (block - 1)) != 0) {
+    error(fmt::format("block_size {} is not a power of two from 16 to K ({})", block, k_attr),
+          "onnxruntime's MatMulNBits takes block sizes 16, 32, 64, 128, ...");
+    return;
+  }
+  if (k_attr % block != 0) {
+    error(fmt::format("K {} is not a multiple of block_size {}: coda prices whole blocks only",
+                      k_attr, block),
+          "quantize with a block size that divides K (32, 64 or 128 divide most models' K)");
+    return;
+  }
+  if (node.input_size() > 4 && !node.input(4).empty()) {
+    error("input 4 (g_idx, deprecated in onnxruntime) is not supported",
+          "quantize without act-order (GPTQ desc_act=False), or with a current onnxruntime");
+    return;
+  }
+  const auto k = static_cast<std::uint64_t>(k_attr), n = static_cast<std::uint64_t>(n_attr);
+  const std::uint64_t blocks = k / static_cast<std::uint64_t>(block);
+  const DataType weight_type = bits == 4 ? DataType::Int4 : DataType::Int8;
+  const auto a = input(node, 0);
+  if (!a) return;
+  const Tensor& ta = result_.graph.tensor(*a);
+  if (ta.shape.size() < 2 || ta.shape.back() != k) {
+    error(fmt::format("A is [{}], where MatMulNBits needs a matrix (or a batch of them) of K = {} "
+                      "columns",
+                      fmt::join(ta.shape, ", "), k),
+          ta.shape.size() < 2 ? "reshape a vector to [1, K] first" : "");
+    return;
+  }
+  // An input as stored, checked against the element count its form implies.
+  const auto stored = [&](int i, std::string_view what, std::uint64_t elements,
+                          std::string_view form) -> const ValueInfo* {
+    if (i >= node.input_size() || node.input(i).empty()) {
+      error(fmt::format("input {} ({}) is missing", i, what));
+      return nullptr;
+    }
+    const ValueInfo* info = value(node.input(i));
+    if (info == nullptr) {
+      error(fmt::format("input {} ({}) '{}' has no static shape", i, what, node.input(i)),
+            "quantized weights are initializers");
+      return nullptr;
+    }
+    if (workload::element_count(info->shape) != elements) {
+      error(fmt::format(
+          "input {} ({}) '{}' is [{}], where K {}, N {}, bits {} and block_size {} "
+          "need {} ({} elements)",
+          i, what, node.input(i), fmt::join(info->shape, ", "), k, n, bits, block, form, elements));
+      return nullptr;
+    }
+    return info;
+  };
+  const std::uint64_t blob = static_cast<std::uint64_t>(block * bits / 8);
+  if (stored(1, "B", n * blocks * blob, fmt::format("[{}, {}, {}] uint8", n, blocks, blob)) ==
+      nullptr)
+    return;
+  const ValueInfo* scales = stored(2, "scales", n * blocks, fmt::format("[{}, {}]", n, blocks));
+  if (scales == nullptr) return;
+  const bool has_zero_points = node.input_size() > 3 && !node.input(3).empty();
+  std::optional<DataType> zero_type;
+  if (has_zero_points) {
+    const ValueInfo* info = value(node.input(3));
+    const bool packed = info != nullptr && info->dtype == DataType::Int8;
+    const std::uint64_t per_column =
+        packed ? (blocks * static_cast<std::uint64_t>(bits) + 7) / 8 : blocks;
+    if (stored(3, "zero_points", n * per_column,
+               packed ? fmt::format("[{}, {}] uint8 (packed)", n, per_column)
+                      : fmt::format("[{}, {}] in A's type (unpacked)", n, blocks)) == nullptr)
+      return;
+    zero_type = packed ? weight_type : info->dtype;
+  }
+  const std::size_t nb = ta.shape.size() - 2;
+  const std::size_t km = nb, kn = nb + 1, kko = nb + 2, kki = nb + 3;
+  const IndexExpr k_index{{IndexTerm{kko, block}, IndexTerm{kki, 1}}, 0};
+  std::vector<std::uint64_t> out_shape = ta.shape;
+  out_shape.back() = n;
+  Op op;
+  op.name = op_name(node);
+  op.kind = OpKind::Contraction;
+  std::vector<IndexExpr> ia, io;
+  for (std::size_t i = 0; i < nb; ++i) {
+    op.space.dims.push_back({fmt::format("b{}", i), ta.shape[i]});
+    ia.push_back(dim_index(i));
+    io.push_back(dim_index(i));
+  }
+  op.space.dims.push_back({"m", ta.shape[nb]});
+  op.space.dims.push_back({"n", n});
+  op.space.dims.push_back({"ko", blocks});
+  op.space.dims.push_back({"ki", static_cast<std::uint64_t>(block)});
+  ia.push_back(dim_index(km));
+  ia.push_back(k_index);
+  io.push_back(dim_index(km));
+  io.push_back(dim_index(kn));
+  op.space.accesses = {
+      {TensorRole::Input, "A", std::move(ia), ta.shape, ta.dtype},
+      {TensorRole::Weight, "B", {k_index, dim_index(kn)}, {k, n}, weight_type},
+      {TensorRole::Weight, "S", {dim_index(kko), dim_index(kn)}, {blocks, n}, scales->dtype}};
+  std::vector<TensorId> inputs{*a};
+  const auto b = weight_view(node, 1, {k, n}, weight_type);
+  const auto s = weight_view(node, 2, {blocks, n}, scales->dtype);
+  if (!b || !s) return;
+  inputs.push_back(*b);
+  inputs.push_back(*s);
+  if (zero_type) {
+    op.space.accesses.push_back(
+        {TensorRole::Weight, "Z", {dim_index(kko), dim_index(kn)}, {blocks, n}, *zero_type});
+    const auto z = weight_view(node, 3, {blocks, n}, *zero_type);
+    if (!z) return;
+    inputs.push_back(*z);
+  }
+  op.space.accesses.push_back({TensorRole::Output, "C", std::move(io), out_shape, ta.dtype});
+  const bool has_bias = node.input_size() > 5 && !node.input(5).empty();
+  const std::string product = has_bias ? node.output(0) + ".product" : node.output(0);
+  if (!add(std::move(op), inputs, {product})) return;
+  ++result_.functions["int" + std::to_string(bits) + "_weight_contraction"];
+  if (has_bias) add_bias(node, product, 5, node.output(0));
+}
+
+// A quantized weight as the contraction reads it: `shape` in `dtype`, the same bytes as the
+// stored blobs. Made once per initializer; another reader of it in another form is an error.
+std::optional<TensorId> Importer::weight_view(const ::onnx::NodeProto& node, int i,
+                                              std::vector<std::uint64_t> shape, DataType dtype) {
+  const std::string& name = node.input(i);
+  if (const auto it = tensors_.find(name); it != tensors_.end()) {
+    const Tensor& t = result_.graph.tensor(it->second);
+    if (t.shape == shape && t.dtype == dtype) return it->second;
+    error(fmt::format("'{}' is read as [{}] {} here and as [{}] {} by another node", name,
+                      fmt::join(shape, ", "), to_string(dtype), fmt::join(t.shape, ", "),
+                      to_string(t.dtype)),
+          "a quantized weight must be read by MatMulNBits nodes alone");
+    return std::nullopt;
+  }
+  const TensorId id = result_.graph.add_tensor({name, std::move(shape), dtype, TensorKind::Weight});
+  tensors_[name] = id;
+  return id;
 }
 
 void Importer::add_bias(const ::onnx::NodeProto& node, const std::string& in, int bias_input,
@@ -1378,6 +1548,7 @@ void Importer::import_node(const ::onnx::NodeProto& node, std::size_t index) {
       return;
     }
   }
+  if (node.domain() == kMicrosoftDomain && type == "MatMulNBits") return matmul_nbits(node);
   const std::string what =
       standard ? fmt::format("op type '{}'", type)
                : fmt::format("op type '{}' of domain '{}'", type, node.domain());
@@ -1430,6 +1601,7 @@ std::vector<std::string_view> supported_onnx_ops() {
                                     "LayerNormalization",
                                     "LeakyRelu",
                                     "MatMul",
+                                    "MatMulNBits (com.microsoft)",
                                     "MaxPool",
                                     "Mul",
                                     "Pow",

@@ -57,6 +57,14 @@ TEST(WorkloadSource, ACnnAndAFileLoadAsTheirOwnReadersDo) {
   ASSERT_TRUE(file && direct) << diags.format_all();
   EXPECT_EQ(file->graph.ops.size(), direct->ops.size());
   EXPECT_TRUE(source_files(CnnSource{.name = "resnet18"}).empty());
+  // An element type applies to an ONNX file's float tensors; a YAML layer list states its own,
+  // so giving one there is an error, not a type silently left unused.
+  Diagnostics yaml;
+  EXPECT_FALSE(load_source(
+      FileSource{.file = "configs/workloads/resnet18.yaml", .dtype = DataType::Fp16}, yaml));
+  EXPECT_NE(yaml.format_all().find("dtype: an element type is given for a coda workload YAML"),
+            std::string::npos)
+      << yaml.format_all();
 }
 
 TEST(WorkloadSource, TheDescriptionAndHashCoverEveryParameter) {
@@ -84,6 +92,12 @@ TEST(WorkloadSource, TheDescriptionAndHashCoverEveryParameter) {
   EXPECT_TRUE(describe(hf).ends_with(" sequence_parallel=0 runtime=hf_transformers"))
       << describe(hf);
   EXPECT_EQ(source_hash(gpt2_decode()), source_hash(gpt2_decode()));
+  // An ONNX file's element type is named when given (and changes the hash).
+  EXPECT_EQ(describe(FileSource{.file = "m.onnx",
+                                .fuse_attention = false,
+                                .fuse_functions = false,
+                                .dtype = DataType::Fp16}),
+            "m.onnx dtype=fp16");
   // A file's bytes count: the same path with other contents is another workload.
   const coda::testing::TempDir dir;
   const auto path = dir.write("g.csv", "Layer, M, N, K,\nfc, 2, 3, 4,\n");
@@ -122,6 +136,10 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
   ASSERT_TRUE(hf) << diags.format_all();
   EXPECT_EQ(std::get<LlmSource>(*hf).phase.runtime, llm::Runtime::HfTransformers);
 
+  const auto onnx = read("{file: resnet18.yaml, dtype: fp16}", diags);
+  ASSERT_TRUE(onnx) << diags.format_all();
+  EXPECT_EQ(std::get<FileSource>(*onnx).dtype, DataType::Fp16);
+
   const auto cnn = read("{cnn: mobilenet_v2, batch: 4}", diags);
   ASSERT_TRUE(cnn) << diags.format_all();
   EXPECT_EQ(std::get<CnnSource>(*cnn).batch, 4U);
@@ -133,7 +151,7 @@ TEST(WorkloadSource, ASweepEntryNamesOneSourceAndOnlyItsKeys) {
   };
   EXPECT_EQ(only_error("{file: resnet18.yaml, phase: decode}"),
             "spec.yaml:1:30: error: phase: 'phase' does not apply to a file source; a file "
-            "source takes: bind, skip_unsupported, fuse_attention, fuse_functions");
+            "source takes: bind, skip_unsupported, fuse_attention, fuse_functions, dtype");
   EXPECT_EQ(only_error("{file: resnet18.yaml, cnn: resnet18}"),
             "spec.yaml:1:1: error: more than one workload source; give exactly one of file: (a "
             "layer list, SCALE-Sim CSV, trace or ONNX model), llm: (a coda model YAML or Hugging "

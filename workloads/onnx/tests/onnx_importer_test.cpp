@@ -148,6 +148,100 @@ TEST(OnnxImport, QdqContractionsRunInInt8) {
   EXPECT_EQ(find_op(pieces, "mm")->space.accesses[1].dtype, DataType::Fp32);
 }
 
+// Bytes of an op's Weight accesses as stored: a quantized weight in its packed type, its scales
+// and zero points in theirs.
+std::uint64_t weight_bytes(const Op& op) {
+  std::uint64_t bytes = 0;
+  for (const TensorAccess& a : op.space.accesses)
+    if (a.role == TensorRole::Weight) bytes += storage_bytes(a.shape, a.dtype).value;
+  return bytes;
+}
+
+// The committed torch export of the LLaMA-style layer with its seven weight MatMuls rewritten as
+// onnxruntime's matmul_nbits_quantizer writes them (scripts/make_test_onnx.py,
+// int4_llama_block: int4, block_size 32). The contractions are the float export's, so the MACs
+// are its 204,800 (exported_models_test.cpp derives them); what changes is the weights' bytes,
+// derived from each node's K and N (k_blocks = K / 32):
+//   q, o (K 32, N 32): B 32 x 32 / 2 = 512 B, scales [32, 1] fp32 128 B: 640 B each;
+//   k, v (K 32, N 16): 256 + 64 = 320 B each;
+//   gate, up (K 32, N 96; asymmetric): B 1,536 B, scales [96] fp32 384 B, packed zero points 96
+//   nibbles 48 B: 1,968 B each; down (K 96, N 32, 3 blocks): 1,536 + 3 x 32 x 4 = 384 +
+//   3 x 32 / 2 = 48: 1,968 B.
+// Total 2 x 640 + 2 x 320 + 3 x 1,968 = 7,824 B, where the fp32 export's weights are 49,152 B.
+TEST(OnnxImport, MatMulNBitsReadsItsPackedWeights) {
+  const OnnxImport imported = load("llama_block_int4.onnx");
+  const Graph& g = imported.graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(imported.functions.at("int4_weight_contraction"), 7u);
+  EXPECT_EQ(count(g, OpKind::Contraction), 9u);  // and Q K^T, P V (fused later by the pass)
+  EXPECT_EQ(total_macs(g), 204'800u);
+  const std::pair<const char*, std::uint64_t> expected[] = {
+      {"/q/MatMul_Q4", 640},    {"/k/MatMul_Q4", 320},     {"/v/MatMul_Q4", 320},
+      {"/o/MatMul_Q4", 640},    {"/gate/MatMul_Q4", 1968}, {"/up/MatMul_Q4", 1968},
+      {"/down/MatMul_Q4", 1968}};
+  std::uint64_t total = 0;
+  for (const auto& [name, bytes] : expected) {
+    const Op* op = find_op(g, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_EQ(weight_bytes(*op), bytes) << name;
+    EXPECT_EQ(op->space.accesses[1].dtype, DataType::Int4) << name;
+    EXPECT_EQ(op->space.accesses.back().dtype, DataType::Fp32) << name;  // A's type
+    total += bytes;
+  }
+  EXPECT_EQ(total, 7'824u);
+  // down: [2, 8, 96] x [96, 32] in 3 blocks of 32: dims b0, m, n, ko, ki.
+  const Op& down = *find_op(g, "/down/MatMul_Q4");
+  ASSERT_EQ(down.space.dims.size(), 5u);
+  EXPECT_EQ(down.space.dims[3].extent, 3u);
+  EXPECT_EQ(down.space.dims[4].extent, 32u);
+  EXPECT_EQ(mac_count(down), 2u * 8u * 32u * 96u);
+  // Priced in fp16 (--dtype fp16): the activations and scales are fp16, the weights stay int4:
+  // q's weights 512 + 64 B.
+  const Graph half = load("llama_block_int4.onnx", {.float_dtype = DataType::Fp16}).graph;
+  EXPECT_EQ(weight_bytes(*find_op(half, "/q/MatMul_Q4")), 512u + 64u);
+  EXPECT_EQ(find_op(half, "/q/MatMul_Q4")->space.accesses[1].dtype, DataType::Int4);
+}
+
+// The other forms onnxruntime writes (make_test_onnx.py, matmulnbits_forms), on x [2, 4, 64]:
+//   mm4: int4, block 16 (4 blocks), bias [32]: 2 x 4 x 32 x 64 = 16,384 MACs; weights 64 x 32 / 2
+//   = 1,024 B and scales [32, 4] fp32 512 B; the bias an Add after it (as Gemm's).
+//   mm8: int8, block 64, zero points unpacked in fp32 [32, 1]: 16,384 MACs; 2,048 + 128 + 128 B.
+//   mm2: y [4, 64] (rank 2), int4, block 32: 4 x 32 x 64 = 8,192 MACs; 1,024 + 256 B.
+// The outputs have no value_info: their shapes come from coda's MatMulNBits schema alone.
+TEST(OnnxImport, MatMulNBitsForms) {
+  const OnnxImport imported = load("matmulnbits_forms.onnx");
+  const Graph& g = imported.graph;
+  EXPECT_EQ(problems(g), "");
+  EXPECT_EQ(imported.functions.at("int4_weight_contraction"), 2u);
+  EXPECT_EQ(imported.functions.at("int8_weight_contraction"), 1u);
+  EXPECT_EQ(total_macs(g), 16'384u + 16'384u + 8'192u);
+  EXPECT_EQ(weight_bytes(*find_op(g, "mm4")), 1024u + 512u);
+  EXPECT_EQ(weight_bytes(*find_op(g, "mm8")), 2048u + 128u + 128u);
+  EXPECT_EQ(find_op(g, "mm8")->space.accesses[1].dtype, DataType::Int8);
+  EXPECT_EQ(weight_bytes(*find_op(g, "mm2")), 1024u + 256u);
+  ASSERT_NE(find_op(g, "mm4.bias"), nullptr);
+  EXPECT_EQ(count(g, OpKind::Elementwise, Function::Add), 2u);  // the bias and the sum
+}
+
+TEST(OnnxImport, MatMulNBitsErrorsAreLocatedAtTheirNodes) {
+  Diagnostics diags;
+  EXPECT_FALSE(import_onnx(model("matmulnbits_errors.onnx"), {}, diags));
+  EXPECT_EQ(diags.error_count(), 5u) << diags.format_all();
+  const std::string errors = diags.format_all();
+  for (const char* expected :
+       {"graph.node[0] 'bits3' (MatMulNBits): bits 3: coda prices 4-bit (int4) and 8-bit (int8) "
+        "weights",
+        "graph.node[1] 'block24' (MatMulNBits): block_size 24 is not a power of two from 16 to K "
+        "(64)",
+        "graph.node[2] 'bshape' (MatMulNBits): input 1 (B) 'wbad' is [32, 2, 8], where K 64, N "
+        "32, bits 4 and block_size 32 need [32, 2, 16] uint8",
+        "graph.node[3] 'k32' (MatMulNBits): A is [4, 64], where MatMulNBits needs a matrix (or a "
+        "batch of them) of K = 32 columns",
+        "graph.node[4] 'gidx' (MatMulNBits): input 4 (g_idx, deprecated in onnxruntime) is not "
+        "supported"})
+    EXPECT_NE(errors.find(expected), std::string::npos) << expected << "\n" << errors;
+}
+
 TEST(OnnxImport, ResnetBasicBlock) {
   const Graph g = load("resnet_block.onnx").graph;
   EXPECT_EQ(problems(g), "");
