@@ -402,9 +402,16 @@ std::optional<workload::llm::LlmConfig> row_model(const Measurement& m,
 // FP8 KV cache) quantize the linear layers' weights and inputs to fp8_e4m3 and the KV cache to
 // fp8_e4m3 over the fp16 model (Llama 2's checkpoints, built --dtype float16 in TensorRT-LLM's
 // examples); the norms, the attention's softmax, the residuals, the embeddings and the LM head
-// stay fp16 (quantization.h), as the serving corpus prices its fp8 rows. Other rows: none.
+// stay fp16 (quantization.h), as the serving corpus prices its fp8 rows. An int8 llm_* row is
+// a W8A8 deployment (rkllm-toolkit's quantized_dtype 'w8a8', SmoothQuant's W8A8): the linear
+// layers' weights and inputs in int8 over the fp16 model, whose KV cache, norms, attention,
+// embeddings and LM head input stay fp16 (the --quant w8a8 scheme). Other rows: none.
 workload::llm::Quantization row_quantization(const Measurement& m) {
   workload::llm::Quantization quant;
+  if (m.dtype == DType::Int8) {
+    quant.weights = quant.activations = DataType::Int8;
+    return quant;
+  }
   if (m.dtype != DType::Fp8E4M3) return quant;
   quant.weights = quant.activations = quant.kv_cache = DataType::Fp8E4M3;
   return quant;
@@ -425,7 +432,7 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;
   const workload::llm::Quantization quant = row_quantization(m);
-  if (quant.any()) config->dtype = DataType::Fp16;  // the model under the FP8 quantization
+  if (quant.any()) config->dtype = DataType::Fp16;  // the model under the quantization
   const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
   const workload::llm::Runtime runtime = m.runtime == RowRuntime::HfTransformers

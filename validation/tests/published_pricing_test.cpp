@@ -204,6 +204,40 @@ TEST(PublishedPricing, WholeModelRowsComposeTheirSteps) {
   EXPECT_NEAR(prefill, direct->seconds, 1e-12);
 }
 
+// An int8 llm_* row is a W8A8 deployment (RKLLM's w8a8, SmoothQuant): the model in fp16 with its
+// linear layers' weights and inputs in int8 and its KV cache in fp16, as --quant w8a8 builds it,
+// so the row's price is that graph's.
+TEST(PublishedPricing, AnInt8LlmRowIsAW8A8Deployment) {
+  const Predictor p(pinned(), {.llm_dir = "configs/workloads/llm"});
+  const double prefill = seconds(p, row(Kernel::LlmPrefill, DType::Int8,
+                                        {.batch = 1, .input_len = 128, .tp = 1}, Impl::Default,
+                                        "tinyllama_1p1b"));
+  Diagnostics diags;
+  auto config = workload::llm::load_llm_config("configs/workloads/llm/tinyllama_1p1b.yaml", diags);
+  ASSERT_TRUE(config) << diags.format_all();
+  config->dtype = DataType::Fp16;
+  workload::llm::Quantization w8a8;
+  w8a8.weights = w8a8.activations = DataType::Int8;
+  const auto graph = workload::llm::try_build_llm(
+      *config,
+      {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128, .quant = w8a8}, {},
+      diags);
+  ASSERT_TRUE(graph) << diags.format_all();
+  std::string why;
+  const auto direct = price_graph(*graph, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
+  ASSERT_TRUE(direct) << why;
+  EXPECT_NEAR(prefill, direct->seconds, 1e-12);
+  // Not the model wholly in int8 (which would also read an int8 KV cache and run int8 norms).
+  auto all_int8 = *config;
+  all_int8.dtype = DataType::Int8;
+  const auto plain = workload::llm::try_build_llm(
+      all_int8, {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128}, {}, diags);
+  ASSERT_TRUE(plain) << diags.format_all();
+  const auto int8 = price_graph(*plain, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
+  ASSERT_TRUE(int8) << why;
+  EXPECT_NE(prefill, int8->seconds);
+}
+
 // An llm_train row: one optimizer step per GPU, priced by the training step model
 // (sim/training_step.h; its own arithmetic is derived by hand in tests/training_step_test.cpp).
 // GPT-2 small (learned positions: the table sized by the row's seq, 128), 2 sequences of 128

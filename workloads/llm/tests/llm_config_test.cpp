@@ -127,6 +127,25 @@ TEST(LlmHeadline, TinyLlamaParameters) {
   EXPECT_EQ(h.embedding_parameters, 131'072'000u);
 }
 
+// The presets the edge LLM corpus names (validation/published/edge/rknn_llm_rk3588.csv), each
+// against Hugging Face's count:
+//   Qwen2-0.5B (tied, QKV bias): embedding 151936*896 = 136,134,656; a layer: q and o 896^2 x 2
+//     = 1,605,632, k and v 896*128 x 2 = 229,376, biases 896 + 2*128 = 1,152, MLP 3*896*4864 =
+//     13,074,432, two norms 1,792: 14,912,384, x 24 = 357,897,216; final norm 896:
+//     494,032,768.
+//   Qwen2.5-1.5B (tied, QKV bias): embedding 151936*1536 = 233,373,696; a layer: q and o
+//     1536^2 x 2 = 4,718,592, k and v 1536*256 x 2 = 786,432, biases 1536 + 2*256 = 2,048, MLP
+//     3*1536*8960 = 41,287,680, two norms 3,072: 46,797,824, x 28 = 1,310,339,072; final norm
+//     1,536: 1,543,714,304 ("1.54B").
+//   Phi-3-mini (untied): embedding and LM head 2*32064*3072 = 197,001,216; a layer: q, k, v, o
+//     4*3072^2 = 37,748,736, MLP 3*3072*8192 = 75,497,472, two norms 6,144: 113,252,352, x 32 =
+//     3,624,075,264; final norm 3,072: 3,821,079,552 ("3.8B").
+TEST(LlmHeadline, EdgeCorpusPresetsParameters) {
+  EXPECT_EQ(llm_headline(preset("qwen2_0p5b"), 0).parameters, 494'032'768u);
+  EXPECT_EQ(llm_headline(preset("qwen2p5_1p5b"), 0).parameters, 1'543'714'304u);
+  EXPECT_EQ(llm_headline(preset("phi3_mini_4k"), 0).parameters, 3'821'079'552u);
+}
+
 // GPT-2 small as Hugging Face counts it (tied LM head):
 //   wte 50257*768 = 38,597,376; wpe 1024*768 = 786,432
 //   per layer: ln_1 2*768 = 1,536; c_attn 768*2304 + 2304 = 1,771,776; attn c_proj 768*768 + 768
