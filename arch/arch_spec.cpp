@@ -97,6 +97,10 @@ constexpr std::array<std::pair<std::string_view, AttentionImpl>, 3> kAttentionIm
     {"triton", AttentionImpl::Triton},
 }};
 
+constexpr std::array<std::pair<std::string_view, NormImpl>, 2> kNormImpls{{
+    {"fused", NormImpl::Fused},
+    {"torch", NormImpl::Torch},
+}};
 constexpr std::array<std::pair<std::string_view, DecodeAttention>, 2> kDecodeAttentions{{
     {"grouped", DecodeAttention::Grouped},
     {"per_head", DecodeAttention::PerHead},
@@ -1034,6 +1038,11 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
                            EnumTable<DecodeAttention>(kDecodeAttentions), diags))
       out.decode_attention = impl;
   }
+  if (node.has("norm_kernel")) {
+    NormImpl impl = NormImpl::Fused;
+    if (node.required_enum("norm_kernel", impl, EnumTable<NormImpl>(kNormImpls), diags))
+      out.norm_kernel = impl;
+  }
   if (node.has("decode_kv_reread")) {
     const YamlReader at = node.at("decode_kv_reread");
     double share = 0;
@@ -1149,6 +1158,7 @@ std::string_view to_string(Topology topology) { return enum_name(kTopologies, to
 std::string_view to_string(TensorPath path) { return enum_name(kTensorPaths, path); }
 std::string_view to_string(AttentionImpl impl) { return enum_name(kAttentionImpls, impl); }
 std::string_view to_string(DecodeAttention impl) { return enum_name(kDecodeAttentions, impl); }
+std::string_view to_string(NormImpl impl) { return enum_name(kNormImpls, impl); }
 std::string_view to_string(KernelKind kind) { return enum_name(kKernelKinds, kind); }
 std::string_view to_string(FusionMode mode) { return enum_name(kFusionModes, mode); }
 std::optional<AttentionImpl> parse_attention_impl(std::string_view text) {
@@ -1314,6 +1324,7 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
   if (c.decode_attention)
     out += fmt::format("{}decode_attention: {}\n", pad, to_string(*c.decode_attention));
+  if (c.norm_kernel) out += fmt::format("{}norm_kernel: {}\n", pad, to_string(*c.norm_kernel));
   if (c.decode_kv_reread)
     out += fmt::format("{}decode_kv_reread: {}\n", pad, *c.decode_kv_reread);
   if (c.llm_step_fixed_cost)

@@ -100,6 +100,17 @@ std::optional<AttentionImpl> parse_attention_impl(std::string_view text);
 enum class DecodeAttention : std::uint8_t { Grouped, PerHead };
 std::string_view to_string(DecodeAttention impl);  // "grouped", "per_head"
 
+// The LayerNorm and RMSNorm kernels the software runs (docs/cost_models.md, "Norm kernels"):
+//   fused  a kernel that keeps each row on chip between its statistics and its normalising pass
+//          (Triton's and Liger's, QuACK, Apex, Transformer Engine, cuDNN): the input is read
+//          once while a row fits a core's on-chip memory
+//   torch  PyTorch's native CUDA kernel (aten layer_norm_kernel.cu, vectorized_layer_norm_kernel;
+//          RMSNorm the same kernel since PyTorch 2.4): blocks of 128 threads, one row each, read
+//          the row for its statistics and again to normalise it; the second read stays on chip
+//          only while the rows resident on a core (its warps / 4 blocks) fit its on-chip memory
+enum class NormImpl : std::uint8_t { Fused, Torch };
+std::string_view to_string(NormImpl impl);  // "fused", "torch"
+
 // Which ops run fused, so the tensors between them stay on chip (mapper/fusion.h, docs/fusion.md):
 //   none      every op on its own: every tensor goes through DRAM
 //   epilogue  epilogue, conv_bn_relu and attention groups (what GPU libraries do)
@@ -327,6 +338,8 @@ struct CalibrationSpec {
   std::optional<AttentionImpl> attention;
   // The decode-attention class (above); default grouped.
   std::optional<DecodeAttention> decode_attention;
+  // The norm kernels (above); default fused.
+  std::optional<NormImpl> norm_kernel;
   // per_head decode attention: the share of a GQA group's K and V re-reads (group - 1 per KV
   // head) that reach DRAM, in [0, 1]; the rest hit L2. Default 1 (every load the kernel issues).
   std::optional<double> decode_kv_reread;

@@ -212,6 +212,10 @@ AttentionImpl HardwareModel::attention_impl() const {
                                                                : AttentionImpl::Fa2;
 }
 
+NormImpl HardwareModel::norm_impl() const {
+  return spec_.calibration.norm_kernel.value_or(NormImpl::Fused);
+}
+
 DecodeAttention HardwareModel::decode_attention() const {
   return spec_.calibration.decode_attention.value_or(DecodeAttention::Grouped);
 }

@@ -143,6 +143,8 @@ class HardwareModel {
   // per_head's K/V re-reads that reach DRAM (decode_kv_reread; default 1) and an LLM step's
   // fixed cost in its runtime's loop (llm_step_fixed_cost; default 0).
   DecodeAttention decode_attention() const;
+  // The norm kernels (calibration.norm_kernel; default fused).
+  NormImpl norm_impl() const;
   double decode_kv_reread() const;
   double llm_step_fixed_seconds() const;
   // The host's time to issue one kernel in an eager runtime (calibration.eager_issue_time;

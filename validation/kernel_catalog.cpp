@@ -32,6 +32,8 @@ constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
 // llm_decode, llm_generate: the decode attention's class (arch::DecodeAttention).
 constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead};
 constexpr std::array kTrainImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::Unfused};
+// layer_norm, rms_norm: PyTorch's native kernel (arch::NormImpl::Torch); default a fused one.
+constexpr std::array kNormImpls{Impl::Torch};
 constexpr std::array kTrainTypes{DType::Fp16, DType::Bf16};
 
 constexpr std::array<KernelInfo, 40> kCatalog{{
@@ -82,9 +84,9 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
      "published: one query token over a KV cache of seq tokens", true},
     {Kernel::Softmax, "softmax", ShapeKind::Rows, kRowTypes, "published: softmax over cols", true},
     {Kernel::PublishedLayerNorm, "layer_norm", ShapeKind::Rows, kRowTypes,
-     "published: layer norm over cols", true},
+     "published: layer norm over cols", true, kNormImpls},
     {Kernel::PublishedRmsNorm, "rms_norm", ShapeKind::Rows, kRowTypes,
-     "published: RMS norm over cols", true},
+     "published: RMS norm over cols", true, kNormImpls},
     {Kernel::Gelu, "gelu", ShapeKind::Elements, kRowTypes, "published: y = gelu(x)", true},
     {Kernel::Silu, "silu", ShapeKind::Elements, kRowTypes, "published: y = silu(x)", true},
     {Kernel::Copy, "copy", ShapeKind::Buffer, kCopyTypes, "published: device-to-device copy",
@@ -111,7 +113,7 @@ constexpr std::array kAllDTypes{DType::Fp32, DType::Tf32,    DType::Fp16,
                                 DType::Bf16, DType::Fp8E4M3, DType::Int8};
 constexpr std::array kAllImpls{Impl::Wgmma, Impl::MmaSync, Impl::Fa2,  Impl::Fa3,
                                Impl::Unfused, Impl::Ring,  Impl::Tree, Impl::Nvls,
-                               Impl::Grouped, Impl::PerHead, Impl::Triton};
+                               Impl::Grouped, Impl::PerHead, Impl::Triton, Impl::Torch};
 
 constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
 constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
@@ -190,6 +192,7 @@ std::string_view impl_name(Impl impl) {
     case Impl::Grouped: return "grouped";
     case Impl::PerHead: return "per_head";
     case Impl::Triton: return "triton";
+    case Impl::Torch: return "torch";
   }
   return "?";
 }

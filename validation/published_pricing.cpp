@@ -211,9 +211,17 @@ std::optional<Prediction> attention_fwd_bwd(const Measurement& m, const arch::Ha
 
 // ---- row kernels and copies --------------------------------------------------------------------
 
-std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& hw,
+std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& arch_hw,
                                      std::string& why) {
   const Shape& s = m.shape;
+  // A norm row that names PyTorch's native kernel prices on the arch with that kernel.
+  std::optional<arch::HardwareModel> named;
+  if (m.impl == Impl::Torch) {
+    arch::ArchSpec with = arch_hw.spec();
+    with.calibration.norm_kernel = arch::NormImpl::Torch;
+    named.emplace(with);
+  }
+  const arch::HardwareModel& hw = named ? *named : arch_hw;
   const DataType type = data_type_of(m.dtype);
   workload::Graph g{std::string(info(m.kernel).name), "", {}, {}, {}};
   std::string what;

@@ -101,7 +101,8 @@ def classify(kernel, impl_claim, names):
     ampere, cutlass_80, s16816), else none (the arch's default); attention 'fa2' needs
     flash_fwd/flash_bwd kernels without sm90; 'fa3' a cuDNN (cudnn) kernel or an sm90 flash
     kernel; 'unfused' at least three kernels and no fp32 GEMM (added after
-    the first run, whose MATH-backend rows ran fp32 FFMA GEMMs); row kernels and copies exactly one kernel."""
+    the first run, whose MATH-backend rows ran fp32 FFMA GEMMs); row kernels and copies exactly one kernel
+    (norms: 'torch' when it is aten's vectorized_layer_norm_kernel)."""
     low = [n.lower() for n in names]
     joined = " ".join(low)
     if kernel == "gemm":
@@ -125,7 +126,14 @@ def classify(kernel, impl_claim, names):
             if "flash" in joined and "sm90" not in joined:
                 return impl_claim
             return None
-    if kernel in ("softmax", "layer_norm", "rms_norm", "gelu", "silu", "copy"):
+    if kernel in ("layer_norm", "rms_norm"):
+        # One kernel; 'torch' when it is aten's vectorized_layer_norm_kernel, which re-reads its
+        # row to normalise it (arch::NormImpl::Torch; added 2026-12-06, after the runs of
+        # 2026-12-04, whose norm rows all launched it: torch_raw.csv's kernel names).
+        if len(names) != 1:
+            return None
+        return "torch" if "vectorized_layer_norm_kernel" in joined else ""
+    if kernel in ("softmax", "gelu", "silu", "copy"):
         return "" if len(names) == 1 else None
     return None
 
@@ -316,7 +324,7 @@ def main():
                 else:
                     cw.writerow({
                         "kernel": kernel, "dtype": dtype, "shape": shape,
-                        "impl": shown if kernel == "gemm" else impl,
+                        "impl": shown if kernel in ("gemm", "layer_norm", "rms_norm") else impl,
                         "model": "", "median_us": f"{us:.4f}", "device": device,
                         "software": software, "source": source, "derivation": "copied (measured)",
                         "note": f"{timing_note}; {len(names)} kernel(s): " + " | ".join(short)})

@@ -366,6 +366,21 @@ TEST(ArchCalibration, ReadsTheVendorCompilersFusion) {
                        "expected one of: none, epilogue, all");
 }
 
+TEST(ArchCalibration, ReadsTheNormKernels) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kGpu) + "calibration: {norm_kernel: torch}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(HardwareModel(*spec).norm_impl(), NormImpl::Torch);
+  EXPECT_EQ(calibration_yaml(spec->calibration, 2), "calibration:\n  norm_kernel: torch\n");
+  const auto plain = parse(kGpu, diags);
+  ASSERT_TRUE(plain) << diags.format_all();
+  EXPECT_EQ(HardwareModel(*plain).norm_impl(), NormImpl::Fused);  // absent: fused
+  const auto errors = errors_of(std::string(kGpu) + "calibration: {norm_kernel: apex}\n");
+  ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0], "a.yaml:9:28: error: calibration.norm_kernel: \"apex\" is not valid; "
+                       "expected one of: fused, torch");
+}
+
 TEST(ArchCalibration, ReadsTheDecodeAttentionClassAndTheLlmStepCost) {
   Diagnostics diags;
   const auto spec = parse(std::string(kGpu) + R"(calibration:

@@ -149,9 +149,17 @@ VectorParams vector_params(DataType precision, const arch::HardwareModel& hw) {
           unit.special_ops_per_cycle * unit.count * cores, hw.clock().value, dram_rate(hw)};
 }
 
-// Passes a softmax or norm makes over its input: one when a row of it fits in one core's on-chip
-// memory (the kernel keeps the row while it computes the statistics, as row kernels do), else the
-// function's own count (a statistics pass, then a normalising pass).
+// PyTorch's native LayerNorm and RMSNorm kernel runs one row per block of 128 threads
+// (layer_norm_kernel.cu: threads (warp size, num_threads() / warp size), num_threads() = 4 warps,
+// aten/src/ATen/native/cuda/thread_constants.h).
+constexpr std::uint32_t kTorchNormWarpsPerRow = 4;
+
+// Passes a softmax or norm makes over its input: one when the rows a core holds at once fit its
+// on-chip memory, else the function's own count (a statistics pass, then a normalising pass that
+// reads the input again from DRAM). A fused kernel (calibration.norm_kernel: fused) holds the one
+// row it works on. PyTorch's norm kernel (torch) reads each row twice from global memory, and the
+// second read stays on chip only while the rows of all the blocks resident on a core fit there:
+// its resident warps / 4 blocks, at most its resident blocks.
 std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
                          const arch::HardwareModel& hw) {
   if (passes <= 1 || work.row_elements == 0 || work.elements == 0) return passes;
@@ -160,7 +168,18 @@ std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
   const double row_bytes = static_cast<double>(work.reads.value) /
                            static_cast<double>(work.elements) *
                            static_cast<double>(work.row_elements);
-  return row_bytes <= static_cast<double>(level->capacity.value * level->instances) ? 1 : passes;
+  double rows_held = 1;
+  const bool norm = work.function == Function::LayerNorm || work.function == Function::RmsNorm;
+  if (norm && hw.norm_impl() == arch::NormImpl::Torch) {
+    const arch::ComputeUnitSpec* unit = hw.matrix_unit();
+    if (unit != nullptr && unit->tensor_core)
+      rows_held = static_cast<double>(
+          std::min(unit->tensor_core->max_warps_per_core / kTorchNormWarpsPerRow,
+                   unit->tensor_core->max_blocks_per_core));
+  }
+  return rows_held * row_bytes <= static_cast<double>(level->capacity.value * level->instances)
+             ? 1
+             : passes;
 }
 
 results::OpResult vector_result(const mapper::ScheduledOp& op, const mapper::VectorWork& work,

@@ -63,6 +63,24 @@ TEST(PublishedPricing, AGeluCostsItsFixedCostPlusItsBytesAtTheStreamingRate) {
   EXPECT_NEAR(t, 5492 * kCycle, 1e-15);
 }
 
+// A layer_norm row that names PyTorch's native kernel (impl torch: arch::NormImpl::Torch) reads
+// its input twice once the rows resident on an SM outgrow its on-chip memory: 64 warps / 4 a
+// block = 16 rows of one block each, against the H100/H200 preset's 228 KiB of shared memory.
+//   fp32 x 8,192 columns: 16 x 32 KiB = 512 KiB: two reads. The second adds the reads, x
+//     (4,096 x 8,192 x 4 = 134,217,728 B) and the scale (32,768 B), at 4.8 TB/s: 27.97 us.
+//   fp32 x 2,048 columns: 16 x 8 KiB = 128 KiB: the second read stays on chip, as a fused
+//     kernel's does: the same time.
+TEST(PublishedPricing, PyTorchsNormKernelRereadsRowsThatOutgrowAnSm) {
+  const Predictor p(pinned());
+  const auto ln = [&](std::uint64_t cols, Impl impl) {
+    return seconds(p, row(Kernel::PublishedLayerNorm, DType::Fp32,
+                          {.rows = 4096, .cols = cols}, impl));
+  };
+  EXPECT_NEAR(ln(8192, Impl::Torch) - ln(8192, Impl::Default), 134'250'496 / 4.8e12,
+              2 * kCycle);
+  EXPECT_EQ(ln(2048, Impl::Torch), ln(2048, Impl::Default));
+}
+
 TEST(PublishedPricing, AGemmRunsAtItsPathsIssueEfficiencyAndTheSustainedClock) {
   arch::ArchSpec spec = pinned();
   spec.calibration.tensor_issue[arch::TensorPath::Wgmma][DataType::Bf16] = 0.8;
