@@ -105,7 +105,7 @@ std::string_view to_string(DecodeAttention impl);  // "grouped", "per_head"
 //          (Triton's and Liger's, QuACK, Apex, Transformer Engine, cuDNN): the input is read
 //          once while a row fits a core's on-chip memory
 //   torch  PyTorch's native CUDA kernel (aten layer_norm_kernel.cu, vectorized_layer_norm_kernel;
-//          RMSNorm the same kernel since PyTorch 2.4): blocks of 128 threads, one row each, read
+//          F.rms_norm the same kernel in PyTorch 2.11): blocks of 128 threads, one row each, read
 //          the row for its statistics and again to normalise it; the second read stays on chip
 //          only while the rows resident on a core (its warps / 4 blocks) fit its on-chip memory
 enum class NormImpl : std::uint8_t { Fused, Torch };
