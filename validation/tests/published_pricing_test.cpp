@@ -51,6 +51,24 @@ double seconds(const Predictor& p, const Measurement& m) {
   return prediction ? prediction->seconds : 0.0;
 }
 
+// A 128-token prefill of `config` (under `quant`) as the LLM builder builds it, priced directly
+// with epilogue fusion: what an llm_prefill row of it must cost.
+double direct_prefill(const Predictor& p, const workload::llm::LlmConfig& config,
+                      const workload::llm::Quantization& quant = {}) {
+  Diagnostics diags;
+  const auto graph = workload::llm::try_build_llm(
+      config,
+      {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128, .quant = quant}, {},
+      diags);
+  EXPECT_TRUE(graph) << diags.format_all();
+  if (!graph) return 0.0;
+  std::string why;
+  const auto priced =
+      price_graph(*graph, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
+  EXPECT_TRUE(priced) << why;
+  return priced ? priced->seconds : 0.0;
+}
+
 TEST(PublishedPricing, AGeluCostsItsFixedCostPlusItsBytesAtTheStreamingRate) {
   arch::ArchSpec spec = pinned();
   spec.calibration.fixed_cost[arch::KernelKind::Vector] = Seconds{3e-6};
@@ -212,14 +230,7 @@ TEST(PublishedPricing, WholeModelRowsComposeTheirSteps) {
   Diagnostics diags;
   const auto config = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", diags);
   ASSERT_TRUE(config) << diags.format_all();
-  const auto graph = workload::llm::try_build_llm(
-      *config, {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128}, {},
-      diags);
-  ASSERT_TRUE(graph) << diags.format_all();
-  std::string why;
-  const auto direct = price_graph(*graph, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
-  ASSERT_TRUE(direct) << why;
-  EXPECT_NEAR(prefill, direct->seconds, 1e-12);
+  EXPECT_NEAR(prefill, direct_prefill(p, *config), 1e-12);
 }
 
 // An int8 llm_* row is a W8A8 deployment (RKLLM's w8a8, SmoothQuant): the model in fp16 with its
@@ -236,24 +247,11 @@ TEST(PublishedPricing, AnInt8LlmRowIsAW8A8Deployment) {
   config->dtype = DataType::Fp16;
   workload::llm::Quantization w8a8;
   w8a8.weights = w8a8.activations = DataType::Int8;
-  const auto graph = workload::llm::try_build_llm(
-      *config,
-      {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128, .quant = w8a8}, {},
-      diags);
-  ASSERT_TRUE(graph) << diags.format_all();
-  std::string why;
-  const auto direct = price_graph(*graph, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
-  ASSERT_TRUE(direct) << why;
-  EXPECT_NEAR(prefill, direct->seconds, 1e-12);
+  EXPECT_NEAR(prefill, direct_prefill(p, *config, w8a8), 1e-12);
   // Not the model wholly in int8 (which would also read an int8 KV cache and run int8 norms).
   auto all_int8 = *config;
   all_int8.dtype = DataType::Int8;
-  const auto plain = workload::llm::try_build_llm(
-      all_int8, {.kind = workload::llm::PhaseKind::Prefill, .batch = 1, .seq_len = 128}, {}, diags);
-  ASSERT_TRUE(plain) << diags.format_all();
-  const auto int8 = price_graph(*plain, mapper::FusionMode::Epilogue, "", p.hardware(), true, why);
-  ASSERT_TRUE(int8) << why;
-  EXPECT_NE(prefill, int8->seconds);
+  EXPECT_NE(prefill, direct_prefill(p, all_int8));
 }
 
 // An llm_train row: one optimizer step per GPU, priced by the training step model
