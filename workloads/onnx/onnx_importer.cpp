@@ -823,7 +823,8 @@ void Importer::matmul_nbits(const ::onnx::NodeProto& node) {
   const DataType weight_type = bits == 4 ? DataType::Int4 : DataType::Int8;
   const auto a = input(node, 0);
   if (!a) return;
-  const Tensor& ta = result_.graph.tensor(*a);
+  // A copy: weight_view adds tensors to the graph, which may move its tensors.
+  const Tensor ta = result_.graph.tensor(*a);
   if (ta.shape.size() < 2 || ta.shape.back() != k) {
     error(fmt::format("A is [{}], where MatMulNBits needs a matrix (or a batch of them) of K = {} "
                       "columns",
