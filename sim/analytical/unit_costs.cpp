@@ -173,9 +173,9 @@ std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
   if (norm && hw.norm_impl() == arch::NormImpl::Torch) {
     const arch::ComputeUnitSpec* unit = hw.matrix_unit();
     if (unit != nullptr && unit->tensor_core)
-      rows_held = static_cast<double>(
-          std::min(unit->tensor_core->max_warps_per_core / kTorchNormWarpsPerRow,
-                   unit->tensor_core->max_blocks_per_core));
+      rows_held = static_cast<double>(std::max<std::uint32_t>(
+          1, std::min(unit->tensor_core->max_warps_per_core / kTorchNormWarpsPerRow,
+                      unit->tensor_core->max_blocks_per_core)));
   }
   return rows_held * row_bytes <= static_cast<double>(level->capacity.value * level->instances)
              ? 1
