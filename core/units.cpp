@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -272,18 +274,34 @@ std::string to_string(Hertz hertz) {
   return fmt::format("{:.4g} Hz", hertz.value);
 }
 
-UnitScale scale_of(Seconds seconds) {
-  const double s = seconds.value;
-  if (s >= 1.0 || s == 0.0) return {1, "s"};
-  if (s >= 1e-3) return {1e3, "ms"};
-  if (s >= 1e-6) return {1e6, "us"};
-  return {1e9, "ns"};
+namespace {
+
+// The unit of `units` (the base unit, then its milli-, micro-, ... submultiples, each 1000 times
+// smaller) in which `value` reads at least 1: the base unit for 0 and for values of 1 or more,
+// the last unit for values below its size.
+UnitScale submultiple_scale(double value, std::span<const std::string_view> units) {
+  double factor = 1;
+  std::size_t i = 0;
+  if (value != 0.0)
+    while (value * factor < 1.0 && i + 1 < units.size()) {
+      factor *= 1e3;
+      ++i;
+    }
+  return {factor, units[i]};
 }
 
-std::string to_string(Seconds seconds) {
-  const UnitScale scale = scale_of(seconds);
-  return fmt::format("{:.4g} {}", seconds.value * scale.factor, scale.unit);
+std::string scaled(double value, UnitScale scale) {
+  return fmt::format("{:.4g} {}", value * scale.factor, scale.unit);
 }
+
+constexpr std::array<std::string_view, 4> kSecondUnits{"s", "ms", "us", "ns"};
+constexpr std::array<std::string_view, 6> kJouleUnits{"J", "mJ", "uJ", "nJ", "pJ", "fJ"};
+
+}  // namespace
+
+UnitScale scale_of(Seconds seconds) { return submultiple_scale(seconds.value, kSecondUnits); }
+
+std::string to_string(Seconds seconds) { return scaled(seconds.value, scale_of(seconds)); }
 
 std::string to_string(const Bandwidth& bandwidth) {
   if (const auto* per_c = std::get_if<BytesPerCycle>(&bandwidth))
@@ -295,20 +313,9 @@ std::string to_string(const Bandwidth& bandwidth) {
   return fmt::format("{:.4g} B/s", v);
 }
 
-UnitScale scale_of(Joules joules) {
-  const double j = joules.value;
-  if (j >= 1.0 || j == 0.0) return {1, "J"};
-  if (j >= 1e-3) return {1e3, "mJ"};
-  if (j >= 1e-6) return {1e6, "uJ"};
-  if (j >= 1e-9) return {1e9, "nJ"};
-  if (j >= 1e-12) return {1e12, "pJ"};
-  return {1e15, "fJ"};
-}
+UnitScale scale_of(Joules joules) { return submultiple_scale(joules.value, kJouleUnits); }
 
-std::string to_string(Joules joules) {
-  const UnitScale scale = scale_of(joules);
-  return fmt::format("{:.4g} {}", joules.value * scale.factor, scale.unit);
-}
+std::string to_string(Joules joules) { return scaled(joules.value, scale_of(joules)); }
 
 std::string to_string(Watts watts) {
   if (watts.value >= 1e3) return fmt::format("{:.4g} kW", watts.value / 1e3);
