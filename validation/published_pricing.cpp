@@ -209,18 +209,26 @@ std::optional<Prediction> attention_fwd_bwd(const Measurement& m, const arch::Ha
   return out;
 }
 
+// `hw` with the one calibration choice a row names (its attention class, decode-attention class
+// or norm kernel) set by `set`, or nullopt when the row names none and prices on `hw` itself.
+template <class Set>
+std::optional<arch::HardwareModel> recalibrated(const arch::HardwareModel& hw, bool named,
+                                                Set set) {
+  if (!named) return std::nullopt;
+  arch::ArchSpec with = hw.spec();
+  set(with.calibration);
+  return arch::HardwareModel(with);
+}
+
 // ---- row kernels and copies --------------------------------------------------------------------
 
 std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& arch_hw,
                                      std::string& why) {
   const Shape& s = m.shape;
   // A norm row that names PyTorch's native kernel prices on the arch with that kernel.
-  std::optional<arch::HardwareModel> named;
-  if (m.impl == Impl::Torch) {
-    arch::ArchSpec with = arch_hw.spec();
-    with.calibration.norm_kernel = arch::NormImpl::Torch;
-    named.emplace(with);
-  }
+  const auto named = recalibrated(arch_hw, m.impl == Impl::Torch, [](arch::CalibrationSpec& c) {
+    c.norm_kernel = arch::NormImpl::Torch;
+  });
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   const DataType type = data_type_of(m.dtype);
   workload::Graph g{std::string(info(m.kernel).name), "", {}, {}, {}};
@@ -429,13 +437,11 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
                               const PublishedPricing& pricing, std::string& why) {
   const Shape& s = m.shape;
   // A row that names its decode attention's class prices on the arch with that class.
-  std::optional<arch::HardwareModel> named;
-  if (m.impl == Impl::Grouped || m.impl == Impl::PerHead) {
-    arch::ArchSpec with = arch_hw.spec();
-    with.calibration.decode_attention = m.impl == Impl::PerHead ? arch::DecodeAttention::PerHead
-                                                                : arch::DecodeAttention::Grouped;
-    named.emplace(with);
-  }
+  const auto named = recalibrated(
+      arch_hw, m.impl == Impl::Grouped || m.impl == Impl::PerHead, [&](arch::CalibrationSpec& c) {
+        c.decode_attention = m.impl == Impl::PerHead ? arch::DecodeAttention::PerHead
+                                                     : arch::DecodeAttention::Grouped;
+      });
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;
@@ -528,14 +534,14 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
     return std::nullopt;
   }
   const Shape& s = m.shape;
-  std::optional<arch::HardwareModel> named;  // the row's attention class over the arch's
-  if (m.impl == Impl::Fa2 || m.impl == Impl::Fa3 || m.impl == Impl::Triton) {
-    arch::ArchSpec with = arch_hw.spec();
-    with.calibration.attention = m.impl == Impl::Fa2   ? arch::AttentionImpl::Fa2
-                                 : m.impl == Impl::Fa3 ? arch::AttentionImpl::Fa3
-                                                       : arch::AttentionImpl::Triton;
-    named.emplace(with);
-  }
+  // The row's attention class over the arch's.
+  const auto named =
+      recalibrated(arch_hw, m.impl == Impl::Fa2 || m.impl == Impl::Fa3 || m.impl == Impl::Triton,
+                   [&](arch::CalibrationSpec& c) {
+                     c.attention = m.impl == Impl::Fa2   ? arch::AttentionImpl::Fa2
+                                   : m.impl == Impl::Fa3 ? arch::AttentionImpl::Fa3
+                                                         : arch::AttentionImpl::Triton;
+                   });
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;
