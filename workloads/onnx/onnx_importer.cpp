@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -175,6 +176,10 @@ class Importer {
   // out = in + bias broadcast along `axes` of the output (conv and Gemm biases).
   void add_bias(const ::onnx::NodeProto& node, const std::string& in, int bias_input,
                 const std::string& out);
+  // Adds `op` writing the node's output, or, when the node has a bias at `bias_input`, writing
+  // "<output><suffix>" with the bias added after it; whether `op` was added.
+  bool add_with_bias(const ::onnx::NodeProto& node, Op op, const std::vector<TensorId>& inputs,
+                     int bias_input, std::string_view suffix);
   std::optional<TensorAccess> broadcast_access(TensorRole role, std::string name,
                                                const std::vector<std::uint64_t>& shape,
                                                const std::vector<std::uint64_t>& out,
@@ -913,11 +918,8 @@ void Importer::matmul_nbits(const ::onnx::NodeProto& node) {
     inputs.push_back(*z);
   }
   op.space.accesses.push_back({TensorRole::Output, "C", std::move(io), out_shape, ta.dtype});
-  const bool has_bias = node.input_size() > 5 && !node.input(5).empty();
-  const std::string product = has_bias ? node.output(0) + ".product" : node.output(0);
-  if (!add(std::move(op), inputs, {product})) return;
-  ++result_.functions["int" + std::to_string(bits) + "_weight_contraction"];
-  if (has_bias) add_bias(node, product, 5, node.output(0));
+  if (add_with_bias(node, std::move(op), inputs, 5, ".product"))
+    ++result_.functions["int" + std::to_string(bits) + "_weight_contraction"];
 }
 
 // A quantized weight as the contraction reads it: `shape` in `dtype`, the same bytes as the
@@ -963,6 +965,16 @@ void Importer::add_bias(const ::onnx::NodeProto& node, const std::string& in, in
   add(std::move(op), {x->second, *bias}, {out});
 }
 
+bool Importer::add_with_bias(const ::onnx::NodeProto& node, Op op,
+                             const std::vector<TensorId>& inputs, int bias_input,
+                             std::string_view suffix) {
+  const bool has_bias = node.input_size() > bias_input && !node.input(bias_input).empty();
+  const std::string out = has_bias ? node.output(0) + std::string(suffix) : node.output(0);
+  if (!add(std::move(op), inputs, {out})) return false;
+  if (has_bias) add_bias(node, out, bias_input, node.output(0));
+  return true;
+}
+
 void Importer::gemm(const ::onnx::NodeProto& node) {
   const auto a = operand(node, 0), b = operand(node, 1);
   if (!a || !b) return;
@@ -997,10 +1009,7 @@ void Importer::gemm(const ::onnx::NodeProto& node) {
        tb.shape, ta.dtype},
       {TensorRole::Output, "C", {dim_index(kM), dim_index(kN)}, {m, n}, ta.dtype}};
   quantized_result(node, op);
-  const bool has_bias = node.input_size() > 2 && !node.input(2).empty();
-  const std::string product = has_bias ? node.output(0) + ".product" : node.output(0);
-  if (!add(std::move(op), {*a, *b}, {product}) || !has_bias) return;
-  add_bias(node, product, 2, node.output(0));
+  add_with_bias(node, std::move(op), {*a, *b}, 2, ".product");
 }
 
 void Importer::conv(const ::onnx::NodeProto& node) {
@@ -1055,18 +1064,21 @@ void Importer::conv(const ::onnx::NodeProto& node) {
   }
   // The begin pads place the window; an end pad only lets the last window reach past the edge,
   // which the output size (from shape inference) already says.
-  const Conv2dParams p{.batch = tx.shape[0], .in_h = tx.shape[2], .in_w = tx.shape[3],
-                       .in_channels = c, .filter_h = tw.shape[2], .filter_w = tw.shape[3],
-                       .out_channels = m, .stride_h = static_cast<std::uint64_t>(strides[0]),
+  const Conv2dParams p{.batch = tx.shape[0],
+                       .in_h = tx.shape[2],
+                       .in_w = tx.shape[3],
+                       .in_channels = c,
+                       .filter_h = tw.shape[2],
+                       .filter_w = tw.shape[3],
+                       .out_channels = m,
+                       .stride_h = static_cast<std::uint64_t>(strides[0]),
                        .stride_w = static_cast<std::uint64_t>(strides[1]),
                        .pad_h = static_cast<std::uint64_t>(pads[0]),
-                       .pad_w = static_cast<std::uint64_t>(pads[1]), .groups = groups};
-  const bool has_bias = node.input_size() > 2 && !node.input(2).empty();
-  const std::string conv_out = has_bias ? node.output(0) + ".conv" : node.output(0);
+                       .pad_w = static_cast<std::uint64_t>(pads[1]),
+                       .groups = groups};
   Op op = make_conv2d(op_name(node), p, out->shape[2], out->shape[3], tx.dtype);
   quantized_result(node, op);
-  if (!add(std::move(op), {*x, *w}, {conv_out}) || !has_bias) return;
-  add_bias(node, conv_out, 2, node.output(0));
+  add_with_bias(node, std::move(op), {*x, *w}, 2, ".conv");
 }
 
 void Importer::batch_norm(const ::onnx::NodeProto& node) {
