@@ -18,8 +18,8 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 6> kLlamaStyle{"llama", "mistral", "mixtral", "qwen2",
-                                                      "gemma", "phi3"};
+constexpr std::array<std::string_view, 8> kLlamaStyle{"llama", "mistral",   "mixtral", "qwen2",
+                                                      "qwen3", "qwen3_moe", "gemma",   "phi3"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
@@ -161,6 +161,16 @@ class HfReader {
     return false;
   }
 
+  // The length of an array value; nullopt (and an error) when the value is not an array, or
+  // when the key is absent or null.
+  std::optional<std::size_t> array_size(std::string_view key) const {
+    if (!has(key)) return std::nullopt;
+    const Json& j = root_.at(std::string(key));
+    if (j.is_array()) return j.size();
+    error(key, fmt::format("expected an array, found {}", type_name(j)));
+    return std::nullopt;
+  }
+
   const SourceLocation& object_location() const { return object_location_; }
 
  private:
@@ -267,7 +277,13 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     if (!number(LlmField::KvHeads, "num_key_value_heads", c.kv_heads, false))
       keys[LlmField::KvHeads] = "num_attention_heads";
     head_dim_given = number(LlmField::HeadDim, "head_dim", c.head_dim, false);
-    number(LlmField::Ffn, "intermediate_size", c.ffn, true);
+    // Qwen3-MoE: every layer's FFN is experts of moe_intermediate_size (intermediate_size is
+    // its dense layers', which mlp_only_layers and decoder_sparse_step would ask for).
+    const bool qwen3_moe = model_type == "qwen3_moe";
+    if (qwen3_moe)
+      number(LlmField::Ffn, "moe_intermediate_size", c.ffn, true);
+    else
+      number(LlmField::Ffn, "intermediate_size", c.ffn, true);
     number(LlmField::Vocab, "vocab_size", c.vocab, true);
     number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, true);
     std::string act;
@@ -299,21 +315,40 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     c.qkv_bias = c.out_bias = attention_bias;
     r.boolean("mlp_bias", c.mlp_bias);
     if (model_type == "qwen2") c.qkv_bias = true;  // Qwen2Attention: q, k, v with bias, o without
+    const bool qwen3 = model_type == "qwen3" || qwen3_moe;
+    if (qwen3) c.qk_norm = true;  // Qwen3Attention: q_norm and k_norm over head_dim
     if (gemma) c.tied_embeddings = true;           // GemmaConfig's default
-    // Sliding-window attention: Mistral's window (null: none); Qwen2 only with
+    // Sliding-window attention: Mistral's window (null: none); Qwen2 and Qwen3 only with
     // use_sliding_window, over some layers, which coda does not model.
-    if (model_type == "qwen2") {
+    if (model_type == "qwen2" || qwen3) {
       bool use_window = false;
       r.boolean("use_sliding_window", use_window);
       if (use_window)
         r.error("use_sliding_window",
-                "sliding-window attention on some of Qwen2's layers is not "
-                "modeled",
+                fmt::format("sliding-window attention on some of {}'s layers is not modeled",
+                            qwen3 ? "Qwen3" : "Qwen2"),
                 "set it to false to price full attention on every layer");
     } else if (model_type == "mistral" || model_type == "mixtral" || model_type == "phi3") {
       r.number("sliding_window", c.sliding_window, false);
     }
-    if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
+    if (qwen3_moe) {
+      number(LlmField::Experts, "num_experts", c.moe.experts, true);
+      number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
+      // Qwen3MoeDecoderLayer: experts where (layer + 1) % decoder_sparse_step == 0 and the layer
+      // is not in mlp_only_layers; coda's layers are all alike, so only "every layer" is built.
+      std::uint64_t step = 1;
+      if (r.number("decoder_sparse_step", step, false) && step != 1)
+        r.error("decoder_sparse_step",
+                fmt::format("experts on one layer in {}, dense FFNs on the others, are not "
+                            "modeled",
+                            step),
+                "coda builds Qwen3-MoE with experts on every layer (decoder_sparse_step 1)");
+      if (const auto dense = r.array_size("mlp_only_layers"); dense && *dense > 0)
+        r.error("mlp_only_layers",
+                fmt::format("{} dense layer{} among the MoE layers {} not modeled", *dense,
+                            *dense == 1 ? "" : "s", *dense == 1 ? "is" : "are"),
+                "coda builds Qwen3-MoE with experts on every layer (mlp_only_layers [])");
+    } else if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
       number(LlmField::Experts, "num_local_experts", c.moe.experts, true);
       number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
     }

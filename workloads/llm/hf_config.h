@@ -5,15 +5,19 @@
 //   GPT-2 (model_type "gpt2", or n_embd with no model_type): n_embd, n_layer, n_head, n_inner
 //     (null: 4 x n_embd), n_positions, vocab_size, activation_function; layer norm, learned
 //     positions, biases, tied embeddings (tie_word_embeddings may say otherwise).
-//   LLaMA-style (model_type llama, mistral, mixtral, qwen2, gemma, phi3): hidden_size,
-//     num_hidden_layers, num_attention_heads, num_key_value_heads (default: heads), head_dim
-//     (default: hidden / heads), intermediate_size, hidden_act (silu: SwiGLU; gelu*: a plain
-//     GELU MLP, Gemma's gated GeGLU), rms_norm_eps or layer_norm_eps (which one is present
-//     chooses the norm), vocab_size, tie_word_embeddings (default false; Gemma true), rope_theta,
-//     max_position_embeddings, attention_bias (Q, K, V and output projections; default false),
-//     mlp_bias, num_local_experts and num_experts_per_tok (Mixtral MoE), sliding_window
+//   LLaMA-style (model_type llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma, phi3):
+//     hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
+//     heads), head_dim (default: hidden / heads), intermediate_size, hidden_act (silu: SwiGLU;
+//     gelu*: a plain GELU MLP, Gemma's gated GeGLU), rms_norm_eps or layer_norm_eps (which one is
+//     present chooses the norm), vocab_size, tie_word_embeddings (default false; Gemma true),
+//     rope_theta, max_position_embeddings, attention_bias (Q, K, V and output projections; default
+//     false), mlp_bias, num_local_experts and num_experts_per_tok (Mixtral MoE), sliding_window
 //     (Mistral, Mixtral, Phi-3; null: none); rotary positions. Qwen2's Q, K and V projections carry
-//     biases (its attention implies them); its use_sliding_window: true is refused.
+//     biases (its attention implies them); its use_sliding_window: true is refused. Qwen3 adds
+//     the QK norm (q_norm, k_norm: implied by the model_type), the same use_sliding_window rule;
+//     Qwen3-MoE reads num_experts, num_experts_per_tok and moe_intermediate_size (the experts'
+//     FFN; intermediate_size is unused) and refuses dense layers among the experts
+//     (decoder_sparse_step other than 1, a non-empty mlp_only_layers).
 //   Both: torch_dtype (bfloat16, float16, float32; default bf16), _name_or_path (the name).
 // Any other model_type, or none (without n_embd), is an error naming the families coda builds:
 // never a silent LLaMA. Every other key is ignored: real configs carry many that do not change

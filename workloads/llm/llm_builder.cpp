@@ -160,6 +160,7 @@ struct LayerWeights {
   TensorId norm1, norm2, qkv, out;                 // qkv: the default runtime's fused projection
   std::optional<TensorId> q_proj, k_proj, v_proj;  // hf_transformers: three nn.Linear
   std::optional<TensorId> norm1_shift, norm2_shift, qkv_bias, out_bias;
+  std::optional<TensorId> q_norm, k_norm, q_norm_shift, k_norm_shift;  // QK norm (Qwen3)
   std::optional<FfnWeights> dense;  // dense FFN
   std::optional<TensorId> router;   // MoE
   std::vector<FfnWeights> experts;
@@ -403,6 +404,14 @@ class Builder {
         w.qkv = linear_weight(p + "qkv.weight", h, q_out_ + 2 * kv_out_);
       }
       if (c_.qkv_bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
+      if (c_.qk_norm) {  // one scale (and shift) of head_dim each, shared by every head
+        w.q_norm = weight(p + "q_norm.weight", {c_.head_dim});
+        w.k_norm = weight(p + "k_norm.weight", {c_.head_dim});
+        if (ln) {
+          w.q_norm_shift = weight(p + "q_norm.bias", {c_.head_dim});
+          w.k_norm_shift = weight(p + "k_norm.bias", {c_.head_dim});
+        }
+      }
       w.out = linear_weight(p + "out.weight", q_out_, h);
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
       w.norm2 = weight(p + "norm2.weight", {h});
@@ -461,12 +470,12 @@ class Builder {
     return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
   }
 
-  // y = x + w over axis 1 (a bias or a LayerNorm shift).
+  // y = x + w over the last axis (a bias or a LayerNorm shift).
   TensorId add_weight(Tape& tape, const std::string& name, TensorId x, TensorId w) {
     const Shape s = shape(x);
     const TensorId y = act(name + ".out", s, promoted(x, w));
-    emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Weight, {1}}}), {x, w, y},
-         &tape, NodeKind::Elementwise);
+    emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Weight, {s.size() - 1}}}),
+         {x, w, y}, &tape, NodeKind::Elementwise);
     return y;
   }
 
@@ -486,13 +495,15 @@ class Builder {
     return y;
   }
 
+  // The model's norm over the last axis of x: the hidden size of [tokens, hidden], or head_dim
+  // of Q or K [b, heads, s, d] (the QK norm), with a scale (and shift) of that size.
   TensorId norm(Tape& tape, const std::string& name, TensorId x, TensorId scale,
                 std::optional<TensorId> shift) {
     if (hf_) return hf_rms_norm(tape, name, x, scale);  // check_llm_build: RMSNorm, no shift
     const Shape s = shape(x);
     const TensorId y = act(name + ".out", s, dtype(x));  // autocast: fp32, as its parameters
     const Function f = c_.norm == NormType::LayerNorm ? Function::LayerNorm : Function::RmsNorm;
-    emit(make_normalization(name, f, s, {1}, dt_), {x, scale, y}, &tape, NodeKind::Norm);
+    emit(make_normalization(name, f, s, {s.size() - 1}, dt_), {x, scale, y}, &tape, NodeKind::Norm);
     return shift ? add_weight(tape, name + ".shift", y, *shift) : y;
   }
 
@@ -611,6 +622,10 @@ class Builder {
     emit(make_data_movement(p + "split_heads", Function::Split, {shape(qkv)},
                             {shape(q), shape(k), shape(v)}, dt_),
          {qkv, q, k, v}, &tape, NodeKind::Movement);
+    if (w.q_norm) {  // QK norm (Qwen3): before RoPE, so a decode step normalises the new K only
+      q = norm(tape, p + "q_norm", q, *w.q_norm, w.q_norm_shift);
+      k = norm(tape, p + "k_norm", k, *w.k_norm, w.k_norm_shift);
+    }
     if (rope_table_) {  // RoPE priced as one elementwise Mul pass over Q and over K
       q = binary(tape, p + "rope_q", Function::Mul, q, *rope_table_, {2, 3});
       k = binary(tape, p + "rope_k", Function::Mul, k, *rope_table_, {2, 3});
@@ -1294,6 +1309,7 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
   if (c.ffn_type != FfnType::SwiGlu) differs.emplace_back(std::string(to_string(c.ffn_type)));
   if (c.qkv_bias || c.out_bias || c.mlp_bias) differs.emplace_back("biases");
   if (c.moe.experts > 0) differs.emplace_back("experts");
+  if (c.qk_norm) differs.emplace_back("QK norms");
   if (c.head_dim % 2 != 0) differs.emplace_back(fmt::format("an odd head_dim {}", c.head_dim));
   if (!differs.empty())
     error("phase.runtime",

@@ -123,6 +123,7 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   model.optional("qkv_bias", c.qkv_bias, diags);
   model.optional("out_bias", c.out_bias, diags);
   model.optional("mlp_bias", c.mlp_bias, diags);
+  model.optional("qk_norm", c.qk_norm, diags);
   model.optional("sliding_window", c.sliding_window, diags);
   model.required("max_positions", c.max_positions, diags);
   model.optional_enum("dtype", c.dtype, EnumTable<DataType>(data_type_names()), diags);
@@ -174,7 +175,8 @@ std::optional<LlmConfig> load_llm_config(const std::filesystem::path& file, Diag
 LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t q_out = c.heads * c.head_dim;
   const std::uint64_t kv_out = c.kv_heads * c.head_dim;
-  const std::uint64_t norm = (c.norm == NormType::LayerNorm ? 2 : 1) * c.hidden;
+  const std::uint64_t per_element = c.norm == NormType::LayerNorm ? 2 : 1;  // scale (+ shift)
+  const std::uint64_t norm = per_element * c.hidden;
   const std::uint64_t attn_matmul = c.hidden * (q_out + 2 * kv_out) + q_out * c.hidden;
   const std::uint64_t attn =
       attn_matmul + (c.qkv_bias ? q_out + 2 * kv_out : 0) + (c.out_bias ? c.hidden : 0);
@@ -190,7 +192,8 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
       c.vocab * c.hidden +
       (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0);
   const std::uint64_t lm_head = c.tied_embeddings ? 0 : c.vocab * c.hidden;
-  const std::uint64_t layer_fixed = 2 * norm + attn + router;
+  const std::uint64_t qk_norm = c.qk_norm ? 2 * per_element * c.head_dim : 0;
+  const std::uint64_t layer_fixed = 2 * norm + qk_norm + attn + router;
 
   LlmHeadline h;
   h.embedding_parameters = embed + lm_head;

@@ -1,8 +1,8 @@
 #pragma once
-// A decoder-only transformer described by its dimensions (GPT-2/3, LLaMA, Mistral, Mixtral), read
-// from coda YAML (configs/workloads/llm/*.yaml) or from a Hugging Face config.json (hf_config.h),
-// and its headline numbers: parameters, KV-cache bytes per token, forward FLOPs per token.
-// docs/llm.md describes the format and every convention used here.
+// A decoder-only transformer described by its dimensions (GPT-2/3, LLaMA, Mistral, Mixtral,
+// Qwen3), read from coda YAML (configs/workloads/llm/*.yaml) or from a Hugging Face config.json
+// (hf_config.h), and its headline numbers: parameters, KV-cache bytes per token, forward FLOPs per
+// token. docs/llm.md describes the format and every convention used here.
 
 #include <cstdint>
 #include <filesystem>
@@ -63,6 +63,10 @@ struct LlmConfig {
   bool qkv_bias = false;
   bool out_bias = false;
   bool mlp_bias = false;
+  // Qwen3's QK norm: a norm of the model's type (RMSNorm in Qwen3) over each head's head_dim of
+  // Q and of K, after the projections and before RoPE (Qwen3Attention's q_norm and k_norm), with
+  // one scale of head_dim each: 2 x head_dim parameters a layer.
+  bool qk_norm = false;
   std::uint64_t max_positions = 0;
   // Sliding-window attention (Mistral 7B v0.1): each token attends to the last `sliding_window`
   // tokens; 0: the whole context. The builder prices full attention, so it refuses a phase

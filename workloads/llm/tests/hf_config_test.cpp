@@ -233,6 +233,83 @@ TEST(HfConfig, Qwen2CarriesQkvBiasesOnly) {
   EXPECT_EQ(diags.all().back().path, "use_sliding_window");
 }
 
+// Qwen/Qwen3-0.6B's config.json (model_type qwen3): head_dim 128 over 16 heads (Q 2048 wide from
+// a hidden size of 1024), the QK norm implied by the model_type, tied embeddings.
+constexpr const char* kQwen3 = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 3072,
+  "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+  "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+  "tie_word_embeddings": true, "torch_dtype": "bfloat16", "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
+// Qwen/Qwen3-30B-A3B's config.json (model_type qwen3_moe): 128 experts of moe_intermediate_size
+// 768 on every layer, 8 a token; intermediate_size (6144) would size dense layers it has none of.
+constexpr const char* kQwen3Moe = R"({
+  "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "decoder_sparse_step": 1,
+  "head_dim": 128, "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 6144,
+  "max_position_embeddings": 40960, "max_window_layers": 48, "mlp_only_layers": [],
+  "model_type": "qwen3_moe", "moe_intermediate_size": 768, "norm_topk_prob": true,
+  "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+  "num_hidden_layers": 48, "num_key_value_heads": 4, "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0, "sliding_window": null, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "use_sliding_window": false, "vocab_size": 151936
+})";
+
+TEST(HfConfig, Qwen3HasTheQkNormAndItsMoeExpertsOnEveryLayer) {
+  Diagnostics diags;
+  const auto dense = load(kQwen3, diags);
+  ASSERT_TRUE(dense) << diags.format_all();
+  EXPECT_TRUE(dense->qk_norm);
+  EXPECT_FALSE(dense->qkv_bias);
+  EXPECT_EQ(dense->head_dim, 128u);
+  // The model card's 0.6B (by hand in llm_config_test.cpp, Qwen3PresetsParameters).
+  EXPECT_EQ(llm_headline(*dense, 0).parameters, 596'049'920u);
+  const auto moe = load(kQwen3Moe, diags);
+  ASSERT_TRUE(moe) << diags.format_all();
+  EXPECT_TRUE(moe->qk_norm);
+  EXPECT_EQ(moe->ffn, 768u);  // moe_intermediate_size, not intermediate_size
+  EXPECT_EQ(moe->moe.experts, 128u);
+  EXPECT_EQ(moe->moe.top_k, 8u);
+  EXPECT_EQ(llm_headline(*moe, 0).parameters, 30'532'122'624u);        // "30.5B"
+  EXPECT_EQ(llm_headline(*moe, 0).active_parameters, 3'353'032'704u);  // "3.3B activated"
+  EXPECT_TRUE(diags.all().empty()) << diags.format_all();
+}
+
+TEST(HfConfig, Qwen3MoeDenseLayersAmongTheExpertsAreRefused) {
+  Diagnostics step;
+  EXPECT_FALSE(
+      load(replace(kQwen3Moe, "\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 2"), step));
+  ASSERT_EQ(step.error_count(), 1u) << step.format_all();
+  EXPECT_EQ(step.all()[0].path, "decoder_sparse_step");
+  EXPECT_EQ(step.all()[0].where.line, 2);  // the line of the key, in the text above
+  EXPECT_EQ(step.all()[0].message,
+            "experts on one layer in 2, dense FFNs on the others, are not modeled");
+  Diagnostics dense;
+  EXPECT_FALSE(
+      load(replace(kQwen3Moe, "\"mlp_only_layers\": []", "\"mlp_only_layers\": [0, 47]"), dense));
+  ASSERT_EQ(dense.error_count(), 1u) << dense.format_all();
+  EXPECT_EQ(dense.all()[0].path, "mlp_only_layers");
+  EXPECT_EQ(dense.all()[0].message, "2 dense layers among the MoE layers are not modeled");
+  Diagnostics wrong;
+  EXPECT_FALSE(
+      load(replace(kQwen3Moe, "\"mlp_only_layers\": []", "\"mlp_only_layers\": 0"), wrong));
+  ASSERT_EQ(wrong.error_count(), 1u) << wrong.format_all();
+  EXPECT_EQ(wrong.all()[0].message, "expected an array, found an integer");
+  Diagnostics missing;
+  EXPECT_FALSE(load(replace(kQwen3Moe, "\"moe_intermediate_size\": 768,", ""), missing));
+  ASSERT_EQ(missing.error_count(), 1u) << missing.format_all();
+  EXPECT_EQ(missing.all()[0].path, "moe_intermediate_size");
+  Diagnostics window;
+  EXPECT_FALSE(load(
+      replace(kQwen3, "\"use_sliding_window\": false", "\"use_sliding_window\": true"), window));
+  ASSERT_EQ(window.error_count(), 1u) << window.format_all();
+  EXPECT_EQ(window.all()[0].message,
+            "sliding-window attention on some of Qwen3's layers is not modeled");
+}
+
 TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   Diagnostics diags;
   EXPECT_FALSE(
@@ -242,7 +319,7 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
             "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
-            "qwen2, gemma, phi3)");
+            "qwen2, qwen3, qwen3_moe, gemma, phi3)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");

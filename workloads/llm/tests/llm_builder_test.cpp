@@ -1,7 +1,9 @@
 // The LLM graph builder: structure (verify), parameters, FLOPs against hand formulas and
 // published conventions, KV cache, and the TP / PP / DP communication.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,7 +43,8 @@ std::size_t count(const Graph& g, Function f) {
 }
 
 TEST(LlmBuilder, WeightsInTheGraphAreTheParameterCount) {
-  for (const char* name : {"llama2_7b", "gpt2_small", "mixtral_8x7b"}) {
+  for (const char* name :
+       {"llama2_7b", "gpt2_small", "mixtral_8x7b", "qwen3_0p6b", "qwen3_30b_a3b"}) {
     const LlmConfig c = preset(name);
     const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16});
     EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters) << name;
@@ -59,6 +62,55 @@ TEST(LlmBuilder, GegluGatesWithGeluAndBiasesFollowTheirFlags) {
   EXPECT_EQ(count(g, Function::Silu), 0u);
   EXPECT_EQ(count(g, Function::Gelu), c.layers);  // one per layer, on the gate
   EXPECT_EQ(count(g, Function::Mul) >= c.layers, true);
+}
+
+// Qwen3's QK norm: an RMSNorm over each head's head_dim (128) of Q and of K, after the split
+// into heads and before RoPE. Qwen3-0.6B, prefill of 2 x 64 tokens: q_norm over
+// [2, 16 heads, 64, 128] and k_norm over [2, 8 KV heads, 64, 128], rows of 128, one scale of
+// 128 each; a decode step normalises the new token's K ([2, 8, 1, 128]), not the cache.
+TEST(LlmBuilder, QkNormNormalisesEachHeadBeforeRope) {
+  const LlmConfig c = preset("qwen3_0p6b");
+  const auto find = [](const Graph& g, const std::string& name) -> const Op* {
+    for (const Op& op : g.ops)
+      if (op.name == name) return &op;
+    return nullptr;
+  };
+  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 64});
+  const Op* q = find(g, "L0.q_norm");
+  const Op* k = find(g, "L0.k_norm");
+  ASSERT_TRUE(q && k);
+  EXPECT_EQ(q->function, Function::RmsNorm);
+  EXPECT_EQ(q->space.accesses[0].shape, (std::vector<std::uint64_t>{2, 16, 64, 128}));
+  EXPECT_EQ(q->space.accesses[1].shape, (std::vector<std::uint64_t>{128}));  // the scale
+  EXPECT_EQ(k->space.accesses[0].shape, (std::vector<std::uint64_t>{2, 8, 64, 128}));
+  // Order: split into heads, then the norms, then RoPE reads the normalised Q.
+  std::size_t split = 0, norm = 0, rope = 0;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].name == "L0.split_heads") split = i;
+    if (g.ops[i].name == "L0.q_norm") norm = i;
+    if (g.ops[i].name == "L0.rope_q") rope = i;
+  }
+  EXPECT_LT(split, norm);
+  EXPECT_LT(norm, rope);
+  EXPECT_EQ(g.ops[rope].tensors[0], g.ops[norm].tensors.back());
+  const Graph d = build(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 64});
+  ASSERT_TRUE(find(d, "L0.k_norm"));
+  EXPECT_EQ(find(d, "L0.k_norm")->space.accesses[0].shape,
+            (std::vector<std::uint64_t>{2, 8, 1, 128}));
+  // Training: each norm has its backward and its scale's gradient (a sum over all but head_dim).
+  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 16});
+  EXPECT_TRUE(find(t, "L0.q_norm.dx") && find(t, "L0.k_norm.dx"));
+  const Op* dscale = find(t, "L0.q_norm.dscale");
+  ASSERT_TRUE(dscale);
+  EXPECT_EQ(dscale->space.accesses.back().shape, (std::vector<std::uint64_t>{128}));
+  // The hf_transformers runtime does not decompose it: refused, not priced as Llama's layer.
+  Diagnostics diags;
+  LlmPhase hf_phase{.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16};
+  hf_phase.runtime = Runtime::HfTransformers;
+  EXPECT_FALSE(try_build_llm(c, hf_phase, {}, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_NE(diags.all()[0].message.find("but qwen3_0p6b has QK norms"), std::string::npos)
+      << diags.all()[0].message;
 }
 
 TEST(LlmBuilder, AContextBeyondTheSlidingWindowIsRefused) {

@@ -146,6 +146,40 @@ TEST(LlmHeadline, EdgeCorpusPresetsParameters) {
   EXPECT_EQ(llm_headline(preset("phi3_mini_4k"), 0).parameters, 3'821'079'552u);
 }
 
+// Qwen3 (QK norm: one RMSNorm scale of head_dim on Q and one on K, every layer), each against
+// its model card ("Number of Parameters", "(Non-Embedding)"):
+//   Qwen3-0.6B (tied): embedding 151936*1024 = 155,582,464; a layer: q and o 1024*2048 x 2 =
+//     4,194,304, k and v 1024*1024 x 2 = 2,097,152, MLP 3*1024*3072 = 9,437,184, two norms
+//     2,048, q_norm and k_norm 2*128 = 256: 15,730,944, x 28 = 440,466,432; final norm 1,024:
+//     non-embedding 440,467,456 ("0.44B"), total 596,049,920 ("0.6B").
+//   Qwen3-8B (untied): embedding and LM head 2*151936*4096 = 1,244,659,712; a layer: q and o
+//     4096^2 x 2 = 33,554,432, k and v 4096*1024 x 2 = 8,388,608, MLP 3*4096*12288 =
+//     150,994,944, norms 8,192 + 256: 192,946,432, x 36 = 6,946,071,552; final norm 4,096:
+//     non-embedding 6,946,075,648 ("6.95B"), total 8,190,735,360 ("8.2B").
+//   Qwen3-30B-A3B (untied, 128 experts of 768, 8 a token): embedding and LM head
+//     2*151936*2048 = 622,329,856; a layer: q and o 2048*4096 x 2 = 16,777,216, k and v
+//     2048*512 x 2 = 2,097,152, norms 4,096 + 256, router 2048*128 = 262,144, experts
+//     128*3*2048*768 = 603,979,776: 623,120,640, x 48 = 29,909,790,720; final norm 2,048:
+//     non-embedding 29,909,792,768 ("29.9B"), total 30,532,122,624 ("30.5B"). Active: 8 experts
+//     3*2048*768*8 = 37,748,736 a layer, so 56,889,600 x 48 = 2,730,700,800, + 2,048 +
+//     622,329,856 = 3,353,032,704 ("3.3B activated").
+TEST(LlmHeadline, Qwen3PresetsParameters) {
+  const LlmHeadline small = llm_headline(preset("qwen3_0p6b"), 0);
+  EXPECT_EQ(small.parameters, 596'049'920u);
+  EXPECT_EQ(small.parameters - small.embedding_parameters, 440'467'456u);
+  const LlmHeadline dense = llm_headline(preset("qwen3_8b"), 0);
+  EXPECT_EQ(dense.parameters, 8'190'735'360u);
+  EXPECT_EQ(dense.parameters - dense.embedding_parameters, 6'946'075'648u);
+  const LlmHeadline moe = llm_headline(preset("qwen3_30b_a3b"), 0);
+  EXPECT_EQ(moe.parameters, 30'532'122'624u);
+  EXPECT_EQ(moe.parameters - moe.embedding_parameters, 29'909'792'768u);
+  EXPECT_EQ(moe.active_parameters, 3'353'032'704u);
+  // Without the QK norm the 0.6B model has 28 x 256 = 7,168 fewer.
+  LlmConfig plain = preset("qwen3_0p6b");
+  plain.qk_norm = false;
+  EXPECT_EQ(llm_headline(plain, 0).parameters, 596'049'920u - 7'168u);
+}
+
 // GPT-2 small as Hugging Face counts it (tied LM head):
 //   wte 50257*768 = 38,597,376; wpe 1024*768 = 786,432
 //   per layer: ln_1 2*768 = 1,536; c_attn 768*2304 + 2304 = 1,771,776; attn c_proj 768*768 + 768
