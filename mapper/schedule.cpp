@@ -246,7 +246,9 @@ std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::H
   const auto& dims = op.space.dims;  // b, hk, g, q, kv, d
   const std::uint64_t heads = dims[0].extent * dims[1].extent * dims[2].extent;
   const std::uint64_t q = dims[3].extent, kv = dims[4].extent;
-  const bool causal = std::get<workload::AttentionSpec>(op.attributes).causal;
+  const auto& spec = std::get<workload::AttentionSpec>(op.attributes);
+  const bool causal = spec.causal;
+  work.softcap = spec.softcap > 0;
   work.batch = dims[0].extent;
   work.kv_heads = dims[1].extent;
   work.heads = dims[1].extent * dims[2].extent;

@@ -172,6 +172,7 @@ struct AttentionWork {
   std::uint64_t all_pairs = 0;     // b x heads x q x kv
   std::uint64_t head_dim = 0;
   std::uint64_t block = 0;  // fused: the FlashAttention block Br = Bc the fusion plan took
+  bool softcap = false;     // logit soft-capping (AttentionSpec::softcap)
   Bytes reads;   // Q, K and V (backward: also O and dO)
   Bytes writes;  // O (backward: dQ, dK and dV)
 };

@@ -207,12 +207,13 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
   CODA_CHECK(p.batch >= 1 && p.kv_heads >= 1 && p.heads % p.kv_heads == 0 && p.q_len >= 1 &&
              p.kv_len >= 1 && p.head_dim >= 1);
   CODA_CHECK(!p.causal || p.kv_len >= p.q_len);
+  CODA_CHECK(p.softcap >= 0);
   const std::uint64_t group = p.heads / p.kv_heads;
   enum : std::size_t { kB, kHk, kG, kQ, kKv, kD };
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Attention;
-  op.attributes = AttentionSpec{p.causal};
+  op.attributes = AttentionSpec{.causal = p.causal, .softcap = p.softcap};
   op.space.dims = {{"b", p.batch}, {"hk", p.kv_heads}, {"g", group},
                    {"q", p.q_len}, {"kv", p.kv_len},   {"d", p.head_dim}};
   const IndexExpr head{{{kHk, signed_size(group)}, {kG, 1}}, 0};

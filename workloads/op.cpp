@@ -148,11 +148,15 @@ std::uint64_t iteration_points(const Op& op) { return space_points(op.space); }
 std::uint64_t flop_count(const Op& op) {
   switch (op.kind) {
     case OpKind::Contraction: return 2 * mac_count(op);
-    // The matmuls, and per kept score the softmax (forward) or dS = P (dP - D) (backward: 2).
-    case OpKind::Attention:
+    // The matmuls, and per kept score the softmax (forward) or dS = P (dP - D) (backward: 2),
+    // and a soft cap's tanh (or its derivative's pass) as the decomposed Tanh op counts it.
+    case OpKind::Attention: {
+      const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
+      const std::uint64_t cap = spec && spec->softcap > 0 ? flops_per_point(Function::Tanh) : 0;
       return 2 * mac_count(op) +
-             (attention_backward(op) ? 2 : flops_per_point(Function::Softmax)) *
+             ((attention_backward(op) ? 2 : flops_per_point(Function::Softmax)) + cap) *
                  attention_heads(op) * attention_pairs(op);
+    }
     case OpKind::DataMovement:
     case OpKind::Collective: return 0;
     default: return flops_per_point(op.function) * space_points(op.space);

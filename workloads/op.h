@@ -102,6 +102,9 @@ struct AttentionSpec {
   bool causal = false;  // query i attends to the first (kv - q + i + 1) keys
   // The backward pass (make_attention_backward): dQ, dK, dV from Q, K, V, O and dO.
   bool backward = false;
+  // Logit soft-capping (Gemma 2's attn_logit_softcapping): S = cap x tanh(S / cap) before the
+  // softmax; 0: none. The cost does not depend on the cap's value, only on whether there is one.
+  double softcap = 0;
   friend bool operator==(const AttentionSpec&, const AttentionSpec&) = default;
 };
 

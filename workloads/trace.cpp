@@ -1,6 +1,7 @@
 #include "workloads/trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -61,6 +62,7 @@ Json op_json(const Op& op) {
   if (const auto* a = std::get_if<AttentionSpec>(&op.attributes)) {
     j["attributes"] = {{"causal", a->causal}};
     if (a->backward) j["attributes"]["backward"] = true;
+    if (a->softcap > 0) j["attributes"]["softcap"] = a->softcap;
   }
   else if (const auto* c = std::get_if<CollectiveSpec>(&op.attributes))
     j["attributes"] = {{"ranks", c->ranks}};
@@ -158,6 +160,14 @@ class Reader {
       return false;
     }
     return true;
+  }
+  // A finite number above zero (a scale, a cap).
+  bool read(const Json& j, const std::string& path, double& out) {
+    if (!expect(j, j.is_number(), path, "a number")) return false;
+    out = j.get<double>();
+    if (std::isfinite(out) && out > 0) return true;
+    error(path, fmt::format("must be above 0, not {}", dump_json(j)));
+    return false;
   }
   bool read(const Json& j, const std::string& path, std::int64_t& out, std::int64_t limit) {
     if (!expect(j, j.is_number_integer(), path, "a whole number")) return false;
@@ -314,20 +324,25 @@ TensorAccess read_access(Reader& r, const Tables& t, const Json& j, const std::s
 
 void read_attributes(Reader& r, const Json& j, const std::string& path, Op& op) {
   if (!r.expect(j, j.is_object(), path, "an object")) return;
-  r.reject_unknown_keys(j, path, {"causal", "backward", "ranks"});
+  r.reject_unknown_keys(j, path, {"causal", "backward", "softcap", "ranks"});
   if (j.contains("causal") && j.contains("ranks")) {
     r.error(path, "has both 'causal' (attention) and 'ranks' (collective)");
     return;
   }
-  if (j.contains("causal") || j.contains("backward")) {
+  if (j.contains("causal") || j.contains("backward") || j.contains("softcap")) {
     AttentionSpec spec;
-    const char* key = j.contains("causal") ? "causal" : "backward";
+    const char* key = j.contains("causal")     ? "causal"
+                      : j.contains("backward") ? "backward"
+                                               : "softcap";
     if (op.kind != OpKind::Attention)
       r.error(child(path, key), fmt::format("only attention ops have '{}', not {}", key,
                                             to_string(op.kind)));
     const bool backward_ok =
         !j.contains("backward") || r.field(j, "backward", path, false, spec.backward);
-    if (r.field(j, "causal", path, true, spec.causal) && backward_ok) op.attributes = spec;
+    const bool softcap_ok =
+        !j.contains("softcap") || r.field(j, "softcap", path, false, spec.softcap);
+    if (r.field(j, "causal", path, true, spec.causal) && backward_ok && softcap_ok)
+      op.attributes = spec;
   } else if (j.contains("ranks")) {
     std::uint64_t ranks = 0;
     if (op.kind != OpKind::Collective)

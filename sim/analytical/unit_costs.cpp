@@ -359,13 +359,20 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
   for (const mapper::ScheduledOp& part : work.parts)
     if (part.placement == mapper::Placement::Vector) softmax = &part;
   CODA_CHECK(softmax != nullptr);
-  AttentionShape shape{.batch = work.batch, .heads = work.heads, .kv_heads = work.kv_heads,
-                       .q_len = work.q_len, .kv_len = work.kv_len, .head_dim = work.head_dim,
-                       .pairs = work.pairs, .block = work.block, .precision = op.precision,
+  AttentionShape shape{.batch = work.batch,
+                       .heads = work.heads,
+                       .kv_heads = work.kv_heads,
+                       .q_len = work.q_len,
+                       .kv_len = work.kv_len,
+                       .head_dim = work.head_dim,
+                       .pairs = work.pairs,
+                       .block = work.block,
+                       .precision = op.precision,
                        .softmax_precision = softmax->precision,
                        .reads = static_cast<double>(work.reads.value),
                        .writes = static_cast<double>(work.writes.value),
-                       .backward = work.backward};
+                       .backward = work.backward,
+                       .softcap = work.softcap};
   const arch::AttentionImpl impl = hw.attention_impl();
   std::optional<double> systolic;
   // Backward: the parts' four gradient GEMMs and the recompute of S = Q K^T, one more of their
@@ -602,11 +609,20 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
                                    ? DataType::Fp32
                                    : shape.softmax_precision;
   const double rescale = shape.backward ? 0.0 : d / block;
-  const VectorWork online{shape.pairs, kOnlineSoftmaxOps + rescale, kOnlineSoftmaxSpecialOps, 0,
-                          0, 1};
+  // A soft cap, cap x tanh(S / cap): tanh's ops (vector_model.h) and the multiply by the cap
+  // (the division folds into the 1 / sqrt(d) scale); the backward recomputes it and multiplies
+  // dS by its derivative 1 - t^2 (3 ops).
+  const VectorOpCounts tanh = vector_function_counts(VectorFunction::Tanh);
+  const double cap_ops =
+      shape.softcap ? tanh.ops_per_element + 1.0 + (shape.backward ? 3.0 : 0.0) : 0.0;
+  const double cap_special = shape.softcap ? tanh.special_ops_per_element : 0.0;
+  const VectorWork online{.elements = shape.pairs,
+                          .ops_per_element = kOnlineSoftmaxOps + rescale + cap_ops,
+                          .special_ops_per_element = kOnlineSoftmaxSpecialOps + cap_special};
   const VectorCost v = evaluate_vector(online, vector_params(vector_type, hw));
   out.vector_seconds = std::max(v.arithmetic_seconds, v.special_seconds);
-  out.vector_ops = pairs * (kOnlineSoftmaxOps + rescale + kOnlineSoftmaxSpecialOps);
+  out.vector_ops =
+      pairs * (kOnlineSoftmaxOps + rescale + cap_ops + kOnlineSoftmaxSpecialOps + cap_special);
   // fa2 runs a block's softmax between its two GEMMs on the same warps; fa3 (and a systolic
   // array beside its vector unit) overlaps them: max(matrix, softmax), and on fa3 the part of
   // the shorter that attention_overlap leaves unhidden.

@@ -85,7 +85,9 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
 //            `systolic_matrix_seconds` as given (fused_attention passes the compute cycles of
 //            the two GEMMs; backward, of the four gradient GEMMs x 5/4, the recompute of S).
 //   vector   the online softmax over the kept pairs in fp32: 5 ops + 1 exp (+ d / block rescale
-//            ops forward) per pair, at the achievable vector and special-function rates.
+//            ops forward) per pair, at the achievable vector and special-function rates; a
+//            soft cap adds tanh's ops and one multiply a pair (backward: that recompute and
+//            3 ops of its derivative, dS x (1 - t^2)).
 //   overlap  fa2: matrix + vector (a block's softmax runs between its GEMMs on the same warps);
 //            fa3: max(matrix, vector) + (1 - attention_overlap) x min(matrix, vector) (ping-pong
 //            warpgroups hide that share of the shorter); systolic arrays: max (separate units).
@@ -104,6 +106,7 @@ struct AttentionShape {
   double reads = 0;   // DRAM bytes: forward Q, K, V; backward also O and dO
   double writes = 0;  // forward O; backward dQ, dK, dV
   bool backward = false;
+  bool softcap = false;  // logit soft-capping (AttentionSpec::softcap): more vector work a pair
 };
 struct FusedAttentionCost {
   double seconds = 0;

@@ -60,7 +60,11 @@ std::optional<workload::Graph> token_graph(const llm::LlmConfig& one_layer, std:
 }
 
 bool in_layer(std::string_view name) { return name.starts_with("L0."); }
-bool is_head(std::string_view name) { return name == "last_token" || name.starts_with("lm_head"); }
+// The LM head's ops, priced per sampled sequence: the last token's gather, the head's GEMM and a
+// final soft cap over its logits (Gemma 2).
+bool is_head(std::string_view name) {
+  return name == "last_token" || name.starts_with("lm_head") || name == "final_softcap";
+}
 
 }  // namespace
 
@@ -172,7 +176,8 @@ double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, st
                                     .q_len = queries,
                                     .kv_len = keys,
                                     .head_dim = d,
-                                    .causal = causal};
+                                    .causal = causal,
+                                    .softcap = model_.attention_softcap};
   // As the LLM builder binds it: Q an activation, K and V the KV cache.
   workload::Graph g;
   g.name = "serving.attention";

@@ -108,6 +108,43 @@ TEST(FusionPricing, UnfusedAttentionBackwardCostsWhatItsFivePartsCost) {
   expect_same_cost(whole.ops.at(0).cost, decomposed.total);
 }
 
+// A soft-capped attention (Gemma 2's cap x tanh(S / cap)) unfused is its four parts, the cap an
+// elementwise tanh over S between Q K^T and the softmax; its backward six, the cap's derivative
+// a pass over dS and the capped S after the softmax's backward.
+TEST(FusionPricing, UnfusedSoftCappedAttentionCostsWhatItsPartsCost) {
+  const auto hw = parse_arch(kMiniGpu);
+  const workload::AttentionParams p{
+      .heads = 4, .kv_heads = 4, .q_len = 128, .kv_len = 128, .head_dim = 64, .softcap = 50};
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_attention("attn", p, DataType::Fp16));
+  const results::RunResult whole = run(g, hw, FusionMode::None);
+  workload::Graph parts = g;
+  (void)workload::DecomposeAttention{}.run(parts);
+  ASSERT_EQ(parts.ops.size(), 4u);
+  EXPECT_EQ(parts.ops[1].name, "attn.softcap");
+  EXPECT_EQ(parts.ops[1].function, Function::Tanh);
+  const results::RunResult decomposed = run(parts, hw, FusionMode::None);
+  expect_same_cost(whole.ops.at(0).cost, decomposed.total);
+  // The cap's pass reads S and writes the capped S: 2 x 4 x 128 x 128 x 2 B more DRAM traffic
+  // than the same attention without it.
+  workload::Graph plain{"g", "", {}, {}, {}};
+  workload::AttentionParams uncapped = p;
+  uncapped.softcap = 0;
+  plain.add(workload::make_attention("attn", uncapped, DataType::Fp16));
+  EXPECT_EQ(dram(whole.total) - dram(run(plain, hw, FusionMode::None).total),
+            2u * 4 * 128 * 128 * 2);
+
+  workload::Graph bwd{"g", "", {}, {}, {}};
+  bwd.add(workload::make_attention_backward("attn", p, DataType::Fp16));
+  const results::RunResult whole_bwd = run(bwd, hw, FusionMode::None);
+  workload::Graph bwd_parts{"g", "", {}, {}, {}};
+  for (workload::Op& op : workload::decompose_attention_backward(bwd.ops[0]))
+    bwd_parts.add(std::move(op));
+  ASSERT_EQ(bwd_parts.ops.size(), 6u);
+  EXPECT_EQ(bwd_parts.ops[3].name, "attn.softcap_bwd");
+  expect_same_cost(whole_bwd.ops.at(0).cost, run(bwd_parts, hw, FusionMode::None).total);
+}
+
 TEST(FusionPricing, FlashAttentionBackwardKeepsPdPAndDsOffDram) {
   const auto hw = parse_arch(kMiniGpu);
   const results::RunResult none = run(attention_backward(), hw, FusionMode::None);
@@ -250,6 +287,25 @@ TEST(FusionPricing, FlashAttention2BackwardIsFiveGemmsPlusTheSoftmax) {
   EXPECT_EQ(r.ops[0].cost.cycles, Cycles{4000 + 80 + 16384});
   EXPECT_EQ(r.ops[0].cost.compute_cycles, Cycles{80 + 16384});
   EXPECT_EQ(r.ops[0].cost.macs, 4u * 16384 * 64);
+}
+
+// Soft-capped FlashAttention on the same GPU (fa2): the cap adds tanh's 4 ops and 1 special and
+// the multiply by the cap a pair. Forward: arithmetic 16384 x (5 + 64/128 + 5) / 16 = 10752
+// cycles, special 16384 x 2 / 1 = 32768; fa2 adds the GEMMs' 32: 4 us + 32 + 32768 = 36800
+// (20416 uncapped). Backward: the cap's recompute and 3 ops of its derivative, arithmetic
+// 16384 x (5 + 5 + 3) / 16 = 13312, special 32768: 4 us + 80 + 32768 = 36848.
+TEST(FusionPricing, SoftCappedFlashAttentionAddsTheTanhToTheSoftmax) {
+  const auto hw = parse_arch(slow_vector_gpu("[mma_sync]"));
+  const workload::AttentionParams p{
+      .heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128, .head_dim = 64, .softcap = 30};
+  workload::Graph fwd{"g", "", {}, {}, {}};
+  fwd.add(workload::make_attention("attn", p, DataType::Fp16));
+  EXPECT_EQ(run(fwd, hw, FusionMode::Epilogue).ops.at(0).cost.cycles, Cycles{4000 + 32 + 32768});
+  EXPECT_EQ(run(one_head(false), hw, FusionMode::Epilogue).ops.at(0).cost.cycles,
+            Cycles{4000 + 32 + 16384});
+  workload::Graph bwd{"g", "", {}, {}, {}};
+  bwd.add(workload::make_attention_backward("attn", p, DataType::Fp16));
+  EXPECT_EQ(run(bwd, hw, FusionMode::Epilogue).ops.at(0).cost.cycles, Cycles{4000 + 80 + 32768});
 }
 
 TEST(ResidencyPricing, TwoLayersKeepTheirIntermediateOnChip) {

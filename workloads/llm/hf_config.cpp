@@ -18,8 +18,8 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 8> kLlamaStyle{"llama", "mistral",   "mixtral", "qwen2",
-                                                      "qwen3", "qwen3_moe", "gemma",   "phi3"};
+constexpr std::array<std::string_view, 9> kLlamaStyle{
+    "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
@@ -287,7 +287,8 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     number(LlmField::Vocab, "vocab_size", c.vocab, true);
     number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, true);
     std::string act;
-    const bool gemma = model_type == "gemma";
+    const bool gemma2 = model_type == "gemma2";
+    const bool gemma = model_type == "gemma" || gemma2;
     if (!r.has("hidden_act")) {
       diags.error(r.object_location(), "hidden_act", "missing required key",
                   "silu (SwiGLU, LLaMA) or gelu (a plain GELU MLP)");
@@ -328,8 +329,16 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                 fmt::format("sliding-window attention on some of {}'s layers is not modeled",
                             qwen3 ? "Qwen3" : "Qwen2"),
                 "set it to false to price full attention on every layer");
-    } else if (model_type == "mistral" || model_type == "mixtral" || model_type == "phi3") {
+    } else if (model_type == "mistral" || model_type == "mixtral" || model_type == "phi3" ||
+               gemma2) {  // Gemma 2: on every other layer; the builder refuses contexts beyond it
       r.number("sliding_window", c.sliding_window, false);
+    }
+    if (gemma2) {  // Gemma2DecoderLayer: four RMSNorms; Gemma2Attention and the LM head soft-cap
+      c.post_norms = true;
+      keys[LlmField::AttentionSoftcap] = "attn_logit_softcapping";
+      keys[LlmField::FinalSoftcap] = "final_logit_softcapping";
+      r.real("attn_logit_softcapping", c.attention_softcap);  // null: none
+      r.real("final_logit_softcapping", c.final_softcap);
     }
     if (qwen3_moe) {
       number(LlmField::Experts, "num_experts", c.moe.experts, true);

@@ -161,6 +161,8 @@ struct LayerWeights {
   std::optional<TensorId> q_proj, k_proj, v_proj;  // hf_transformers: three nn.Linear
   std::optional<TensorId> norm1_shift, norm2_shift, qkv_bias, out_bias;
   std::optional<TensorId> q_norm, k_norm, q_norm_shift, k_norm_shift;  // QK norm (Qwen3)
+  // Sandwich norms (Gemma 2): on the attention's and the FFN's outputs.
+  std::optional<TensorId> post_norm1, post_norm2, post_norm1_shift, post_norm2_shift;
   std::optional<FfnWeights> dense;  // dense FFN
   std::optional<TensorId> router;   // MoE
   std::vector<FfnWeights> experts;
@@ -416,6 +418,14 @@ class Builder {
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
       w.norm2 = weight(p + "norm2.weight", {h});
       if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
+      if (c_.post_norms) {
+        w.post_norm1 = weight(p + "post_norm1.weight", {h});
+        w.post_norm2 = weight(p + "post_norm2.weight", {h});
+        if (ln) {
+          w.post_norm1_shift = weight(p + "post_norm1.bias", {h});
+          w.post_norm2_shift = weight(p + "post_norm2.bias", {h});
+        }
+      }
       if (c_.moe.experts == 0) {
         w.dense = ffn_weights(p + "ffn.");
       } else {
@@ -648,8 +658,10 @@ class Builder {
     if (const std::optional<DataType> fmha = phase_.quant.context_attention;
         fmha && phase_.kind == PhaseKind::Prefill)
       quantize_in_producer(q, *fmha);
-    const AttentionParams ap{sequences, heads_, kv_heads_, q_len_, kv_len_, d,
-                             phase_.kind != PhaseKind::Decode};
+    const AttentionParams ap{.batch = sequences, .heads = heads_, .kv_heads = kv_heads_,
+                             .q_len = q_len_, .kv_len = kv_len_, .head_dim = d,
+                             .causal = phase_.kind != PhaseKind::Decode,
+                             .softcap = c_.attention_softcap};
     const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
     emit(make_attention(p + "attention", ap, dt_), {q, keys, values, o}, &tape,
          NodeKind::Attention, false, ap);
@@ -663,6 +675,7 @@ class Builder {
     TensorId attn = linear(tape, p + "out", merged, tokens, q_out_, h, w.out);
     attn = leave_tp(tape, p + "out", attn);
     if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
+    if (w.post_norm1) attn = norm(tape, p + "post_norm1", attn, *w.post_norm1, w.post_norm1_shift);
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
 
     const TensorId n2 = enter_tp(tape, p + "norm2", norm(tape, p + "norm2", x1, w.norm2, w.norm2_shift));
@@ -677,6 +690,8 @@ class Builder {
       ffn_out = moe(tape, p + "moe.", n2, tokens, w);
       ffn_out = leave_tp(tape, p + "moe", ffn_out);
     }
+    if (w.post_norm2)
+      ffn_out = norm(tape, p + "post_norm2", ffn_out, *w.post_norm2, w.post_norm2_shift);
     return binary(tape, p + "residual2", Function::Add, x1, ffn_out);
   }
 
@@ -887,8 +902,10 @@ class Builder {
     }
     if (training_) f = enter_tp(mb.post, p + "final_norm", f);
     const bool b_t = c_.tied_embeddings;  // the table is [vocab][hidden]
-    const TensorId logits = linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_,
-                                   std::nullopt, b_t);
+    TensorId logits =
+        linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_, std::nullopt, b_t);
+    // Gemma 2's final soft cap, cap x tanh(logits / cap): one elementwise pass over the logits.
+    if (c_.final_softcap > 0) logits = unary(mb.post, p + "final_softcap", Function::Tanh, logits);
     if (hf_) {  // greedy decoding's logits[:, -1].argmax(-1)
       const TensorId next = act(p + "argmax.out", {rows});
       emit(make_reduction(p + "argmax", Function::Max, {rows, vocab_}, {1}, dt_), {logits, next});
@@ -1310,6 +1327,8 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
   if (c.qkv_bias || c.out_bias || c.mlp_bias) differs.emplace_back("biases");
   if (c.moe.experts > 0) differs.emplace_back("experts");
   if (c.qk_norm) differs.emplace_back("QK norms");
+  if (c.post_norms) differs.emplace_back("post norms");
+  if (c.attention_softcap > 0 || c.final_softcap > 0) differs.emplace_back("soft-capping");
   if (c.head_dim % 2 != 0) differs.emplace_back(fmt::format("an odd head_dim {}", c.head_dim));
   if (!differs.empty())
     error("phase.runtime",

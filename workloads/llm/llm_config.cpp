@@ -1,6 +1,7 @@
 #include "workloads/llm/llm_config.h"
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -78,6 +79,11 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
     error(LlmField::TopK,
           fmt::format("top_k {} is more than the {} experts", c.moe.top_k, c.moe.experts),
           "each token is routed to top_k of the experts");
+  for (const auto& [field, cap] : {std::pair{LlmField::AttentionSoftcap, c.attention_softcap},
+                                   std::pair{LlmField::FinalSoftcap, c.final_softcap}})
+    if (!std::isfinite(cap) || cap < 0)
+      error(field, fmt::format("must be a positive cap (or 0: none), not {}", cap),
+            "Gemma 2 caps attention scores at 50 and logits at 30");
   if (!moe && (c.moe.top_k > 0 || c.moe.shared_experts > 0))
     error(LlmField::Experts, "must be at least 1 when top_k or shared_experts is given",
           "set experts, or drop the MoE settings for a dense model");
@@ -124,6 +130,9 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   model.optional("out_bias", c.out_bias, diags);
   model.optional("mlp_bias", c.mlp_bias, diags);
   model.optional("qk_norm", c.qk_norm, diags);
+  model.optional("post_norms", c.post_norms, diags);
+  model.optional("attention_softcap", c.attention_softcap, diags);
+  model.optional("final_softcap", c.final_softcap, diags);
   model.optional("sliding_window", c.sliding_window, diags);
   model.required("max_positions", c.max_positions, diags);
   model.optional_enum("dtype", c.dtype, EnumTable<DataType>(data_type_names()), diags);
@@ -157,6 +166,12 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
       case LlmField::Experts: key = "experts"; break;
       case LlmField::TopK: key = "top_k"; break;
       case LlmField::SharedExperts: key = "shared_experts"; break;
+      case LlmField::AttentionSoftcap:
+        key = "attention_softcap";
+        break;
+      case LlmField::FinalSoftcap:
+        key = "final_softcap";
+        break;
     }
     const YamlReader& map = in_moe && has_moe ? moe : model;
     if (map.has(key)) return {map.at(key).location(), map.at(key).path(), true};
@@ -193,7 +208,7 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
       (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0);
   const std::uint64_t lm_head = c.tied_embeddings ? 0 : c.vocab * c.hidden;
   const std::uint64_t qk_norm = c.qk_norm ? 2 * per_element * c.head_dim : 0;
-  const std::uint64_t layer_fixed = 2 * norm + qk_norm + attn + router;
+  const std::uint64_t layer_fixed = (c.post_norms ? 4 : 2) * norm + qk_norm + attn + router;
 
   LlmHeadline h;
   h.embedding_parameters = embed + lm_head;

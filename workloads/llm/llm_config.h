@@ -67,6 +67,13 @@ struct LlmConfig {
   // Q and of K, after the projections and before RoPE (Qwen3Attention's q_norm and k_norm), with
   // one scale of head_dim each: 2 x head_dim parameters a layer.
   bool qk_norm = false;
+  // Gemma 2's sandwich norms: a norm on each branch's output before its residual add
+  // (post_attention_layernorm, post_feedforward_layernorm), one scale of hidden each.
+  bool post_norms = false;
+  // Gemma 2's logit soft-capping, cap x tanh(x / cap): of the attention scores before the softmax
+  // (attn_logit_softcapping) and of the LM head's logits (final_logit_softcapping); 0: none.
+  double attention_softcap = 0;
+  double final_softcap = 0;
   std::uint64_t max_positions = 0;
   // Sliding-window attention (Mistral 7B v0.1): each token attends to the last `sliding_window`
   // tokens; 0: the whole context. The builder prices full attention, so it refuses a phase
@@ -82,7 +89,19 @@ inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
 
 // The fields that validation can complain about, for readers to map to their own keys.
 enum class LlmField : std::uint8_t {
-  Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts
+  Hidden,
+  Layers,
+  Heads,
+  KvHeads,
+  HeadDim,
+  Ffn,
+  Vocab,
+  MaxPositions,
+  Experts,
+  TopK,
+  SharedExperts,
+  AttentionSoftcap,
+  FinalSoftcap
 };
 
 // Where a field was given: a location and a path in the reader's own terms.
@@ -93,7 +112,8 @@ struct FieldPlace {
 };
 
 // Checks sizes and their relations (zero sizes, heads not dividing hidden when head_dim was not
-// given, kv_heads not dividing heads, MoE top_k outside [1, experts]). `place` says where each
+// given, kv_heads not dividing heads, MoE top_k outside [1, experts]) and that the soft caps are
+// finite and not negative. `place` says where each
 // field came from. Returns whether the config is valid; every problem is reported.
 bool validate_llm_config(const LlmConfig& config,
                          const std::function<FieldPlace(LlmField)>& place, Diagnostics& diags);

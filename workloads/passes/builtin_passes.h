@@ -24,7 +24,9 @@ struct VerifyPass {
 // m = g*q (the G query heads that share a kv head are stacked along m), n = kv (n = d for P V)
 // and k = d (k = kv). MACs: b*hk*g*q*kv*d per matmul, 2*b*heads*q*kv*d in all, equal to the fused
 // op's mac_count when not causal. Causal: the mask is applied in the softmax, so both matmuls do
-// the full q*kv work and the MACs exceed the fused op's; the report says by how much.
+// the full q*kv work and the MACs exceed the fused op's; the report says by how much. A
+// soft-capped op (AttentionSpec::softcap) gets a fourth, <name>.softcap, an elementwise Tanh
+// from S to the capped scores the softmax reads.
 // Attention ops not in make_attention's form are left fused, with a note.
 struct DecomposeAttention {
   static constexpr std::string_view kName = "decompose-attention";

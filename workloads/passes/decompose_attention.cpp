@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,9 +40,20 @@ struct Decomposed {
   std::uint64_t extra_macs = 0;  // over the fused op (causal only)
 };
 
-// The three ops replacing `attn`; `scores` and `probs` are the new tensors S and P.
-Decomposed decompose(const Op& attn, TensorId scores, TensorId probs,
-                     const std::vector<std::uint64_t>& score_shape) {
+bool softcapped(const Op& attn) { return std::get<AttentionSpec>(attn.attributes).softcap > 0; }
+
+// The soft cap's pass over S, cap x tanh(S / cap), as one elementwise Tanh (the division and
+// the multiply beside tanh's own ops are not counted).
+Op softcap_op(const Op& attn, const std::vector<std::uint64_t>& score_shape, DataType dtype) {
+  Op op = make_elementwise(attn.name + ".softcap", Function::Tanh, score_shape, dtype);
+  op.source = attn.source;
+  return op;
+}
+
+// The ops replacing `attn` (three, four with a soft cap); `scores` and `probs` are the new
+// tensors S and P, `capped` the capped scores (with a soft cap).
+Decomposed decompose(const Op& attn, TensorId scores, std::optional<TensorId> capped,
+                     TensorId probs, const std::vector<std::uint64_t>& score_shape) {
   const auto& acc = attn.space.accesses;
   const DataType dtype = acc[kQAccess].dtype;
   const std::vector<IndexExpr> score_index = score_index_of(attn);
@@ -57,9 +69,14 @@ Decomposed decompose(const Op& attn, TensorId scores, TensorId probs,
   qk.tensors = {attn.tensors[kQAccess], attn.tensors[kKAccess], scores};
   qk.source = attn.source;
 
+  std::optional<Op> cap;
+  if (capped) {
+    cap = softcap_op(attn, score_shape, dtype);
+    cap->tensors = {scores, *capped};
+  }
   Op softmax = make_normalization(attn.name + ".softmax", Function::Softmax, score_shape, {3},
                                   dtype);
-  softmax.tensors = {scores, probs};
+  softmax.tensors = {capped.value_or(scores), probs};
   softmax.source = attn.source;
 
   Op pv;
@@ -75,7 +92,10 @@ Decomposed decompose(const Op& attn, TensorId scores, TensorId probs,
 
   Decomposed out;
   out.extra_macs = mac_count(qk) + mac_count(pv) - mac_count(attn);
-  out.ops = {std::move(qk), std::move(softmax), std::move(pv)};
+  out.ops.push_back(std::move(qk));
+  if (cap) out.ops.push_back(std::move(*cap));
+  out.ops.push_back(std::move(softmax));
+  out.ops.push_back(std::move(pv));
   return out;
 }
 
@@ -119,6 +139,14 @@ std::vector<Op> decompose_attention_backward(const Op& attn) {
   softmax.space.accesses.insert(softmax.space.accesses.begin() + 1, std::move(dy));
   softmax.source = attn.source;
   ops.push_back(std::move(softmax));
+  // A soft cap's backward, dS x (1 - tanh^2), reading dS and the capped scores the forward
+  // saved: one pass of tanh over the two (as every unary function's backward is priced).
+  if (softcapped(attn)) {
+    Op cap = make_elementwise(attn.name + ".softcap_bwd", Function::Tanh, shape, dtype,
+                              {{TensorRole::Input, {}}});
+    cap.source = attn.source;
+    ops.push_back(std::move(cap));
+  }
   // dQ = dS K (m = g q, n = d, k = kv); dK = dS^T Q (m = kv, n = d, k = g q).
   ops.push_back(contraction("dq", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdK]),
                                    acc[kBwdDq]}));
@@ -130,7 +158,7 @@ std::vector<Op> decompose_attention_backward(const Op& attn) {
 PassReport DecomposeAttention::run(Graph& graph) {
   PassReport report;
   std::vector<Op> ops;
-  std::size_t decomposed = 0, causal = 0;
+  std::size_t decomposed = 0, causal = 0, capped_ops = 0;
   std::uint64_t extra_macs = 0;
   for (Op& op : graph.ops) {
     if (op.kind != OpKind::Attention) {
@@ -153,11 +181,15 @@ PassReport DecomposeAttention::run(Graph& graph) {
     const std::vector<std::uint64_t> score_shape = score_shape_of(op);
     const TensorId scores =
         graph.add_tensor({op.name + ".scores", score_shape, dtype, TensorKind::Activation});
+    std::optional<TensorId> capped;
+    if (softcapped(op))
+      capped = graph.add_tensor({op.name + ".capped", score_shape, dtype, TensorKind::Activation});
     const TensorId probs =
         graph.add_tensor({op.name + ".probs", score_shape, dtype, TensorKind::Activation});
-    Decomposed d = decompose(op, scores, probs, score_shape);
+    Decomposed d = decompose(op, scores, capped, probs, score_shape);
     ++decomposed;
     if (std::get<AttentionSpec>(op.attributes).causal) ++causal;
+    if (softcapped(op)) ++capped_ops;
     extra_macs += d.extra_macs;
     for (Op& part : d.ops) ops.push_back(std::move(part));
   }
@@ -168,6 +200,11 @@ PassReport DecomposeAttention::run(Graph& graph) {
       "decomposed {} attention op{} into Q K^T, softmax and P V (grouped-query heads stacked "
       "along m: no copies of K and V)",
       decomposed, decomposed == 1 ? "" : "s"));
+  if (capped_ops > 0)
+    report.notes.push_back(fmt::format(
+        "{} of them soft-capped: cap x tanh(S / cap) as one elementwise pass over S before the "
+        "softmax",
+        capped_ops));
   if (causal > 0)
     report.notes.push_back(fmt::format(
         "{} of them causal: the mask is applied in the softmax, so the matmuls compute every "

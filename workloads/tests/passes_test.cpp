@@ -88,6 +88,28 @@ TEST(Passes, DecomposeCausalAttentionReportsTheExtraWork) {
             "query-key pair, 192 MACs more than the fused ops");
 }
 
+// A soft cap (Gemma 2) decomposes into a fourth op, cap x tanh(S / cap) as one Tanh over S
+// between Q K^T and the softmax, reading the scores and writing the capped scores the softmax
+// reads; the FLOPs still match the fused op's (which counts the tanh's 1 a score).
+TEST(Passes, DecomposeSoftCappedAttentionAddsTheTanh) {
+  Graph g = attention_graph(
+      {.heads = 2, .kv_heads = 2, .q_len = 4, .kv_len = 4, .head_dim = 8, .softcap = 50});
+  const std::uint64_t fused_flops = total_flops(g);
+  const PipelineResult r = run_one(g, PassPipeline{}.add<DecomposeAttention>());
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  ASSERT_EQ(g.ops.size(), 5u);
+  EXPECT_EQ(g.ops[1].name, "attn.softcap");
+  EXPECT_EQ(g.ops[1].function, Function::Tanh);
+  EXPECT_EQ(g.ops[1].tensors[0], g.ops[0].tensors[2]);  // reads S
+  EXPECT_EQ(g.ops[2].tensors[0], g.ops[1].tensors[1]);  // the softmax reads the capped S
+  EXPECT_EQ(g.tensor(g.ops[1].tensors[1]).name, "attn.capped");
+  EXPECT_EQ(total_flops(g), fused_flops);
+  ASSERT_EQ(r.reports[0].notes.size(), 2u);
+  EXPECT_EQ(r.reports[0].notes[1],
+            "1 of them soft-capped: cap x tanh(S / cap) as one elementwise pass over S before the "
+            "softmax");
+}
+
 TEST(Passes, DecomposeLeavesOtherGraphsAlone) {
   Graph g;
   g.add(make_gemm("fc", 2, 3, 4));

@@ -37,8 +37,13 @@ Graph every_builder_graph() {
                                 .head_dim = 4, .causal = true},
                        DataType::Fp8E4M3));
   g.add(make_attention_backward("attn.bwd",
-                                {.batch = 1, .heads = 2, .kv_heads = 1, .q_len = 4, .kv_len = 4,
-                                 .head_dim = 8},
+                                {.batch = 1,
+                                 .heads = 2,
+                                 .kv_heads = 1,
+                                 .q_len = 4,
+                                 .kv_len = 4,
+                                 .head_dim = 8,
+                                 .softcap = 50.5},
                                 DataType::Bf16));
   g.add(make_data_movement("concat", Function::Concat, {{2, 3}, {2, 5}}, {{2, 8}},
                            DataType::Fp32));
@@ -182,6 +187,19 @@ TEST(Trace, RejectsBadVersionsAttributesAndAttentionShapes) {
                 "not contraction",
                 "t.json: error: ops[0].attributes: missing required key 'causal'",
             }));
+
+  // "softcap" is a number above 0 (absent: no cap).
+  Graph capped;
+  capped.name = "c";
+  capped.add(make_attention("attn", {.q_len = 2, .kv_len = 4, .softcap = 30}, DataType::Fp16));
+  auto c = nlohmann::ordered_json::parse(write_trace(capped));
+  EXPECT_EQ(c["ops"][0]["attributes"]["softcap"], 30.0);
+  c["ops"][0]["attributes"]["softcap"] = -1;
+  Diagnostics diags4;
+  EXPECT_FALSE(read(c.dump(), diags4).has_value());
+  EXPECT_EQ(formatted(diags4),
+            (std::vector<std::string>{
+                "t.json: error: ops[0].attributes.softcap: must be above 0, not -1"}));
 
   Graph g;
   g.name = "a";

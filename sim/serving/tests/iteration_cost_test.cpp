@@ -31,13 +31,13 @@ llm::LlmConfig load_model(const char* file) {
 
 // `coda run --llm` of one phase, fused as `fusion`.
 double coda_run_seconds(llm::PhaseKind kind, std::uint64_t batch, std::uint64_t seq,
-                        std::uint64_t tp, mapper::FusionMode fusion,
-                        const llm::Quantization& quant) {
+                        std::uint64_t tp, mapper::FusionMode fusion, const llm::Quantization& quant,
+                        const char* model = kModel) {
   RunFiles files;
   files.arch = kArch;
   files.fusion = fusion;
   files.source =
-      workload::LlmSource{.config = kModel,
+      workload::LlmSource{.config = model,
                           .phase = {.kind = kind, .batch = batch, .seq_len = seq, .quant = quant},
                           .parallelism = {.tp = tp}};
   Diagnostics diags;
@@ -84,6 +84,30 @@ TEST_P(IterationCost, PiecesSumToCodaRunForUniformBatches) {
 INSTANTIATE_TEST_SUITE_P(TpAndScheme, IterationCost,
                          ::testing::Values(std::tuple{1, "none"}, std::tuple{2, "none"},
                                            std::tuple{1, "fp8"}, std::tuple{2, "w4a16"}));
+
+// Gemma 2 27B the same way: its soft-capped attention priced on its own with the cap, and the
+// final cap over the logits with the head (once per sampled sequence), so the pieces still sum
+// to coda run's decode and prefill. (27B: head_dim 128, as LLaMA's. The 2B and 9B, head_dim
+// 256, differ by 6 us in a 4.7 ms prefill with or without the caps and post norms.)
+TEST(IterationCost, Gemma2PiecesSumToCodaRun) {
+  const char* model = "configs/workloads/llm/gemma2_27b.yaml";
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  auto pricer =
+      IterationPricer::make(load_model(model), hw, {.fusion = mapper::FusionMode::Epilogue}, diags);
+  ASSERT_TRUE(pricer) << diags.format_all();
+  IterationBatch decode;
+  decode.decode_sequences = 8;
+  decode.decode_context_sum = std::uint64_t{8} * 512;
+  const double decode_run =
+      coda_run_seconds(llm::PhaseKind::Decode, 8, 511, 1, mapper::FusionMode::Epilogue, {}, model);
+  EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run);
+  IterationBatch prefill;
+  prefill.prefill.push_back({.tokens = 512, .cached = 0, .samples = true});
+  const double prefill_run =
+      coda_run_seconds(llm::PhaseKind::Prefill, 1, 512, 1, mapper::FusionMode::Epilogue, {}, model);
+  EXPECT_NEAR(pricer->price(prefill).total(), prefill_run, 1e-3 * prefill_run);
+}
 
 TEST(IterationCostParts, AreMemoisedAndAddUp) {
   const arch::HardwareModel hw = load_hw(kArch);

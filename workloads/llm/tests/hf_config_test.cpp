@@ -310,6 +310,52 @@ TEST(HfConfig, Qwen3MoeDenseLayersAmongTheExpertsAreRefused) {
             "sliding-window attention on some of Qwen3's layers is not modeled");
 }
 
+// google/gemma-2-2b's config.json (model_type gemma2): Gemma's GeGLU and tied embeddings, four
+// RMSNorms a layer, soft caps on the attention logits (50) and the final logits (30), a
+// 4,096-token window on every other layer.
+constexpr const char* kGemma2 = R"({
+  "architectures": ["Gemma2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attn_logit_softcapping": 50.0, "cache_implementation": "hybrid",
+  "final_logit_softcapping": 30.0, "head_dim": 256, "hidden_act": "gelu_pytorch_tanh",
+  "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2304, "intermediate_size": 9216,
+  "max_position_embeddings": 8192, "model_type": "gemma2", "num_attention_heads": 8,
+  "num_hidden_layers": 26, "num_key_value_heads": 4, "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096,
+  "torch_dtype": "float32", "vocab_size": 256000
+})";
+
+TEST(HfConfig, Gemma2HasSandwichNormsAndSoftCaps) {
+  Diagnostics diags;
+  const auto c = load(kGemma2, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->ffn_type, FfnType::GeGlu);
+  EXPECT_TRUE(c->tied_embeddings);
+  EXPECT_TRUE(c->post_norms);
+  EXPECT_EQ(c->attention_softcap, 50.0);
+  EXPECT_EQ(c->final_softcap, 30.0);
+  EXPECT_EQ(c->sliding_window, 4096u);
+  EXPECT_EQ(c->dtype, DataType::Fp32);  // as the 2B checkpoint is stored
+  // By hand: embedding 256000 x 2304 = 589,824,000 (tied). A layer: Q 2304 x 2048 = 4,718,592,
+  // K and V 2304 x 1024 x 2 = 4,718,592, O 4,718,592, gate, up, down 3 x 2304 x 9216 =
+  // 63,700,992, four RMSNorms 9,216: 77,865,984, x 26 = 2,024,515,584; final norm 2,304.
+  // Total 2,614,341,888, Hugging Face's count for google/gemma-2-2b ("2.61B").
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 2'614'341'888u);
+  // A null cap is none; a negative one is an error at its key.
+  const auto uncapped =
+      load(replace(kGemma2, "\"attn_logit_softcapping\": 50.0", "\"attn_logit_softcapping\": null"),
+           diags);
+  ASSERT_TRUE(uncapped) << diags.format_all();
+  EXPECT_EQ(uncapped->attention_softcap, 0.0);
+  Diagnostics negative;
+  EXPECT_FALSE(load(
+      replace(kGemma2, "\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": -30.0"),
+      negative));
+  ASSERT_EQ(negative.error_count(), 1u) << negative.format_all();
+  EXPECT_EQ(negative.all()[0].path, "final_logit_softcapping");
+  EXPECT_EQ(negative.all()[0].where.line, 4);
+  EXPECT_EQ(negative.all()[0].message, "must be a positive cap (or 0: none), not -30");
+}
+
 TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   Diagnostics diags;
   EXPECT_FALSE(
@@ -319,7 +365,7 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
             "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
-            "qwen2, qwen3, qwen3_moe, gemma, phi3)");
+            "qwen2, qwen3, qwen3_moe, gemma, gemma2, phi3)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");

@@ -44,7 +44,7 @@ std::size_t count(const Graph& g, Function f) {
 
 TEST(LlmBuilder, WeightsInTheGraphAreTheParameterCount) {
   for (const char* name :
-       {"llama2_7b", "gpt2_small", "mixtral_8x7b", "qwen3_0p6b", "qwen3_30b_a3b"}) {
+       {"llama2_7b", "gpt2_small", "mixtral_8x7b", "qwen3_0p6b", "qwen3_30b_a3b", "gemma2_2b"}) {
     const LlmConfig c = preset(name);
     const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16});
     EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters) << name;
@@ -111,6 +111,43 @@ TEST(LlmBuilder, QkNormNormalisesEachHeadBeforeRope) {
   ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
   EXPECT_NE(diags.all()[0].message.find("but qwen3_0p6b has QK norms"), std::string::npos)
       << diags.all()[0].message;
+}
+
+// Gemma 2: a norm on each branch's output before its residual add (four RMSNorms a layer), the
+// attention's scores soft-capped (the op carries the cap), and the logits soft-capped by one
+// elementwise tanh over [tokens, vocab] that the loss then reads; the caps' backwards are there.
+TEST(LlmBuilder, Gemma2SandwichNormsAndSoftCaps) {
+  const LlmConfig c = preset("gemma2_2b");
+  const auto named = [](const Graph& g, const std::string& name) -> const Op* {
+    for (const Op& op : g.ops)
+      if (op.name == name) return &op;
+    return nullptr;
+  };
+  const Graph g = build(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 64});
+  std::size_t norms = 0;
+  for (const Op& op : g.ops) norms += op.function == Function::RmsNorm ? 1 : 0;
+  EXPECT_EQ(norms, 4 * c.layers + 1);  // and the final norm
+  // post_norm1 normalises the attention's output projection; the residual adds its result.
+  const Op* post = named(g, "L0.post_norm1");
+  const Op* residual = named(g, "L0.residual1");
+  ASSERT_TRUE(post && residual && named(g, "L0.post_norm2"));
+  EXPECT_EQ(post->tensors[0], named(g, "L0.out")->tensors.back());
+  EXPECT_EQ(residual->tensors[1], post->tensors.back());
+  const Op* attention = named(g, "L0.attention");
+  ASSERT_TRUE(attention);
+  EXPECT_EQ(std::get<AttentionSpec>(attention->attributes).softcap, 50.0);
+  const Op* cap = named(g, "final_softcap");
+  ASSERT_TRUE(cap);
+  EXPECT_EQ(cap->function, Function::Tanh);
+  EXPECT_EQ(cap->space.accesses[0].shape, (std::vector<std::uint64_t>{2, 256000}));
+  EXPECT_EQ(cap->tensors[0], named(g, "lm_head")->tensors.back());
+  // Training: the loss's softmax reads the capped logits; the attention's backward carries the
+  // cap; the final cap has its backward.
+  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 16});
+  EXPECT_EQ(named(t, "loss.softmax")->tensors[0], named(t, "final_softcap")->tensors.back());
+  EXPECT_EQ(std::get<AttentionSpec>(named(t, "L0.attention.bwd")->attributes).softcap, 50.0);
+  EXPECT_TRUE(named(t, "final_softcap.dx"));
+  EXPECT_TRUE(named(t, "L0.post_norm2.dx"));
 }
 
 TEST(LlmBuilder, AContextBeyondTheSlidingWindowIsRefused) {

@@ -49,6 +49,18 @@ TEST(LlmConfigYaml, ReadsDefaults) {
   EXPECT_EQ(c->moe.experts, 0u);
 }
 
+TEST(LlmConfigYaml, ANegativeSoftCapIsAnErrorAtItsKey) {
+  std::string text = kTiny;
+  text.replace(text.find("  max_positions: 128"), 20,
+               "  max_positions: 128\n  attention_softcap: 50\n  final_softcap: -1");
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.final_softcap");
+  EXPECT_EQ(diags.all()[0].where.line, 15);
+  EXPECT_EQ(diags.all()[0].message, "must be a positive cap (or 0: none), not -1");
+}
+
 TEST(LlmConfigYaml, UnknownKeyHasDidYouMeanAndLocation) {
   std::string text = kTiny;
   text.replace(text.find("  layers: 2"), 11, "  layers: 2\n  hiden: 3");
@@ -178,6 +190,22 @@ TEST(LlmHeadline, Qwen3PresetsParameters) {
   LlmConfig plain = preset("qwen3_0p6b");
   plain.qk_norm = false;
   EXPECT_EQ(llm_headline(plain, 0).parameters, 596'049'920u - 7'168u);
+}
+
+// Gemma 2 (tied embeddings, four RMSNorms a layer), each against Hugging Face's count:
+//   2B: embedding 256000*2304 = 589,824,000; a layer: q and o 2304*2048 x 2 = 9,437,184, k and v
+//     2304*1024 x 2 = 4,718,592, MLP 3*2304*9216 = 63,700,992, norms 4*2304 = 9,216:
+//     77,865,984, x 26 = 2,024,515,584; final norm 2,304: 2,614,341,888.
+//   9B: embedding 256000*3584 = 917,504,000; a layer: q and o 3584*4096 x 2 = 29,360,128, k and
+//     v 3584*2048 x 2 = 14,680,064, MLP 3*3584*14336 = 154,140,672, norms 14,336: 198,195,200,
+//     x 42 = 8,324,198,400; final norm 3,584: 9,241,705,984.
+//   27B (head_dim 128): embedding 256000*4608 = 1,179,648,000; a layer: q and o 4608*4096 x 2 =
+//     37,748,736, k and v 4608*2048 x 2 = 18,874,368, MLP 3*4608*36864 = 509,607,936, norms
+//     18,432: 566,249,472, x 46 = 26,047,475,712; final norm 4,608: 27,227,128,320.
+TEST(LlmHeadline, Gemma2PresetsParameters) {
+  EXPECT_EQ(llm_headline(preset("gemma2_2b"), 0).parameters, 2'614'341'888u);
+  EXPECT_EQ(llm_headline(preset("gemma2_9b"), 0).parameters, 9'241'705'984u);
+  EXPECT_EQ(llm_headline(preset("gemma2_27b"), 0).parameters, 27'227'128'320u);
 }
 
 // GPT-2 small as Hugging Face counts it (tied LM head):
