@@ -36,6 +36,13 @@ std::uint64_t collective_bytes(const Graph& g, Function f, const std::string& pr
   return total;
 }
 
+// The op called `name`, or null.
+const Op* op_named(const Graph& g, const std::string& name) {
+  for (const Op& op : g.ops)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
 std::size_t count(const Graph& g, Function f) {
   std::size_t n = 0;
   for (const Op& op : g.ops) n += op.function == f ? 1 : 0;
@@ -70,14 +77,9 @@ TEST(LlmBuilder, GegluGatesWithGeluAndBiasesFollowTheirFlags) {
 // 128 each; a decode step normalises the new token's K ([2, 8, 1, 128]), not the cache.
 TEST(LlmBuilder, QkNormNormalisesEachHeadBeforeRope) {
   const LlmConfig c = preset("qwen3_0p6b");
-  const auto find = [](const Graph& g, const std::string& name) -> const Op* {
-    for (const Op& op : g.ops)
-      if (op.name == name) return &op;
-    return nullptr;
-  };
   const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 64});
-  const Op* q = find(g, "L0.q_norm");
-  const Op* k = find(g, "L0.k_norm");
+  const Op* q = op_named(g, "L0.q_norm");
+  const Op* k = op_named(g, "L0.k_norm");
   ASSERT_TRUE(q && k);
   EXPECT_EQ(q->function, Function::RmsNorm);
   EXPECT_EQ(q->space.accesses[0].shape, (std::vector<std::uint64_t>{2, 16, 64, 128}));
@@ -94,13 +96,13 @@ TEST(LlmBuilder, QkNormNormalisesEachHeadBeforeRope) {
   EXPECT_LT(norm, rope);
   EXPECT_EQ(g.ops[rope].tensors[0], g.ops[norm].tensors.back());
   const Graph d = build(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 64});
-  ASSERT_TRUE(find(d, "L0.k_norm"));
-  EXPECT_EQ(find(d, "L0.k_norm")->space.accesses[0].shape,
+  ASSERT_TRUE(op_named(d, "L0.k_norm"));
+  EXPECT_EQ(op_named(d, "L0.k_norm")->space.accesses[0].shape,
             (std::vector<std::uint64_t>{2, 8, 1, 128}));
   // Training: each norm has its backward and its scale's gradient (a sum over all but head_dim).
   const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 16});
-  EXPECT_TRUE(find(t, "L0.q_norm.dx") && find(t, "L0.k_norm.dx"));
-  const Op* dscale = find(t, "L0.q_norm.dscale");
+  EXPECT_TRUE(op_named(t, "L0.q_norm.dx") && op_named(t, "L0.k_norm.dx"));
+  const Op* dscale = op_named(t, "L0.q_norm.dscale");
   ASSERT_TRUE(dscale);
   EXPECT_EQ(dscale->space.accesses.back().shape, (std::vector<std::uint64_t>{128}));
   // The hf_transformers runtime does not decompose it: refused, not priced as Llama's layer.
@@ -118,36 +120,31 @@ TEST(LlmBuilder, QkNormNormalisesEachHeadBeforeRope) {
 // elementwise tanh over [tokens, vocab] that the loss then reads; the caps' backwards are there.
 TEST(LlmBuilder, Gemma2SandwichNormsAndSoftCaps) {
   const LlmConfig c = preset("gemma2_2b");
-  const auto named = [](const Graph& g, const std::string& name) -> const Op* {
-    for (const Op& op : g.ops)
-      if (op.name == name) return &op;
-    return nullptr;
-  };
   const Graph g = build(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 64});
   std::size_t norms = 0;
   for (const Op& op : g.ops) norms += op.function == Function::RmsNorm ? 1 : 0;
   EXPECT_EQ(norms, 4 * c.layers + 1);  // and the final norm
   // post_norm1 normalises the attention's output projection; the residual adds its result.
-  const Op* post = named(g, "L0.post_norm1");
-  const Op* residual = named(g, "L0.residual1");
-  ASSERT_TRUE(post && residual && named(g, "L0.post_norm2"));
-  EXPECT_EQ(post->tensors[0], named(g, "L0.out")->tensors.back());
+  const Op* post = op_named(g, "L0.post_norm1");
+  const Op* residual = op_named(g, "L0.residual1");
+  ASSERT_TRUE(post && residual && op_named(g, "L0.post_norm2"));
+  EXPECT_EQ(post->tensors[0], op_named(g, "L0.out")->tensors.back());
   EXPECT_EQ(residual->tensors[1], post->tensors.back());
-  const Op* attention = named(g, "L0.attention");
+  const Op* attention = op_named(g, "L0.attention");
   ASSERT_TRUE(attention);
   EXPECT_EQ(std::get<AttentionSpec>(attention->attributes).softcap, 50.0);
-  const Op* cap = named(g, "final_softcap");
+  const Op* cap = op_named(g, "final_softcap");
   ASSERT_TRUE(cap);
   EXPECT_EQ(cap->function, Function::Tanh);
   EXPECT_EQ(cap->space.accesses[0].shape, (std::vector<std::uint64_t>{2, 256000}));
-  EXPECT_EQ(cap->tensors[0], named(g, "lm_head")->tensors.back());
+  EXPECT_EQ(cap->tensors[0], op_named(g, "lm_head")->tensors.back());
   // Training: the loss's softmax reads the capped logits; the attention's backward carries the
   // cap; the final cap has its backward.
   const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 16});
-  EXPECT_EQ(named(t, "loss.softmax")->tensors[0], named(t, "final_softcap")->tensors.back());
-  EXPECT_EQ(std::get<AttentionSpec>(named(t, "L0.attention.bwd")->attributes).softcap, 50.0);
-  EXPECT_TRUE(named(t, "final_softcap.dx"));
-  EXPECT_TRUE(named(t, "L0.post_norm2.dx"));
+  EXPECT_EQ(op_named(t, "loss.softmax")->tensors[0], op_named(t, "final_softcap")->tensors.back());
+  EXPECT_EQ(std::get<AttentionSpec>(op_named(t, "L0.attention.bwd")->attributes).softcap, 50.0);
+  EXPECT_TRUE(op_named(t, "final_softcap.dx"));
+  EXPECT_TRUE(op_named(t, "L0.post_norm2.dx"));
 }
 
 TEST(LlmBuilder, AContextBeyondTheSlidingWindowIsRefused) {
