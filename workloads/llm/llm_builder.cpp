@@ -591,17 +591,22 @@ class Builder {
     const TensorId probs = act(p + "router.softmax.out", {tokens, experts});
     emit(make_normalization(p + "router.softmax", Function::Softmax, {tokens, experts}, {1}, dt_),
          {logits, probs}, &tape, NodeKind::Norm);
-    // Tokens spread evenly: each expert gets ceil(tokens * top_k / experts) rows.
-    const std::uint64_t rows = (tokens * k + experts - 1) / experts;
-    std::vector<Shape> expert_shapes(experts, Shape{rows, h});
+    // Tokens spread evenly: the tokens x top_k assignments go to as many experts as they can,
+    // ceil(tokens x top_k / experts) rows each; fewer assignments than experts (a small decode
+    // batch) run that many experts, one row each, and the others not at all (their weights
+    // stay unread).
+    const std::uint64_t assignments = tokens * k;
+    const std::uint64_t active = std::min(experts, assignments);
+    const std::uint64_t rows = (assignments + active - 1) / active;
+    std::vector<Shape> expert_shapes(active, Shape{rows, h});
     std::vector<TensorId> bound{x, probs};
-    for (std::uint64_t e = 0; e < experts; ++e)
+    for (std::uint64_t e = 0; e < active; ++e)
       bound.push_back(act(fmt::format("{}dispatch.expert{}", p, e), {rows, h}));
     emit(make_data_movement(p + "dispatch", Function::Gather, {{tokens, h}, {tokens, experts}},
                             expert_shapes, dt_),
          bound, &tape, NodeKind::Movement);
     std::vector<TensorId> outputs;
-    for (std::uint64_t e = 0; e < experts; ++e)
+    for (std::uint64_t e = 0; e < active; ++e)
       outputs.push_back(ffn_core(tape, fmt::format("{}expert{}.", p, e), bound[2 + e], rows,
                                  w.experts[e], ffn_, true));
     const TensorId gathered = act(p + "combine.out", {tokens, k, h});

@@ -433,6 +433,25 @@ TEST(LlmBuilder, MoeExpertRows) {
   EXPECT_EQ(found, 1u);
   const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64}, {.tp = 2});
   EXPECT_FALSE(t.ops.empty());
+  // Fewer assignments than experts: a decode step of one sequence sends its token to 2 of the 8
+  // experts, so 2 run (one row each) and 6 do not: their weights stay unread. Qwen3-30B-A3B, 4
+  // sequences x top 8 = 32 of its 128 experts. The MACs are the headline's either way (one row
+  // per assignment), and every expert's weights are still in the graph.
+  const auto experts_run = [](const Graph& step) {
+    std::size_t n = 0;
+    for (const Op& op : step.ops)
+      if (op.name.starts_with("L0.moe.expert") && op.name.ends_with(".up")) {
+        ++n;
+        EXPECT_EQ(gemm_view(op).m, 1u) << op.name;
+      }
+    return n;
+  };
+  const Graph one = build(c, {.kind = PhaseKind::Decode, .batch = 1, .seq_len = 64});
+  EXPECT_EQ(experts_run(one), 2u);
+  EXPECT_TRUE(op_named(one, "L0.moe.expert1.up") && !op_named(one, "L0.moe.expert2.up"));
+  EXPECT_EQ(total_elements(one, TensorKind::Weight), llm_headline(c, 0).parameters);
+  const LlmConfig qwen = preset("qwen3_30b_a3b");
+  EXPECT_EQ(experts_run(build(qwen, {.kind = PhaseKind::Decode, .batch = 4, .seq_len = 64})), 32u);
 }
 
 TEST(LlmBuilder, BadParallelismIsADiagnostic) {
