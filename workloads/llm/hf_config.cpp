@@ -18,8 +18,9 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 9> kLlamaStyle{
-    "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2", "phi3"};
+constexpr std::array<std::string_view, 10> kLlamaStyle{"llama",     "mistral", "mixtral",   "qwen2",
+                                                       "qwen2_moe", "qwen3",   "qwen3_moe", "gemma",
+                                                       "gemma2",    "phi3"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
@@ -277,10 +278,13 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     if (!number(LlmField::KvHeads, "num_key_value_heads", c.kv_heads, false))
       keys[LlmField::KvHeads] = "num_attention_heads";
     head_dim_given = number(LlmField::HeadDim, "head_dim", c.head_dim, false);
-    // Qwen3-MoE: every layer's FFN is experts of moe_intermediate_size (intermediate_size is
-    // its dense layers', which mlp_only_layers and decoder_sparse_step would ask for).
+    // Qwen2-MoE and Qwen3-MoE: every layer's FFN is experts of moe_intermediate_size
+    // (intermediate_size is their dense layers', which mlp_only_layers and decoder_sparse_step
+    // would ask for).
     const bool qwen3_moe = model_type == "qwen3_moe";
-    if (qwen3_moe)
+    const bool qwen2_moe = model_type == "qwen2_moe";
+    const std::string_view family = qwen2_moe ? "Qwen2-MoE" : "Qwen3-MoE";
+    if (qwen3_moe || qwen2_moe)
       number(LlmField::Ffn, "moe_intermediate_size", c.ffn, true);
     else
       number(LlmField::Ffn, "intermediate_size", c.ffn, true);
@@ -315,13 +319,14 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     r.boolean("attention_bias", attention_bias);  // LLaMA: Q, K, V and output projections
     c.qkv_bias = c.out_bias = attention_bias;
     r.boolean("mlp_bias", c.mlp_bias);
-    if (model_type == "qwen2") c.qkv_bias = true;  // Qwen2Attention: q, k, v with bias, o without
+    // Qwen2Attention (and Qwen2-MoE's): q, k, v with bias, o without.
+    if (model_type == "qwen2" || qwen2_moe) c.qkv_bias = true;
     const bool qwen3 = model_type == "qwen3" || qwen3_moe;
     if (qwen3) c.qk_norm = true;  // Qwen3Attention: q_norm and k_norm over head_dim
     if (gemma) c.tied_embeddings = true;           // GemmaConfig's default
     // Sliding-window attention: Mistral's window (null: none); Qwen2 and Qwen3 only with
     // use_sliding_window, over some layers, which coda does not model.
-    if (model_type == "qwen2" || qwen3) {
+    if (model_type == "qwen2" || qwen2_moe || qwen3) {
       bool use_window = false;
       r.boolean("use_sliding_window", use_window);
       if (use_window)
@@ -340,10 +345,18 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
       r.real("attn_logit_softcapping", c.attention_softcap);  // null: none
       r.real("final_logit_softcapping", c.final_softcap);
     }
-    if (qwen3_moe) {
+    if (qwen3_moe || qwen2_moe) {
       number(LlmField::Experts, "num_experts", c.moe.experts, true);
       number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
-      // Qwen3MoeDecoderLayer: experts where (layer + 1) % decoder_sparse_step == 0 and the layer
+      // Qwen2MoeSparseMoeBlock: one shared expert of shared_expert_intermediate_size beside the
+      // routed ones, its output scaled by sigmoid(shared_expert_gate(x)).
+      if (qwen2_moe) {
+        c.moe.shared_experts = 1;
+        c.moe.shared_gate = true;
+        keys[LlmField::SharedFfn] = "shared_expert_intermediate_size";
+        number(LlmField::SharedFfn, "shared_expert_intermediate_size", c.moe.shared_ffn, true);
+      }
+      // The decoder layer: experts where (layer + 1) % decoder_sparse_step == 0 and the layer
       // is not in mlp_only_layers; coda's layers are all alike, so only "every layer" is built.
       std::uint64_t step = 1;
       if (r.number("decoder_sparse_step", step, false) && step != 1)
@@ -351,12 +364,14 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                 fmt::format("experts on one layer in {}, dense FFNs on the others, are not "
                             "modeled",
                             step),
-                "coda builds Qwen3-MoE with experts on every layer (decoder_sparse_step 1)");
+                fmt::format("coda builds {} with experts on every layer (decoder_sparse_step 1)",
+                            family));
       if (const auto dense = r.array_size("mlp_only_layers"); dense && *dense > 0)
-        r.error("mlp_only_layers",
-                fmt::format("{} dense layer{} among the MoE layers {} not modeled", *dense,
-                            *dense == 1 ? "" : "s", *dense == 1 ? "is" : "are"),
-                "coda builds Qwen3-MoE with experts on every layer (mlp_only_layers [])");
+        r.error(
+            "mlp_only_layers",
+            fmt::format("{} dense layer{} among the MoE layers {} not modeled", *dense,
+                        *dense == 1 ? "" : "s", *dense == 1 ? "is" : "are"),
+            fmt::format("coda builds {} with experts on every layer (mlp_only_layers [])", family));
     } else if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
       number(LlmField::Experts, "num_local_experts", c.moe.experts, true);
       number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);

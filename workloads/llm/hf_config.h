@@ -17,7 +17,9 @@
 //     the QK norm (q_norm, k_norm: implied by the model_type), the same use_sliding_window rule;
 //     Qwen3-MoE reads num_experts, num_experts_per_tok and moe_intermediate_size (the experts'
 //     FFN; intermediate_size is unused) and refuses dense layers among the experts
-//     (decoder_sparse_step other than 1, a non-empty mlp_only_layers). Gemma 2 (gemma2) is
+//     (decoder_sparse_step other than 1, a non-empty mlp_only_layers). Qwen2-MoE (qwen2_moe) is
+//     the same with Qwen2's QKV biases and one shared expert of shared_expert_intermediate_size
+//     behind its sigmoid gate (shared_expert_gate). Gemma 2 (gemma2) is
 //     Gemma's layer with post norms, attn_logit_softcapping and final_logit_softcapping (null:
 //     none) and a sliding_window on every other layer.
 //   Both: torch_dtype (bfloat16, float16, float32; default bf16), _name_or_path (the name).

@@ -166,7 +166,8 @@ struct LayerWeights {
   std::optional<FfnWeights> dense;  // dense FFN
   std::optional<TensorId> router;   // MoE
   std::vector<FfnWeights> experts;
-  std::optional<FfnWeights> shared;  // all shared experts as one FFN of shared x ffn
+  std::optional<FfnWeights> shared;     // all shared experts as one FFN of MoeConfig::shared_width
+  std::optional<TensorId> shared_gate;  // [hidden x 1] (Qwen2-MoE's shared_expert_gate)
 };
 
 // One micro-batch's forward: what its backward needs.
@@ -197,6 +198,7 @@ class Builder {
     q_out_ = heads_ * c.head_dim;
     kv_out_ = kv_heads_ * c.head_dim;
     ffn_ = c.ffn / tp_;
+    shared_ffn_ = c.moe.shared_width(c.ffn) / tp_;
     vocab_ = (c.vocab + tp_ - 1) / tp_;
     stage_layers_ = c.layers / par.pp;
     first_layer_ = par.stage * stage_layers_;
@@ -434,9 +436,11 @@ class Builder {
           w.experts.push_back(ffn_weights(fmt::format("{}expert{}.", p, e)));
         if (c_.moe.shared_experts > 0) {
           const std::uint64_t saved = ffn_;
-          ffn_ *= c_.moe.shared_experts;
+          ffn_ = shared_ffn_;
           w.shared = ffn_weights(p + "shared.");
           ffn_ = saved;
+          if (c_.moe.shared_gate)
+            w.shared_gate = linear_weight(p + "shared.expert_gate.weight", h, 1);
         }
       }
       layer_weights_.push_back(std::move(w));
@@ -617,8 +621,17 @@ class Builder {
     emit(make_reduction(p + "combine.sum", Function::Sum, {tokens, k, h}, {1}, dt_), {gathered, y},
          &tape, NodeKind::SumReduce);
     if (w.shared) {
-      const TensorId s = ffn_core(tape, p + "shared.", x, tokens, *w.shared,
-                                  ffn_ * c_.moe.shared_experts, true);
+      TensorId s = ffn_core(tape, p + "shared.", x, tokens, *w.shared, shared_ffn_, true);
+      if (w.shared_gate) {  // s x sigmoid(x W_g): a [tokens x 1] GEMM, viewed as [tokens]
+        const TensorId logit =
+            linear(tape, p + "shared.expert_gate", x, tokens, h, 1, *w.shared_gate);
+        const TensorId flat = act(p + "shared.expert_gate.view", {tokens}, dtype(logit));
+        emit(make_data_movement(p + "shared.expert_gate.view", Function::Reshape, {shape(logit)},
+                                {{tokens}}, dt_),
+             {logit, flat}, &tape, NodeKind::Movement);
+        const TensorId g = unary(tape, p + "shared.expert_gate.sigmoid", Function::Sigmoid, flat);
+        s = binary(tape, p + "shared.expert_gate.mul", Function::Mul, s, g, {0});
+      }
       y = binary(tape, p + "shared.add", Function::Add, y, s);
     }
     return y;
@@ -1050,10 +1063,21 @@ class Builder {
           for (std::size_t i = 0; i < 2; ++i) {
             if (!differentiable(t[i])) continue;
             const std::size_t other = 1 - i;
-            const TensorId dx = act(fmt::format("{}.dx{}", f.name, i), s, dtype(t[i]));
-            emit(make_elementwise(fmt::format("{}.dx{}", f.name, i), Function::Mul, s, dt_,
+            const std::string name = fmt::format("{}.dx{}", f.name, i);
+            const bool broadcast = acc[i].shape != s;
+            TensorId dx = act(broadcast ? name + ".full" : name, s, dtype(t[i]));
+            emit(make_elementwise(name, Function::Mul, s, dt_,
                                   {{TensorRole::Input, axes_of(acc[other])}}),
                  {*dy, t[other], dx});
+            if (broadcast) {  // a broadcast operand's gradient sums over the axes it lacks
+              const std::vector<std::size_t> kept = axes_of(acc[i]);
+              std::vector<std::size_t> summed;
+              for (std::size_t a = 0; a < s.size(); ++a)
+                if (std::find(kept.begin(), kept.end(), a) == kept.end()) summed.push_back(a);
+              const TensorId reduced = act(name, acc[i].shape, dtype(t[i]));
+              emit(make_reduction(name + ".sum", Function::Sum, s, summed, dt_), {dx, reduced});
+              dx = reduced;
+            }
             add_grad(grads, t[i], dx);
           }
         } else {  // unary activation: dx = f'(x) * dy, priced as one pass of f over (x, dy)
@@ -1231,6 +1255,7 @@ class Builder {
   const Parallelism& par_;
   DataType dt_;
   std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
+  std::uint64_t shared_ffn_ = 0;  // the shared experts' intermediate size on this rank
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   bool hf_ = false;    // Runtime::HfTransformers
@@ -1400,6 +1425,11 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
     if (c.ffn % par.tp != 0)
       error("parallelism.tp",
             fmt::format("tp {} does not divide the FFN size {}", par.tp, c.ffn),
+            "tensor parallelism splits the FFN columns evenly over the ranks");
+    if (c.moe.shared_experts > 0 && c.moe.shared_width(c.ffn) % par.tp != 0)
+      error("parallelism.tp",
+            fmt::format("tp {} does not divide the shared experts' FFN size {}", par.tp,
+                        c.moe.shared_width(c.ffn)),
             "tensor parallelism splits the FFN columns evenly over the ranks");
   }
   if (c.layers % par.pp != 0)

@@ -46,12 +46,18 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
   };
   const bool moe = c.moe.experts > 0;
   const SizeCheck sizes[] = {
-      {LlmField::Hidden, c.hidden, 1},       {LlmField::Layers, c.layers, 1},
-      {LlmField::Heads, c.heads, 1},         {LlmField::KvHeads, c.kv_heads, 1},
-      {LlmField::HeadDim, c.head_dim, 1},    {LlmField::Ffn, c.ffn, 1},
-      {LlmField::Vocab, c.vocab, 1},         {LlmField::MaxPositions, c.max_positions, 1},
-      {LlmField::Experts, c.moe.experts, 0}, {LlmField::TopK, c.moe.top_k, moe ? 1u : 0u},
+      {LlmField::Hidden, c.hidden, 1},
+      {LlmField::Layers, c.layers, 1},
+      {LlmField::Heads, c.heads, 1},
+      {LlmField::KvHeads, c.kv_heads, 1},
+      {LlmField::HeadDim, c.head_dim, 1},
+      {LlmField::Ffn, c.ffn, 1},
+      {LlmField::Vocab, c.vocab, 1},
+      {LlmField::MaxPositions, c.max_positions, 1},
+      {LlmField::Experts, c.moe.experts, 0},
+      {LlmField::TopK, c.moe.top_k, moe ? 1u : 0u},
       {LlmField::SharedExperts, c.moe.shared_experts, 0},
+      {LlmField::SharedFfn, c.moe.shared_ffn, 0},
   };
   bool sizes_ok = true;
   for (const SizeCheck& s : sizes) {
@@ -84,6 +90,9 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
     if (!std::isfinite(cap) || cap < 0)
       error(field, fmt::format("must be a positive cap (or 0: none), not {}", cap),
             "Gemma 2 caps attention scores at 50 and logits at 30");
+  if (c.moe.shared_experts == 0 && (c.moe.shared_ffn > 0 || c.moe.shared_gate))
+    error(c.moe.shared_ffn > 0 ? LlmField::SharedFfn : LlmField::SharedExperts,
+          "shared_ffn and shared_gate need shared_experts", "set shared_experts (Qwen2-MoE: 1)");
   if (!moe && (c.moe.top_k > 0 || c.moe.shared_experts > 0))
     error(LlmField::Experts, "must be at least 1 when top_k or shared_experts is given",
           "set experts, or drop the MoE settings for a dense model");
@@ -142,6 +151,8 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
     moe.required("experts", c.moe.experts, diags);
     moe.required("top_k", c.moe.top_k, diags);
     moe.optional("shared_experts", c.moe.shared_experts, diags);
+    moe.optional("shared_ffn", c.moe.shared_ffn, diags);
+    moe.optional("shared_gate", c.moe.shared_gate, diags);
     moe.reject_unknown_keys(diags);
   }
   model.reject_unknown_keys(diags);
@@ -152,20 +163,45 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
 
   const auto place = [&](LlmField field) -> FieldPlace {
     const bool in_moe = field == LlmField::Experts || field == LlmField::TopK ||
-                        field == LlmField::SharedExperts;
+                        field == LlmField::SharedExperts || field == LlmField::SharedFfn;
     std::string_view key;
     switch (field) {
-      case LlmField::Hidden: key = "hidden"; break;
-      case LlmField::Layers: key = "layers"; break;
-      case LlmField::Heads: key = "heads"; break;
-      case LlmField::KvHeads: key = "kv_heads"; break;
-      case LlmField::HeadDim: key = "head_dim"; break;
-      case LlmField::Ffn: key = "ffn"; break;
-      case LlmField::Vocab: key = "vocab"; break;
-      case LlmField::MaxPositions: key = "max_positions"; break;
-      case LlmField::Experts: key = "experts"; break;
-      case LlmField::TopK: key = "top_k"; break;
-      case LlmField::SharedExperts: key = "shared_experts"; break;
+      case LlmField::Hidden:
+        key = "hidden";
+        break;
+      case LlmField::Layers:
+        key = "layers";
+        break;
+      case LlmField::Heads:
+        key = "heads";
+        break;
+      case LlmField::KvHeads:
+        key = "kv_heads";
+        break;
+      case LlmField::HeadDim:
+        key = "head_dim";
+        break;
+      case LlmField::Ffn:
+        key = "ffn";
+        break;
+      case LlmField::Vocab:
+        key = "vocab";
+        break;
+      case LlmField::MaxPositions:
+        key = "max_positions";
+        break;
+      case LlmField::Experts:
+        key = "experts";
+        break;
+      case LlmField::TopK:
+        key = "top_k";
+        break;
+      case LlmField::SharedExperts:
+        key = "shared_experts";
+        break;
+      case LlmField::SharedFfn:
+        key = "shared_ffn";
+        break;
       case LlmField::AttentionSoftcap:
         key = "attention_softcap";
         break;
@@ -196,12 +232,23 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t attn =
       attn_matmul + (c.qkv_bias ? q_out + 2 * kv_out : 0) + (c.out_bias ? c.hidden : 0);
   const bool gate = gated(c.ffn_type);
-  const std::uint64_t ffn_matmul = (gate ? 3 : 2) * c.hidden * c.ffn;
-  const std::uint64_t ffn_one = ffn_matmul + (c.mlp_bias ? (gate ? 2 : 1) * c.ffn + c.hidden : 0);
+  // One FFN of intermediate size `width`: its matrices, and its biases.
+  const auto ffn_matmul_of = [&](std::uint64_t width) { return (gate ? 3 : 2) * c.hidden * width; };
+  const auto ffn_of = [&](std::uint64_t width) {
+    return ffn_matmul_of(width) + (c.mlp_bias ? (gate ? 2 : 1) * width + c.hidden : 0);
+  };
+  const std::uint64_t ffn_matmul = ffn_matmul_of(c.ffn);
+  const std::uint64_t ffn_one = ffn_of(c.ffn);
   const bool moe = c.moe.experts > 0;
   const std::uint64_t router = moe ? c.hidden * c.moe.experts : 0;
-  const std::uint64_t ffns_total = moe ? c.moe.experts + c.moe.shared_experts : 1;
-  const std::uint64_t ffns_active = moe ? c.moe.top_k + c.moe.shared_experts : 1;
+  // The shared experts run as one FFN of their width together (the builder's), and their gate.
+  const bool shared = moe && c.moe.shared_experts > 0;
+  const std::uint64_t shared_gate = shared && c.moe.shared_gate ? c.hidden : 0;
+  const std::uint64_t shared_params = shared ? ffn_of(c.moe.shared_width(c.ffn)) + shared_gate : 0;
+  const std::uint64_t shared_matmul =
+      shared ? ffn_matmul_of(c.moe.shared_width(c.ffn)) + shared_gate : 0;
+  const std::uint64_t ffns_total = moe ? c.moe.experts * ffn_one + shared_params : ffn_one;
+  const std::uint64_t ffns_active = moe ? c.moe.top_k * ffn_one + shared_params : ffn_one;
 
   const std::uint64_t embed =
       c.vocab * c.hidden +
@@ -212,12 +259,14 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
 
   LlmHeadline h;
   h.embedding_parameters = embed + lm_head;
-  h.parameters = embed + c.layers * (layer_fixed + ffns_total * ffn_one) + norm + lm_head;
-  h.active_parameters = embed + c.layers * (layer_fixed + ffns_active * ffn_one) + norm + lm_head;
+  h.parameters = embed + c.layers * (layer_fixed + ffns_total) + norm + lm_head;
+  h.active_parameters = embed + c.layers * (layer_fixed + ffns_active) + norm + lm_head;
   h.kv_cache_bytes_per_token =
       Bytes{2 * c.layers * c.kv_heads * c.head_dim * bit_width(c.dtype) / 8};
   const std::uint64_t matmul_per_token =
-      c.layers * (attn_matmul + router + ffns_active * ffn_matmul) + c.hidden * c.vocab;
+      c.layers *
+          (attn_matmul + router + (moe ? c.moe.top_k * ffn_matmul + shared_matmul : ffn_matmul)) +
+      c.hidden * c.vocab;
   h.forward_flops_per_token = 2 * matmul_per_token + 4 * c.layers * context * q_out;
   return h;
 }

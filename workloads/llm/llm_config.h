@@ -40,6 +40,16 @@ struct MoeConfig {
   std::uint64_t experts = 0;
   std::uint64_t top_k = 0;
   std::uint64_t shared_experts = 0;
+  // The shared experts' intermediate size together, when it is not shared_experts x ffn (Qwen2-MoE:
+  // one shared expert of shared_expert_intermediate_size); 0: shared_experts x ffn.
+  std::uint64_t shared_ffn = 0;
+  // A sigmoid gate on the shared experts' output, sigmoid(x W_g) with W_g [hidden x 1]
+  // (Qwen2-MoE's shared_expert_gate).
+  bool shared_gate = false;
+  // The shared experts' intermediate size together, given the routed experts' `ffn`.
+  std::uint64_t shared_width(std::uint64_t ffn) const {
+    return shared_ffn > 0 ? shared_ffn : shared_experts * ffn;
+  }
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };
 
@@ -100,6 +110,7 @@ enum class LlmField : std::uint8_t {
   Experts,
   TopK,
   SharedExperts,
+  SharedFfn,
   AttentionSoftcap,
   FinalSoftcap
 };

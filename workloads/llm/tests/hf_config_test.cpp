@@ -278,6 +278,42 @@ TEST(HfConfig, Qwen3HasTheQkNormAndItsMoeExpertsOnEveryLayer) {
   EXPECT_TRUE(diags.all().empty()) << diags.format_all();
 }
 
+// Qwen/Qwen1.5-MoE-A2.7B's config.json (model_type qwen2_moe): Qwen2's QKV biases, 60 routed
+// experts of 1408, 4 a token, and one shared expert of shared_expert_intermediate_size behind
+// its sigmoid gate (implied by the model_type).
+constexpr const char* kQwen2Moe = R"({
+  "architectures": ["Qwen2MoeForCausalLM"], "decoder_sparse_step": 1, "hidden_act": "silu",
+  "hidden_size": 2048, "intermediate_size": 5632, "max_position_embeddings": 8192,
+  "max_window_layers": 21, "model_type": "qwen2_moe", "moe_intermediate_size": 1408,
+  "norm_topk_prob": false, "num_attention_heads": 16, "num_experts": 60,
+  "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16,
+  "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "shared_expert_intermediate_size": 5632,
+  "sliding_window": 32768, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "use_sliding_window": false, "vocab_size": 151936
+})";
+
+TEST(HfConfig, Qwen2MoeHasASharedExpertOfItsOwnSizeBehindAGate) {
+  Diagnostics diags;
+  const auto c = load(kQwen2Moe, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_TRUE(c->qkv_bias);
+  EXPECT_FALSE(c->qk_norm);
+  EXPECT_EQ(c->ffn, 1408u);
+  EXPECT_EQ(c->moe.experts, 60u);
+  EXPECT_EQ(c->moe.top_k, 4u);
+  EXPECT_EQ(c->moe.shared_experts, 1u);
+  EXPECT_EQ(c->moe.shared_ffn, 5632u);
+  EXPECT_TRUE(c->moe.shared_gate);
+  // By hand in llm_config_test.cpp (Qwen2MoeSharedExpertOfItsOwnSizeAndGate): the model card's
+  // 14.3B and 2.7B activated.
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 14'315'784'192u);
+  EXPECT_EQ(llm_headline(*c, 0).active_parameters, 2'689'173'504u);
+  Diagnostics missing;
+  EXPECT_FALSE(load(replace(kQwen2Moe, "\"shared_expert_intermediate_size\": 5632,", ""), missing));
+  ASSERT_EQ(missing.error_count(), 1u) << missing.format_all();
+  EXPECT_EQ(missing.all()[0].path, "shared_expert_intermediate_size");
+}
+
 TEST(HfConfig, Qwen3MoeDenseLayersAmongTheExpertsAreRefused) {
   Diagnostics step;
   EXPECT_FALSE(
@@ -365,7 +401,7 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
             "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
-            "qwen2, qwen3, qwen3_moe, gemma, gemma2, phi3)");
+            "qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");

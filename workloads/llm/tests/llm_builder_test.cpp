@@ -454,6 +454,27 @@ TEST(LlmBuilder, MoeExpertRows) {
   EXPECT_EQ(experts_run(build(qwen, {.kind = PhaseKind::Decode, .batch = 4, .seq_len = 64})), 32u);
 }
 
+// Qwen2-MoE's shared expert: one FFN of shared_ffn (5632, not 1 x 1408) beside the routed
+// experts, scaled by sigmoid(x W_g): a [tokens x 1] GEMM, viewed as [tokens], its sigmoid, and
+// a multiply broadcast over the hidden size, before the add. Under TP 2 the shared FFN splits
+// its 5632 columns (2816 a rank); its backward runs in a training step.
+TEST(LlmBuilder, Qwen2MoeSharedExpertAndItsGate) {
+  const LlmConfig c = preset("qwen1p5_moe_a2p7b");
+  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16});
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters);
+  ASSERT_TRUE(op_named(g, "L0.moe.shared.up") && op_named(g, "L0.moe.shared.expert_gate"));
+  EXPECT_EQ(gemm_view(*op_named(g, "L0.moe.shared.up")).n, 5632u);
+  EXPECT_EQ(gemm_view(*op_named(g, "L0.moe.shared.expert_gate")).n, 1u);
+  const Op* mul = op_named(g, "L0.moe.shared.expert_gate.mul");
+  ASSERT_TRUE(mul);
+  EXPECT_EQ(mul->space.accesses[1].shape, (std::vector<std::uint64_t>{16}));
+  EXPECT_EQ(mul->tensors[1], op_named(g, "L0.moe.shared.expert_gate.sigmoid")->tensors.back());
+  const Graph tp = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16}, {.tp = 2});
+  EXPECT_EQ(gemm_view(*op_named(tp, "L0.moe.shared.up")).n, 2816u);
+  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 16});
+  EXPECT_TRUE(op_named(t, "L0.moe.shared.expert_gate.sigmoid.dx"));
+}
+
 TEST(LlmBuilder, BadParallelismIsADiagnostic) {
   const LlmConfig c = preset("llama3_8b");
   Diagnostics diags;

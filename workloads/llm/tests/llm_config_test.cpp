@@ -202,6 +202,31 @@ TEST(LlmHeadline, Qwen3PresetsParameters) {
 //   27B (head_dim 128): embedding 256000*4608 = 1,179,648,000; a layer: q and o 4608*4096 x 2 =
 //     37,748,736, k and v 4608*2048 x 2 = 18,874,368, MLP 3*4608*36864 = 509,607,936, norms
 //     18,432: 566,249,472, x 46 = 26,047,475,712; final norm 4,608: 27,227,128,320.
+// Qwen1.5-MoE-A2.7B (Qwen2-MoE: untied, QKV biases, 60 routed experts of 1408, 4 a token, one
+// shared expert of 5632 behind a sigmoid gate), against its model card's 14.3B and 2.7B:
+//   embedding and LM head 2*151936*2048 = 622,329,856; a layer: q, k, v, o 4*2048^2 =
+//   16,777,216, QKV biases 3*2048 = 6,144, two norms 4,096, router 2048*60 = 122,880, experts
+//   60*3*2048*1408 = 519,045,120, shared expert 3*2048*5632 = 34,603,008, its gate 2,048:
+//   570,560,512, x 24 = 13,693,452,288; final norm 2,048: 14,315,784,192. Active: 4 experts
+//   34,603,008 instead of 60, so 86,118,400 a layer, x 24 = 2,066,841,600, + 2,048 +
+//   622,329,856 = 2,689,173,504.
+TEST(LlmHeadline, Qwen2MoeSharedExpertOfItsOwnSizeAndGate) {
+  const LlmHeadline h = llm_headline(preset("qwen1p5_moe_a2p7b"), 0);
+  EXPECT_EQ(h.parameters, 14'315'784'192u);
+  EXPECT_EQ(h.active_parameters, 2'689'173'504u);
+}
+
+TEST(LlmConfigYaml, SharedExpertSettingsNeedSharedExperts) {
+  std::string text = kTiny;
+  text.replace(text.find("  max_positions: 128"), 20,
+               "  max_positions: 128\n  moe: {experts: 4, top_k: 2, shared_ffn: 512}");
+  Diagnostics diags;
+  EXPECT_FALSE(parse(text, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.moe.shared_ffn");
+  EXPECT_EQ(diags.all()[0].message, "shared_ffn and shared_gate need shared_experts");
+}
+
 TEST(LlmHeadline, Gemma2PresetsParameters) {
   EXPECT_EQ(llm_headline(preset("gemma2_2b"), 0).parameters, 2'614'341'888u);
   EXPECT_EQ(llm_headline(preset("gemma2_9b"), 0).parameters, 9'241'705'984u);
