@@ -55,6 +55,14 @@ std::optional<LlmConfig> load(const std::string& text, Diagnostics& diags) {
   return load_hf_config(dir.write("config.json", text), diags);
 }
 
+// The one error `text` gives: a failure when it loads, or gives another number of errors.
+Diagnostic only_error(const std::string& text) {
+  Diagnostics diags;
+  EXPECT_FALSE(load(text, diags));
+  EXPECT_EQ(diags.error_count(), 1u) << diags.format_all();
+  return diags.error_count() > 0 ? diags.all()[0] : Diagnostic{};
+}
+
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -308,42 +316,29 @@ TEST(HfConfig, Qwen2MoeHasASharedExpertOfItsOwnSizeBehindAGate) {
   // 14.3B and 2.7B activated.
   EXPECT_EQ(llm_headline(*c, 0).parameters, 14'315'784'192u);
   EXPECT_EQ(llm_headline(*c, 0).active_parameters, 2'689'173'504u);
-  Diagnostics missing;
-  EXPECT_FALSE(load(replace(kQwen2Moe, "\"shared_expert_intermediate_size\": 5632,", ""), missing));
-  ASSERT_EQ(missing.error_count(), 1u) << missing.format_all();
-  EXPECT_EQ(missing.all()[0].path, "shared_expert_intermediate_size");
+  EXPECT_EQ(only_error(replace(kQwen2Moe, "\"shared_expert_intermediate_size\": 5632,", "")).path,
+            "shared_expert_intermediate_size");
 }
 
 TEST(HfConfig, Qwen3MoeDenseLayersAmongTheExpertsAreRefused) {
-  Diagnostics step;
-  EXPECT_FALSE(
-      load(replace(kQwen3Moe, "\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 2"), step));
-  ASSERT_EQ(step.error_count(), 1u) << step.format_all();
-  EXPECT_EQ(step.all()[0].path, "decoder_sparse_step");
-  EXPECT_EQ(step.all()[0].where.line, 2);  // the line of the key, in the text above
-  EXPECT_EQ(step.all()[0].message,
-            "experts on one layer in 2, dense FFNs on the others, are not modeled");
-  Diagnostics dense;
-  EXPECT_FALSE(
-      load(replace(kQwen3Moe, "\"mlp_only_layers\": []", "\"mlp_only_layers\": [0, 47]"), dense));
-  ASSERT_EQ(dense.error_count(), 1u) << dense.format_all();
-  EXPECT_EQ(dense.all()[0].path, "mlp_only_layers");
-  EXPECT_EQ(dense.all()[0].message, "2 dense layers among the MoE layers are not modeled");
-  Diagnostics wrong;
-  EXPECT_FALSE(
-      load(replace(kQwen3Moe, "\"mlp_only_layers\": []", "\"mlp_only_layers\": 0"), wrong));
-  ASSERT_EQ(wrong.error_count(), 1u) << wrong.format_all();
-  EXPECT_EQ(wrong.all()[0].message, "expected an array, found an integer");
-  Diagnostics missing;
-  EXPECT_FALSE(load(replace(kQwen3Moe, "\"moe_intermediate_size\": 768,", ""), missing));
-  ASSERT_EQ(missing.error_count(), 1u) << missing.format_all();
-  EXPECT_EQ(missing.all()[0].path, "moe_intermediate_size");
-  Diagnostics window;
-  EXPECT_FALSE(load(
-      replace(kQwen3, "\"use_sliding_window\": false", "\"use_sliding_window\": true"), window));
-  ASSERT_EQ(window.error_count(), 1u) << window.format_all();
-  EXPECT_EQ(window.all()[0].message,
-            "sliding-window attention on some of Qwen3's layers is not modeled");
+  const Diagnostic step =
+      only_error(replace(kQwen3Moe, "\"decoder_sparse_step\": 1", "\"decoder_sparse_step\": 2"));
+  EXPECT_EQ(step.path, "decoder_sparse_step");
+  EXPECT_EQ(step.where.line, 2);  // the line of the key, in the text above
+  EXPECT_EQ(step.message, "experts on one layer in 2, dense FFNs on the others, are not modeled");
+  const Diagnostic dense =
+      only_error(replace(kQwen3Moe, "\"mlp_only_layers\": []", "\"mlp_only_layers\": [0, 47]"));
+  EXPECT_EQ(dense.path, "mlp_only_layers");
+  EXPECT_EQ(dense.message, "2 dense layers among the MoE layers are not modeled");
+  EXPECT_EQ(
+      only_error(replace(kQwen3Moe, "\"mlp_only_layers\": []", "\"mlp_only_layers\": 0")).message,
+      "expected an array, found an integer");
+  EXPECT_EQ(only_error(replace(kQwen3Moe, "\"moe_intermediate_size\": 768,", "")).path,
+            "moe_intermediate_size");
+  EXPECT_EQ(
+      only_error(replace(kQwen3, "\"use_sliding_window\": false", "\"use_sliding_window\": true"))
+          .message,
+      "sliding-window attention on some of Qwen3's layers is not modeled");
 }
 
 // google/gemma-2-2b's config.json (model_type gemma2): Gemma's GeGLU and tied embeddings, four
@@ -382,14 +377,11 @@ TEST(HfConfig, Gemma2HasSandwichNormsAndSoftCaps) {
            diags);
   ASSERT_TRUE(uncapped) << diags.format_all();
   EXPECT_EQ(uncapped->attention_softcap, 0.0);
-  Diagnostics negative;
-  EXPECT_FALSE(load(
-      replace(kGemma2, "\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": -30.0"),
-      negative));
-  ASSERT_EQ(negative.error_count(), 1u) << negative.format_all();
-  EXPECT_EQ(negative.all()[0].path, "final_logit_softcapping");
-  EXPECT_EQ(negative.all()[0].where.line, 4);
-  EXPECT_EQ(negative.all()[0].message, "must be a positive cap (or 0: none), not -30");
+  const Diagnostic negative = only_error(
+      replace(kGemma2, "\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": -30.0"));
+  EXPECT_EQ(negative.path, "final_logit_softcapping");
+  EXPECT_EQ(negative.where.line, 4);
+  EXPECT_EQ(negative.message, "must be a positive cap (or 0: none), not -30");
 }
 
 TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {

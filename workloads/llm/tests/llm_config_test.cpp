@@ -49,12 +49,12 @@ TEST(LlmConfigYaml, ReadsDefaults) {
   EXPECT_EQ(c->moe.experts, 0u);
 }
 
+// kTiny with `lines` after its last key.
+std::string tiny_with(const std::string& lines) { return std::string(kTiny) + lines; }
+
 TEST(LlmConfigYaml, ANegativeSoftCapIsAnErrorAtItsKey) {
-  std::string text = kTiny;
-  text.replace(text.find("  max_positions: 128"), 20,
-               "  max_positions: 128\n  attention_softcap: 50\n  final_softcap: -1");
   Diagnostics diags;
-  EXPECT_FALSE(parse(text, diags));
+  EXPECT_FALSE(parse(tiny_with("  attention_softcap: 50\n  final_softcap: -1\n"), diags));
   ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
   EXPECT_EQ(diags.all()[0].path, "model.final_softcap");
   EXPECT_EQ(diags.all()[0].where.line, 15);
@@ -217,11 +217,8 @@ TEST(LlmHeadline, Qwen2MoeSharedExpertOfItsOwnSizeAndGate) {
 }
 
 TEST(LlmConfigYaml, SharedExpertSettingsNeedSharedExperts) {
-  std::string text = kTiny;
-  text.replace(text.find("  max_positions: 128"), 20,
-               "  max_positions: 128\n  moe: {experts: 4, top_k: 2, shared_ffn: 512}");
   Diagnostics diags;
-  EXPECT_FALSE(parse(text, diags));
+  EXPECT_FALSE(parse(tiny_with("  moe: {experts: 4, top_k: 2, shared_ffn: 512}\n"), diags));
   ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
   EXPECT_EQ(diags.all()[0].path, "model.moe.shared_ffn");
   EXPECT_EQ(diags.all()[0].message, "shared_ffn and shared_gate need shared_experts");
