@@ -145,7 +145,7 @@ def test_validate_prices_the_edge_corpus_as_the_command_does(tmp_path):
                    check=True, capture_output=True)
     command = json.loads((tmp_path / "corpus.json").read_text())
     assert result.rows == command["rows"]
-    assert len(result.rows) == 28  # the manifest's rows, 16 validation and 12 calibration
+    assert len(result.rows) == 32  # the manifest's rows, 20 validation and 12 calibration
 
 
 def test_map_finds_a_mapping_for_every_contraction():
