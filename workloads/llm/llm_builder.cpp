@@ -373,18 +373,26 @@ class Builder {
     }
   }
 
-  FfnWeights ffn_weights(const std::string& p) {
+  // An FFN's weights, `width` its intermediate size on this rank.
+  FfnWeights ffn_weights(const std::string& p, std::uint64_t width) {
     FfnWeights f;
     const std::uint64_t h = c_.hidden;
-    f.up = linear_weight(p + "up.weight", h, ffn_);
-    if (c_.mlp_bias) f.up_bias = weight(p + "up.bias", {ffn_});
+    f.up = linear_weight(p + "up.weight", h, width);
+    if (c_.mlp_bias) f.up_bias = weight(p + "up.bias", {width});
     if (gated(c_.ffn_type)) {
-      f.gate = linear_weight(p + "gate.weight", h, ffn_);
-      if (c_.mlp_bias) f.gate_bias = weight(p + "gate.bias", {ffn_});
+      f.gate = linear_weight(p + "gate.weight", h, width);
+      if (c_.mlp_bias) f.gate_bias = weight(p + "gate.bias", {width});
     }
-    f.down = linear_weight(p + "down.weight", ffn_, h);
+    f.down = linear_weight(p + "down.weight", width, h);
     if (c_.mlp_bias) f.down_bias = weight(p + "down.bias", {h});
     return f;
+  }
+
+  // A norm's scale of `size`, and its shift for a LayerNorm: {name}.weight, {name}.bias.
+  void norm_weights(const std::string& name, std::uint64_t size, std::optional<TensorId>& scale,
+                    std::optional<TensorId>& shift) {
+    scale = weight(name + ".weight", {size});
+    if (c_.norm == NormType::LayerNorm) shift = weight(name + ".bias", {size});
   }
 
   void make_weights() {
@@ -409,36 +417,25 @@ class Builder {
       }
       if (c_.qkv_bias) w.qkv_bias = weight(p + "qkv.bias", {q_out_ + 2 * kv_out_});
       if (c_.qk_norm) {  // one scale (and shift) of head_dim each, shared by every head
-        w.q_norm = weight(p + "q_norm.weight", {c_.head_dim});
-        w.k_norm = weight(p + "k_norm.weight", {c_.head_dim});
-        if (ln) {
-          w.q_norm_shift = weight(p + "q_norm.bias", {c_.head_dim});
-          w.k_norm_shift = weight(p + "k_norm.bias", {c_.head_dim});
-        }
+        norm_weights(p + "q_norm", c_.head_dim, w.q_norm, w.q_norm_shift);
+        norm_weights(p + "k_norm", c_.head_dim, w.k_norm, w.k_norm_shift);
       }
       w.out = linear_weight(p + "out.weight", q_out_, h);
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
       w.norm2 = weight(p + "norm2.weight", {h});
       if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
       if (c_.post_norms) {
-        w.post_norm1 = weight(p + "post_norm1.weight", {h});
-        w.post_norm2 = weight(p + "post_norm2.weight", {h});
-        if (ln) {
-          w.post_norm1_shift = weight(p + "post_norm1.bias", {h});
-          w.post_norm2_shift = weight(p + "post_norm2.bias", {h});
-        }
+        norm_weights(p + "post_norm1", h, w.post_norm1, w.post_norm1_shift);
+        norm_weights(p + "post_norm2", h, w.post_norm2, w.post_norm2_shift);
       }
       if (c_.moe.experts == 0) {
-        w.dense = ffn_weights(p + "ffn.");
+        w.dense = ffn_weights(p + "ffn.", ffn_);
       } else {
         w.router = weight(p + "router.weight", {h, c_.moe.experts});
         for (std::uint64_t e = 0; e < c_.moe.experts; ++e)
-          w.experts.push_back(ffn_weights(fmt::format("{}expert{}.", p, e)));
+          w.experts.push_back(ffn_weights(fmt::format("{}expert{}.", p, e), ffn_));
         if (c_.moe.shared_experts > 0) {
-          const std::uint64_t saved = ffn_;
-          ffn_ = shared_ffn_;
-          w.shared = ffn_weights(p + "shared.");
-          ffn_ = saved;
+          w.shared = ffn_weights(p + "shared.", shared_ffn_);
           if (c_.moe.shared_gate)
             w.shared_gate = linear_weight(p + "shared.expert_gate.weight", h, 1);
         }

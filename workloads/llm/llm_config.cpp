@@ -45,20 +45,17 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
     diags.error(std::move(p.where), std::move(p.path), std::move(message), std::move(hint));
   };
   const bool moe = c.moe.experts > 0;
+  // clang-format off
   const SizeCheck sizes[] = {
-      {LlmField::Hidden, c.hidden, 1},
-      {LlmField::Layers, c.layers, 1},
-      {LlmField::Heads, c.heads, 1},
-      {LlmField::KvHeads, c.kv_heads, 1},
-      {LlmField::HeadDim, c.head_dim, 1},
-      {LlmField::Ffn, c.ffn, 1},
-      {LlmField::Vocab, c.vocab, 1},
-      {LlmField::MaxPositions, c.max_positions, 1},
-      {LlmField::Experts, c.moe.experts, 0},
-      {LlmField::TopK, c.moe.top_k, moe ? 1u : 0u},
+      {LlmField::Hidden, c.hidden, 1},       {LlmField::Layers, c.layers, 1},
+      {LlmField::Heads, c.heads, 1},         {LlmField::KvHeads, c.kv_heads, 1},
+      {LlmField::HeadDim, c.head_dim, 1},    {LlmField::Ffn, c.ffn, 1},
+      {LlmField::Vocab, c.vocab, 1},         {LlmField::MaxPositions, c.max_positions, 1},
+      {LlmField::Experts, c.moe.experts, 0}, {LlmField::TopK, c.moe.top_k, moe ? 1u : 0u},
       {LlmField::SharedExperts, c.moe.shared_experts, 0},
       {LlmField::SharedFfn, c.moe.shared_ffn, 0},
   };
+  // clang-format on
   bool sizes_ok = true;
   for (const SizeCheck& s : sizes) {
     // A head_dim derived from a bad hidden / heads is reported at those, not again here.
@@ -165,50 +162,24 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
     const bool in_moe = field == LlmField::Experts || field == LlmField::TopK ||
                         field == LlmField::SharedExperts || field == LlmField::SharedFfn;
     std::string_view key;
+    // clang-format off
     switch (field) {
-      case LlmField::Hidden:
-        key = "hidden";
-        break;
-      case LlmField::Layers:
-        key = "layers";
-        break;
-      case LlmField::Heads:
-        key = "heads";
-        break;
-      case LlmField::KvHeads:
-        key = "kv_heads";
-        break;
-      case LlmField::HeadDim:
-        key = "head_dim";
-        break;
-      case LlmField::Ffn:
-        key = "ffn";
-        break;
-      case LlmField::Vocab:
-        key = "vocab";
-        break;
-      case LlmField::MaxPositions:
-        key = "max_positions";
-        break;
-      case LlmField::Experts:
-        key = "experts";
-        break;
-      case LlmField::TopK:
-        key = "top_k";
-        break;
-      case LlmField::SharedExperts:
-        key = "shared_experts";
-        break;
-      case LlmField::SharedFfn:
-        key = "shared_ffn";
-        break;
-      case LlmField::AttentionSoftcap:
-        key = "attention_softcap";
-        break;
-      case LlmField::FinalSoftcap:
-        key = "final_softcap";
-        break;
+      case LlmField::Hidden: key = "hidden"; break;
+      case LlmField::Layers: key = "layers"; break;
+      case LlmField::Heads: key = "heads"; break;
+      case LlmField::KvHeads: key = "kv_heads"; break;
+      case LlmField::HeadDim: key = "head_dim"; break;
+      case LlmField::Ffn: key = "ffn"; break;
+      case LlmField::Vocab: key = "vocab"; break;
+      case LlmField::MaxPositions: key = "max_positions"; break;
+      case LlmField::Experts: key = "experts"; break;
+      case LlmField::TopK: key = "top_k"; break;
+      case LlmField::SharedExperts: key = "shared_experts"; break;
+      case LlmField::SharedFfn: key = "shared_ffn"; break;
+      case LlmField::AttentionSoftcap: key = "attention_softcap"; break;
+      case LlmField::FinalSoftcap: key = "final_softcap"; break;
     }
+    // clang-format on
     const YamlReader& map = in_moe && has_moe ? moe : model;
     if (map.has(key)) return {map.at(key).location(), map.at(key).path(), true};
     return {map.location(), map.path(), false};
@@ -244,9 +215,9 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   // The shared experts run as one FFN of their width together (the builder's), and their gate.
   const bool shared = moe && c.moe.shared_experts > 0;
   const std::uint64_t shared_gate = shared && c.moe.shared_gate ? c.hidden : 0;
-  const std::uint64_t shared_params = shared ? ffn_of(c.moe.shared_width(c.ffn)) + shared_gate : 0;
-  const std::uint64_t shared_matmul =
-      shared ? ffn_matmul_of(c.moe.shared_width(c.ffn)) + shared_gate : 0;
+  const std::uint64_t shared_width = c.moe.shared_width(c.ffn);
+  const std::uint64_t shared_params = shared ? ffn_of(shared_width) + shared_gate : 0;
+  const std::uint64_t shared_matmul = shared ? ffn_matmul_of(shared_width) + shared_gate : 0;
   const std::uint64_t ffns_total = moe ? c.moe.experts * ffn_one + shared_params : ffn_one;
   const std::uint64_t ffns_active = moe ? c.moe.top_k * ffn_one + shared_params : ffn_one;
 

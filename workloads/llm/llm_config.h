@@ -98,22 +98,12 @@ struct LlmConfig {
 inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
 
 // The fields that validation can complain about, for readers to map to their own keys.
+// clang-format off
 enum class LlmField : std::uint8_t {
-  Hidden,
-  Layers,
-  Heads,
-  KvHeads,
-  HeadDim,
-  Ffn,
-  Vocab,
-  MaxPositions,
-  Experts,
-  TopK,
-  SharedExperts,
-  SharedFfn,
-  AttentionSoftcap,
-  FinalSoftcap
+  Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts,
+  SharedFfn, AttentionSoftcap, FinalSoftcap
 };
+// clang-format on
 
 // Where a field was given: a location and a path in the reader's own terms.
 struct FieldPlace {
