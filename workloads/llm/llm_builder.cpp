@@ -106,6 +106,26 @@ Op grouped_matmul(std::string name, std::uint64_t m, std::uint64_t n, std::uint6
   return op;
 }
 
+// The op once per expert, stacked: a leading dim "e" of `experts` indexes every access, so the
+// experts' GEMMs are one batched (grouped) GEMM over weights stored [experts][k][n], as fused MoE
+// kernels run them (vLLM's fused_moe, SGLang, TensorRT-LLM): gemm_view sees batch = experts.
+Op stacked(Op op, std::uint64_t experts) {
+  if (experts == 0) return op;
+  const std::size_t e = op.space.dims.size();
+  op.space.dims.push_back({"e", experts});
+  for (TensorAccess& a : op.space.accesses) {
+    a.indices.insert(a.indices.begin(), dim_index(e));
+    a.shape.insert(a.shape.begin(), experts);
+  }
+  return op;
+}
+
+// The extent of stacked()'s expert dim, 0 for an op that has none.
+std::uint64_t experts_of(const Op& op) {
+  return !op.space.dims.empty() && op.space.dims.back().name == "e" ? op.space.dims.back().extent
+                                                                    : 0;
+}
+
 // Makes the op add into its (last) output instead of overwriting it: an Input copy of the output
 // access goes just before it; bind both to the same tensor (in place, like a GEMM with beta = 1).
 void accumulate_into_output(Op& op) {
@@ -165,7 +185,9 @@ struct LayerWeights {
   std::optional<TensorId> post_norm1, post_norm2, post_norm1_shift, post_norm2_shift;
   std::optional<FfnWeights> dense;  // dense FFN
   std::optional<TensorId> router;   // MoE
-  std::vector<FfnWeights> experts;
+  // The routed experts' weights stacked ([experts][k][n]): those this step's tokens reach, and
+  // the rest (in memory, never read; only when there are fewer assignments than experts).
+  std::optional<FfnWeights> experts, unrouted;
   std::optional<FfnWeights> shared;     // all shared experts as one FFN of MoeConfig::shared_width
   std::optional<TensorId> shared_gate;  // [hidden x 1] (Qwen2-MoE's shared_expert_gate)
 };
@@ -292,14 +314,20 @@ class Builder {
 
   // A linear layer's weight [k x n]: in the scheme's type when it quantizes weights, with its
   // [k / group x n] scales in the model's type for a grouped scheme.
-  TensorId linear_weight(const std::string& name, std::uint64_t k, std::uint64_t n) {
+  // `experts` > 0: that many, stacked along a leading dim.
+  TensorId linear_weight(const std::string& name, std::uint64_t k, std::uint64_t n,
+                         std::uint64_t experts = 0) {
     const Quantization& q = phase_.quant;
-    if (!q.weights) return weight(name, {k, n});
-    const TensorId w = tensor(name, {k, n}, TensorKind::Weight, false, *q.weights);
+    const auto lead = [experts](Shape s) {
+      if (experts > 0) s.insert(s.begin(), experts);
+      return s;
+    };
+    if (!q.weights) return weight(name, lead({k, n}));
+    const TensorId w = tensor(name, lead({k, n}), TensorKind::Weight, false, *q.weights);
     weights_.push_back(w);
     std::optional<TensorId> scales;
     if (q.group > 0) {
-      scales = tensor(name + ".scales", {k / q.group, n}, TensorKind::Weight, false, dt_);
+      scales = tensor(name + ".scales", lead({k / q.group, n}), TensorKind::Weight, false, dt_);
       weights_.push_back(*scales);
     }
     scales_of_[w.value] = scales;
@@ -374,17 +402,21 @@ class Builder {
   }
 
   // An FFN's weights, `width` its intermediate size on this rank.
-  FfnWeights ffn_weights(const std::string& p, std::uint64_t width) {
+  // An FFN of `width`, or `experts` > 0 of them stacked (each weight and bias [experts][...]).
+  FfnWeights ffn_weights(const std::string& p, std::uint64_t width, std::uint64_t experts = 0) {
     FfnWeights f;
     const std::uint64_t h = c_.hidden;
-    f.up = linear_weight(p + "up.weight", h, width);
-    if (c_.mlp_bias) f.up_bias = weight(p + "up.bias", {width});
+    const auto bias = [&](const std::string& name, std::uint64_t n) {
+      return weight(name, experts > 0 ? Shape{experts, n} : Shape{n});
+    };
+    f.up = linear_weight(p + "up.weight", h, width, experts);
+    if (c_.mlp_bias) f.up_bias = bias(p + "up.bias", width);
     if (gated(c_.ffn_type)) {
-      f.gate = linear_weight(p + "gate.weight", h, width);
-      if (c_.mlp_bias) f.gate_bias = weight(p + "gate.bias", {width});
+      f.gate = linear_weight(p + "gate.weight", h, width, experts);
+      if (c_.mlp_bias) f.gate_bias = bias(p + "gate.bias", width);
     }
-    f.down = linear_weight(p + "down.weight", width, h);
-    if (c_.mlp_bias) f.down_bias = weight(p + "down.bias", {h});
+    f.down = linear_weight(p + "down.weight", width, h, experts);
+    if (c_.mlp_bias) f.down_bias = bias(p + "down.bias", h);
     return f;
   }
 
@@ -432,8 +464,10 @@ class Builder {
         w.dense = ffn_weights(p + "ffn.", ffn_);
       } else {
         w.router = weight(p + "router.weight", {h, c_.moe.experts});
-        for (std::uint64_t e = 0; e < c_.moe.experts; ++e)
-          w.experts.push_back(ffn_weights(fmt::format("{}expert{}.", p, e), ffn_));
+        const std::uint64_t routed = routed_experts();
+        w.experts = ffn_weights(p + "experts.", ffn_, routed);
+        if (routed < c_.moe.experts)
+          w.unrouted = ffn_weights(p + "experts_unrouted.", ffn_, c_.moe.experts - routed);
         if (c_.moe.shared_experts > 0) {
           w.shared = ffn_weights(p + "shared.", shared_ffn_);
           if (c_.moe.shared_gate)
@@ -458,17 +492,22 @@ class Builder {
 
   // ---- forward building blocks --------------------------------------------------------------
 
+  // y = x W (+ bias) over `rows`; with `experts` > 0, that many at once (x [experts][rows][in],
+  // W [experts][in][out]: stacked()).
   TensorId linear(Tape& tape, const std::string& name, TensorId x, std::uint64_t rows,
                   std::uint64_t in, std::uint64_t out, TensorId w,
-                  std::optional<TensorId> bias = std::nullopt, bool b_t = false) {
+                  std::optional<TensorId> bias = std::nullopt, bool b_t = false,
+                  std::uint64_t experts = 0) {
+    const Shape y_shape = experts > 0 ? Shape{experts, rows, out} : Shape{rows, out};
     if (const auto quantized = scales_of_.find(w.value); quantized != scales_of_.end()) {
       // Inference only (check_llm_build): no tape, no autocast.
       if (phase_.quant.activations) quantize_in_producer(x, *phase_.quant.activations);
-      const TensorId y = act(name + ".out", {rows, out});
+      const TensorId y = act(name + ".out", y_shape);
       if (const std::optional<TensorId> scales = quantized->second)
-        emit(grouped_matmul(name, rows, out, in, phase_.quant.group, dt_), {x, w, *scales, y});
+        emit(stacked(grouped_matmul(name, rows, out, in, phase_.quant.group, dt_), experts),
+             {x, w, *scales, y});
       else
-        emit(matmul(name, rows, out, in, false, false, dt_), {x, w, y});
+        emit(stacked(matmul(name, rows, out, in, false, false, dt_), experts), {x, w, y});
       return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
     }
     // Autocast: the input (an fp32 norm's output), the weight and the bias cast to the compute
@@ -476,16 +515,20 @@ class Builder {
     x = cast(&tape, name + ".input_cast", x, dt_);
     const TensorId w_in = compute_weight(name + ".weight", w);
     if (bias) bias = compute_weight(name + ".bias", *bias);
-    const TensorId y = act(name + ".out", {rows, out});
-    emit(matmul(name, rows, out, in, false, b_t, dt_), {x, w_in, y}, &tape, NodeKind::Matmul, b_t);
+    const TensorId y = act(name + ".out", y_shape);
+    emit(stacked(matmul(name, rows, out, in, false, b_t, dt_), experts), {x, w_in, y}, &tape,
+         NodeKind::Matmul, b_t);
     return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
   }
 
-  // y = x + w over the last axis (a bias or a LayerNorm shift).
+  // y = x + w over the last axis (a bias or a LayerNorm shift); a stacked experts' bias
+  // ([experts][n] over [experts][rows][n]) also over the first.
   TensorId add_weight(Tape& tape, const std::string& name, TensorId x, TensorId w) {
     const Shape s = shape(x);
+    std::vector<std::size_t> axes{s.size() - 1};
+    if (shape(w).size() == 2) axes.insert(axes.begin(), 0);
     const TensorId y = act(name + ".out", s, promoted(x, w));
-    emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Weight, {s.size() - 1}}}),
+    emit(make_elementwise(name, Function::Add, s, dt_, {{TensorRole::Weight, std::move(axes)}}),
          {x, w, y}, &tape, NodeKind::Elementwise);
     return y;
   }
@@ -564,24 +607,36 @@ class Builder {
     return all_reduce(&tape, name + ".all_reduce", x, tp_);
   }
 
-  // The FFN's GEMMs up to the row-parallel down projection (before its all-reduce).
+  // The FFN's GEMMs up to the row-parallel down projection (before its all-reduce); with
+  // `experts` > 0, that many stacked FFNs of `rows` each.
   TensorId ffn_core(Tape& tape, const std::string& p, TensorId x, std::uint64_t rows,
-                    const FfnWeights& w, std::uint64_t width, bool down_bias) {
+                    const FfnWeights& w, std::uint64_t width, bool down_bias,
+                    std::uint64_t experts = 0) {
     const std::uint64_t h = c_.hidden;
     TensorId hidden_act;
     if (c_.ffn_type == FfnType::GeluMlp) {
-      const TensorId up = linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias);
+      const TensorId up =
+          linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias, false, experts);
       hidden_act = unary(tape, p + "gelu", Function::Gelu, up);
     } else {
-      const TensorId gate = linear(tape, p + "gate", x, rows, h, width, w.gate, w.gate_bias);
-      const TensorId up = linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias);
+      const TensorId gate =
+          linear(tape, p + "gate", x, rows, h, width, w.gate, w.gate_bias, false, experts);
+      const TensorId up =
+          linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias, false, experts);
       const bool silu = c_.ffn_type == FfnType::SwiGlu;
       const TensorId act_gate =
           unary(tape, p + (silu ? "silu" : "gelu"), silu ? Function::Silu : Function::Gelu, gate);
       hidden_act = binary(tape, p + "mul", Function::Mul, act_gate, up);
     }
     return linear(tape, p + "down", hidden_act, rows, width, h, w.down,
-                  down_bias ? w.down_bias : std::nullopt);
+                  down_bias ? w.down_bias : std::nullopt, false, experts);
+  }
+
+  // The experts a layer's tokens reach, tokens spread evenly: all of them, or, with fewer
+  // token-expert assignments (tokens x top_k) than experts (a small decode batch), that many,
+  // one row each; the others do not run and their weights stay unread.
+  std::uint64_t routed_experts() const {
+    return std::min(c_.moe.experts, mb_sequences_ * q_len_ * c_.moe.top_k);
   }
 
   TensorId moe(Tape& tape, const std::string& p, TensorId x, std::uint64_t tokens,
@@ -592,28 +647,22 @@ class Builder {
     const TensorId probs = act(p + "router.softmax.out", {tokens, experts});
     emit(make_normalization(p + "router.softmax", Function::Softmax, {tokens, experts}, {1}, dt_),
          {logits, probs}, &tape, NodeKind::Norm);
-    // Tokens spread evenly: the tokens x top_k assignments go to as many experts as they can,
-    // ceil(tokens x top_k / experts) rows each; fewer assignments than experts (a small decode
-    // batch) run that many experts, one row each, and the others not at all (their weights
-    // stay unread).
-    const std::uint64_t assignments = tokens * k;
-    const std::uint64_t active = std::min(experts, assignments);
-    const std::uint64_t rows = (assignments + active - 1) / active;
-    std::vector<Shape> expert_shapes(active, Shape{rows, h});
-    std::vector<TensorId> bound{x, probs};
-    for (std::uint64_t e = 0; e < active; ++e)
-      bound.push_back(act(fmt::format("{}dispatch.expert{}", p, e), {rows, h}));
+    // Tokens spread evenly over the routed experts (routed_experts()): ceil(tokens x top_k /
+    // routed) rows each. The dispatch gathers each expert's rows into one [routed][rows][h]
+    // tensor (vLLM's moe_align and permute); the experts run as one grouped GEMM per projection
+    // (ffn_core over stacked weights); the combine gathers the rows back into token order.
+    const std::uint64_t routed = shape(w.experts->up)[0];
+    const std::uint64_t rows = (tokens * k + routed - 1) / routed;
+    const Shape expert_shape{routed, rows, h};
+    const TensorId dispatched = act(p + "dispatch.out", expert_shape);
     emit(make_data_movement(p + "dispatch", Function::Gather, {{tokens, h}, {tokens, experts}},
-                            expert_shapes, dt_),
-         bound, &tape, NodeKind::Movement);
-    std::vector<TensorId> outputs;
-    for (std::uint64_t e = 0; e < active; ++e)
-      outputs.push_back(ffn_core(tape, fmt::format("{}expert{}.", p, e), bound[2 + e], rows,
-                                 w.experts[e], ffn_, true));
+                            {expert_shape}, dt_),
+         {x, probs, dispatched}, &tape, NodeKind::Movement);
+    const TensorId expert_out =
+        ffn_core(tape, p + "experts.", dispatched, rows, *w.experts, ffn_, true, routed);
     const TensorId gathered = act(p + "combine.out", {tokens, k, h});
-    outputs.push_back(gathered);
-    emit(make_data_movement(p + "combine", Function::Concat, expert_shapes, {{tokens, k, h}}, dt_),
-         outputs, &tape, NodeKind::Movement);
+    emit(make_data_movement(p + "combine", Function::Gather, {expert_shape}, {{tokens, k, h}}, dt_),
+         {expert_out, gathered}, &tape, NodeKind::Movement);
     TensorId y = act(p + "combine.sum.out", {tokens, h});
     emit(make_reduction(p + "combine.sum", Function::Sum, {tokens, k, h}, {1}, dt_), {gathered, y},
          &tape, NodeKind::SumReduce);
@@ -1032,15 +1081,16 @@ class Builder {
         const auto dy = grad(grads, t[2]);
         if (!dy) return;
         const std::uint64_t m = f.space.dims[0].extent, n = f.space.dims[1].extent,
-                            k = f.space.dims[2].extent;
-        if (differentiable(t[0])) {
-          const TensorId dx = act(f.name + ".dx", {m, k});
-          emit(matmul(f.name + ".dx", m, k, n, false, !node.b_t, dt_), {*dy, t[1], dx});
+                            k = f.space.dims[2].extent, e = experts_of(f);
+        if (differentiable(t[0])) {  // per expert when stacked
+          const TensorId dx = act(f.name + ".dx", e > 0 ? Shape{e, m, k} : Shape{m, k});
+          emit(stacked(matmul(f.name + ".dx", m, k, n, false, !node.b_t, dt_), e), {*dy, t[1], dx});
           add_grad(grads, t[0], dx);
         }
         // dW = X^T dY ([k][n]), or dY^T X ([n][k]) for a table stored [n][k]; added in place.
-        Op dw = node.b_t ? matmul(f.name + ".dw", n, k, m, true, false, dt_)
-                         : matmul(f.name + ".dw", k, n, m, true, false, dt_);
+        Op dw = stacked(node.b_t ? matmul(f.name + ".dw", n, k, m, true, false, dt_)
+                                 : matmul(f.name + ".dw", k, n, m, true, false, dt_),
+                        e);
         into_weight_grad(std::move(dw), node.b_t ? std::vector{*dy, t[0]} : std::vector{t[0], *dy},
                          t[1]);
         return;

@@ -420,38 +420,54 @@ TEST(LlmBuilder, LastStageWithTiedEmbeddingKeepsItsOwnHead) {
             124'439'808u + 38'597'376u);
 }
 
+// The experts run as one grouped GEMM per projection: stacked weights [experts][k][n] and rows
+// [experts][rows][k], gemm_view's batch = the experts that run (fused MoE kernels: vLLM's
+// fused_moe, SGLang, TensorRT-LLM), not one kernel per expert.
 TEST(LlmBuilder, MoeExpertRows) {
   const LlmConfig c = preset("mixtral_8x7b");
-  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 64});
-  // Tokens spread evenly: 128 tokens x top 2 / 8 experts = 32 rows per expert GEMM.
-  std::size_t found = 0;
-  for (const Op& op : g.ops) {
-    if (op.name != "L0.moe.expert3.up") continue;
-    ++found;
-    EXPECT_EQ(gemm_view(op).m, 32u);
-  }
-  EXPECT_EQ(found, 1u);
-  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64}, {.tp = 2});
-  EXPECT_FALSE(t.ops.empty());
-  // Fewer assignments than experts: a decode step of one sequence sends its token to 2 of the 8
-  // experts, so 2 run (one row each) and 6 do not: their weights stay unread. Qwen3-30B-A3B, 4
-  // sequences x top 8 = 32 of its 128 experts. The MACs are the headline's either way (one row
-  // per assignment), and every expert's weights are still in the graph.
-  const auto experts_run = [](const Graph& step) {
-    std::size_t n = 0;
-    for (const Op& op : step.ops)
-      if (op.name.starts_with("L0.moe.expert") && op.name.ends_with(".up")) {
-        ++n;
-        EXPECT_EQ(gemm_view(op).m, 1u) << op.name;
-      }
-    return n;
+  const auto view = [](const Graph& g, const std::string& name) {
+    const Op* op = op_named(g, name);
+    EXPECT_TRUE(op) << name;
+    return op ? gemm_view(*op) : GemmView{};
   };
+  const auto expect_view = [](const GemmView& v, std::uint64_t batch, std::uint64_t m,
+                              std::uint64_t n, std::uint64_t k) {
+    EXPECT_EQ(v.batch, batch);
+    EXPECT_EQ(v.m, m);
+    EXPECT_EQ(v.n, n);
+    EXPECT_EQ(v.k, k);
+  };
+  // Tokens spread evenly: 128 tokens x top 2 / 8 experts = 32 rows per expert; hidden 4096, FFN
+  // 14336.
+  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 64});
+  expect_view(view(g, "L0.moe.experts.up"), 8, 32, 14336, 4096);
+  expect_view(view(g, "L0.moe.experts.down"), 8, 32, 4096, 14336);
+  EXPECT_FALSE(op_named(g, "L0.moe.expert0.up"));
+  // Training, TP 2 (7168 FFN columns a rank), 64 tokens x 2 / 8 = 16 rows: the weight gradient
+  // of the down projection is per expert too, dW[e] = X[e]^T dY[e]: [7168 x 16] x [16 x 4096].
+  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 64}, {.tp = 2});
+  expect_view(view(t, "L0.moe.experts.down.dw"), 8, 7168, 4096, 16);
+  expect_view(view(t, "L0.moe.experts.down.dx"), 8, 16, 7168, 4096);
+  // Fewer assignments than experts: a decode step of one sequence sends its token to 2 of the 8
+  // experts, so 2 run (one row each) and 6 do not: their weights, stacked apart, stay unread.
+  // Qwen3-30B-A3B, 4 sequences x top 8 = 32 of its 128 experts. The MACs are the headline's
+  // either way (one row per assignment), and every expert's weights are still in the graph.
   const Graph one = build(c, {.kind = PhaseKind::Decode, .batch = 1, .seq_len = 64});
-  EXPECT_EQ(experts_run(one), 2u);
-  EXPECT_TRUE(op_named(one, "L0.moe.expert1.up") && !op_named(one, "L0.moe.expert2.up"));
+  expect_view(view(one, "L0.moe.experts.up"), 2, 1, 14336, 4096);
+  const auto weight_shape = [](const Graph& step, const std::string& name) {
+    for (const auto& tensor : step.tensors)
+      if (tensor.name == name) return tensor.shape;
+    return std::vector<std::uint64_t>{};
+  };
+  EXPECT_EQ(weight_shape(one, "L0.experts.up.weight"),
+            (std::vector<std::uint64_t>{2, 4096, 14336}));
+  EXPECT_EQ(weight_shape(one, "L0.experts_unrouted.up.weight"),
+            (std::vector<std::uint64_t>{6, 4096, 14336}));
   EXPECT_EQ(total_elements(one, TensorKind::Weight), llm_headline(c, 0).parameters);
-  const LlmConfig qwen = preset("qwen3_30b_a3b");
-  EXPECT_EQ(experts_run(build(qwen, {.kind = PhaseKind::Decode, .batch = 4, .seq_len = 64})), 32u);
+  const LlmConfig qwen = preset("qwen3_30b_a3b");  // hidden 2048, experts' FFN 768
+  expect_view(view(build(qwen, {.kind = PhaseKind::Decode, .batch = 4, .seq_len = 64}),
+                   "L0.moe.experts.gate"),
+              32, 1, 768, 2048);
 }
 
 // Qwen2-MoE's shared expert: one FFN of shared_ffn (5632, not 1 x 1408) beside the routed
