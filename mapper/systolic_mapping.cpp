@@ -93,35 +93,48 @@ std::vector<std::uint64_t> packing_candidates(const SystolicMapping& m,
 SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel& hw,
                                std::optional<DataType> precision) {
   CODA_CHECK(op.kind == workload::OpKind::Contraction);
-  SystolicMapping m;
-  m.dataflow = hw.dataflow();
-  m.gemm = workload::gemm_view(op);
-  m.space = op.space;
-  if (precision)
-    for (workload::TensorAccess& access : m.space.accesses) access.dtype = *precision;
-  const bool groups_split = m.gemm.batch >= hw.arrays();
-  const GemmDim larger = m.gemm.n >= m.gemm.m ? GemmDim::N : GemmDim::M;
-  m.arrays = split_over_arrays(m.gemm, hw.arrays());
-  if (m.arrays > 1 && !groups_split) m.split = larger;
-  switch (m.dataflow) {
-    case arch::Dataflow::OutputStationary:
-      m.row_dim = GemmDim::M, m.col_dim = GemmDim::N, m.time_dim = GemmDim::K;
-      break;
-    case arch::Dataflow::WeightStationary:
-      m.row_dim = GemmDim::K, m.col_dim = GemmDim::N, m.time_dim = GemmDim::M;
-      break;
-    case arch::Dataflow::InputStationary:
-      m.row_dim = GemmDim::K, m.col_dim = GemmDim::M, m.time_dim = GemmDim::N;
-      break;
-  }
-  CODA_CHECK(m.gemm.m > 0 && m.gemm.n > 0 && m.gemm.k > 0 && m.gemm.batch > 0);
-  return with_packing(std::move(m), hw, 1);
+  const auto mapped = [&](bool groups_first) {
+    SystolicMapping m;
+    m.dataflow = hw.dataflow();
+    m.gemm = workload::gemm_view(op);
+    m.space = op.space;
+    if (precision)
+      for (workload::TensorAccess& access : m.space.accesses) access.dtype = *precision;
+    const bool groups_split = groups_first && m.gemm.batch >= hw.arrays();
+    const GemmDim larger = m.gemm.n >= m.gemm.m ? GemmDim::N : GemmDim::M;
+    m.arrays = split_over_arrays(m.gemm, hw.arrays(), groups_first);
+    if (m.arrays > 1 && !groups_split) m.split = larger;
+    switch (m.dataflow) {
+      case arch::Dataflow::OutputStationary:
+        m.row_dim = GemmDim::M, m.col_dim = GemmDim::N, m.time_dim = GemmDim::K;
+        break;
+      case arch::Dataflow::WeightStationary:
+        m.row_dim = GemmDim::K, m.col_dim = GemmDim::N, m.time_dim = GemmDim::M;
+        break;
+      case arch::Dataflow::InputStationary:
+        m.row_dim = GemmDim::K, m.col_dim = GemmDim::M, m.time_dim = GemmDim::N;
+        break;
+    }
+    CODA_CHECK(m.gemm.m > 0 && m.gemm.n > 0 && m.gemm.k > 0 && m.gemm.batch > 0);
+    return with_packing(std::move(m), hw, 1);
+  };
+  SystolicMapping groups = mapped(true);
+  if (hw.arrays() <= 1 || groups.gemm.batch == workload::gemm_view(op).batch) return groups;
+  // Groups over the arrays leave some arrays a group more than others when they do not divide
+  // (4 experts on 3 arrays: 2, 1, 1); cutting every group's M or N instead keeps them even.
+  // The split with fewer stall-free cycles per array wins, groups on a tie (no shared operand).
+  SystolicMapping dims = mapped(false);
+  const double rate = pe_rate(hw, precision.value_or(op.space.accesses.front().dtype));
+  const auto cycles = [&](const SystolicMapping& m) {
+    return m.gemm.batch * m.row_folds * m.col_folds * fold_cycles(m, hw, rate);
+  };
+  return cycles(dims) < cycles(groups) ? dims : groups;
 }
 
-std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays) {
+std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays, bool groups_first) {
   if (arrays <= 1) return 1;
   // Groups first: independent GEMMs need no operand shared between arrays.
-  if (gemm.batch >= arrays) {
+  if (groups_first && gemm.batch >= arrays) {
     gemm.batch = ceil_div(gemm.batch, arrays);
     return arrays;
   }

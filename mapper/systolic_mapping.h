@@ -104,9 +104,12 @@ SystolicMapping map_onto_array(const workload::Op& op, const arch::HardwareModel
                                std::optional<DataType> precision = std::nullopt);
 
 // The systolic mapping of one array when an op is split over `arrays` arrays (the chip's cores
-// and each core's instances): the larger of M and N is cut into `arrays` slices of
-// ceil(extent / arrays), one per array, run in parallel. `gemm` above is one slice; with one
-// array it is the whole op.
-std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays);
+// and each core's instances): with `groups_first` and at least as many groups (gemm_view's
+// batch) as arrays, ceil(batch / arrays) groups an array; otherwise the larger of M and N is cut
+// into `arrays` slices of ceil(extent / arrays), one per array, run in parallel. `gemm` above is
+// one slice; with one array it is the whole op. map_onto_array maps both ways when the groups
+// could split, and keeps the one with fewer stall-free cycles.
+std::uint64_t split_over_arrays(workload::GemmView& gemm, std::uint64_t arrays,
+                                bool groups_first = true);
 
 }  // namespace coda::mapper

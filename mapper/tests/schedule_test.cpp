@@ -145,6 +145,32 @@ TEST(Schedule, ASystolicOpIsSplitOverTheChipsArrays) {
   EXPECT_EQ(narrow, (workload::GemmView{1, 2, 1, 8}));
 }
 
+// Groups that do not divide over the arrays: 5 experts' GEMMs (M 1, N 64, K 32, a MoE decode
+// step) on the 4 arrays. WS on 16x8, a fold 1 + 2 x 16 + 8 - 2 = 39 cycles. Split by groups,
+// an array runs 2 of them, each K/16 = 2 row folds x N/8 = 8 column folds: 2 x 16 x 39 = 1248
+// cycles. Cutting N into 4 slices of 16 instead, an array runs all 5 at 2 x 2 folds: 5 x 4 x 39
+// = 780. The cut wins. Eight experts divide evenly: 2 x 16 x 39 = 1248 either way, and the tie
+// keeps the groups (no operand shared between arrays).
+TEST(Schedule, UnevenGroupsAreCutAcrossTheArraysInstead) {
+  const auto hw = parse_arch(kMiniNpu);
+  const auto mapping = [&](std::uint64_t experts) {
+    const Schedule s = schedule_graph(
+        graph_of({workload::make_batched_gemm("experts", experts, 1, 64, 32, DataType::Int8)}), hw);
+    EXPECT_EQ(s.ops.size(), 1u);
+    return s.ops.empty() ? SystolicMapping{} : s.ops[0].mapping;
+  };
+  const SystolicMapping five = mapping(5);
+  EXPECT_EQ(five.arrays, 4u);
+  EXPECT_EQ(five.split, GemmDim::N);
+  EXPECT_EQ(five.gemm, (workload::GemmView{5, 1, 16, 32}));
+  EXPECT_EQ(five.gemm.batch * five.row_folds * five.col_folds * fold_cycles(five, hw), 780u);
+  const SystolicMapping eight = mapping(8);
+  EXPECT_EQ(eight.arrays, 4u);
+  EXPECT_FALSE(eight.split);
+  EXPECT_EQ(eight.gemm, (workload::GemmView{2, 1, 64, 32}));
+  EXPECT_EQ(eight.gemm.batch * eight.row_folds * eight.col_folds * fold_cycles(eight, hw), 1248u);
+}
+
 // Attention is placed as decompose-attention's three parts; unfused without a fusion plan.
 TEST(Schedule, AttentionIsPlacedAsItsThreeParts) {
   const auto hw = parse_arch(kMiniGpu);
