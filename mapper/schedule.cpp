@@ -247,7 +247,6 @@ std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::H
   const std::uint64_t heads = dims[0].extent * dims[1].extent * dims[2].extent;
   const std::uint64_t q = dims[3].extent, kv = dims[4].extent;
   const auto& spec = std::get<workload::AttentionSpec>(op.attributes);
-  const bool causal = spec.causal;
   work.softcap = spec.softcap > 0;
   work.batch = dims[0].extent;
   work.kv_heads = dims[1].extent;
@@ -255,7 +254,7 @@ std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::H
   work.q_len = q;
   work.kv_len = kv;
   work.all_pairs = heads * q * kv;
-  work.pairs = heads * (causal ? q * kv - q * (q - 1) / 2 : q * kv);  // as workload::mac_count
+  work.pairs = heads * workload::attention_kept_pairs(q, kv, spec.causal, spec.window);
   work.head_dim = dims[5].extent;
   work.reads = workload::tensor_bytes(op, workload::TensorRole::Input);
   work.writes = workload::tensor_bytes(op, workload::TensorRole::Output);

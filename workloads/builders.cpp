@@ -208,12 +208,13 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
              p.kv_len >= 1 && p.head_dim >= 1);
   CODA_CHECK(!p.causal || p.kv_len >= p.q_len);
   CODA_CHECK(p.softcap >= 0);
+  CODA_CHECK(p.causal || p.window == 0);
   const std::uint64_t group = p.heads / p.kv_heads;
   enum : std::size_t { kB, kHk, kG, kQ, kKv, kD };
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Attention;
-  op.attributes = AttentionSpec{.causal = p.causal, .softcap = p.softcap};
+  op.attributes = AttentionSpec{.causal = p.causal, .softcap = p.softcap, .window = p.window};
   op.space.dims = {{"b", p.batch}, {"hk", p.kv_heads}, {"g", group},
                    {"q", p.q_len}, {"kv", p.kv_len},   {"d", p.head_dim}};
   const IndexExpr head{{{kHk, signed_size(group)}, {kG, 1}}, 0};

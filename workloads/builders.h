@@ -89,6 +89,7 @@ struct AttentionParams {
   std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, head_dim = 1;
   bool causal = false;
   double softcap = 0;  // AttentionSpec::softcap: > 0 caps the scores with tanh; 0 none
+  std::uint64_t window = 0;  // AttentionSpec::window: causal only; 0 none
 };
 // softmax(Q K^T / sqrt(d)) V as one op. heads must be a multiple of kv_heads (MHA: equal, GQA:
 // a divisor, MQA: 1). Dims b, hk (kv heads), g (query heads per kv head), q, kv, d.

@@ -91,11 +91,9 @@ enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kAttentionDims };
 // Query-key pairs one head computes.
 std::uint64_t attention_pairs(const Op& op) {
   CODA_CHECK(op.space.dims.size() == kAttentionDims);
-  const std::uint64_t q = op.space.dims[kQ].extent, kv = op.space.dims[kKv].extent;
   const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
-  if (spec == nullptr || !spec->causal) return q * kv;
-  CODA_CHECK(kv >= q);
-  return q * kv - q * (q - 1) / 2;
+  return attention_kept_pairs(op.space.dims[kQ].extent, op.space.dims[kKv].extent,
+                              spec != nullptr && spec->causal, spec != nullptr ? spec->window : 0);
 }
 
 bool attention_backward(const Op& op) {
@@ -128,6 +126,21 @@ std::string_view to_string(TensorRole role) {
     case TensorRole::Output: return "output";
   }
   return "unknown";
+}
+
+std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, bool causal,
+                                   std::uint64_t window) {
+  CODA_CHECK(causal || window == 0);
+  if (!causal) return q * kv;
+  CODA_CHECK(kv >= q);
+  // Query i sees keys up to position kv - q + i: t = kv - q + 1 .. kv keys, each capped at the
+  // window. The t up to the window sum as a series, the rest keep `window` each.
+  const std::uint64_t first = kv - q + 1, cap = window == 0 ? kv : window;
+  const std::uint64_t last_uncapped = std::min(kv, cap);
+  std::uint64_t pairs = 0;
+  if (first <= last_uncapped) pairs += (first + last_uncapped) * (last_uncapped - first + 1) / 2;
+  const std::uint64_t capped = kv - std::max(last_uncapped, first - 1);
+  return pairs + capped * cap;
 }
 
 std::uint64_t mac_count(const Op& op) {

@@ -105,6 +105,10 @@ struct AttentionSpec {
   // Logit soft-capping (Gemma 2's attn_logit_softcapping): S = cap x tanh(S / cap) before the
   // softmax; 0: none. The cost does not depend on the cap's value, only on whether there is one.
   double softcap = 0;
+  // Sliding-window attention (Mistral, Gemma 2's local layers): with `causal`, query i attends to
+  // at most the last `window` keys up to its position; 0: no window. A kernel that knows the
+  // window (FlashAttention's window_size) skips the keys outside it.
+  std::uint64_t window = 0;
   friend bool operator==(const AttentionSpec&, const AttentionSpec&) = default;
 };
 
@@ -126,9 +130,14 @@ struct Op {
   friend bool operator==(const Op&, const Op&) = default;
 };
 
+// The query-key pairs one head keeps: q x kv; causal (the queries the last q of the kv
+// positions): q*kv - q*(q-1)/2; with a window W as well, query i at position p = kv - q + i keeps
+// min(p + 1, W). Precondition: kv >= q when causal; window 0 (none) unless causal.
+std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, bool causal,
+                                   std::uint64_t window);
+
 // Multiply-accumulates: the iteration-space size of a Contraction; for Attention the points of
-// Q K^T and of P V that the mask keeps (causal: q*kv - q*(q-1)/2 query-key pairs per head);
-// 0 for every other kind.
+// Q K^T and of P V that the mask keeps (attention_kept_pairs per head); 0 for every other kind.
 std::uint64_t mac_count(const Op& op);
 
 // Points of the op's iteration space (the product of its dims' extents): a contraction's MACs,

@@ -63,6 +63,7 @@ Json op_json(const Op& op) {
     j["attributes"] = {{"causal", a->causal}};
     if (a->backward) j["attributes"]["backward"] = true;
     if (a->softcap > 0) j["attributes"]["softcap"] = a->softcap;
+    if (a->window > 0) j["attributes"]["window"] = a->window;
   }
   else if (const auto* c = std::get_if<CollectiveSpec>(&op.attributes))
     j["attributes"] = {{"ranks", c->ranks}};
@@ -324,16 +325,18 @@ TensorAccess read_access(Reader& r, const Tables& t, const Json& j, const std::s
 
 void read_attributes(Reader& r, const Json& j, const std::string& path, Op& op) {
   if (!r.expect(j, j.is_object(), path, "an object")) return;
-  r.reject_unknown_keys(j, path, {"causal", "backward", "softcap", "ranks"});
+  r.reject_unknown_keys(j, path, {"causal", "backward", "softcap", "window", "ranks"});
   if (j.contains("causal") && j.contains("ranks")) {
     r.error(path, "has both 'causal' (attention) and 'ranks' (collective)");
     return;
   }
-  if (j.contains("causal") || j.contains("backward") || j.contains("softcap")) {
+  if (j.contains("causal") || j.contains("backward") || j.contains("softcap") ||
+      j.contains("window")) {
     AttentionSpec spec;
     const char* key = j.contains("causal")     ? "causal"
                       : j.contains("backward") ? "backward"
-                                               : "softcap";
+                      : j.contains("softcap")  ? "softcap"
+                                               : "window";
     if (op.kind != OpKind::Attention)
       r.error(child(path, key), fmt::format("only attention ops have '{}', not {}", key,
                                             to_string(op.kind)));
@@ -341,7 +344,15 @@ void read_attributes(Reader& r, const Json& j, const std::string& path, Op& op) 
         !j.contains("backward") || r.field(j, "backward", path, false, spec.backward);
     const bool softcap_ok =
         !j.contains("softcap") || r.field(j, "softcap", path, false, spec.softcap);
-    if (r.field(j, "causal", path, true, spec.causal) && backward_ok && softcap_ok)
+    const bool window_ok =
+        !j.contains("window") ||
+        r.field(j, "window", path, false, spec.window, 1, std::numeric_limits<std::int64_t>::max());
+    const bool causal_ok = r.field(j, "causal", path, true, spec.causal);
+    if (causal_ok && window_ok && spec.window > 0 && !spec.causal)
+      r.error(child(path, "window"),
+              "a sliding window needs 'causal': true (each query sees the last 'window' keys up "
+              "to its position)");
+    else if (causal_ok && backward_ok && softcap_ok && window_ok)
       op.attributes = spec;
   } else if (j.contains("ranks")) {
     std::uint64_t ranks = 0;

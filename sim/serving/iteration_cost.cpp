@@ -89,6 +89,8 @@ IterationPricer::IterationPricer(const llm::LlmConfig& model, const arch::Hardwa
       fusion_(options.fusion.value_or(
           hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue))) {
   one_layer_.layers = 1;
+  for (std::uint64_t l = 0; l < model.layers; ++l)
+    if (model.window_of(l) > 0) ++windowed_layers_;
 }
 
 std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model,
@@ -165,9 +167,9 @@ double IterationPricer::head(std::uint64_t sequences) {
 }
 
 double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys,
-                                  bool causal) {
+                                  bool causal, std::uint64_t window) {
   if (batch == 0) return 0;
-  const auto key = std::make_tuple(batch, queries, keys, causal);
+  const auto key = std::make_tuple(batch, queries, keys, causal, window);
   if (const auto it = attention_memo_.find(key); it != attention_memo_.end()) return it->second;
   const std::uint64_t d = model_.head_dim;
   const workload::AttentionParams p{.batch = batch,
@@ -177,7 +179,8 @@ double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, st
                                     .kv_len = keys,
                                     .head_dim = d,
                                     .causal = causal,
-                                    .softcap = model_.attention_softcap};
+                                    .softcap = model_.attention_softcap,
+                                    .window = window};
   // As the LLM builder binds it: Q an activation, K and V the KV cache.
   workload::Graph g;
   g.name = "serving.attention";
@@ -207,18 +210,31 @@ IterationTime IterationPricer::price(const IterationBatch& batch) {
   const double layers = static_cast<double>(model_.layers);
   t.linear = model_tokens(tokens) + layers * layer_tokens(tokens);
   t.head = head(batch.sampling());
+  // Layers with the model's sliding window and without (LlmConfig::window_of).
+  const std::uint64_t window = model_.sliding_window, windowed = windowed_layers_;
+  const double global = static_cast<double>(model_.layers - windowed);
   double attention_s = 0;
   if (batch.decode_sequences > 0) {
     const std::uint64_t n = batch.decode_sequences;
     const std::uint64_t mean_keys = (batch.decode_context_sum + n - 1) / n;
-    attention_s += attention(n, 1, mean_keys, false);
+    attention_s += global * attention(n, 1, mean_keys, false);
+    if (windowed > 0) {
+      CODA_CHECK(batch.decode_window_context_sum >= n);  // each sequence reads at least a key
+      const std::uint64_t mean_window_keys = (batch.decode_window_context_sum + n - 1) / n;
+      attention_s += static_cast<double>(windowed) * attention(n, 1, mean_window_keys, false);
+    }
   }
   // Chunks of one shape run as one batched op.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> shapes;
   for (const PrefillChunk& c : batch.prefill) ++shapes[{c.tokens, c.cached}];
-  for (const auto& [shape, count] : shapes)
-    attention_s += attention(count, shape.first, shape.first + shape.second, true);
-  t.attention = layers * attention_s;
+  for (const auto& [shape, count] : shapes) {
+    const std::uint64_t keys = shape.first + shape.second;
+    attention_s += global * attention(count, shape.first, keys, true);
+    if (windowed > 0)  // as the builder: the window only where the context exceeds it
+      attention_s += static_cast<double>(windowed) *
+                     attention(count, shape.first, keys, true, window < keys ? window : 0);
+  }
+  t.attention = attention_s;
   return t;
 }
 

@@ -17,7 +17,9 @@
 //              their mean context rounded up (a paged decode-attention kernel runs them as one
 //              launch, and its bytes and MACs are linear in the context); each distinct prefill
 //              chunk shape (new tokens, tokens already cached) as one causal attention op whose
-//              queries are the chunk's, batched over the chunks of that shape
+//              queries are the chunk's, batched over the chunks of that shape. A model with a
+//              sliding window prices its windowed layers apart: their decodes over the mean of
+//              the contexts capped at the window, their chunks' attention with the window.
 //
 // Each piece is priced from a graph built and run once per distinct size and kept (memoised by
 // shape), so a 10,000-request simulation prices a few thousand small graphs. The pieces sum to
@@ -55,6 +57,9 @@ struct IterationBatch {
   // The keys the decode sequences attend to, summed: each sequence's cached tokens plus the
   // token it appends.
   std::uint64_t decode_context_sum = 0;
+  // The same, each capped at the model's sliding window: what its windowed layers read (each
+  // sequence's ring of a cache). Required (at least decode_sequences) for a model with one.
+  std::uint64_t decode_window_context_sum = 0;
   std::vector<PrefillChunk> prefill;
   std::uint64_t tokens() const;    // decode_sequences + the chunks' tokens
   std::uint64_t sampling() const;  // decode_sequences + the chunks that end their prompt
@@ -63,7 +68,7 @@ struct IterationBatch {
 // The iteration time's parts, seconds.
 struct IterationTime {
   double linear = 0;     // model(T) + layers x layer(T)
-  double attention = 0;  // layers x (the decode attention + the chunks' attention)
+  double attention = 0;  // every layer's decode and chunk attention, each at its window
   double head = 0;       // head(S)
   double total() const { return linear + attention + head; }
 };
@@ -101,7 +106,9 @@ class IterationPricer {
   double layer_tokens(std::uint64_t tokens);  // layer(T)
   double model_tokens(std::uint64_t tokens);  // model(T)
   double head(std::uint64_t sequences);       // head(S); 0 for S = 0
-  double attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys, bool causal);
+  // `window`: AttentionSpec::window (causal only; 0 none).
+  double attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys, bool causal,
+                   std::uint64_t window = 0);
 
   ReplicaMemory memory(std::uint64_t max_tokens);
   std::uint64_t layers() const { return model_.layers; }
@@ -130,8 +137,10 @@ class IterationPricer {
   PricerOptions options_;
   mapper::FusionMode fusion_;
   Bytes weights_;  // this rank's share of the weights, from the whole model built once
+  std::uint64_t windowed_layers_ = 0;  // layers with the model's sliding window
   std::map<std::uint64_t, TokenParts> token_memo_;
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, bool>, double> attention_memo_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, bool, std::uint64_t>, double>
+      attention_memo_;
   std::size_t priced_ = 0;
 };
 

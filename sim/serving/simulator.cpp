@@ -245,9 +245,12 @@ class Replica {
       admit(budget_, chunks);
       if (chunks.empty()) schedule_running(budget_, chunks, decodes, it);
     }
+    const std::uint64_t window = pricer_.model().sliding_window;
     for (const std::size_t i : decodes) {
+      const std::uint64_t keys = running_[i].kv + 1;
       batch.decode_sequences += 1;
-      batch.decode_context_sum += running_[i].kv + 1;
+      batch.decode_context_sum += keys;
+      batch.decode_window_context_sum += window > 0 ? std::min(keys, window) : keys;
     }
     for (const auto& [i, tokens] : chunks) {
       const Seq& s = running_[i];

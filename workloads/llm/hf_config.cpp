@@ -335,8 +335,10 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                             qwen3 ? "Qwen3" : "Qwen2"),
                 "set it to false to price full attention on every layer");
     } else if (model_type == "mistral" || model_type == "mixtral" || model_type == "phi3" ||
-               gemma2) {  // Gemma 2: on every other layer; the builder refuses contexts beyond it
+               gemma2) {  // Mistral, Mixtral, Phi-3: every layer; Gemma 2: every other one
       r.number("sliding_window", c.sliding_window, false);
+      // Gemma2DecoderLayer: is_sliding = not bool(layer_idx % 2), layers 0, 2, 4, ...
+      if (gemma2 && c.sliding_window > 0) c.sliding_window_pattern = 2;
     }
     if (gemma2) {  // Gemma2DecoderLayer: four RMSNorms; Gemma2Attention and the LM head soft-cap
       c.post_norms = true;

@@ -177,6 +177,7 @@ struct FfnWeights {
 };
 
 struct LayerWeights {
+  std::uint64_t window = 0;                        // LlmConfig::window_of this layer
   TensorId norm1, norm2, qkv, out;                 // qkv: the default runtime's fused projection
   std::optional<TensorId> q_proj, k_proj, v_proj;  // hf_transformers: three nn.Linear
   std::optional<TensorId> norm1_shift, norm2_shift, qkv_bias, out_bias;
@@ -438,6 +439,7 @@ class Builder {
     for (std::uint64_t l = first_layer_; l < first_layer_ + stage_layers_; ++l) {
       const std::string p = fmt::format("L{}.", l);
       LayerWeights w;
+      w.window = c_.window_of(l);
       w.norm1 = weight(p + "norm1.weight", {h});
       if (ln) w.norm1_shift = weight(p + "norm1.bias", {h});
       if (hf_) {
@@ -705,6 +707,8 @@ class Builder {
       k = binary(tape, p + "rope_k", Function::Mul, k, *rope_table_, {2, 3});
     }
     TensorId keys = k, values = v;
+    const std::uint64_t keys_len =
+        phase_.kind == PhaseKind::Decode && w.window > 0 ? std::min(kv_len_, w.window) : kv_len_;
     if (!recomputing && phase_.kind == PhaseKind::Prefill) {
       const Shape s = shape(k);
       keys = tensor(p + "kv_cache.k", s, TensorKind::KvCache, false, kv_dt_);
@@ -712,7 +716,7 @@ class Builder {
       emit(make_elementwise(p + "kv_write.k", Function::Copy, s, dt_), {k, keys});
       emit(make_elementwise(p + "kv_write.v", Function::Copy, s, dt_), {v, values});
     } else if (phase_.kind == PhaseKind::Decode) {
-      const Shape cache{sequences, kv_heads_, kv_len_, d};
+      const Shape cache{sequences, kv_heads_, keys_len, d};
       keys = tensor(p + "kv_cache.k", cache, TensorKind::KvCache, false, kv_dt_);
       values = tensor(p + "kv_cache.v", cache, TensorKind::KvCache, false, kv_dt_);
       emit(kv_append(p + "kv_append.k", sequences, cache), {k, keys});
@@ -722,10 +726,18 @@ class Builder {
     if (const std::optional<DataType> fmha = phase_.quant.context_attention;
         fmha && phase_.kind == PhaseKind::Prefill)
       quantize_in_producer(q, *fmha);
-    const AttentionParams ap{.batch = sequences, .heads = heads_, .kv_heads = kv_heads_,
-                             .q_len = q_len_, .kv_len = kv_len_, .head_dim = d,
-                             .causal = phase_.kind != PhaseKind::Decode,
-                             .softcap = c_.attention_softcap};
+    // A window the context exceeds: a prefill's queries each see the last `window` keys; a
+    // decode step's one query reads the `window` tokens its ring of a cache holds.
+    const bool causal = phase_.kind != PhaseKind::Decode;
+    const AttentionParams ap{.batch = sequences,
+                             .heads = heads_,
+                             .kv_heads = kv_heads_,
+                             .q_len = q_len_,
+                             .kv_len = keys_len,
+                             .head_dim = d,
+                             .causal = causal,
+                             .softcap = c_.attention_softcap,
+                             .window = causal && w.window < kv_len_ ? w.window : 0};
     const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
     emit(make_attention(p + "attention", ap, dt_), {q, keys, values, o}, &tape,
          NodeKind::Attention, false, ap);
@@ -892,14 +904,15 @@ class Builder {
     return binary(tape, p + "residual2", Function::Add, x1, mlp);
   }
 
-  // Writes one new token's K or V into slot `seq_len` of the cache: an elementwise copy whose
-  // output index is offset, so the op touches exactly the appended positions.
+  // Writes one new token's K or V into slot `seq_len` of the cache (of a windowed layer's ring,
+  // seq_len mod the window): an elementwise copy whose output index is offset, so the op touches
+  // exactly the appended positions.
   Op kv_append(std::string name, std::uint64_t sequences, const Shape& cache) const {
     Op op = make_elementwise(std::move(name), Function::Copy,
                              {sequences, kv_heads_, 1, c_.head_dim}, dt_);
     TensorAccess& out = op.space.accesses.back();
     out.shape = cache;
-    out.indices[2].offset = static_cast<std::int64_t>(phase_.seq_len);
+    out.indices[2].offset = static_cast<std::int64_t>(phase_.seq_len % cache[2]);
     return op;
   }
 
@@ -1397,6 +1410,17 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
           "hf_transformers is modelled for the model's own type; quantized linear layers run "
           "other kernels (bitsandbytes, GPTQ, AWQ) that coda does not decompose",
           hint);
+  // The context a token attends to: the prompt (prefill) or the cache plus the token.
+  const std::uint64_t context = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
+  if (c.sliding_window > 0 && context > c.sliding_window)
+    error("phase.seq_len",
+          fmt::format("a context of {} tokens exceeds the model's sliding window of {}: "
+                      "transformers' eager layers mask the window inside a full score matrix and "
+                      "keep every token in their DynamicCache, which coda does not decompose",
+                      context, c.sliding_window),
+          fmt::format("use a context of at most {} tokens, or the default runtime (which prices "
+                      "the window)",
+                      c.sliding_window));
   std::vector<std::string> differs;
   if (c.norm != NormType::RmsNorm) differs.emplace_back(to_string(c.norm));
   if (c.positions != PositionEncoding::Rotary) differs.emplace_back("learned positions");
@@ -1491,15 +1515,6 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           fmt::format("{} micro-batches do not divide the batch of {}", par.micro_batches,
                       phase.batch),
           "each micro-batch holds batch / micro_batches sequences");
-  // The context a token attends to: the prompt (prefill, training) or the cache plus the token.
-  const std::uint64_t context = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
-  if (c.sliding_window > 0 && context > c.sliding_window)
-    error("phase.seq_len",
-          fmt::format("a context of {} tokens exceeds the model's sliding window of {}, beyond "
-                      "which coda would price full attention where the model attends to the "
-                      "last {} tokens only",
-                      context, c.sliding_window, c.sliding_window),
-          fmt::format("use a context of at most {} tokens", c.sliding_window));
   if (phase.recompute && phase.kind != PhaseKind::Training)
     error("phase.recompute", "recomputation applies to training steps only");
   if (phase.precision != Precision::Mixed && phase.kind != PhaseKind::Training)

@@ -54,6 +54,7 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
       {LlmField::Experts, c.moe.experts, 0}, {LlmField::TopK, c.moe.top_k, moe ? 1u : 0u},
       {LlmField::SharedExperts, c.moe.shared_experts, 0},
       {LlmField::SharedFfn, c.moe.shared_ffn, 0},
+      {LlmField::SlidingWindowPattern, c.sliding_window_pattern, 0},
   };
   // clang-format on
   bool sizes_ok = true;
@@ -87,6 +88,13 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
     if (!std::isfinite(cap) || cap < 0)
       error(field, fmt::format("must be a positive cap (or 0: none), not {}", cap),
             "Gemma 2 caps attention scores at 50 and logits at 30");
+  if (c.sliding_window_pattern == 1)
+    error(LlmField::SlidingWindowPattern, "1 makes every layer global, so no layer has a window",
+          "use 0 for a window on every layer (Mistral), 2 for every other (Gemma 2), or drop "
+          "sliding_window");
+  else if (c.sliding_window_pattern > 1 && c.sliding_window == 0)
+    error(LlmField::SlidingWindowPattern, "needs a sliding_window",
+          "give the window's size in tokens (Gemma 2: 4096)");
   if (c.moe.shared_experts == 0 && (c.moe.shared_ffn > 0 || c.moe.shared_gate))
     error(c.moe.shared_ffn > 0 ? LlmField::SharedFfn : LlmField::SharedExperts,
           "shared_ffn and shared_gate need shared_experts", "set shared_experts (Qwen2-MoE: 1)");
@@ -140,6 +148,7 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   model.optional("attention_softcap", c.attention_softcap, diags);
   model.optional("final_softcap", c.final_softcap, diags);
   model.optional("sliding_window", c.sliding_window, diags);
+  model.optional("sliding_window_pattern", c.sliding_window_pattern, diags);
   model.required("max_positions", c.max_positions, diags);
   model.optional_enum("dtype", c.dtype, EnumTable<DataType>(data_type_names()), diags);
   const bool has_moe = model.has("moe");
@@ -178,6 +187,7 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
       case LlmField::SharedFfn: key = "shared_ffn"; break;
       case LlmField::AttentionSoftcap: key = "attention_softcap"; break;
       case LlmField::FinalSoftcap: key = "final_softcap"; break;
+      case LlmField::SlidingWindowPattern: key = "sliding_window_pattern"; break;
     }
     // clang-format on
     const YamlReader& map = in_moe && has_moe ? moe : model;

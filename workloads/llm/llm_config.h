@@ -85,10 +85,20 @@ struct LlmConfig {
   double attention_softcap = 0;
   double final_softcap = 0;
   std::uint64_t max_positions = 0;
-  // Sliding-window attention (Mistral 7B v0.1): each token attends to the last `sliding_window`
-  // tokens; 0: the whole context. The builder prices full attention, so it refuses a phase
-  // whose context exceeds the window (where the two differ).
+  // Sliding-window attention: on a windowed layer each token attends to the last
+  // `sliding_window` tokens up to itself (a decode step reads at most that many from its cache,
+  // a ring of `sliding_window` slots); 0: the whole context on every layer. Which layers:
+  // sliding_window_pattern 0, all of them (Mistral 7B v0.1, Phi-3); P >= 2, all but every P-th,
+  // layer l being global when (l + 1) % P == 0 (Hugging Face's sliding_window_pattern: Gemma 2
+  // alternates, 2; Gemma 3, 6).
   std::uint64_t sliding_window = 0;
+  std::uint64_t sliding_window_pattern = 0;
+  // The window of layer `layer` (0-based): sliding_window, or 0 on a global layer.
+  std::uint64_t window_of(std::uint64_t layer) const {
+    if (sliding_window == 0) return 0;
+    const bool global = sliding_window_pattern >= 2 && (layer + 1) % sliding_window_pattern == 0;
+    return global ? 0 : sliding_window;
+  }
   DataType dtype = DataType::Bf16;
   MoeConfig moe;
   friend bool operator==(const LlmConfig&, const LlmConfig&) = default;
@@ -101,7 +111,7 @@ inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
 // clang-format off
 enum class LlmField : std::uint8_t {
   Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts,
-  SharedFfn, AttentionSoftcap, FinalSoftcap
+  SharedFfn, AttentionSoftcap, FinalSoftcap, SlidingWindowPattern
 };
 // clang-format on
 

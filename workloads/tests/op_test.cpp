@@ -118,6 +118,34 @@ TEST(AttentionBackward, FormMacsAndFlops) {
   EXPECT_EQ(attention_form(broken), AttentionForm::None);
 }
 
+// Kept pairs, by hand (query i at position p = kv - q + i keeps min(p + 1, W) keys):
+//   q = kv = 8, window 3: 1 + 2 + 3 + 3 x 5 = 21 (causal alone: 8 x 9 / 2 = 36);
+//   q 3, kv 5, window 4: keys 3, 4, 4 = 11; q 2, kv 10, window 4: 4 + 4 = 8;
+//   one decode query over 10 keys, window 4: 4; a window at least the context changes nothing.
+// The backward keeps the same pairs: b 1, 2 heads, q = kv = 8, d 4, window 3: forward MACs
+// 2 x 2 x 21 x 4 = 336, backward 672.
+TEST(AttentionWindow, KeptPairs) {
+  EXPECT_EQ(attention_kept_pairs(8, 8, true, 3), 21u);
+  EXPECT_EQ(attention_kept_pairs(8, 8, true, 0), 36u);
+  EXPECT_EQ(attention_kept_pairs(3, 5, true, 4), 11u);
+  EXPECT_EQ(attention_kept_pairs(2, 10, true, 4), 8u);
+  EXPECT_EQ(attention_kept_pairs(1, 10, true, 4), 4u);
+  EXPECT_EQ(attention_kept_pairs(8, 8, true, 8), 36u);
+  EXPECT_EQ(attention_kept_pairs(8, 8, true, 100), 36u);
+  EXPECT_EQ(attention_kept_pairs(3, 5, false, 0), 15u);
+  const AttentionParams p{.heads = 2,
+                          .kv_heads = 2,
+                          .q_len = 8,
+                          .kv_len = 8,
+                          .head_dim = 4,
+                          .causal = true,
+                          .window = 3};
+  const Op fwd = make_attention("a", p, DataType::Bf16);
+  EXPECT_EQ(std::get<AttentionSpec>(fwd.attributes).window, 3u);
+  EXPECT_EQ(mac_count(fwd), 336u);
+  EXPECT_EQ(mac_count(make_attention_backward("a.bwd", p, DataType::Bf16)), 672u);
+}
+
 TEST(Graph, TotalMacs) {
   Graph g{"g", "hand", {}, {}};
   g.add(make_gemm("a", 2, 3, 4));

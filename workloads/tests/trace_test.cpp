@@ -33,8 +33,15 @@ Graph every_builder_graph() {
                     {.channels = 2, .in_h = 5, .in_w = 5, .kernel_h = 3, .kernel_w = 3,
                      .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1},
                     3, 3, DataType::Int8));
-  g.add(make_attention("attn", {.batch = 2, .heads = 8, .kv_heads = 2, .q_len = 3, .kv_len = 5,
-                                .head_dim = 4, .causal = true},
+  g.add(make_attention("attn",
+                       {.batch = 2,
+                        .heads = 8,
+                        .kv_heads = 2,
+                        .q_len = 3,
+                        .kv_len = 5,
+                        .head_dim = 4,
+                        .causal = true,
+                        .window = 4},
                        DataType::Fp8E4M3));
   g.add(make_attention_backward("attn.bwd",
                                 {.batch = 1,
@@ -200,6 +207,27 @@ TEST(Trace, RejectsBadVersionsAttributesAndAttentionShapes) {
   EXPECT_EQ(formatted(diags4),
             (std::vector<std::string>{
                 "t.json: error: ops[0].attributes.softcap: must be above 0, not -1"}));
+
+  // "window" is a key count of at least 1, and only with causal: true.
+  Graph windowed;
+  windowed.name = "w";
+  windowed.add(make_attention("attn", {.q_len = 2, .kv_len = 4, .causal = true, .window = 2},
+                              DataType::Fp16));
+  auto w = nlohmann::ordered_json::parse(write_trace(windowed));
+  EXPECT_EQ(w["ops"][0]["attributes"]["window"], 2);
+  w["ops"][0]["attributes"]["causal"] = false;
+  Diagnostics diags5;
+  EXPECT_FALSE(read(w.dump(), diags5).has_value());
+  EXPECT_EQ(formatted(diags5),
+            (std::vector<std::string>{
+                "t.json: error: ops[0].attributes.window: a sliding window needs 'causal': true "
+                "(each query sees the last 'window' keys up to its position)"}));
+  w["ops"][0]["attributes"]["causal"] = true;
+  w["ops"][0]["attributes"]["window"] = 0;
+  Diagnostics diags6;
+  EXPECT_FALSE(read(w.dump(), diags6).has_value());
+  ASSERT_EQ(diags6.error_count(), 1u);
+  EXPECT_EQ(diags6.all()[0].path, "ops[0].attributes.window");
 
   Graph g;
   g.name = "a";

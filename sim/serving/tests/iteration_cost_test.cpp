@@ -71,6 +71,7 @@ TEST_P(IterationCost, PiecesSumToCodaRunForUniformBatches) {
   IterationBatch decode;
   decode.decode_sequences = 8;
   decode.decode_context_sum = std::uint64_t{8} * 512;
+  decode.decode_window_context_sum = decode.decode_context_sum;  // below the 4096 window
   const double decode_run =
       coda_run_seconds(llm::PhaseKind::Decode, 8, 511, tp, mapper::FusionMode::Epilogue, quant);
   EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run);
@@ -99,6 +100,7 @@ TEST(IterationCost, Gemma2PiecesSumToCodaRun) {
   IterationBatch decode;
   decode.decode_sequences = 8;
   decode.decode_context_sum = std::uint64_t{8} * 512;
+  decode.decode_window_context_sum = decode.decode_context_sum;  // below the 4096 window
   const double decode_run =
       coda_run_seconds(llm::PhaseKind::Decode, 8, 511, 1, mapper::FusionMode::Epilogue, {}, model);
   EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run);
@@ -107,6 +109,34 @@ TEST(IterationCost, Gemma2PiecesSumToCodaRun) {
   const double prefill_run =
       coda_run_seconds(llm::PhaseKind::Prefill, 1, 512, 1, mapper::FusionMode::Epilogue, {}, model);
   EXPECT_NEAR(pricer->price(prefill).total(), prefill_run, 1e-3 * prefill_run);
+}
+
+// Beyond the sliding window the pieces still sum to `coda run`: Mistral 7B (a 4096 window on
+// every layer) and Gemma 2 27B (on every other layer), decoding 8 sequences over 8191 cached
+// tokens (each windowed layer reads 4096 of the 8192 keys) and prefilling 8192 tokens. The
+// test fails if the windowed layers are priced at the full context or the global ones at the
+// window (checked by pricing every layer either way).
+TEST(IterationCost, SlidingWindowPiecesSumToCodaRun) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  for (const char* model :
+       {"configs/workloads/llm/mistral_7b.yaml", "configs/workloads/llm/gemma2_27b.yaml"}) {
+    Diagnostics diags;
+    auto pricer = IterationPricer::make(load_model(model), hw,
+                                        {.fusion = mapper::FusionMode::Epilogue}, diags);
+    ASSERT_TRUE(pricer) << diags.format_all();
+    IterationBatch decode;
+    decode.decode_sequences = 8;
+    decode.decode_context_sum = std::uint64_t{8} * 8192;
+    decode.decode_window_context_sum = std::uint64_t{8} * 4096;
+    const double decode_run = coda_run_seconds(llm::PhaseKind::Decode, 8, 8191, 1,
+                                               mapper::FusionMode::Epilogue, {}, model);
+    EXPECT_NEAR(pricer->price(decode).total(), decode_run, 1e-3 * decode_run) << model;
+    IterationBatch prefill;
+    prefill.prefill.push_back({.tokens = 8192, .cached = 0, .samples = true});
+    const double prefill_run = coda_run_seconds(llm::PhaseKind::Prefill, 1, 8192, 1,
+                                                mapper::FusionMode::Epilogue, {}, model);
+    EXPECT_NEAR(pricer->price(prefill).total(), prefill_run, 1e-3 * prefill_run) << model;
+  }
 }
 
 TEST(IterationCostParts, AreMemoisedAndAddUp) {

@@ -365,6 +365,10 @@ TEST(HfConfig, Gemma2HasSandwichNormsAndSoftCaps) {
   EXPECT_EQ(c->attention_softcap, 50.0);
   EXPECT_EQ(c->final_softcap, 30.0);
   EXPECT_EQ(c->sliding_window, 4096u);
+  // Gemma2DecoderLayer: is_sliding = not bool(layer_idx % 2): layers 0, 2, ... local.
+  EXPECT_EQ(c->sliding_window_pattern, 2u);
+  EXPECT_EQ(c->window_of(0), 4096u);
+  EXPECT_EQ(c->window_of(1), 0u);
   EXPECT_EQ(c->dtype, DataType::Fp32);  // as the 2B checkpoint is stored
   // By hand: embedding 256000 x 2304 = 589,824,000 (tied). A layer: Q 2304 x 2048 = 4,718,592,
   // K and V 2304 x 1024 x 2 = 4,718,592, O 4,718,592, gate, up, down 3 x 2304 x 9216 =

@@ -61,6 +61,27 @@ TEST(LlmConfigYaml, ANegativeSoftCapIsAnErrorAtItsKey) {
   EXPECT_EQ(diags.all()[0].message, "must be a positive cap (or 0: none), not -1");
 }
 
+// sliding_window_pattern 1 would make every layer global; a pattern needs a window.
+TEST(LlmConfigYaml, ASlidingWindowPatternIsCheckedAtItsKey) {
+  Diagnostics diags;
+  EXPECT_FALSE(parse(tiny_with("  sliding_window: 64\n  sliding_window_pattern: 1\n"), diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.sliding_window_pattern");
+  EXPECT_EQ(diags.all()[0].where.line, 15);
+  EXPECT_EQ(diags.all()[0].message, "1 makes every layer global, so no layer has a window");
+  Diagnostics no_window;
+  EXPECT_FALSE(parse(tiny_with("  sliding_window_pattern: 2\n"), no_window));
+  ASSERT_EQ(no_window.error_count(), 1u) << no_window.format_all();
+  EXPECT_EQ(no_window.all()[0].message, "needs a sliding_window");
+  Diagnostics fine;
+  const auto c = parse(tiny_with("  sliding_window: 64\n  sliding_window_pattern: 3\n"), fine);
+  ASSERT_TRUE(c) << fine.format_all();
+  // Layers 0 and 1 windowed, layer 2 global ((2 + 1) % 3 == 0).
+  EXPECT_EQ(c->window_of(0), 64u);
+  EXPECT_EQ(c->window_of(1), 64u);
+  EXPECT_EQ(c->window_of(2), 0u);
+}
+
 TEST(LlmConfigYaml, UnknownKeyHasDidYouMeanAndLocation) {
   std::string text = kTiny;
   text.replace(text.find("  layers: 2"), 11, "  layers: 2\n  hiden: 3");
