@@ -18,9 +18,9 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 10> kLlamaStyle{"llama",     "mistral", "mixtral",   "qwen2",
-                                                       "qwen2_moe", "qwen3",   "qwen3_moe", "gemma",
-                                                       "gemma2",    "phi3"};
+constexpr std::array<std::string_view, 11> kLlamaStyle{
+    "llama",     "mistral", "mixtral", "qwen2",       "qwen2_moe", "qwen3",
+    "qwen3_moe", "gemma",   "gemma2",  "gemma3_text", "phi3"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
@@ -172,6 +172,22 @@ class HfReader {
     return std::nullopt;
   }
 
+  // An array of strings; nullopt (and an error) when the value is not one, or when the key is
+  // absent or null.
+  std::optional<std::vector<std::string>> strings(std::string_view key) const {
+    const std::optional<std::size_t> size = array_size(key);
+    if (!size) return std::nullopt;
+    std::vector<std::string> out;
+    for (const Json& item : root_.at(std::string(key))) {
+      if (!item.is_string()) {
+        error(key, fmt::format("expected an array of strings, found {} in it", type_name(item)));
+        return std::nullopt;
+      }
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+
   const SourceLocation& object_location() const { return object_location_; }
 
  private:
@@ -182,6 +198,40 @@ class HfReader {
   TopLevel top_;
   SourceLocation object_location_;
 };
+
+// Gemma 3's windowed layers: sliding_window_pattern P (Gemma3DecoderLayer: is_sliding =
+// bool((layer_idx + 1) % P)), or, in configs transformers 4.53+ writes, layer_types (each
+// "sliding_attention" or "full_attention"), which must be that pattern for some P; absent both,
+// Gemma3TextConfig's default P, 6.
+void gemma3_layer_pattern(const HfReader& r, LlmConfig& c,
+                          std::map<LlmField, std::string_view>& keys) {
+  keys[LlmField::SlidingWindowPattern] = "sliding_window_pattern";
+  if (r.has("sliding_window_pattern")) {
+    r.number("sliding_window_pattern", c.sliding_window_pattern, false);
+    return;
+  }
+  if (!r.has("layer_types")) {
+    c.sliding_window_pattern = 6;
+    return;
+  }
+  const std::optional<std::vector<std::string>> types = r.strings("layer_types");
+  if (!types) return;
+  const auto full = std::find(types->begin(), types->end(), "full_attention");
+  const std::uint64_t period =
+      full == types->end() ? 0 : static_cast<std::uint64_t>(full - types->begin()) + 1;
+  bool periodic = period >= 2 && types->size() == c.layers;
+  for (std::size_t l = 0; periodic && l < types->size(); ++l)
+    periodic = (*types)[l] == ((l + 1) % period == 0 ? "full_attention" : "sliding_attention");
+  if (!periodic) {
+    r.error("layer_types",
+            "coda builds windowed layers in a period, every P-th global (Gemma 3: 5 sliding, "
+            "then 1 full); this list is not one",
+            "a list of num_hidden_layers entries, \"full_attention\" at every P-th (P >= 2) and "
+            "\"sliding_attention\" elsewhere");
+    return;
+  }
+  c.sliding_window_pattern = period;
+}
 
 }  // namespace
 
@@ -292,17 +342,21 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, true);
     std::string act;
     const bool gemma2 = model_type == "gemma2";
-    const bool gemma = model_type == "gemma" || gemma2;
-    if (!r.has("hidden_act")) {
-      diags.error(r.object_location(), "hidden_act", "missing required key",
+    const bool gemma3 = model_type == "gemma3_text";
+    const bool gemma = model_type == "gemma" || gemma2 || gemma3;
+    // Gemma 3's config names it hidden_activation (Gemma 2's carries both).
+    const std::string_view act_key =
+        gemma3 && !r.has("hidden_act") ? "hidden_activation" : "hidden_act";
+    if (!r.has(act_key)) {
+      diags.error(r.object_location(), std::string(act_key), "missing required key",
                   "silu (SwiGLU, LLaMA) or gelu (a plain GELU MLP)");
-    } else if (r.string("hidden_act", act)) {
+    } else if (r.string(act_key, act)) {
       if (act == "silu" || act == "swish")
         c.ffn_type = FfnType::SwiGlu;
       else if (act.rfind("gelu", 0) == 0)
         c.ffn_type = gemma ? FfnType::GeGlu : FfnType::GeluMlp;  // Gemma's MLP is gated
       else
-        r.error("hidden_act", fmt::format("activation '{}' is not modeled", act),
+        r.error(act_key, fmt::format("activation '{}' is not modeled", act),
                 "silu (SwiGLU) or gelu, gelu_new, gelu_pytorch_tanh (a GELU MLP)");
     }
     if (r.has("rms_norm_eps"))
@@ -322,7 +376,8 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     // Qwen2Attention (and Qwen2-MoE's): q, k, v with bias, o without.
     if (model_type == "qwen2" || qwen2_moe) c.qkv_bias = true;
     const bool qwen3 = model_type == "qwen3" || qwen3_moe;
-    if (qwen3) c.qk_norm = true;  // Qwen3Attention: q_norm and k_norm over head_dim
+    // Qwen3Attention and Gemma3Attention: q_norm and k_norm over head_dim
+    if (qwen3 || gemma3) c.qk_norm = true;
     if (gemma) c.tied_embeddings = true;           // GemmaConfig's default
     // Sliding-window attention: Mistral's window (null: none); Qwen2 and Qwen3 only with
     // use_sliding_window, over some layers, which coda does not model.
@@ -335,12 +390,13 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                             qwen3 ? "Qwen3" : "Qwen2"),
                 "set it to false to price full attention on every layer");
     } else if (model_type == "mistral" || model_type == "mixtral" || model_type == "phi3" ||
-               gemma2) {  // Mistral, Mixtral, Phi-3: every layer; Gemma 2: every other one
+               gemma2 || gemma3) {  // Mistral, Mixtral, Phi-3: every layer; Gemma: some layers
       r.number("sliding_window", c.sliding_window, false);
       // Gemma2DecoderLayer: is_sliding = not bool(layer_idx % 2), layers 0, 2, 4, ...
       if (gemma2 && c.sliding_window > 0) c.sliding_window_pattern = 2;
+      if (gemma3 && c.sliding_window > 0) gemma3_layer_pattern(r, c, keys);
     }
-    if (gemma2) {  // Gemma2DecoderLayer: four RMSNorms; Gemma2Attention and the LM head soft-cap
+    if (gemma2 || gemma3) {  // four RMSNorms a layer; Gemma 2's attention and LM head soft-cap
       c.post_norms = true;
       keys[LlmField::AttentionSoftcap] = "attn_logit_softcapping";
       keys[LlmField::FinalSoftcap] = "final_logit_softcapping";

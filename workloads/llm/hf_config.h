@@ -5,7 +5,8 @@
 //   GPT-2 (model_type "gpt2", or n_embd with no model_type): n_embd, n_layer, n_head, n_inner
 //     (null: 4 x n_embd), n_positions, vocab_size, activation_function; layer norm, learned
 //     positions, biases, tied embeddings (tie_word_embeddings may say otherwise).
-//   LLaMA-style (model_type llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gemma, phi3):
+//   LLaMA-style (model_type llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma,
+//     gemma2, gemma3_text, phi3):
 //     hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default:
 //     heads), head_dim (default: hidden / heads), intermediate_size, hidden_act (silu: SwiGLU;
 //     gelu*: a plain GELU MLP, Gemma's gated GeGLU), rms_norm_eps or layer_norm_eps (which one is
@@ -21,7 +22,9 @@
 //     the same with Qwen2's QKV biases and one shared expert of shared_expert_intermediate_size
 //     behind its sigmoid gate (shared_expert_gate). Gemma 2 (gemma2) is
 //     Gemma's layer with post norms, attn_logit_softcapping and final_logit_softcapping (null:
-//     none) and a sliding_window on every other layer.
+//     none) and a sliding_window on every other layer. Gemma 3 (gemma3_text) adds the QK norm,
+//     reads hidden_activation, and windows all but every sliding_window_pattern-th layer (or
+//     as layer_types lists them, when that is one period; default 6).
 //   Both: torch_dtype (bfloat16, float16, float32; default bf16), _name_or_path (the name).
 // Any other model_type, or none (without n_embd), is an error naming the families coda builds:
 // never a silent LLaMA. Every other key is ignored: real configs carry many that do not change

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "testing/temp_dir.h"
@@ -388,6 +389,62 @@ TEST(HfConfig, Gemma2HasSandwichNormsAndSoftCaps) {
   EXPECT_EQ(negative.message, "must be a positive cap (or 0: none), not -30");
 }
 
+// google/gemma-3-1b-it's config.json (model_type gemma3_text; transformers 4.50): Gemma 2's
+// sandwich norms and GeGLU, Qwen3's QK norm, no soft caps, and a 512-token window on all but
+// every sixth layer; its activation key is hidden_activation.
+constexpr const char* kGemma3 = R"({
+  "architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid",
+  "eos_token_id": [1, 106], "final_logit_softcapping": null, "head_dim": 256,
+  "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152, "initializer_range": 0.02,
+  "intermediate_size": 6912, "max_position_embeddings": 32768, "model_type": "gemma3_text",
+  "num_attention_heads": 4, "num_hidden_layers": 26, "num_key_value_heads": 1,
+  "pad_token_id": 0, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06,
+  "rope_local_base_freq": 10000, "rope_scaling": null, "rope_theta": 1000000,
+  "sliding_window": 512, "sliding_window_pattern": 6, "torch_dtype": "bfloat16",
+  "use_cache": true, "vocab_size": 262144
+})";
+
+TEST(HfConfig, Gemma3WindowsFiveLayersInSix) {
+  Diagnostics diags;
+  const auto c = load(kGemma3, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->ffn_type, FfnType::GeGlu);
+  EXPECT_TRUE(c->tied_embeddings);
+  EXPECT_TRUE(c->post_norms);
+  EXPECT_TRUE(c->qk_norm);
+  EXPECT_EQ(c->attention_softcap, 0.0);
+  EXPECT_EQ(c->final_softcap, 0.0);
+  EXPECT_EQ(c->sliding_window, 512u);
+  EXPECT_EQ(c->sliding_window_pattern, 6u);
+  // Gemma3DecoderLayer: is_sliding = bool((layer_idx + 1) % 6): layers 5, 11, 17, 23 global.
+  EXPECT_EQ(c->window_of(4), 512u);
+  EXPECT_EQ(c->window_of(5), 0u);
+  // By hand: embedding 262144 x 1152 = 301,989,888 (tied). A layer: Q 1152 x 1024 = 1,179,648,
+  // K and V 1152 x 256 x 2 = 589,824, O 1,179,648, gate, up, down 3 x 1152 x 6912 = 23,887,872,
+  // four RMSNorms 4,608, q_norm and k_norm 2 x 256 = 512: 26,842,112, x 26 = 697,894,912; final
+  // norm 1,152. Total 999,885,952 (the card's "1B").
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 999'885'952u);
+  // transformers 4.53+ writes layer_types instead: the same pattern, read from the list.
+  std::string types = "\"layer_types\": [";
+  for (int l = 0; l < 26; ++l)
+    types += fmt::format("{}\"{}\"", l > 0 ? ", " : "",
+                         (l + 1) % 6 == 0 ? "full_attention" : "sliding_attention");
+  types += "]";
+  const std::string listed = replace(kGemma3, "\"sliding_window_pattern\": 6", types);
+  const auto from_list = load(listed, diags);
+  ASSERT_TRUE(from_list) << diags.format_all();
+  EXPECT_EQ(from_list->sliding_window_pattern, 6u);
+  // A list that is not one period is refused at its key, not approximated.
+  // (Layer 5 sliding: the first full layer, 11, says a period of 12, which layer 17 breaks.)
+  const Diagnostic odd = only_error(replace(listed, "\"full_attention\"", "\"sliding_attention\""));
+  EXPECT_EQ(odd.path, "layer_types");
+  // Neither key: Gemma3TextConfig's default, 6.
+  const auto by_default = load(replace(kGemma3, "\"sliding_window_pattern\": 6, ", ""), diags);
+  ASSERT_TRUE(by_default) << diags.format_all();
+  EXPECT_EQ(by_default->sliding_window_pattern, 6u);
+}
+
 TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   Diagnostics diags;
   EXPECT_FALSE(
@@ -397,7 +454,7 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
             "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
-            "qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3)");
+            "qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");

@@ -249,6 +249,8 @@ TEST(LlmHeadline, Gemma2PresetsParameters) {
   EXPECT_EQ(llm_headline(preset("gemma2_2b"), 0).parameters, 2'614'341'888u);
   EXPECT_EQ(llm_headline(preset("gemma2_9b"), 0).parameters, 9'241'705'984u);
   EXPECT_EQ(llm_headline(preset("gemma2_27b"), 0).parameters, 27'227'128'320u);
+  // Gemma 3 1B, by hand in hf_config_test.cpp (Gemma3WindowsFiveLayersInSix).
+  EXPECT_EQ(llm_headline(preset("gemma3_1b"), 0).parameters, 999'885'952u);
 }
 
 // GPT-2 small as Hugging Face counts it (tied LM head):

@@ -37,8 +37,8 @@ TEST(LlmPresets, EveryPresetBuildsEveryPhase) {
   }
   // 21 + the 10 GPTs of Megatron-LM's weak scaling (megatron_gpt_*) + the edge corpus's Qwen2-0.5B,
   // Qwen2.5-1.5B and Phi-3-mini + Qwen3-0.6B, Qwen3-8B and Qwen3-30B-A3B + Gemma 2 2B, 9B, 27B
-  // + Qwen1.5-MoE-A2.7B.
-  EXPECT_EQ(files, 41u);
+  // + Qwen1.5-MoE-A2.7B + Gemma 3 1B.
+  EXPECT_EQ(files, 42u);
 }
 
 }  // namespace
