@@ -145,15 +145,20 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
     const double share = static_cast<double>(w) / blocks;
     if (fits_l2) return share * batches * (a_batch + b_batch + c_batch);
     const std::uint64_t per_batch = tiles_m * tiles_n;
-    const std::uint64_t spans = ceil_div(w, per_batch);  // batches the wave touches
+    // The batches the wave covers: a wave of at least a batch's blocks covers w / per_batch of
+    // them (waves run the blocks in order, so over all waves the batches add up to `batch`, each
+    // read once; counting every batch a wave touches as whole would read a batch split between
+    // two waves twice); a smaller wave, one (or a part of two).
+    const double spans =
+        w >= per_batch ? static_cast<double>(w) / static_cast<double>(per_batch) : 1.0;
     const std::uint64_t in_batch = std::min(w, per_batch);
     const std::uint64_t group =
         params.raster_group > 0 ? std::min<std::uint64_t>(params.raster_group, tiles_m) : tiles_m;
     const std::uint64_t groups = ceil_div(in_batch, group * tiles_n);
     const std::uint64_t a_panels = std::min({in_batch, groups * group, tiles_m});
     const std::uint64_t b_panels = std::min(ceil_div(in_batch, group), tiles_n);
-    return static_cast<double>(spans * a_panels) * a_batch / static_cast<double>(tiles_m) +
-           static_cast<double>(spans * b_panels) * b_batch / static_cast<double>(tiles_n) +
+    return spans * static_cast<double>(a_panels) * a_batch / static_cast<double>(tiles_m) +
+           spans * static_cast<double>(b_panels) * b_batch / static_cast<double>(tiles_n) +
            share * batches * c_batch;
   };
   // A wave's compute, L2 and DRAM overlap; waves run one after another.

@@ -275,6 +275,18 @@ TEST(GpuModel, BatchedWavesSpanSeveralBatches) {
   EXPECT_EQ(c.blocks, 4u);
   EXPECT_EQ(c.waves, 2u);
   EXPECT_DOUBLE_EQ(c.dram_bytes, 262144.0);
+  // A batch split between two waves is read once: 3 SMs (waves of 3 blocks), batch 3 of 2 tiles
+  // each (m = 256): the first wave runs batch 0 and half of batch 1, the second the rest. Each
+  // wave covers 3 / 2 = 1.5 batches of A (256*64*2 = 32768 B) and B (16384 B), so A and B are
+  // read 3 times in all, and C (65536 B a batch) written once: 3 x 114688 = 344064 B. (Counting
+  // every batch a wave touches as whole read 4 of each: 393216 B.)
+  GpuParams three = toy();
+  three.sms = 3;
+  const GpuKernelCost split =
+      evaluate_gpu_gemm({.batch = 3, .m = 256, .n = 128, .k = 64}, k128x128, three);
+  EXPECT_EQ(split.blocks, 6u);
+  EXPECT_EQ(split.waves, 2u);
+  EXPECT_DOUBLE_EQ(split.dram_bytes, 344064.0);
 }
 
 TEST(GpuModel, TinyGemmIsLaunchBound) {
