@@ -476,7 +476,7 @@ class Builder {
             w.shared_gate = linear_weight(p + "shared.expert_gate.weight", h, 1);
         }
       }
-      layer_weights_.push_back(std::move(w));
+      layer_weights_.push_back(w);
     }
     if (last_stage_) {
       final_norm_ = weight("final_norm.weight", {h});
