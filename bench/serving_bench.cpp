@@ -92,6 +92,7 @@ int main() {
     sv::IterationBatch b;
     b.decode_sequences = it.decode_sequences;
     b.decode_context_sum = it.decode_sequences * 700;  // any context: the cost is the graphs'
+    b.decode_window_context_sum = b.decode_context_sum;  // (a windowed model reads these)
     if (it.prefill_tokens > 0) b.prefill.push_back({it.prefill_tokens, 0, true});
     check += fresh.price(b).total();
   }
