@@ -203,6 +203,10 @@ Op make_pool2d(std::string name, Function f, const Pool2dParams& p, std::uint64_
   return op;
 }
 
+std::uint64_t effective_window(std::uint64_t window, std::uint64_t kv_len) {
+  return window < kv_len ? window : 0;
+}
+
 Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
   CODA_CHECK(p.batch >= 1 && p.kv_heads >= 1 && p.heads % p.kv_heads == 0 && p.q_len >= 1 &&
              p.kv_len >= 1 && p.head_dim >= 1);
@@ -214,7 +218,8 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Attention;
-  op.attributes = AttentionSpec{.causal = p.causal, .softcap = p.softcap, .window = p.window};
+  op.attributes = AttentionSpec{
+      .causal = p.causal, .softcap = p.softcap, .window = effective_window(p.window, p.kv_len)};
   op.space.dims = {{"b", p.batch}, {"hk", p.kv_heads}, {"g", group},
                    {"q", p.q_len}, {"kv", p.kv_len},   {"d", p.head_dim}};
   const IndexExpr head{{{kHk, signed_size(group)}, {kG, 1}}, 0};

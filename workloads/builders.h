@@ -91,8 +91,13 @@ struct AttentionParams {
   double softcap = 0;  // AttentionSpec::softcap: > 0 caps the scores with tanh; 0 none
   std::uint64_t window = 0;  // AttentionSpec::window: causal only; 0 none
 };
+
+// The window an attention over kv_len keys keeps: `window`, or 0 (none) when it covers them
+// all, so that an op whose window changes nothing is the op without one.
+std::uint64_t effective_window(std::uint64_t window, std::uint64_t kv_len);
 // softmax(Q K^T / sqrt(d)) V as one op. heads must be a multiple of kv_heads (MHA: equal, GQA:
-// a divisor, MQA: 1). Dims b, hk (kv heads), g (query heads per kv head), q, kv, d.
+// a divisor, MQA: 1). Dims b, hk (kv heads), g (query heads per kv head), q, kv, d. Its spec's
+// window is effective_window(p.window, p.kv_len).
 // Q [b][heads][q][d] (Input), K and V [b][kv_heads][kv][d] (Input) -> O [b][heads][q][d].
 // causal requires kv_len >= q_len (the queries are the last q_len positions).
 Op make_attention(std::string name, const AttentionParams& p, DataType dtype);

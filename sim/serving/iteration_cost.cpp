@@ -169,6 +169,7 @@ double IterationPricer::head(std::uint64_t sequences) {
 double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys,
                                   bool causal, std::uint64_t window) {
   if (batch == 0) return 0;
+  window = workload::effective_window(window, keys);  // as make_attention keeps it
   const auto key = std::make_tuple(batch, queries, keys, causal, window);
   if (const auto it = attention_memo_.find(key); it != attention_memo_.end()) return it->second;
   const std::uint64_t d = model_.head_dim;
@@ -230,9 +231,9 @@ IterationTime IterationPricer::price(const IterationBatch& batch) {
   for (const auto& [shape, count] : shapes) {
     const std::uint64_t keys = shape.first + shape.second;
     attention_s += global * attention(count, shape.first, keys, true);
-    if (windowed > 0)  // as the builder: the window only where the context exceeds it
-      attention_s += static_cast<double>(windowed) *
-                     attention(count, shape.first, keys, true, window < keys ? window : 0);
+    if (windowed > 0)
+      attention_s +=
+          static_cast<double>(windowed) * attention(count, shape.first, keys, true, window);
   }
   t.attention = attention_s;
   return t;

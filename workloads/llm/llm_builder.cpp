@@ -106,6 +106,12 @@ Op grouped_matmul(std::string name, std::uint64_t m, std::uint64_t n, std::uint6
   return op;
 }
 
+// `s` with a leading extent of `experts` (stacked experts' weights and rows); `s` when 0.
+Shape stacked_shape(Shape s, std::uint64_t experts) {
+  if (experts > 0) s.insert(s.begin(), experts);
+  return s;
+}
+
 // The op once per expert, stacked: a leading dim "e" of `experts` indexes every access, so the
 // experts' GEMMs are one batched (grouped) GEMM over weights stored [experts][k][n], as fused MoE
 // kernels run them (vLLM's fused_moe, SGLang, TensorRT-LLM): gemm_view sees batch = experts.
@@ -115,7 +121,7 @@ Op stacked(Op op, std::uint64_t experts) {
   op.space.dims.push_back({"e", experts});
   for (TensorAccess& a : op.space.accesses) {
     a.indices.insert(a.indices.begin(), dim_index(e));
-    a.shape.insert(a.shape.begin(), experts);
+    a.shape = stacked_shape(std::move(a.shape), experts);
   }
   return op;
 }
@@ -319,16 +325,14 @@ class Builder {
   TensorId linear_weight(const std::string& name, std::uint64_t k, std::uint64_t n,
                          std::uint64_t experts = 0) {
     const Quantization& q = phase_.quant;
-    const auto lead = [experts](Shape s) {
-      if (experts > 0) s.insert(s.begin(), experts);
-      return s;
-    };
-    if (!q.weights) return weight(name, lead({k, n}));
-    const TensorId w = tensor(name, lead({k, n}), TensorKind::Weight, false, *q.weights);
+    if (!q.weights) return weight(name, stacked_shape({k, n}, experts));
+    const TensorId w =
+        tensor(name, stacked_shape({k, n}, experts), TensorKind::Weight, false, *q.weights);
     weights_.push_back(w);
     std::optional<TensorId> scales;
     if (q.group > 0) {
-      scales = tensor(name + ".scales", lead({k / q.group, n}), TensorKind::Weight, false, dt_);
+      scales = tensor(name + ".scales", stacked_shape({k / q.group, n}, experts),
+                      TensorKind::Weight, false, dt_);
       weights_.push_back(*scales);
     }
     scales_of_[w.value] = scales;
@@ -402,13 +406,12 @@ class Builder {
     }
   }
 
-  // An FFN's weights, `width` its intermediate size on this rank.
   // An FFN of `width`, or `experts` > 0 of them stacked (each weight and bias [experts][...]).
   FfnWeights ffn_weights(const std::string& p, std::uint64_t width, std::uint64_t experts = 0) {
     FfnWeights f;
     const std::uint64_t h = c_.hidden;
     const auto bias = [&](const std::string& name, std::uint64_t n) {
-      return weight(name, experts > 0 ? Shape{experts, n} : Shape{n});
+      return weight(name, stacked_shape({n}, experts));
     };
     f.up = linear_weight(p + "up.weight", h, width, experts);
     if (c_.mlp_bias) f.up_bias = bias(p + "up.bias", width);
@@ -500,7 +503,7 @@ class Builder {
                   std::uint64_t in, std::uint64_t out, TensorId w,
                   std::optional<TensorId> bias = std::nullopt, bool b_t = false,
                   std::uint64_t experts = 0) {
-    const Shape y_shape = experts > 0 ? Shape{experts, rows, out} : Shape{rows, out};
+    const Shape y_shape = stacked_shape({rows, out}, experts);
     if (const auto quantized = scales_of_.find(w.value); quantized != scales_of_.end()) {
       // Inference only (check_llm_build): no tape, no autocast.
       if (phase_.quant.activations) quantize_in_producer(x, *phase_.quant.activations);
@@ -737,7 +740,7 @@ class Builder {
                              .head_dim = d,
                              .causal = causal,
                              .softcap = c_.attention_softcap,
-                             .window = causal && w.window < kv_len_ ? w.window : 0};
+                             .window = causal ? w.window : 0};
     const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
     emit(make_attention(p + "attention", ap, dt_), {q, keys, values, o}, &tape,
          NodeKind::Attention, false, ap);
@@ -1096,7 +1099,7 @@ class Builder {
         const std::uint64_t m = f.space.dims[0].extent, n = f.space.dims[1].extent,
                             k = f.space.dims[2].extent, e = experts_of(f);
         if (differentiable(t[0])) {  // per expert when stacked
-          const TensorId dx = act(f.name + ".dx", e > 0 ? Shape{e, m, k} : Shape{m, k});
+          const TensorId dx = act(f.name + ".dx", stacked_shape({m, k}, e));
           emit(stacked(matmul(f.name + ".dx", m, k, n, false, !node.b_t, dt_), e), {*dy, t[1], dx});
           add_grad(grads, t[0], dx);
         }
