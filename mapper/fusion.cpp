@@ -270,7 +270,8 @@ class Planner {
     const auto& dims = op.space.dims;
     const workload::TensorAccess& q_access = op.space.accesses[0];
     const std::uint64_t b = dims[0].extent, heads = q_access.shape[1], q = dims[3].extent,
-                        kv = dims[4].extent, d = dims[5].extent;
+                        kv = dims[4].extent, d = dims[5].extent,
+                        e = workload::attention_value_dim(op);
     // S and P of the decomposed form: b x heads x q x kv each, in Q's type (the mask is applied
     // in the softmax there, so a causal op's S and P are full size too).
     const Bytes s_bytes =
@@ -280,12 +281,13 @@ class Planner {
     };
     for (const std::uint64_t block : kFlashBlocks) {
       const std::uint64_t br = std::min(block, q), bc = std::min(block, kv);
-      // Forward (FlashAttention-2, Algorithm 1): a Q block and a K and a V block, and the score
-      // tile. Backward (Algorithm 2): a K and a V block with their dK and dV accumulators
-      // (fp32), a Q, dO and dQ block, and two score tiles (P and dS).
-      const Bytes need{backward ? 2 * br * bc * kScoreBytes + elements((3 * br + 2 * bc) * d) +
-                                      2 * bc * d * kScoreBytes
-                                : br * bc * kScoreBytes + elements((br + 2 * bc) * d)};
+      // Forward (FlashAttention-2, Algorithm 1): a Q block and a K and a V block (d and e
+      // wide), and the score tile. Backward (Algorithm 2): a K and a V block with their dK and
+      // dV accumulators (fp32), a Q, dO and dQ block, and two score tiles (P and dS).
+      const Bytes need{backward ? 2 * br * bc * kScoreBytes +
+                                      elements(2 * br * d + br * e + bc * (d + e)) +
+                                      bc * (d + e) * kScoreBytes
+                                : br * bc * kScoreBytes + elements((br + bc) * d + bc * e)};
       if (need.value > core_capacity_) continue;
       FusionGroup group{.kind = FusionKind::Attention, .ops = {i}};
       // Forward: S and P stay on chip. Backward: P, dP and dS (decompose_attention_backward's).

@@ -210,6 +210,28 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
 
 // An attention op as its decomposed parts (see AttentionWork), unfused; schedule_graph marks it
 // fused when the fusion plan groups it.
+//
+// Its DRAM reads: each input access's bytes, but a tensor bound to two of them (MLA's latent
+// cache, whose first kv_lora_rank columns are the values and all of whose columns are the keys,
+// as FlashMLA reads it) counted once, at the larger of the two.
+Bytes attention_reads(const workload::Op& op) {
+  std::map<std::uint32_t, Bytes> by_tensor;
+  Bytes unbound;
+  for (std::size_t i = 0; i < op.space.accesses.size(); ++i) {
+    const workload::TensorAccess& a = op.space.accesses[i];
+    if (a.role != workload::TensorRole::Input) continue;
+    const Bytes bytes = workload::touched_bytes(a, op.space.dims);
+    if (i >= op.tensors.size()) {
+      unbound += bytes;
+      continue;
+    }
+    Bytes& kept = by_tensor[op.tensors[i].value];
+    kept = Bytes{std::max(kept.value, bytes.value)};
+  }
+  for (const auto& [tensor, bytes] : by_tensor) unbound += bytes;
+  return unbound;
+}
+
 std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::HardwareModel& hw,
                                            const ScheduleOptions& options, std::string& why) {
   const workload::AttentionForm form = workload::attention_form(op);
@@ -256,7 +278,8 @@ std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::H
   work.all_pairs = heads * q * kv;
   work.pairs = heads * workload::attention_kept_pairs(q, kv, spec.causal, spec.window);
   work.head_dim = dims[5].extent;
-  work.reads = workload::tensor_bytes(op, workload::TensorRole::Input);
+  work.value_dim = workload::attention_value_dim(op);
+  work.reads = attention_reads(op);
   work.writes = workload::tensor_bytes(op, workload::TensorRole::Output);
   ScheduledOp scheduled{op.name, workload::mac_count(op), {}, Placement::Attention,
                         options.precision.value_or(op_precision(op)), std::move(work)};

@@ -170,10 +170,11 @@ struct AttentionWork {
   std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1;
   std::uint64_t pairs = 0;         // query-key pairs the mask keeps, over batch and heads
   std::uint64_t all_pairs = 0;     // b x heads x q x kv
-  std::uint64_t head_dim = 0;
+  std::uint64_t head_dim = 0;      // Q's and K's (d)
+  std::uint64_t value_dim = 0;     // V's and O's (workload::attention_value_dim: d, or e)
   std::uint64_t block = 0;  // fused: the FlashAttention block Br = Bc the fusion plan took
   bool softcap = false;     // logit soft-capping (AttentionSpec::softcap)
-  Bytes reads;   // Q, K and V (backward: also O and dO)
+  Bytes reads;   // Q, K and V (backward: also O and dO); a tensor two accesses read, once
   Bytes writes;  // O (backward: dQ, dK and dV)
 };
 

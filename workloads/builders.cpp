@@ -214,7 +214,7 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
   CODA_CHECK(p.softcap >= 0);
   CODA_CHECK(p.causal || p.window == 0);
   const std::uint64_t group = p.heads / p.kv_heads;
-  enum : std::size_t { kB, kHk, kG, kQ, kKv, kD };
+  enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kE };
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Attention;
@@ -222,16 +222,31 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
       .causal = p.causal, .softcap = p.softcap, .window = effective_window(p.window, p.kv_len)};
   op.space.dims = {{"b", p.batch}, {"hk", p.kv_heads}, {"g", group},
                    {"q", p.q_len}, {"kv", p.kv_len},   {"d", p.head_dim}};
+  const std::uint64_t e = p.values();
+  const std::size_t value = e == p.head_dim ? kD : kE;  // the dim V and O run over
+  if (value == kE) op.space.dims.push_back({"e", e});
   const IndexExpr head{{{kHk, signed_size(group)}, {kG, 1}}, 0};
   op.space.accesses = {
-      {TensorRole::Input, "Q", {dim_index(kB), head, dim_index(kQ), dim_index(kD)},
-       {p.batch, p.heads, p.q_len, p.head_dim}, dtype},
-      {TensorRole::Input, "K", {dim_index(kB), dim_index(kHk), dim_index(kKv), dim_index(kD)},
-       {p.batch, p.kv_heads, p.kv_len, p.head_dim}, dtype},
-      {TensorRole::Input, "V", {dim_index(kB), dim_index(kHk), dim_index(kKv), dim_index(kD)},
-       {p.batch, p.kv_heads, p.kv_len, p.head_dim}, dtype},
-      {TensorRole::Output, "O", {dim_index(kB), head, dim_index(kQ), dim_index(kD)},
-       {p.batch, p.heads, p.q_len, p.head_dim}, dtype},
+      {TensorRole::Input,
+       "Q",
+       {dim_index(kB), head, dim_index(kQ), dim_index(kD)},
+       {p.batch, p.heads, p.q_len, p.head_dim},
+       dtype},
+      {TensorRole::Input,
+       "K",
+       {dim_index(kB), dim_index(kHk), dim_index(kKv), dim_index(kD)},
+       {p.batch, p.kv_heads, p.kv_len, p.head_dim},
+       dtype},
+      {TensorRole::Input,
+       "V",
+       {dim_index(kB), dim_index(kHk), dim_index(kKv), dim_index(value)},
+       {p.batch, p.kv_heads, p.kv_len, e},
+       dtype},
+      {TensorRole::Output,
+       "O",
+       {dim_index(kB), head, dim_index(kQ), dim_index(value)},
+       {p.batch, p.heads, p.q_len, e},
+       dtype},
   };
   return op;
 }
@@ -256,7 +271,9 @@ Op make_attention_backward(std::string name, const AttentionParams& p, DataType 
 AttentionForm attention_form(const Op& op) {
   const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
   const auto& a = op.space.accesses;
-  if (op.kind != OpKind::Attention || spec == nullptr || op.space.dims.size() != 6)
+  const auto& dims = op.space.dims;
+  if (op.kind != OpKind::Attention || spec == nullptr ||
+      !(dims.size() == 6 || (dims.size() == 7 && dims[6].name == "e")))
     return AttentionForm::None;
   // Forward: Q, K, V in, O out. Backward: Q, K, V, O, dO in, dQ, dK, dV out.
   const std::size_t inputs = spec->backward ? 5 : 3, outputs = spec->backward ? 3 : 1;

@@ -90,15 +90,21 @@ struct AttentionParams {
   bool causal = false;
   double softcap = 0;  // AttentionSpec::softcap: > 0 caps the scores with tanh; 0 none
   std::uint64_t window = 0;  // AttentionSpec::window: causal only; 0 none
+  // V's and O's head dim when it differs from Q's and K's (DeepSeek's multi-head latent
+  // attention: 192 for Q K^T, 128 for the values); 0: head_dim.
+  std::uint64_t value_dim = 0;
+  std::uint64_t values() const { return value_dim > 0 ? value_dim : head_dim; }
 };
 
 // The window an attention over kv_len keys keeps: `window`, or 0 (none) when it covers them
 // all, so that an op whose window changes nothing is the op without one.
 std::uint64_t effective_window(std::uint64_t window, std::uint64_t kv_len);
 // softmax(Q K^T / sqrt(d)) V as one op. heads must be a multiple of kv_heads (MHA: equal, GQA:
-// a divisor, MQA: 1). Dims b, hk (kv heads), g (query heads per kv head), q, kv, d. Its spec's
-// window is effective_window(p.window, p.kv_len).
-// Q [b][heads][q][d] (Input), K and V [b][kv_heads][kv][d] (Input) -> O [b][heads][q][d].
+// a divisor, MQA: 1). Dims b, hk (kv heads), g (query heads per kv head), q, kv, d, and e (the
+// value dim) when p.value_dim differs from head_dim. Its spec's window is
+// effective_window(p.window, p.kv_len).
+// Q [b][heads][q][d] (Input), K [b][kv_heads][kv][d] and V [b][kv_heads][kv][e] (Input) ->
+// O [b][heads][q][e] (e = d without a value dim).
 // causal requires kv_len >= q_len (the queries are the last q_len positions).
 Op make_attention(std::string name, const AttentionParams& p, DataType dtype);
 
@@ -106,8 +112,9 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype);
 // (Input; dO shaped as O) -> dQ, dK, dV (Output, shaped as Q, K, V). AttentionSpec::backward.
 Op make_attention_backward(std::string name, const AttentionParams& p, DataType dtype);
 
-// Which of the two forms above an op is in (dims b, hk, g, q, kv, d; rank-4 accesses in the
-// order and roles given there; AttentionSpec's `backward` saying which); None for any other op.
+// Which of the two forms above an op is in (dims b, hk, g, q, kv, d and optionally e; rank-4
+// accesses in the order and roles given there; AttentionSpec's `backward` saying which); None for
+// any other op.
 enum class AttentionForm : std::uint8_t { None, Forward, Backward };
 AttentionForm attention_form(const Op& op);
 

@@ -85,12 +85,13 @@ std::uint64_t space_points(const Einsum& space) {
   return product;
 }
 
-// Attention dims, in builder order: b, hk, g, q, kv, d.
-enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kAttentionDims };
+// Attention dims, in builder order: b, hk, g, q, kv, d, and e when the values have a head dim
+// of their own.
+enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kAttentionDims, kE = kAttentionDims };
 
 // Query-key pairs one head computes.
 std::uint64_t attention_pairs(const Op& op) {
-  CODA_CHECK(op.space.dims.size() == kAttentionDims);
+  CODA_CHECK(op.space.dims.size() == kAttentionDims || op.space.dims.size() == kAttentionDims + 1);
   const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
   return attention_kept_pairs(op.space.dims[kQ].extent, op.space.dims[kKv].extent,
                               spec != nullptr && spec->causal, spec != nullptr ? spec->window : 0);
@@ -143,15 +144,22 @@ std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, bool causa
   return pairs + capped * cap;
 }
 
+std::uint64_t attention_value_dim(const Op& op) {
+  const auto& dims = op.space.dims;
+  CODA_CHECK(op.kind == OpKind::Attention && dims.size() > kD);
+  return dims.size() > kE ? dims[kE].extent : dims[kD].extent;
+}
+
 std::uint64_t mac_count(const Op& op) {
   switch (op.kind) {
     case OpKind::Contraction: return space_points(op.space);
-    // Forward: Q K^T and P V, d MACs per kept pair each. Backward: the four gradient GEMMs
-    // (dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q), twice the forward's; a kernel that
-    // recomputes S (FlashAttention's) does more, which its pricing counts, not the model's MACs.
+    // Forward: Q K^T (d MACs per kept pair) and P V (e, the value dim). Backward: the four
+    // gradient GEMMs (dV = P^T dO and dP = dO V^T over e, dQ = dS K and dK = dS^T Q over d),
+    // twice the forward's; a kernel that recomputes S (FlashAttention's) does more, which its
+    // pricing counts, not the model's MACs.
     case OpKind::Attention:
-      return (attention_backward(op) ? 4 : 2) * attention_heads(op) * attention_pairs(op) *
-             op.space.dims[kD].extent;
+      return (attention_backward(op) ? 2 : 1) * attention_heads(op) * attention_pairs(op) *
+             (op.space.dims[kD].extent + attention_value_dim(op));
     default: return 0;
   }
 }

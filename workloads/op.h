@@ -136,8 +136,13 @@ struct Op {
 std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, bool causal,
                                    std::uint64_t window);
 
+// An attention op's value head dim: its dim "e" (make_attention's 7th, when V and O have a head
+// dim of their own: DeepSeek's multi-head latent attention), else d, the query-key head dim.
+std::uint64_t attention_value_dim(const Op& op);
+
 // Multiply-accumulates: the iteration-space size of a Contraction; for Attention the points of
-// Q K^T and of P V that the mask keeps (attention_kept_pairs per head); 0 for every other kind.
+// Q K^T (d per kept pair) and of P V (the value dim per kept pair) that the mask keeps
+// (attention_kept_pairs per head); 0 for every other kind.
 std::uint64_t mac_count(const Op& op);
 
 // Points of the op's iteration space (the product of its dims' extents): a contraction's MACs,
@@ -153,6 +158,8 @@ std::uint64_t flop_count(const Op& op);
 // compulsory traffic of running it alone. A decode step's KV-cache append touches one slot.
 Bytes tensor_bytes(const Op& op);
 Bytes tensor_bytes(const Op& op, TensorRole role);
+// One access's part of that: the bounding box of its index ranges over `dims`.
+Bytes touched_bytes(const TensorAccess& access, const std::vector<Dim>& dims);
 
 // Whether `access` is an Input that reads an output as the output indexes it (C += A B: the
 // accumulator that accumulate-into-output ops read, beta = 1; every weight gradient of a

@@ -428,14 +428,17 @@ void read_op(Reader& r, const Tables& t, const Json& j, const std::string& path,
       op.source.column = static_cast<int>(column);
     }
   }
-  // mac_count and flop_count rely on make_attention's dims b, hk, g, q, kv, d.
+  // mac_count and flop_count rely on make_attention's dims b, hk, g, q, kv, d (and e).
   if (kind_ok && op.kind == OpKind::Attention) {
-    if (op.space.dims.size() != 6) {
+    const auto& dims = op.space.dims;
+    if (dims.size() != 6 && !(dims.size() == 7 && dims[6].name == "e")) {
       r.error(child(path, "dims"),
-              fmt::format("an attention op has 6 dims (b, hk, g, q, kv, d), not {}",
-                          op.space.dims.size()));
+              fmt::format("an attention op has 6 dims (b, hk, g, q, kv, d), or 7 with the value "
+                          "head dim e last, not {}",
+                          dims.size()));
     } else if (const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
-               spec != nullptr && spec->causal && op.space.dims[4].extent < op.space.dims[3].extent) {
+               spec != nullptr && spec->causal &&
+               op.space.dims[4].extent < op.space.dims[3].extent) {
       r.error(child(path, "attributes.causal"),
               fmt::format("a causal attention needs kv ({}) >= q ({})", op.space.dims[4].extent,
                           op.space.dims[3].extent));

@@ -210,6 +210,33 @@ TEST(Schedule, AttentionIsPlacedAsItsThreeParts) {
             "unit");
 }
 
+// MLA's absorbed decode (docs/llm.md): 4 query heads over one KV head whose keys are the
+// cache's rows (d 576) and whose values are their first 512 columns, K and V bound to the one
+// cache tensor [1][1][64][576]. The parts: Q K^T batch 1, m 4, n 64, k 576; P V n 512, k 64.
+// DRAM reads: Q 4 x 576 x 2 = 4,608 bytes and the cache once, 64 x 576 x 2 = 73,728 (not
+// also its 512 columns as V: 65,536 more); O 4 x 512 x 2 = 4,096 written.
+TEST(Schedule, AttentionReadsATensorBoundToKeysAndValuesOnce) {
+  const auto hw = parse_arch(kMiniGpu);
+  const workload::AttentionParams p{
+      .heads = 4, .kv_heads = 1, .q_len = 1, .kv_len = 64, .head_dim = 576, .value_dim = 512};
+  workload::Graph g{"g", "", {}, {}};
+  const std::vector<std::uint64_t> rows{1, 1, 64, 576};
+  const workload::TensorId q = g.add_tensor({"q", {1, 4, 1, 576}, DataType::Fp16});
+  const workload::TensorId cache = g.add_tensor({"cache", rows, DataType::Fp16});
+  workload::Op op = workload::make_attention("attn", p, DataType::Fp16);
+  op.space.accesses[2].shape = rows;
+  g.add(std::move(op), {q, cache, cache});
+  const Schedule s = schedule_graph(g, hw);
+  ASSERT_TRUE(s.unsupported.empty()) << s.unsupported[0].reason;
+  const auto& work = std::get<AttentionWork>(s.ops[0].work);
+  EXPECT_EQ(work.head_dim, 576u);
+  EXPECT_EQ(work.value_dim, 512u);
+  EXPECT_EQ(work.reads, Bytes{4'608 + 73'728});
+  EXPECT_EQ(work.writes, Bytes{4'096});
+  EXPECT_EQ(std::get<TensorCoreWork>(work.parts[0].work).gemm, (workload::GemmView{1, 4, 64, 576}));
+  EXPECT_EQ(std::get<TensorCoreWork>(work.parts[2].work).gemm, (workload::GemmView{1, 4, 512, 64}));
+}
+
 // The backward op (make_attention_backward) as its five parts, each a GEMM of the forward's
 // size or the softmax's backward over b x heads x q x kv scores. Shape: b 1, 4 query heads over
 // 2 kv heads (g 2), q = kv = 128, d 64, fp16. gemm_view's classes per part (batch, m, n, k):

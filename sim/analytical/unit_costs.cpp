@@ -365,6 +365,7 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
                        .q_len = work.q_len,
                        .kv_len = work.kv_len,
                        .head_dim = work.head_dim,
+                       .value_dim = work.value_dim,
                        .pairs = work.pairs,
                        .block = work.block,
                        .precision = op.precision,
@@ -520,11 +521,13 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   const double cores = static_cast<double>(hw.cores());
   const double pairs = static_cast<double>(shape.pairs);
   const double d = static_cast<double>(shape.head_dim);
+  const double e = shape.value_dim > 0 ? static_cast<double>(shape.value_dim) : d;
   const double block = static_cast<double>(std::max<std::uint64_t>(shape.block, 1));
-  // The matrix work: forward Q K^T and P V over the kept pairs (2 d MACs a pair); backward
-  // recomputes S = Q K^T and does dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q (5 d MACs a
-  // pair: FlashAttention-2's backward, Dao 2023, Algorithm 2).
-  const double macs_per_pair = (shape.backward ? 5.0 : 2.0) * d;
+  // The matrix work: forward Q K^T and P V over the kept pairs (d + e MACs a pair, 2 d without a
+  // value dim of its own); backward recomputes S = Q K^T and does dV = P^T dO, dP = dO V^T,
+  // dQ = dS K, dK = dS^T Q (3 d + 2 e MACs a pair: FlashAttention-2's backward, Dao 2023,
+  // Algorithm 2).
+  const double macs_per_pair = shape.backward ? 3.0 * d + 2.0 * e : d + e;
   // Decode attention of the per_head class (arch::DecodeAttention): one thread block per query
   // head walks its KV head's cache with fp32 dot products on the CUDA cores, so its MACs run at
   // the vector unit's fp32 rate (blocks of one query head in waves over the SMs), the softmax on
@@ -546,8 +549,8 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     const std::uint64_t group = std::max<std::uint64_t>(
         shape.heads / std::max<std::uint64_t>(shape.kv_heads, 1), 1);
     const std::uint64_t element_bytes = (bit_width(shape.precision) + 7) / 8;
-    const double kv_bytes = 2.0 * static_cast<double>(shape.batch * shape.kv_heads) *
-                            static_cast<double>(shape.kv_len) * d *
+    const double kv_bytes = static_cast<double>(shape.batch * shape.kv_heads) *
+                            static_cast<double>(shape.kv_len) * (d + e) *
                             static_cast<double>(element_bytes);
     reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
   } else if (systolic_matrix_seconds) {
@@ -608,7 +611,7 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   const DataType vector_type = hw.achievable_vector_ops_per_cycle(DataType::Fp32) > 0
                                    ? DataType::Fp32
                                    : shape.softmax_precision;
-  const double rescale = shape.backward ? 0.0 : d / block;
+  const double rescale = shape.backward ? 0.0 : e / block;
   // A soft cap, cap x tanh(S / cap): tanh's ops (vector_model.h) and the multiply by the cap
   // (the division folds into the 1 / sqrt(d) scale); the backward recomputes it and multiplies
   // dS by its derivative 1 - t^2 (3 ops).

@@ -75,8 +75,9 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
                                                  const arch::HardwareModel& hw);
 
 // One fused (FlashAttention-style) attention kernel (docs/cost_models.md, "Fused attention"):
-//   matrix   tensor cores: MACs of the kept pairs (forward 2 d per pair: Q K^T and P V; backward
-//            5 d: FlashAttention-2's recompute of S and its four gradient GEMMs) / the achievable
+//   matrix   tensor cores: MACs of the kept pairs (forward d + e per pair: Q K^T and P V, e the
+//            value dim, d without one; backward 3 d + 2 e: FlashAttention-2's recompute of S and
+//            its four gradient GEMMs) / the achievable
 //            rate through the implementation's path (fa2: mma_sync, fa3: wgmma; backward x
 //            attention_backward), with a kv head's queries padded to the MMA's m (16 or 64) and
 //            the grid's wave efficiency (blocks of `block` queries; a grid under one wave splits
@@ -84,7 +85,7 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
 //            key-block steps on top of the mean kept key blocks per block). A systolic array:
 //            `systolic_matrix_seconds` as given (fused_attention passes the compute cycles of
 //            the two GEMMs; backward, of the four gradient GEMMs x 5/4, the recompute of S).
-//   vector   the online softmax over the kept pairs in fp32: 5 ops + 1 exp (+ d / block rescale
+//   vector   the online softmax over the kept pairs in fp32: 5 ops + 1 exp (+ e / block rescale
 //            ops forward) per pair, at the achievable vector and special-function rates; a
 //            soft cap adds tanh's ops and one multiply a pair (backward: that recompute and
 //            3 ops of its derivative, dS x (1 - t^2)).
@@ -96,9 +97,11 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
 //   decode   (q_len 1) on an arch whose decode_attention is per_head (MMHA's kind): the MACs at
 //            the vector unit's fp32 rate (one block per query head, waves over the SMs), plus the
 //            softmax (no overlap), and K and V re-read by each further query head of a GQA
-//            group: (group - 1) x 2 b kv_heads kv_len d e x decode_kv_reread more DRAM bytes.
+//            group: (group - 1) x b kv_heads kv_len (d + e) x bytes x decode_kv_reread more DRAM
+//            bytes.
 struct AttentionShape {
   std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, head_dim = 1;
+  std::uint64_t value_dim = 0;  // V's and O's head dim (e); 0: head_dim
   std::uint64_t pairs = 0;  // query-key pairs the mask keeps, over batch and heads
   std::uint64_t block = 128;  // queries (and keys) per thread block
   DataType precision = DataType::Fp16;

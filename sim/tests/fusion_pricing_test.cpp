@@ -251,6 +251,23 @@ TEST(FusionPricing, FlashAttention2TimeIsMatrixPlusSoftmaxPlusOneLaunch) {
   EXPECT_EQ(causal.ops[0].cost.cycles, Cycles{12273});
 }
 
+// A value head dim of its own (MLA's): Q K^T over d 64, P V over e 128, so d + e = 192 MACs a
+// pair: 16384 x 192 / 65536 = 48 cycles on the matrix unit; the softmax's rescale is over e:
+// arithmetic 16384 x (5 + 128/128) / 16 = 6144 cycles, still under the 16384 special ones; fa2
+// adds them: 4 us + 48 + 16384 = 20432 cycles. MACs 16384 x 192.
+TEST(FusionPricing, FlashAttentionWithAValueDimRunsPvOverIt) {
+  const auto hw = parse_arch(slow_vector_gpu("[mma_sync]"));
+  workload::Graph g{"g", "", {}, {}, {}};
+  g.add(workload::make_attention(
+      "attn",
+      {.heads = 1, .kv_heads = 1, .q_len = 128, .kv_len = 128, .head_dim = 64, .value_dim = 128},
+      DataType::Fp16));
+  const results::RunResult r = run(g, hw, FusionMode::Epilogue);
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops[0].cost.cycles, Cycles{4000 + 48 + 16384});
+  EXPECT_EQ(r.ops[0].cost.macs, 16384u * 192);
+}
+
 // The triton class is fa2's model at calibration.attention_triton of its matrix rate: with 0.5
 // the GEMMs take 64 cycles, 4 us + 64 + 16384 = 20448. An arch that states no share cannot
 // price the class (the error names the key).

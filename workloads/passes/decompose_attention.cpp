@@ -13,9 +13,9 @@
 namespace coda::workload {
 namespace {
 
-// make_attention's layout: dims b, hk, g, q, kv, d; accesses Q, K, V (Input), O (Output), each
-// of rank 4 with the head at rank 1.
-enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kDims };
+// make_attention's layout: dims b, hk, g, q, kv, d (and e, the value dim, when it has one);
+// accesses Q, K, V (Input), O (Output), each of rank 4 with the head at rank 1.
+enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kDims, kE = kDims };
 enum : std::size_t { kQAccess, kKAccess, kVAccess, kOAccess, kAccesses };
 
 bool in_builder_form(const Op& op) {
@@ -39,6 +39,28 @@ struct Decomposed {
   std::vector<Op> ops;
   std::uint64_t extra_macs = 0;  // over the fused op (causal only)
 };
+
+// A part's iteration space: over d (Q K^T and the gradients dQ, dK) or over the value dim (P V,
+// dV, dP). An attention without a value dim of its own keeps its six dims for every part; with
+// one, a part over d drops e (no access of it indexes e), and a part over the values drops d,
+// its accesses' e moving into d's place.
+void restrict_to(Op& part, bool values) {
+  auto& dims = part.space.dims;
+  if (dims.size() == kDims) return;
+  CODA_CHECK(dims.size() == kDims + 1);
+  if (!values) {
+    dims.pop_back();
+    return;
+  }
+  dims[kD] = dims[kE];
+  dims.pop_back();
+  for (TensorAccess& a : part.space.accesses)
+    for (IndexExpr& index : a.indices)
+      for (IndexTerm& term : index.terms) {
+        CODA_CHECK(term.dim != kD);  // a part over the values reads no access over d
+        if (term.dim == kE) term.dim = kD;
+      }
+}
 
 bool softcapped(const Op& attn) { return std::get<AttentionSpec>(attn.attributes).softcap > 0; }
 
@@ -68,6 +90,7 @@ Decomposed decompose(const Op& attn, TensorId scores, std::optional<TensorId> ca
                        {TensorRole::Output, "S", score_index, score_shape, dtype}};
   qk.tensors = {attn.tensors[kQAccess], attn.tensors[kKAccess], scores};
   qk.source = attn.source;
+  restrict_to(qk, false);
 
   std::optional<Op> cap;
   if (capped) {
@@ -89,6 +112,7 @@ Decomposed decompose(const Op& attn, TensorId scores, std::optional<TensorId> ca
                        acc[kOAccess]};
   pv.tensors = {probs, attn.tensors[kVAccess], attn.tensors[kOAccess]};
   pv.source = attn.source;
+  restrict_to(pv, true);
 
   Decomposed out;
   out.extra_macs = mac_count(qk) + mac_count(pv) - mac_count(attn);
@@ -116,22 +140,24 @@ std::vector<Op> decompose_attention_backward(const Op& attn) {
     a.role = TensorRole::Weight;  // the operand indexed by the GEMM's n
     return a;
   };
-  const auto contraction = [&](const char* part, std::vector<TensorAccess> accesses) {
+  // `values`: a GEMM over the value dim (dV, dP) rather than d (dQ, dK).
+  const auto contraction = [&](const char* part, std::vector<TensorAccess> accesses, bool values) {
     Op op;
     op.name = attn.name + "." + part;
     op.kind = OpKind::Contraction;
     op.space.dims = attn.space.dims;
     op.space.accesses = std::move(accesses);
     op.source = attn.source;
+    restrict_to(op, values);
     return op;
   };
   std::vector<Op> ops;
   // dV = P^T dO (m = kv, n = d, k = g q): P as the forward's softmax saved it.
-  ops.push_back(contraction("dv", {score(TensorRole::Input, "P"), as_weight(acc[kBwdDo]),
-                                   acc[kBwdDv]}));
+  ops.push_back(contraction(
+      "dv", {score(TensorRole::Input, "P"), as_weight(acc[kBwdDo]), acc[kBwdDv]}, true));
   // dP = dO V^T (m = g q, n = kv, k = d).
-  ops.push_back(contraction("dp", {acc[kBwdDo], as_weight(acc[kBwdV]),
-                                   score(TensorRole::Output, "dP")}));
+  ops.push_back(contraction(
+      "dp", {acc[kBwdDo], as_weight(acc[kBwdV]), score(TensorRole::Output, "dP")}, true));
   // dS = P (dP - rowsum(dP P)): the softmax's backward over each row of kv, reading P and dP.
   Op softmax = make_normalization(attn.name + ".softmax_bwd", Function::Softmax, shape, {3}, dtype);
   TensorAccess dy = softmax.space.accesses.front();
@@ -148,10 +174,10 @@ std::vector<Op> decompose_attention_backward(const Op& attn) {
     ops.push_back(std::move(cap));
   }
   // dQ = dS K (m = g q, n = d, k = kv); dK = dS^T Q (m = kv, n = d, k = g q).
-  ops.push_back(contraction("dq", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdK]),
-                                   acc[kBwdDq]}));
-  ops.push_back(contraction("dk", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdQ]),
-                                   acc[kBwdDk]}));
+  ops.push_back(contraction(
+      "dq", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdK]), acc[kBwdDq]}, false));
+  ops.push_back(contraction(
+      "dk", {score(TensorRole::Input, "dS"), as_weight(acc[kBwdQ]), acc[kBwdDk]}, false));
   return ops;
 }
 
@@ -172,7 +198,7 @@ PassReport DecomposeAttention::run(Graph& graph) {
                             "fused or as its five parts (dV, dP, the softmax's backward, dQ, dK)",
                             op.name)
               : fmt::format("left attention '{}' fused: it is not in make_attention's form (6 "
-                            "dims; Q, K, V, O)",
+                            "or 7 dims; Q, K, V, O)",
                             op.name));
       ops.push_back(std::move(op));
       continue;

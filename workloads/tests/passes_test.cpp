@@ -35,6 +35,26 @@ TEST(Passes, PipelineDescribesItsPasses) {
   EXPECT_EQ(PassPipeline{}.describe(), "");
 }
 
+// A value head dim of its own (MLA's prefill: 192 for Q K^T, 128 for the values): Q K^T runs
+// over d, P V over e; 2 heads, q 4, kv 8: Q K^T 2*4*8*192 = 12,288 MACs, P V 2*4*8*128 =
+// 8,192, the fused op's 20,480; O is [1][2][4][128].
+TEST(Passes, DecomposeAttentionWithAValueDim) {
+  const AttentionParams p{
+      .heads = 2, .kv_heads = 2, .q_len = 4, .kv_len = 8, .head_dim = 192, .value_dim = 128};
+  Graph g;
+  g.name = "attn";
+  g.add(make_attention("attn", p, DataType::Fp16));
+  EXPECT_EQ(g.ops[0].space.dims.size(), 7u);
+  EXPECT_EQ(g.ops[0].space.accesses[3].shape, (std::vector<std::uint64_t>{1, 2, 4, 128}));
+  EXPECT_EQ(total_macs(g), 20'480u);
+  const PipelineResult r = run_one(g, PassPipeline{}.add<DecomposeAttention>());
+  ASSERT_TRUE(r.ok()) << r.problems.front();
+  ASSERT_EQ(g.ops.size(), 3u);
+  EXPECT_EQ(gemm_view(g.ops[0]), (GemmView{.batch = 2, .m = 4, .n = 8, .k = 192}));
+  EXPECT_EQ(gemm_view(g.ops[2]), (GemmView{.batch = 2, .m = 4, .n = 128, .k = 8}));
+  EXPECT_EQ(mac_count(g.ops[0]) + mac_count(g.ops[2]), 20'480u);
+}
+
 TEST(Passes, DecomposeGroupedQueryAttention) {
   // 8 query heads sharing 2 kv heads (G = 4), q 4, kv 16, d 64.
   Graph g = attention_graph({.heads = 8, .kv_heads = 2, .q_len = 4, .kv_len = 16, .head_dim = 64});
