@@ -153,7 +153,8 @@ struct KvFit {
 
 // KV-cache bytes one token adds on one rank: 2 (K and V) x layers x kv_heads x head_dim x dtype
 // bytes (llm::llm_headline), divided by pp and tp (a rank holds its stage's layers and its
-// kv_heads / tp). Precondition: tp, pp >= 1 (llm::check_llm_build).
+// kv_heads / tp; MLA's latent, by pp only: every TP rank holds it whole). Precondition: tp,
+// pp >= 1 (llm::check_llm_build).
 Bytes kv_cache_bytes_per_token(const workload::llm::LlmConfig& config,
                                const workload::llm::Parallelism& parallelism = {});
 

@@ -89,8 +89,32 @@ IterationPricer::IterationPricer(const llm::LlmConfig& model, const arch::Hardwa
       fusion_(options.fusion.value_or(
           hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue))) {
   one_layer_.layers = 1;
+  if (model.moe.experts > 0 && model.moe.first_dense_layers > 0) {
+    one_layer_.moe.first_dense_layers = 0;  // its one layer runs the experts
+    llm::LlmConfig dense = model;
+    dense.layers = 1;
+    dense.ffn = model.dense_width();
+    dense.moe = {};
+    dense_layer_ = dense;
+  }
   for (std::uint64_t l = 0; l < model.layers; ++l)
     if (model.window_of(l) > 0) ++windowed_layers_;
+}
+
+std::optional<double> IterationPricer::dense_layer_tokens(std::uint64_t tokens,
+                                                          Diagnostics* diags) {
+  if (!dense_layer_) return 0.0;
+  Diagnostics local;
+  const std::optional<workload::Graph> g =
+      token_graph(*dense_layer_, tokens, options_, diags != nullptr ? *diags : local);
+  if (!g) return std::nullopt;
+  const std::optional<Priced> priced = price_graph(*g, *hw_, fusion_, options_.engine, diags);
+  if (!priced) return std::nullopt;
+  ++priced_;
+  double s = 0;
+  for (std::size_t i = 0; i < g->ops.size(); ++i)
+    if (in_layer(g->ops[i].name) && g->ops[i].name != "L0.attention") s += priced->seconds[i];
+  return s;
 }
 
 std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model,
@@ -118,7 +142,9 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
   const std::optional<Priced> priced = price_graph(*g, hw, pricer.fusion_, options.engine, &diags);
   if (!priced) return std::nullopt;
   ++pricer.priced_;
-  pricer.keep_token_parts(1, *g, priced->seconds, priced->peak_activations);
+  const std::optional<double> dense = pricer.dense_layer_tokens(1, &diags);
+  if (!dense) return std::nullopt;
+  pricer.keep_token_parts(1, *g, priced->seconds, priced->peak_activations, *dense);
   const std::optional<workload::Graph> whole =
       llm::try_build_llm(model, phase, {.tp = options.tp}, diags);
   CODA_CHECK(whole.has_value());  // check_llm_build passed
@@ -134,13 +160,16 @@ const IterationPricer::TokenParts& IterationPricer::token_parts(std::uint64_t to
   const std::optional<Priced> priced = price_graph(*g, *hw_, fusion_, options_.engine, nullptr);
   CODA_CHECK(priced.has_value());  // make() priced the same ops
   ++priced_;
-  return keep_token_parts(tokens, *g, priced->seconds, priced->peak_activations);
+  const std::optional<double> dense = dense_layer_tokens(tokens, nullptr);
+  CODA_CHECK(dense.has_value());  // make() priced the same ops
+  return keep_token_parts(tokens, *g, priced->seconds, priced->peak_activations, *dense);
 }
 
 const IterationPricer::TokenParts& IterationPricer::keep_token_parts(
     std::uint64_t tokens, const workload::Graph& g, const std::vector<double>& seconds,
-    Bytes peak_activations) {
+    Bytes peak_activations, double dense_layer) {
   TokenParts parts;
+  parts.dense_layer = dense_layer;
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const std::string_view name = g.ops[i].name;
     const double s = seconds[i];
@@ -159,6 +188,9 @@ const IterationPricer::TokenParts& IterationPricer::keep_token_parts(
 double IterationPricer::layer_tokens(std::uint64_t tokens) {
   return tokens == 0 ? 0 : token_parts(tokens).layer;
 }
+double IterationPricer::dense_layer(std::uint64_t tokens) {
+  return tokens == 0 ? 0 : token_parts(tokens).dense_layer;
+}
 double IterationPricer::model_tokens(std::uint64_t tokens) {
   return tokens == 0 ? 0 : token_parts(tokens).model;
 }
@@ -172,6 +204,8 @@ double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, st
   window = workload::effective_window(window, keys);  // as make_attention keeps it
   const auto key = std::make_tuple(batch, queries, keys, causal, window);
   if (const auto it = attention_memo_.find(key); it != attention_memo_.end()) return it->second;
+  if (model_.mla.enabled())
+    return attention_memo_.emplace(key, mla_attention(batch, queries, keys, causal)).first->second;
   const std::uint64_t d = model_.head_dim;
   const workload::AttentionParams p{.batch = batch,
                                     .heads = model_.heads / options_.tp,
@@ -205,11 +239,84 @@ double IterationPricer::attention(std::uint64_t batch, std::uint64_t queries, st
   return attention_memo_.emplace(key, priced->seconds.front()).first->second;
 }
 
+double IterationPricer::mla_attention(std::uint64_t batch, std::uint64_t queries,
+                                      std::uint64_t keys, bool causal) {
+  const llm::MlaConfig& m = model_.mla;
+  const std::uint64_t heads = model_.heads / options_.tp;
+  const DataType dt = model_.dtype;
+  const DataType kv = options_.quant.kv_cache.value_or(dt);
+  workload::Graph g;
+  g.name = "serving.mla_attention";
+  if (!causal) {  // decode, absorbed: the heads over the latent rows (as the LLM builder's)
+    const std::vector<std::uint64_t> rows{batch, 1, keys, m.latent()};
+    const workload::AttentionParams p{.batch = batch,
+                                      .heads = heads,
+                                      .kv_heads = 1,
+                                      .q_len = queries,
+                                      .kv_len = keys,
+                                      .head_dim = m.latent(),
+                                      .value_dim = m.kv_lora_rank};
+    const workload::TensorId q = g.add_tensor({"q", {batch, heads, queries, m.latent()}, dt});
+    const workload::TensorId cache =
+        g.add_tensor({"kv_cache.latent", rows, kv, workload::TensorKind::KvCache});
+    workload::Op op = workload::make_attention("attention", p, dt);
+    op.space.accesses[2].shape = rows;  // V: the rows' first kv_lora_rank columns
+    op.space.accesses[1].dtype = op.space.accesses[2].dtype = kv;
+    g.add(std::move(op), {q, cache, cache});
+  } else {
+    // A chunk: its cached tokens' latents expanded through kv_b (the new tokens' are in
+    // layer(T)), then the prefill's attention over every key.
+    const std::uint64_t cached = keys - queries, nope = m.qk_nope_head_dim;
+    const std::uint64_t kv_width = heads * (nope + m.v_head_dim);
+    if (cached > 0) {
+      // In the scheme's GEMM types when it quantizes inputs too (w8a8, fp8); a weight-only
+      // scheme's kv_b is priced in the model's type (its weights are 1/batch of the bytes read).
+      const workload::llm::Quantization& quant = options_.quant;
+      const DataType a_type = quant.activations.value_or(dt);
+      const DataType w_type = quant.activations ? quant.weights.value_or(dt) : dt;
+      const workload::TensorId latent = g.add_tensor({"kv_cache.latent",
+                                                      {batch * cached, m.kv_lora_rank},
+                                                      a_type,
+                                                      workload::TensorKind::KvCache});
+      const workload::TensorId w = g.add_tensor(
+          {"kv_b.weight", {m.kv_lora_rank, kv_width}, w_type, workload::TensorKind::Weight});
+      const workload::TensorId out = g.add_tensor({"kv_b.out", {batch * cached, kv_width}, dt});
+      workload::Op gemm = workload::make_gemm("kv_b", batch * cached, kv_width, m.kv_lora_rank, dt);
+      gemm.space.accesses[0].dtype = a_type;
+      gemm.space.accesses[1].dtype = w_type;
+      g.add(std::move(gemm), {latent, w, out});
+    }
+    const workload::AttentionParams p{.batch = batch,
+                                      .heads = heads,
+                                      .kv_heads = heads,
+                                      .q_len = queries,
+                                      .kv_len = keys,
+                                      .head_dim = nope + m.qk_rope_head_dim,
+                                      .causal = true,
+                                      .value_dim = m.v_head_dim};
+    const DataType q_type = options_.quant.context_attention.value_or(dt);
+    const workload::TensorId q = g.add_tensor({"q", {batch, heads, queries, p.head_dim}, q_type});
+    const workload::TensorId k = g.add_tensor({"k", {batch, heads, keys, p.head_dim}, dt});
+    const workload::TensorId v = g.add_tensor({"v", {batch, heads, keys, m.v_head_dim}, dt});
+    workload::Op op = workload::make_attention("attention", p, dt);
+    op.space.accesses[0].dtype = q_type;
+    g.add(std::move(op), {q, k, v});
+  }
+  const std::optional<Priced> priced = price_graph(g, *hw_, fusion_, options_.engine, nullptr);
+  CODA_CHECK(priced.has_value());  // make() priced the layer's attention and GEMMs on this arch
+  ++priced_;
+  double s = 0;
+  for (const double x : priced->seconds) s += x;
+  return s;
+}
+
 IterationTime IterationPricer::price(const IterationBatch& batch) {
   IterationTime t;
   const std::uint64_t tokens = batch.tokens();
-  const double layers = static_cast<double>(model_.layers);
-  t.linear = model_tokens(tokens) + layers * layer_tokens(tokens);
+  const std::uint64_t dense = dense_layer_ ? model_.moe.first_dense_layers : 0;
+  t.linear = model_tokens(tokens) +
+             static_cast<double>(model_.layers - dense) * layer_tokens(tokens) +
+             static_cast<double>(dense) * dense_layer(tokens);
   t.head = head(batch.sampling());
   // Layers with the model's sliding window and without (LlmConfig::window_of).
   const std::uint64_t window = model_.sliding_window, windowed = windowed_layers_;
@@ -244,7 +351,7 @@ ReplicaMemory IterationPricer::memory(std::uint64_t max_tokens) {
   m.weights = weights_;
   m.activations = token_parts(max_tokens).peak_activations;
   m.kv_bytes_per_token =
-      Bytes{llm::kv_cache_bytes_per_token(model_, options_.quant).value / options_.tp};
+      llm::kv_cache_bytes_per_token_per_rank(model_, options_.quant, options_.tp);
   return m;
 }
 

@@ -9,7 +9,8 @@
 //   model(T) + layers x (layer(T) + decode attention + sum of the chunks' attention) + head(S)
 //
 //   layer(T)   one layer's ops but its attention, for T tokens: norms, the QKV, output and FFN
-//              GEMMs (M = T), RoPE, the KV-cache writes, the residual adds, TP's all-reduces
+//              GEMMs (M = T), RoPE, the KV-cache writes, the residual adds, TP's all-reduces;
+//              a MoE model's first dense layers priced apart, as a dense layer each
 //   model(T)   the ops outside the layers but the LM head: the embedding and the final norm
 //   head(S)    the LM head's GEMM for the S sequences that sample (a prefill chunk that does not
 //              end its prompt samples nothing), as vLLM computes logits only where it samples
@@ -20,6 +21,12 @@
 //              queries are the chunk's, batched over the chunks of that shape. A model with a
 //              sliding window prices its windowed layers apart: their decodes over the mean of
 //              the contexts capped at the window, their chunks' attention with the window.
+//              MLA (LlmConfig::mla): decodes in the absorbed form, the heads over one latent
+//              KV head (its rows the keys, their first kv_lora_rank columns the values); a
+//              chunk with cached tokens first expands their latents through kv_b (a GEMM of
+//              its cached tokens), then attends with the prefill's head dims. layer(T) prices
+//              every token's MLA projections in the prefill form (kv_b over the new tokens),
+//              which has the absorbed GEMMs' MACs and weights.
 //
 // Each piece is priced from a graph built and run once per distinct size and kept (memoised by
 // shape), so a 10,000-request simulation prices a few thousand small graphs. The pieces sum to
@@ -104,6 +111,7 @@ class IterationPricer {
 
   // The parts on their own (seconds, one layer where it says so).
   double layer_tokens(std::uint64_t tokens);  // layer(T)
+  double dense_layer(std::uint64_t tokens);   // a MoE model's dense layer of T tokens; 0: none
   double model_tokens(std::uint64_t tokens);  // model(T)
   double head(std::uint64_t sequences);       // head(S); 0 for S = 0
   // `window`: AttentionSpec::window (causal only; 0 none).
@@ -124,15 +132,26 @@ class IterationPricer {
                   const PricerOptions& options);
   struct TokenParts {
     double layer = 0, model = 0, head = 0;
+    double dense_layer = 0;  // a MoE model's first dense layers: one of them
     Bytes peak_activations;
   };
   const TokenParts& token_parts(std::uint64_t tokens);
-  // Splits a priced token graph into its parts and keeps them under `tokens`.
+  // Splits a priced token graph into its parts and keeps them under `tokens`; `dense_layer` is
+  // one dense layer's time (0 without dense layers).
   const TokenParts& keep_token_parts(std::uint64_t tokens, const workload::Graph& g,
-                                     const std::vector<double>& seconds, Bytes peak_activations);
+                                     const std::vector<double>& seconds, Bytes peak_activations,
+                                     double dense_layer);
+  // One dense layer of `tokens` (its layer's ops), priced; nullopt (errors in `diags` when
+  // given) when it does not run.
+  std::optional<double> dense_layer_tokens(std::uint64_t tokens, Diagnostics* diags);
+  // MLA's attention pieces (LlmConfig::mla): decode in the absorbed form over the latent cache,
+  // a prefill chunk with the expansion of its cached tokens' latents (docs/serving.md).
+  double mla_attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys, bool causal);
 
   workload::llm::LlmConfig model_;  // as given
-  workload::llm::LlmConfig one_layer_;
+  workload::llm::LlmConfig one_layer_;  // one layer (a MoE model's: one of its expert layers)
+  // A MoE model with first dense layers: one of those, as a dense one-layer model.
+  std::optional<workload::llm::LlmConfig> dense_layer_;
   const arch::HardwareModel* hw_;
   PricerOptions options_;
   mapper::FusionMode fusion_;

@@ -18,9 +18,9 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 11> kLlamaStyle{
-    "llama",     "mistral", "mixtral", "qwen2",       "qwen2_moe", "qwen3",
-    "qwen3_moe", "gemma",   "gemma2",  "gemma3_text", "phi3"};
+constexpr std::array<std::string_view, 13> kLlamaStyle{
+    "llama", "mistral", "mixtral",     "qwen2", "qwen2_moe",   "qwen3",      "qwen3_moe",
+    "gemma", "gemma2",  "gemma3_text", "phi3",  "deepseek_v2", "deepseek_v3"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
@@ -233,6 +233,40 @@ void gemma3_layer_pattern(const HfReader& r, LlmConfig& c,
   c.sliding_window_pattern = period;
 }
 
+// DeepSeek-V2/V3's keys (DeepseekV3Config): MLA's ranks and head dims (q_lora_rank null: a
+// plain q projection), the routed and shared experts and the dense layers before them. The
+// multi-token-prediction module (num_nextn_predict_layers) is not part of the model
+// transformers builds (DeepseekV3ForCausalLM drops its weights), so it is not built here either.
+void deepseek_keys(const HfReader& r, LlmConfig& c, std::map<LlmField, std::string_view>& keys,
+                   bool& head_dim_given) {
+  const auto number = [&](LlmField field, std::string_view key, std::uint64_t& out, bool required) {
+    keys[field] = key;
+    return r.number(key, out, required);
+  };
+  number(LlmField::QLoraRank, "q_lora_rank", c.mla.q_lora_rank, false);  // null: none
+  number(LlmField::KvLoraRank, "kv_lora_rank", c.mla.kv_lora_rank, true);
+  number(LlmField::QkNopeHeadDim, "qk_nope_head_dim", c.mla.qk_nope_head_dim, true);
+  number(LlmField::QkRopeHeadDim, "qk_rope_head_dim", c.mla.qk_rope_head_dim, true);
+  number(LlmField::VHeadDim, "v_head_dim", c.mla.v_head_dim, true);
+  c.head_dim = c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim;
+  keys[LlmField::HeadDim] = "qk_nope_head_dim";
+  head_dim_given = true;
+  c.kv_heads = c.heads;  // every head its own key and value (num_key_value_heads is unused)
+  keys[LlmField::KvHeads] = "num_attention_heads";
+  number(LlmField::Experts, "n_routed_experts", c.moe.experts, true);
+  number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
+  number(LlmField::SharedExperts, "n_shared_experts", c.moe.shared_experts, false);
+  number(LlmField::FirstDenseLayers, "first_k_dense_replace", c.moe.first_dense_layers, false);
+  number(LlmField::DenseFfn, "intermediate_size", c.moe.dense_ffn, true);
+  std::uint64_t frequency = 1;
+  if (r.number("moe_layer_freq", frequency, false) && frequency != 1)
+    r.error(
+        "moe_layer_freq",
+        fmt::format("experts on every {}th layer after the dense ones are not modeled", frequency),
+        "coda builds DeepSeek with experts on every layer after first_k_dense_replace "
+        "(moe_layer_freq 1, as every released DeepSeek-V2/V3 config has)");
+}
+
 }  // namespace
 
 std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::string& file,
@@ -333,8 +367,12 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     // would ask for).
     const bool qwen3_moe = model_type == "qwen3_moe";
     const bool qwen2_moe = model_type == "qwen2_moe";
+    // DeepSeek-V2 and V3 (and Kimi K2, which is DeepseekV3ForCausalLM): multi-head latent
+    // attention, experts of moe_intermediate_size after first_k_dense_replace dense layers of
+    // intermediate_size.
+    const bool deepseek = model_type == "deepseek_v2" || model_type == "deepseek_v3";
     const std::string_view family = qwen2_moe ? "Qwen2-MoE" : "Qwen3-MoE";
-    if (qwen3_moe || qwen2_moe)
+    if (qwen3_moe || qwen2_moe || deepseek)
       number(LlmField::Ffn, "moe_intermediate_size", c.ffn, true);
     else
       number(LlmField::Ffn, "intermediate_size", c.ffn, true);
@@ -430,6 +468,9 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
             fmt::format("{} dense layer{} among the MoE layers {} not modeled", *dense,
                         *dense == 1 ? "" : "s", *dense == 1 ? "is" : "are"),
             fmt::format("coda builds {} with experts on every layer (mlp_only_layers [])", family));
+    } else if (deepseek) {
+      deepseek_keys(r, c, keys, head_dim_given);
+      if (diags.error_count() != errors_before) return std::nullopt;
     } else if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
       number(LlmField::Experts, "num_local_experts", c.moe.experts, true);
       number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
@@ -450,6 +491,10 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
   }
   if (!ok || diags.error_count() != errors_before) return std::nullopt;
   if (!head_dim_given && c.heads > 0) c.head_dim = c.hidden / c.heads;
+  if (c.mla.enabled()) {  // rotary keys over the rope dims only (qk_rope_head_dim)
+    c.kv_heads = c.heads;
+    c.head_dim = c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim;
+  }
 
   const auto place = [&](LlmField field) -> FieldPlace {
     const auto it = keys.find(field);

@@ -186,6 +186,10 @@ struct LayerWeights {
   std::uint64_t window = 0;                        // LlmConfig::window_of this layer
   TensorId norm1, norm2, qkv, out;                 // qkv: the default runtime's fused projection
   std::optional<TensorId> q_proj, k_proj, v_proj;  // hf_transformers: three nn.Linear
+  // MLA (LlmConfig::mla): q_a and its norm (or q_proj alone without a q latent), q_b, kv_a, the
+  // latent's norm, and kv_b (prefill) or its key and value halves a head each (decode's
+  // absorbed form, [heads][qk_nope][kv_lora] and [heads][kv_lora][v]: the same parameters).
+  std::optional<TensorId> q_a, q_a_norm, q_b, kv_a, kv_a_norm, kv_b, kv_b_k, kv_b_v;
   std::optional<TensorId> norm1_shift, norm2_shift, qkv_bias, out_bias;
   std::optional<TensorId> q_norm, k_norm, q_norm_shift, k_norm_shift;  // QK norm (Qwen3)
   // Sandwich norms (Gemma 2): on the attention's and the FFN's outputs.
@@ -226,7 +230,9 @@ class Builder {
     kv_heads_ = c.kv_heads / tp_;
     q_out_ = heads_ * c.head_dim;
     kv_out_ = kv_heads_ * c.head_dim;
+    o_in_ = heads_ * c.value_dim();
     ffn_ = c.ffn / tp_;
+    dense_ffn_ = c.dense_width() / tp_;
     shared_ffn_ = c.moe.shared_width(c.ffn) / tp_;
     vocab_ = (c.vocab + tp_ - 1) / tp_;
     stage_layers_ = c.layers / par.pp;
@@ -248,7 +254,7 @@ class Builder {
     g_.source = c_.source;
     make_weights();
     if (c_.positions == PositionEncoding::Rotary && !hf_)  // hf: computed in the forward
-      rope_table_ = tensor("rope.table", {q_len_, c_.head_dim}, TensorKind::Activation, false);
+      rope_table_ = tensor("rope.table", {q_len_, rotary_dims()}, TensorKind::Activation, false);
     const std::uint64_t m = par_.micro_batches;
     std::vector<MicroBatch> mbs(m);
     const auto run_forward = [&](std::uint64_t i) {
@@ -406,6 +412,29 @@ class Builder {
     }
   }
 
+  // MLA's weights (LlmConfig::mla). q_a and kv_a are whole on every TP rank (each rank computes
+  // the latents itself, as vLLM's ReplicatedLinear does); q_b, kv_b and out are split by heads.
+  void mla_weights(const std::string& p, LayerWeights& w) {
+    const MlaConfig& m = c_.mla;
+    const std::uint64_t h = c_.hidden;
+    if (m.q_lora_rank > 0) {
+      w.q_a = linear_weight(p + "q_a.weight", h, m.q_lora_rank);
+      w.q_a_norm = weight(p + "q_a_norm.weight", {m.q_lora_rank});
+      w.q_b = linear_weight(p + "q_b.weight", m.q_lora_rank, q_out_);
+    } else {
+      w.q_proj = linear_weight(p + "q_proj.weight", h, q_out_);
+    }
+    w.kv_a = linear_weight(p + "kv_a.weight", h, m.latent());
+    w.kv_a_norm = weight(p + "kv_a_norm.weight", {m.kv_lora_rank});
+    if (phase_.kind == PhaseKind::Decode) {
+      w.kv_b_k = linear_weight(p + "kv_b.k.weight", m.qk_nope_head_dim, m.kv_lora_rank, heads_);
+      w.kv_b_v = linear_weight(p + "kv_b.v.weight", m.kv_lora_rank, m.v_head_dim, heads_);
+    } else {
+      w.kv_b = linear_weight(p + "kv_b.weight", m.kv_lora_rank,
+                             heads_ * (m.qk_nope_head_dim + m.v_head_dim));
+    }
+  }
+
   // An FFN of `width`, or `experts` > 0 of them stacked (each weight and bias [experts][...]).
   FfnWeights ffn_weights(const std::string& p, std::uint64_t width, std::uint64_t experts = 0) {
     FfnWeights f;
@@ -445,7 +474,9 @@ class Builder {
       w.window = c_.window_of(l);
       w.norm1 = weight(p + "norm1.weight", {h});
       if (ln) w.norm1_shift = weight(p + "norm1.bias", {h});
-      if (hf_) {
+      if (c_.mla.enabled()) {
+        mla_weights(p, w);
+      } else if (hf_) {
         w.q_proj = linear_weight(p + "q_proj.weight", h, q_out_);
         w.k_proj = linear_weight(p + "k_proj.weight", h, kv_out_);
         w.v_proj = linear_weight(p + "v_proj.weight", h, kv_out_);
@@ -457,7 +488,7 @@ class Builder {
         norm_weights(p + "q_norm", c_.head_dim, w.q_norm, w.q_norm_shift);
         norm_weights(p + "k_norm", c_.head_dim, w.k_norm, w.k_norm_shift);
       }
-      w.out = linear_weight(p + "out.weight", q_out_, h);
+      w.out = linear_weight(p + "out.weight", o_in_, h);
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
       w.norm2 = weight(p + "norm2.weight", {h});
       if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
@@ -465,8 +496,8 @@ class Builder {
         norm_weights(p + "post_norm1", h, w.post_norm1, w.post_norm1_shift);
         norm_weights(p + "post_norm2", h, w.post_norm2, w.post_norm2_shift);
       }
-      if (c_.moe.experts == 0) {
-        w.dense = ffn_weights(p + "ffn.", ffn_);
+      if (!c_.moe_layer(l)) {
+        w.dense = ffn_weights(p + "ffn.", dense_ffn_);
       } else {
         w.router = weight(p + "router.weight", {h, c_.moe.experts});
         const std::uint64_t routed = routed_experts();
@@ -688,11 +719,11 @@ class Builder {
     return y;
   }
 
-  TensorId layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
-                 std::uint64_t sequences, bool recomputing) {
-    if (hf_) return hf_layer(tape, p, x, w, sequences);
+  // The attention block up to the output projection's input (heads merged: [tokens][heads x
+  // head_dim]): QKV, RoPE, the KV cache's write or append, the attention op.
+  TensorId attention(Tape& tape, const std::string& p, TensorId n1, const LayerWeights& w,
+                     std::uint64_t sequences, bool recomputing) {
     const std::uint64_t h = c_.hidden, d = c_.head_dim, tokens = sequences * q_len_;
-    const TensorId n1 = enter_tp(tape, p + "norm1", norm(tape, p + "norm1", x, w.norm1, w.norm1_shift));
     const TensorId qkv = linear(tape, p + "qkv", n1, tokens, h, q_out_ + 2 * kv_out_, w.qkv,
                                 w.qkv_bias);
     TensorId q = act(p + "q", {sequences, heads_, q_len_, d});
@@ -748,10 +779,150 @@ class Builder {
     emit(make_data_movement(p + "merge_heads", Function::Transpose, {shape(o)}, {shape(merged)},
                             dt_),
          {o, merged}, &tape, NodeKind::Movement);
+    return merged;
+  }
+
+  // The rotary part of a head: MLA's qk_rope_head_dim, else head_dim.
+  std::uint64_t rotary_dims() const {
+    return c_.mla.enabled() ? c_.mla.qk_rope_head_dim : c_.head_dim;
+  }
+
+  // A data movement of `inputs` into `outputs` (a Split: views, no kernel; a Concat: a copy).
+  void move(Tape& tape, const std::string& name, Function f, std::vector<TensorId> inputs,
+            std::vector<TensorId> outputs) {
+    std::vector<Shape> in_shapes, out_shapes;
+    for (const TensorId t : inputs) in_shapes.push_back(shape(t));
+    for (const TensorId t : outputs) out_shapes.push_back(shape(t));
+    std::vector<TensorId> bound = std::move(inputs);
+    bound.insert(bound.end(), outputs.begin(), outputs.end());
+    emit(make_data_movement(name, f, std::move(in_shapes), std::move(out_shapes), dt_),
+         std::move(bound), &tape, NodeKind::Movement);
+  }
+
+  // Multi-head latent attention (LlmConfig::mla) up to the output projection's input ([tokens]
+  // [heads x v_head_dim]), as DeepSeek's inference engines run it (docs/llm.md "Multi-head latent
+  // attention"):
+  //   both     Q: q_a, its RMSNorm, q_b (or q_proj), split into its nope and rotary parts; the
+  //            latents: kv_a, split into c_kv and the rotary key k_pe, c_kv's RMSNorm; RoPE over
+  //            the rotary parts only.
+  //   prefill  kv_b expands c_kv into each head's key (nope part) and value; Q and K are their
+  //            nope and rotary parts put back together (concats; k_pe is shared by the heads);
+  //            one causal attention of heads x (nope + rope) queries and keys and v_head_dim
+  //            values; c_kv and k_pe go into the cache's rows (a concat).
+  //   decode   the absorbed form (DeepSeek-V2 report, section 2.1.2; FlashMLA): each head's nope
+  //            query times its key half of kv_b (a GEMM batched over the heads) is its query in
+  //            the latent space; beside its rotary part, one attention of the heads over one
+  //            shared KV head whose keys are the cache's rows (kv_lora + rope) and whose values
+  //            are their first kv_lora columns (the cache read once); each head's latent output
+  //            times its value half of kv_b (batched again). The new row is appended first.
+  TensorId mla_attention(Tape& tape, const std::string& p, TensorId n1, const LayerWeights& w,
+                         std::uint64_t sequences, bool recomputing) {
+    const MlaConfig& m = c_.mla;
+    const std::uint64_t h = c_.hidden, tokens = sequences * q_len_, nope = m.qk_nope_head_dim,
+                        rope = m.qk_rope_head_dim, lora = m.kv_lora_rank, vd = m.v_head_dim;
+    const bool decode = phase_.kind == PhaseKind::Decode;
+    TensorId q;
+    if (w.q_a) {
+      const TensorId qa = linear(tape, p + "q_a", n1, tokens, h, m.q_lora_rank, *w.q_a);
+      const TensorId qn = norm(tape, p + "q_a_norm", qa, *w.q_a_norm, std::nullopt);
+      q = linear(tape, p + "q_b", qn, tokens, m.q_lora_rank, q_out_, *w.q_b);
+    } else {
+      q = linear(tape, p + "q_proj", n1, tokens, h, q_out_, *w.q_proj);
+    }
+    // Decode's nope query is laid out for the absorbed GEMM, heads first.
+    const TensorId q_nope = act(p + "q_nope", decode ? Shape{heads_, tokens, nope}
+                                                     : Shape{sequences, heads_, q_len_, nope});
+    TensorId q_pe = act(p + "q_pe", {sequences, heads_, q_len_, rope});
+    move(tape, p + "q_split", Function::Split, {q}, {q_nope, q_pe});
+    const TensorId kv_a = linear(tape, p + "kv_a", n1, tokens, h, m.latent(), *w.kv_a);
+    TensorId c_kv = act(p + "c_kv", {tokens, lora});
+    TensorId k_pe = act(p + "k_pe", {sequences, 1, q_len_, rope});
+    move(tape, p + "kv_a_split", Function::Split, {kv_a}, {c_kv, k_pe});
+    c_kv = norm(tape, p + "kv_a_norm", c_kv, *w.kv_a_norm, std::nullopt);
+    if (rope_table_) {  // RoPE as one elementwise Mul pass over each rotary part
+      q_pe = binary(tape, p + "rope_q", Function::Mul, q_pe, *rope_table_, {2, 3});
+      k_pe = binary(tape, p + "rope_k", Function::Mul, k_pe, *rope_table_, {2, 3});
+    }
+    const Shape rows{sequences, 1, q_len_, m.latent()};
+    TensorId o;
+    if (!decode) {
+      const TensorId kv =
+          linear(tape, p + "kv_b", c_kv, tokens, lora, heads_ * (nope + vd), *w.kv_b);
+      const TensorId k_nope = act(p + "k_nope", {sequences, heads_, q_len_, nope});
+      const TensorId v = act(p + "v", {sequences, heads_, q_len_, vd});
+      move(tape, p + "kv_b_split", Function::Split, {kv}, {k_nope, v});
+      const TensorId qf = act(p + "q", {sequences, heads_, q_len_, nope + rope});
+      move(tape, p + "q_concat", Function::Concat, {q_nope, q_pe}, {qf});
+      const TensorId kf = act(p + "k", {sequences, heads_, q_len_, nope + rope});
+      move(tape, p + "k_concat", Function::Concat, {k_nope, k_pe}, {kf});
+      if (!recomputing) {
+        const TensorId cache =
+            tensor(p + "kv_cache.latent", rows, TensorKind::KvCache, false, kv_dt_);
+        emit(make_data_movement(p + "kv_write", Function::Concat, {shape(c_kv), shape(k_pe)},
+                                {rows}, dt_),
+             {c_kv, k_pe, cache});
+      }
+      if (const std::optional<DataType> fmha = phase_.quant.context_attention)
+        quantize_in_producer(qf, *fmha);
+      const AttentionParams ap{.batch = sequences,
+                               .heads = heads_,
+                               .kv_heads = heads_,
+                               .q_len = q_len_,
+                               .kv_len = kv_len_,
+                               .head_dim = nope + rope,
+                               .causal = true,
+                               .value_dim = vd};
+      o = act(p + "attention.out", {sequences, heads_, q_len_, vd});
+      emit(make_attention(p + "attention", ap, dt_), {qf, kf, v, o}, &tape, NodeKind::Attention,
+           false, ap);
+      const TensorId merged = act(p + "merge_heads.out", {tokens, o_in_});
+      move(tape, p + "merge_heads", Function::Transpose, {o}, {merged});
+      return merged;
+    }
+    // Decode: the query in the latent space.
+    const TensorId q_lat = linear(tape, p + "q_absorb", q_nope, tokens, nope, lora, *w.kv_b_k,
+                                  std::nullopt, false, heads_);
+    const TensorId qf = act(p + "q", {sequences, heads_, 1, m.latent()});
+    move(tape, p + "q_concat", Function::Concat, {q_lat, q_pe}, {qf});
+    const Shape cache_shape{sequences, 1, kv_len_, m.latent()};
+    const TensorId cache =
+        tensor(p + "kv_cache.latent", cache_shape, TensorKind::KvCache, false, kv_dt_);
+    const TensorId row = act(p + "kv_row", rows);
+    move(tape, p + "kv_row", Function::Concat, {c_kv, k_pe}, {row});
+    emit(kv_append(p + "kv_append", sequences, cache_shape), {row, cache});
+    const AttentionParams ap{.batch = sequences,
+                             .heads = heads_,
+                             .kv_heads = 1,
+                             .q_len = 1,
+                             .kv_len = kv_len_,
+                             .head_dim = m.latent(),
+                             .causal = false,
+                             .value_dim = lora};
+    Op attention = make_attention(p + "attention", ap, dt_);
+    attention.space.accesses[2].shape = cache_shape;  // V: the first kv_lora columns of the rows
+    o = act(p + "attention.out", {sequences, heads_, 1, lora});
+    emit(std::move(attention), {qf, cache, cache, o}, &tape, NodeKind::Attention, false, ap);
+    const TensorId o_heads = act(p + "attention.out.view", {heads_, tokens, lora});
+    move(tape, p + "attention.out.view", Function::Reshape, {o}, {o_heads});
+    const TensorId o_v = linear(tape, p + "v_absorb", o_heads, tokens, lora, vd, *w.kv_b_v,
+                                std::nullopt, false, heads_);
+    const TensorId merged = act(p + "merge_heads.out", {tokens, o_in_});
+    move(tape, p + "merge_heads", Function::Transpose, {o_v}, {merged});
+    return merged;
+  }
+
+  TensorId layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
+                 std::uint64_t sequences, bool recomputing) {
+    if (hf_) return hf_layer(tape, p, x, w, sequences);
+    const std::uint64_t h = c_.hidden, tokens = sequences * q_len_;
+    const TensorId n1 =
+        enter_tp(tape, p + "norm1", norm(tape, p + "norm1", x, w.norm1, w.norm1_shift));
+    const TensorId merged = c_.mla.enabled() ? mla_attention(tape, p, n1, w, sequences, recomputing)
+                                             : attention(tape, p, n1, w, sequences, recomputing);
     // The row-parallel GEMMs' biases follow the all-reduce; autocast casts them first.
     std::optional<TensorId> out_bias;
     if (w.out_bias) out_bias = compute_weight(p + "out.bias", *w.out_bias);
-    TensorId attn = linear(tape, p + "out", merged, tokens, q_out_, h, w.out);
+    TensorId attn = linear(tape, p + "out", merged, tokens, o_in_, h, w.out);
     attn = leave_tp(tape, p + "out", attn);
     if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
     if (w.post_norm1) attn = norm(tape, p + "post_norm1", attn, *w.post_norm1, w.post_norm1_shift);
@@ -762,7 +933,7 @@ class Builder {
     if (w.dense) {
       std::optional<TensorId> down_bias;
       if (w.dense->down_bias) down_bias = compute_weight(p + "ffn.down.bias", *w.dense->down_bias);
-      ffn_out = ffn_core(tape, p + "ffn.", n2, tokens, *w.dense, ffn_, false);
+      ffn_out = ffn_core(tape, p + "ffn.", n2, tokens, *w.dense, dense_ffn_, false);
       ffn_out = leave_tp(tape, p + "ffn", ffn_out);
       if (down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *down_bias);
     } else {
@@ -911,8 +1082,8 @@ class Builder {
   // seq_len mod the window): an elementwise copy whose output index is offset, so the op touches
   // exactly the appended positions.
   Op kv_append(std::string name, std::uint64_t sequences, const Shape& cache) const {
-    Op op = make_elementwise(std::move(name), Function::Copy,
-                             {sequences, kv_heads_, 1, c_.head_dim}, dt_);
+    Op op =
+        make_elementwise(std::move(name), Function::Copy, {sequences, cache[1], 1, cache[3]}, dt_);
     TensorAccess& out = op.space.accesses.back();
     out.shape = cache;
     out.indices[2].offset = static_cast<std::int64_t>(phase_.seq_len % cache[2]);
@@ -1318,7 +1489,9 @@ class Builder {
   const Parallelism& par_;
   DataType dt_;
   std::uint64_t tp_ = 1, heads_ = 0, kv_heads_ = 0, q_out_ = 0, kv_out_ = 0, ffn_ = 0, vocab_ = 0;
+  std::uint64_t o_in_ = 0;        // the output projection's input: heads x the value head dim
   std::uint64_t shared_ffn_ = 0;  // the shared experts' intermediate size on this rank
+  std::uint64_t dense_ffn_ = 0;   // a dense layer's FFN width on this rank (LlmConfig::dense_width)
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   bool hf_ = false;    // Runtime::HfTransformers
@@ -1375,11 +1548,25 @@ void check_quantization(const LlmConfig& c, const LlmPhase& phase, const Paralle
           fmt::format("one of: {}", kv_cache_type_list()));
   if (q.weights && q.group > 0 && par.tp > 0 && c.heads % par.tp == 0 && c.ffn % par.tp == 0) {
     // Each quantized GEMM's input dimension on a rank: QKV and the FFN's up and gate read the
-    // hidden size, the output projection a rank's heads, the down projection its FFN share.
-    const std::pair<std::string_view, std::uint64_t> inputs[] = {
+    // hidden size, the output projection a rank's heads, the down projection its FFN share;
+    // MLA's q_b and kv_b read the latents, and a decode step's absorbed key and value halves of
+    // kv_b the nope dims and the latent.
+    std::vector<std::pair<std::string_view, std::uint64_t>> inputs = {
         {"the hidden size", c.hidden},
-        {"the output projection's input (heads x head_dim / tp)", c.heads / par.tp * c.head_dim},
+        {"the output projection's input (heads x value head dim / tp)",
+         c.heads / par.tp * c.value_dim()},
         {"the down projection's input (ffn / tp)", c.ffn / par.tp}};
+    if (c.moe.experts > 0 && c.moe.first_dense_layers > 0 && c.dense_width() % par.tp == 0)
+      inputs.emplace_back("the dense layers' down projection's input (dense_ffn / tp)",
+                          c.dense_width() / par.tp);
+    if (c.mla.enabled()) {
+      if (c.mla.q_lora_rank > 0)
+        inputs.emplace_back("q_b's input (q_lora_rank)", c.mla.q_lora_rank);
+      inputs.emplace_back("kv_b's input (kv_lora_rank)", c.mla.kv_lora_rank);
+      if (phase.kind == PhaseKind::Decode)
+        inputs.emplace_back("the absorbed key projection's input (qk_nope_head_dim)",
+                            c.mla.qk_nope_head_dim);
+    }
     for (const auto& [what, k] : inputs)
       if (k % q.group != 0)
         error("phase.quant.group",
@@ -1430,6 +1617,7 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
   if (c.ffn_type != FfnType::SwiGlu) differs.emplace_back(std::string(to_string(c.ffn_type)));
   if (c.qkv_bias || c.out_bias || c.mlp_bias) differs.emplace_back("biases");
   if (c.moe.experts > 0) differs.emplace_back("experts");
+  if (c.mla.enabled()) differs.emplace_back("multi-head latent attention");
   if (c.qk_norm) differs.emplace_back("QK norms");
   if (c.post_norms) differs.emplace_back("post norms");
   if (c.attention_softcap > 0 || c.final_softcap > 0) differs.emplace_back("soft-capping");
@@ -1505,7 +1693,25 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
             fmt::format("tp {} does not divide the shared experts' FFN size {}", par.tp,
                         c.moe.shared_width(c.ffn)),
             "tensor parallelism splits the FFN columns evenly over the ranks");
+    if (c.moe.experts > 0 && c.moe.first_dense_layers > 0 && c.dense_width() % par.tp != 0)
+      error("parallelism.tp",
+            fmt::format("tp {} does not divide the dense layers' FFN size {}", par.tp,
+                        c.dense_width()),
+            "tensor parallelism splits the FFN columns evenly over the ranks");
   }
+  if (c.mla.enabled() && phase.kind == PhaseKind::Training)
+    error("phase.kind",
+          fmt::format("{}'s multi-head latent attention is modelled for inference (prefill and "
+                      "decode); its training step's backward is not",
+                      c.name),
+          "price a prefill or decode phase");
+  if (c.mla.enabled() &&
+      (c.qkv_bias || c.qk_norm || c.sliding_window > 0 || c.attention_softcap > 0 ||
+       c.positions != PositionEncoding::Rotary || c.norm != NormType::RmsNorm))
+    error("model",
+          "multi-head latent attention is modelled as DeepSeek-V2/V3 run it: RMSNorm, rotary "
+          "keys, no QKV bias, QK norm, sliding window or soft cap",
+          "drop those settings from the model");
   if (c.layers % par.pp != 0)
     error("parallelism.pp",
           fmt::format("pp {} does not divide the {} layers", par.pp, c.layers),
@@ -1586,6 +1792,13 @@ Bytes kv_cache_bytes_per_token(const LlmConfig& config, const Quantization& quan
   return llm_headline(cache, 0).kv_cache_bytes_per_token;
 }
 
+Bytes kv_cache_bytes_per_token_per_rank(const LlmConfig& config, const Quantization& quant,
+                                        std::uint64_t tp) {
+  CODA_CHECK(tp >= 1);
+  const Bytes whole = kv_cache_bytes_per_token(config, quant);
+  return config.mla.enabled() ? whole : Bytes{whole.value / tp};
+}
+
 LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par) {
   CODA_CHECK(par.pp >= 1 && par.tp >= 1 && par.micro_batches >= 1);
   LlmStepStats s;
@@ -1600,7 +1813,9 @@ LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Par
                                                                  : 0;
   const Bytes per_token = kv_cache_bytes_per_token(c, phase.quant);
   s.kv_cache_bytes = Bytes{per_token.value * phase.batch * cached};
-  s.kv_cache_bytes_per_rank = Bytes{s.kv_cache_bytes.value / par.pp / par.tp};
+  // MLA's latent is whole on every TP rank (kv_cache_bytes_per_token_per_rank).
+  s.kv_cache_bytes_per_rank =
+      Bytes{s.kv_cache_bytes.value / par.pp / (c.mla.enabled() ? 1 : par.tp)};
   return s;
 }
 

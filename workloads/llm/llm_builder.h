@@ -182,11 +182,16 @@ struct LlmStepStats {
   // prefill seq_len tokens per sequence, decode seq_len + 1, training 0; in the cache's type
   // (phase.quant.kv_cache, else the model's).
   Bytes kv_cache_bytes;
-  Bytes kv_cache_bytes_per_rank;        // this rank's share: its stage's layers, kv_heads / tp
+  // This rank's share: its stage's layers, kv_heads / tp (MLA's latent: all of it).
+  Bytes kv_cache_bytes_per_rank;
 };
-// The whole model's KV-cache bytes per token (K and V of every layer and kv head), in the cache's
-// type: quant.kv_cache, else the model's.
+// The whole model's KV-cache bytes per token (K and V of every layer and kv head; MLA's latent
+// and rotary key), in the cache's type: quant.kv_cache, else the model's.
 Bytes kv_cache_bytes_per_token(const LlmConfig& config, const Quantization& quant);
+// One TP rank's share of that: 1/tp of the kv heads, or with MLA the whole latent, which every
+// rank keeps (its heads all read it).
+Bytes kv_cache_bytes_per_token_per_rank(const LlmConfig& config, const Quantization& quant,
+                                        std::uint64_t tp);
 
 LlmStepStats llm_step_stats(const LlmConfig& config, const LlmPhase& phase,
                             const Parallelism& parallelism);

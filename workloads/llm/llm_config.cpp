@@ -44,7 +44,7 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
     FieldPlace p = place(field);
     diags.error(std::move(p.where), std::move(p.path), std::move(message), std::move(hint));
   };
-  const bool moe = c.moe.experts > 0;
+  const bool moe = c.moe.experts > 0, mla = c.mla.enabled();
   // clang-format off
   const SizeCheck sizes[] = {
       {LlmField::Hidden, c.hidden, 1},       {LlmField::Layers, c.layers, 1},
@@ -55,6 +55,13 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
       {LlmField::SharedExperts, c.moe.shared_experts, 0},
       {LlmField::SharedFfn, c.moe.shared_ffn, 0},
       {LlmField::SlidingWindowPattern, c.sliding_window_pattern, 0},
+      {LlmField::FirstDenseLayers, c.moe.first_dense_layers, 0},
+      {LlmField::DenseFfn, c.moe.dense_ffn, 0},
+      {LlmField::QLoraRank, c.mla.q_lora_rank, 0},
+      {LlmField::KvLoraRank, c.mla.kv_lora_rank, 0},
+      {LlmField::QkNopeHeadDim, c.mla.qk_nope_head_dim, mla ? 1u : 0u},
+      {LlmField::QkRopeHeadDim, c.mla.qk_rope_head_dim, mla ? 1u : 0u},
+      {LlmField::VHeadDim, c.mla.v_head_dim, mla ? 1u : 0u},
   };
   // clang-format on
   bool sizes_ok = true;
@@ -98,9 +105,34 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
   if (c.moe.shared_experts == 0 && (c.moe.shared_ffn > 0 || c.moe.shared_gate))
     error(c.moe.shared_ffn > 0 ? LlmField::SharedFfn : LlmField::SharedExperts,
           "shared_ffn and shared_gate need shared_experts", "set shared_experts (Qwen2-MoE: 1)");
-  if (!moe && (c.moe.top_k > 0 || c.moe.shared_experts > 0))
-    error(LlmField::Experts, "must be at least 1 when top_k or shared_experts is given",
+  if (!moe && (c.moe.top_k > 0 || c.moe.shared_experts > 0 || c.moe.first_dense_layers > 0 ||
+               c.moe.dense_ffn > 0))
+    error(LlmField::Experts,
+          "must be at least 1 when top_k, shared_experts, first_dense_layers or dense_ffn is given",
           "set experts, or drop the MoE settings for a dense model");
+  if (moe && c.moe.first_dense_layers >= c.layers)
+    error(LlmField::FirstDenseLayers,
+          fmt::format("{} dense layers leave none of the {} layers to the experts",
+                      c.moe.first_dense_layers, c.layers),
+          "DeepSeek-V3 has 3 dense layers of 61; a dense model has no moe section");
+  if (mla) {
+    if (c.kv_heads != c.heads)
+      error(LlmField::KvHeads,
+            fmt::format("MLA gives every one of the {} heads its own key and value, not {} kv "
+                        "heads",
+                        c.heads, c.kv_heads),
+            "drop kv_heads: with mla it is the head count");
+    if (c.head_dim != c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim)
+      error(LlmField::HeadDim,
+            fmt::format("MLA's query-key head dim is qk_nope_head_dim + qk_rope_head_dim = {}, "
+                        "not {}",
+                        c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim, c.head_dim),
+            "drop head_dim: with mla it is that sum");
+  } else if (c.mla.q_lora_rank > 0 || c.mla.qk_nope_head_dim > 0 || c.mla.qk_rope_head_dim > 0 ||
+             c.mla.v_head_dim > 0) {
+    error(LlmField::KvLoraRank, "must be at least 1 for multi-head latent attention",
+          "DeepSeek-V2 and V3 compress keys and values to a latent of kv_lora_rank 512");
+  }
   return diags.error_count() == errors_before;
 }
 
@@ -159,7 +191,22 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
     moe.optional("shared_experts", c.moe.shared_experts, diags);
     moe.optional("shared_ffn", c.moe.shared_ffn, diags);
     moe.optional("shared_gate", c.moe.shared_gate, diags);
+    moe.optional("first_dense_layers", c.moe.first_dense_layers, diags);
+    moe.optional("dense_ffn", c.moe.dense_ffn, diags);
     moe.reject_unknown_keys(diags);
+  }
+  const bool has_mla = model.has("mla");
+  const YamlReader mla = model.at("mla");
+  if (has_mla && mla.expect_map(diags)) {
+    mla.optional("q_lora_rank", c.mla.q_lora_rank, diags);
+    mla.required("kv_lora_rank", c.mla.kv_lora_rank, diags);
+    mla.required("qk_nope_head_dim", c.mla.qk_nope_head_dim, diags);
+    mla.required("qk_rope_head_dim", c.mla.qk_rope_head_dim, diags);
+    mla.required("v_head_dim", c.mla.v_head_dim, diags);
+    mla.reject_unknown_keys(diags);
+    // Every head has its own key and value, of the query-key head dim.
+    if (!model.has("kv_heads")) c.kv_heads = c.heads;
+    if (!model.has("head_dim")) c.head_dim = c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim;
   }
   model.reject_unknown_keys(diags);
   if (model.has("rope_theta") && c.positions != PositionEncoding::Rotary)
@@ -169,7 +216,11 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
 
   const auto place = [&](LlmField field) -> FieldPlace {
     const bool in_moe = field == LlmField::Experts || field == LlmField::TopK ||
-                        field == LlmField::SharedExperts || field == LlmField::SharedFfn;
+                        field == LlmField::SharedExperts || field == LlmField::SharedFfn ||
+                        field == LlmField::FirstDenseLayers || field == LlmField::DenseFfn;
+    const bool in_mla = field == LlmField::QLoraRank || field == LlmField::KvLoraRank ||
+                        field == LlmField::QkNopeHeadDim || field == LlmField::QkRopeHeadDim ||
+                        field == LlmField::VHeadDim;
     std::string_view key;
     // clang-format off
     switch (field) {
@@ -188,9 +239,16 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
       case LlmField::AttentionSoftcap: key = "attention_softcap"; break;
       case LlmField::FinalSoftcap: key = "final_softcap"; break;
       case LlmField::SlidingWindowPattern: key = "sliding_window_pattern"; break;
+      case LlmField::FirstDenseLayers: key = "first_dense_layers"; break;
+      case LlmField::DenseFfn: key = "dense_ffn"; break;
+      case LlmField::QLoraRank: key = "q_lora_rank"; break;
+      case LlmField::KvLoraRank: key = "kv_lora_rank"; break;
+      case LlmField::QkNopeHeadDim: key = "qk_nope_head_dim"; break;
+      case LlmField::QkRopeHeadDim: key = "qk_rope_head_dim"; break;
+      case LlmField::VHeadDim: key = "v_head_dim"; break;
     }
     // clang-format on
-    const YamlReader& map = in_moe && has_moe ? moe : model;
+    const YamlReader& map = in_moe && has_moe ? moe : in_mla && has_mla ? mla : model;
     if (map.has(key)) return {map.at(key).location(), map.at(key).path(), true};
     return {map.location(), map.path(), false};
   };
@@ -209,9 +267,21 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t kv_out = c.kv_heads * c.head_dim;
   const std::uint64_t per_element = c.norm == NormType::LayerNorm ? 2 : 1;  // scale (+ shift)
   const std::uint64_t norm = per_element * c.hidden;
-  const std::uint64_t attn_matmul = c.hidden * (q_out + 2 * kv_out) + q_out * c.hidden;
+  // The attention's matrices: Q, K, V and out; MLA's q_a, q_b (or one q), kv_a, kv_b and out,
+  // and its norms of the q and kv latents (in attn, not in attn_matmul).
+  std::uint64_t attn_matmul = c.hidden * (q_out + 2 * kv_out) + q_out * c.hidden;
+  std::uint64_t mla_norms = 0;
+  if (c.mla.enabled()) {
+    const MlaConfig& m = c.mla;
+    const std::uint64_t q =
+        m.q_lora_rank > 0 ? c.hidden * m.q_lora_rank + m.q_lora_rank * q_out : c.hidden * q_out;
+    attn_matmul = q + c.hidden * m.latent() +
+                  m.kv_lora_rank * c.heads * (m.qk_nope_head_dim + m.v_head_dim) +
+                  c.heads * m.v_head_dim * c.hidden;
+    mla_norms = per_element * (m.q_lora_rank + m.kv_lora_rank);
+  }
   const std::uint64_t attn =
-      attn_matmul + (c.qkv_bias ? q_out + 2 * kv_out : 0) + (c.out_bias ? c.hidden : 0);
+      attn_matmul + mla_norms + (c.qkv_bias ? q_out + 2 * kv_out : 0) + (c.out_bias ? c.hidden : 0);
   const bool gate = gated(c.ffn_type);
   // One FFN of intermediate size `width`: its matrices, and its biases.
   const auto ffn_matmul_of = [&](std::uint64_t width) { return (gate ? 3 : 2) * c.hidden * width; };
@@ -221,6 +291,9 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t ffn_matmul = ffn_matmul_of(c.ffn);
   const std::uint64_t ffn_one = ffn_of(c.ffn);
   const bool moe = c.moe.experts > 0;
+  // A MoE model's first dense layers: a dense FFN of dense_width() and no router.
+  const std::uint64_t dense_layers = moe ? c.moe.first_dense_layers : 0;
+  const std::uint64_t moe_layers = c.layers - dense_layers;
   const std::uint64_t router = moe ? c.hidden * c.moe.experts : 0;
   // The shared experts run as one FFN of their width together (the builder's), and their gate.
   const bool shared = moe && c.moe.shared_experts > 0;
@@ -236,19 +309,26 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
       (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0);
   const std::uint64_t lm_head = c.tied_embeddings ? 0 : c.vocab * c.hidden;
   const std::uint64_t qk_norm = c.qk_norm ? 2 * per_element * c.head_dim : 0;
-  const std::uint64_t layer_fixed = (c.post_norms ? 4 : 2) * norm + qk_norm + attn + router;
+  const std::uint64_t layer_fixed = (c.post_norms ? 4 : 2) * norm + qk_norm + attn;
+  const std::uint64_t dense_layer = layer_fixed + ffn_of(c.dense_width());
+  const std::uint64_t moe_layer_total = layer_fixed + router + ffns_total;
+  const std::uint64_t moe_layer_active = layer_fixed + router + ffns_active;
 
   LlmHeadline h;
   h.embedding_parameters = embed + lm_head;
-  h.parameters = embed + c.layers * (layer_fixed + ffns_total) + norm + lm_head;
-  h.active_parameters = embed + c.layers * (layer_fixed + ffns_active) + norm + lm_head;
+  h.parameters = embed + dense_layers * dense_layer + moe_layers * moe_layer_total + norm + lm_head;
+  h.active_parameters =
+      embed + dense_layers * dense_layer + moe_layers * moe_layer_active + norm + lm_head;
   h.kv_cache_bytes_per_token =
-      Bytes{2 * c.layers * c.kv_heads * c.head_dim * bit_width(c.dtype) / 8};
-  const std::uint64_t matmul_per_token =
-      c.layers *
-          (attn_matmul + router + (moe ? c.moe.top_k * ffn_matmul + shared_matmul : ffn_matmul)) +
-      c.hidden * c.vocab;
-  h.forward_flops_per_token = 2 * matmul_per_token + 4 * c.layers * context * q_out;
+      Bytes{(c.mla.enabled() ? c.layers * c.mla.latent() : 2 * c.layers * c.kv_heads * c.head_dim) *
+            bit_width(c.dtype) / 8};
+  const std::uint64_t ffn_matmul_active =
+      moe ? router + c.moe.top_k * ffn_matmul + shared_matmul : ffn_matmul;
+  const std::uint64_t matmul_per_token = c.layers * attn_matmul +
+                                         dense_layers * ffn_matmul_of(c.dense_width()) +
+                                         moe_layers * ffn_matmul_active + c.hidden * c.vocab;
+  h.forward_flops_per_token =
+      2 * matmul_per_token + 2 * c.layers * context * c.heads * (c.head_dim + c.value_dim());
   return h;
 }
 

@@ -50,7 +50,32 @@ struct MoeConfig {
   std::uint64_t shared_width(std::uint64_t ffn) const {
     return shared_ffn > 0 ? shared_ffn : shared_experts * ffn;
   }
+  // The first `first_dense_layers` layers run a dense FFN of `dense_ffn` (0: the experts' ffn) in
+  // place of the experts (DeepSeek's first_k_dense_replace and intermediate_size).
+  std::uint64_t first_dense_layers = 0;
+  std::uint64_t dense_ffn = 0;
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
+};
+
+// DeepSeek-V2/V3's multi-head latent attention (MLA; DeepSeek-V2 report, 2024, section 2.1) in
+// place of the QKV projection, when kv_lora_rank > 0. Per layer: Q from q_a (hidden ->
+// q_lora_rank), an RMSNorm and q_b (-> heads x (qk_nope + qk_rope)), or from one projection when
+// q_lora_rank is 0; kv_a (hidden -> kv_lora_rank + qk_rope): the latent c_kv and one rotary key
+// shared by the heads; an RMSNorm of c_kv; kv_b (kv_lora_rank -> heads x (qk_nope + v_head_dim)):
+// each head's key and value; attention of `heads` heads over qk_nope + qk_rope (the model's
+// head_dim) with values of v_head_dim; out (heads x v_head_dim -> hidden). The KV cache holds
+// the latent and the rotary key, kv_lora_rank + qk_rope_head_dim a token a layer, whole on every
+// TP rank. docs/llm.md "Multi-head latent attention" has how prefill and decode run it.
+struct MlaConfig {
+  std::uint64_t q_lora_rank = 0;  // 0: a plain q projection (DeepSeek-V2-Lite)
+  std::uint64_t kv_lora_rank = 0;
+  std::uint64_t qk_nope_head_dim = 0;
+  std::uint64_t qk_rope_head_dim = 0;
+  std::uint64_t v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
+  // A token's KV-cache elements a layer: the latent and the rotary key.
+  std::uint64_t latent() const { return kv_lora_rank + qk_rope_head_dim; }
+  friend bool operator==(const MlaConfig&, const MlaConfig&) = default;
 };
 
 struct LlmConfig {
@@ -101,6 +126,17 @@ struct LlmConfig {
   }
   DataType dtype = DataType::Bf16;
   MoeConfig moe;
+  MlaConfig mla;  // kv_lora_rank > 0: MLA (kv_heads == heads, head_dim == qk_nope + qk_rope)
+  // Whether layer `layer` (0-based) runs the experts rather than a dense FFN.
+  bool moe_layer(std::uint64_t layer) const {
+    return moe.experts > 0 && layer >= moe.first_dense_layers;
+  }
+  // The dense layers' FFN width: ffn, or a MoE model's dense_ffn when it gives one.
+  std::uint64_t dense_width() const {
+    return moe.experts > 0 && moe.dense_ffn > 0 ? moe.dense_ffn : ffn;
+  }
+  // V's head dim: MLA's v_head_dim, else head_dim.
+  std::uint64_t value_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
   friend bool operator==(const LlmConfig&, const LlmConfig&) = default;
 };
 
@@ -111,7 +147,8 @@ inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
 // clang-format off
 enum class LlmField : std::uint8_t {
   Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts,
-  SharedFfn, AttentionSoftcap, FinalSoftcap, SlidingWindowPattern
+  SharedFfn, AttentionSoftcap, FinalSoftcap, SlidingWindowPattern, FirstDenseLayers, DenseFfn,
+  QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim
 };
 // clang-format on
 
@@ -139,9 +176,12 @@ struct LlmHeadline {
   std::uint64_t parameters = 0;            // every weight: all experts, embeddings, LM head
   std::uint64_t embedding_parameters = 0;  // token and position tables, and an untied LM head
   std::uint64_t active_parameters = 0;     // the weights one token uses (top_k + shared experts)
-  Bytes kv_cache_bytes_per_token;          // 2 (K and V) x layers x kv_heads x head_dim x dtype
-  // 2 x (matmul weights one token uses, LM head included) + 4 x layers x context x heads x
-  // head_dim (Q K^T and P V against `context` keys). Norms, activations and softmax excluded.
+  // 2 (K and V) x layers x kv_heads x head_dim x dtype; MLA: layers x (kv_lora_rank +
+  // qk_rope_head_dim) x dtype.
+  Bytes kv_cache_bytes_per_token;
+  // 2 x (matmul weights one token uses, LM head included) + 2 x layers x context x heads x
+  // (head_dim + value dim) (Q K^T and P V against `context` keys; MLA's as prefill runs it).
+  // Norms, activations and softmax excluded.
   std::uint64_t forward_flops_per_token = 0;
 };
 LlmHeadline llm_headline(const LlmConfig& config, std::uint64_t context);

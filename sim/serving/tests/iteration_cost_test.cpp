@@ -139,6 +139,46 @@ TEST(IterationCost, SlidingWindowPiecesSumToCodaRun) {
   }
 }
 
+// DeepSeek-V2-Lite (MLA; layer 0 dense, layers 1-26 with experts) on H100 at TP 2: a prefill's
+// pieces sum to coda run's prefill (the dense layer priced apart: pricing every layer as an
+// expert layer would miss by the dense FFN's difference); a decode's attention piece is every
+// layer's absorbed attention as coda run prices it (27 x its L*.attention op, over the latent
+// rows). A replica's KV cache per token is the whole latent on each rank: 27 x 576 x 2 bytes.
+TEST(IterationCost, MlaAndDenseLayersSumToCodaRun) {
+  const char* model = "configs/workloads/llm/deepseek_v2_lite.yaml";
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  auto pricer = IterationPricer::make(load_model(model), hw,
+                                      {.tp = 2, .fusion = mapper::FusionMode::Epilogue}, diags);
+  ASSERT_TRUE(pricer) << diags.format_all();
+  IterationBatch prefill;
+  prefill.prefill.push_back({.tokens = 512, .cached = 0, .samples = true});
+  const double prefill_run =
+      coda_run_seconds(llm::PhaseKind::Prefill, 1, 512, 2, mapper::FusionMode::Epilogue, {}, model);
+  EXPECT_NEAR(pricer->price(prefill).total(), prefill_run, 1e-3 * prefill_run);
+  EXPECT_GT(pricer->dense_layer(512), 0.0);
+  EXPECT_NE(pricer->dense_layer(512), pricer->layer_tokens(512));
+
+  RunFiles files;
+  files.arch = kArch;
+  files.fusion = mapper::FusionMode::Epilogue;
+  files.source =
+      workload::LlmSource{.config = model,
+                          .phase = {.kind = llm::PhaseKind::Decode, .batch = 8, .seq_len = 511},
+                          .parallelism = {.tp = 2}};
+  const auto run = run_files(files, diags);
+  ASSERT_TRUE(run) << diags.format_all();
+  double attention = 0;
+  for (const results::OpResult& op : run->ops)
+    if (op.name.ends_with(".attention"))
+      attention += static_cast<double>(op.cost.cycles.value) / hw.clock().value;
+  IterationBatch decode;
+  decode.decode_sequences = 8;
+  decode.decode_context_sum = std::uint64_t{8} * 512;
+  EXPECT_NEAR(pricer->price(decode).attention, attention, 1e-6 * attention);
+  EXPECT_EQ(pricer->memory(512).kv_bytes_per_token, Bytes{27 * 576 * 2});
+}
+
 TEST(IterationCostParts, AreMemoisedAndAddUp) {
   const arch::HardwareModel hw = load_hw(kArch);
   Diagnostics diags;

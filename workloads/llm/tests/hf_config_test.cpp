@@ -454,7 +454,8 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
             "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
-            "qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3)");
+            "qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, deepseek_v2, "
+            "deepseek_v3)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");
@@ -463,6 +464,50 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   ASSERT_EQ(missing.error_count(), 1u);
   EXPECT_EQ(missing.all()[0].path, "model_type");
   EXPECT_EQ(missing.all()[0].message, "missing required key");
+}
+
+// deepseek-ai/DeepSeek-V3's config.json (model_type deepseek_v3; the routing and quantization
+// keys that do not change the shapes left out): MLA and the experts after 3 dense layers.
+constexpr const char* kDeepSeekV3 = R"({
+  "architectures": ["DeepseekV3ForCausalLM"], "attention_bias": false,
+  "first_k_dense_replace": 3, "hidden_act": "silu", "hidden_size": 7168,
+  "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+  "model_type": "deepseek_v3", "moe_intermediate_size": 2048, "moe_layer_freq": 1,
+  "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1, "num_attention_heads": 128,
+  "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128,
+  "num_nextn_predict_layers": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+  "qk_rope_head_dim": 64, "rms_norm_eps": 1e-06, "rope_theta": 10000,
+  "scoring_func": "sigmoid", "tie_word_embeddings": false, "topk_group": 4,
+  "topk_method": "noaux_tc", "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 129280
+})";
+
+// The config reads as the preset (configs/workloads/llm/deepseek_v3.yaml, counted by hand in
+// llm_config_test.cpp, DeepSeekPresets); a null q_lora_rank (DeepSeek-V2-Lite) is a plain q
+// projection; experts on every other layer are refused.
+TEST(HfConfig, DeepSeekV3IsMlaWithDenseLayersFirst) {
+  Diagnostics diags;
+  const auto c = load(kDeepSeekV3, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->mla.q_lora_rank, 1536u);
+  EXPECT_EQ(c->mla.kv_lora_rank, 512u);
+  EXPECT_EQ(c->head_dim, 192u);
+  EXPECT_EQ(c->kv_heads, 128u);
+  EXPECT_EQ(c->ffn, 2048u);
+  EXPECT_EQ(c->moe.dense_ffn, 18432u);
+  EXPECT_EQ(c->moe.first_dense_layers, 3u);
+  EXPECT_EQ(c->moe.shared_experts, 1u);
+  EXPECT_EQ(llm_headline(*c, 0).parameters, 671'026'404'352u);
+  EXPECT_EQ(llm_headline(*c, 0).active_parameters, 37'552'282'624u);
+  const auto lite =
+      load(replace(kDeepSeekV3, "\"q_lora_rank\": 1536", "\"q_lora_rank\": null"), diags);
+  ASSERT_TRUE(lite) << diags.format_all();
+  EXPECT_EQ(lite->mla.q_lora_rank, 0u);
+  EXPECT_TRUE(diags.all().empty()) << diags.format_all();
+  Diagnostics every_other;
+  EXPECT_FALSE(
+      load(replace(kDeepSeekV3, "\"moe_layer_freq\": 1", "\"moe_layer_freq\": 2"), every_other));
+  ASSERT_EQ(every_other.error_count(), 1u) << every_other.format_all();
+  EXPECT_EQ(every_other.all()[0].path, "moe_layer_freq");
 }
 
 // The shape of microsoft/Phi-3-mini-4k-instruct's config.json: LLaMA's layer with a 2047-token

@@ -518,6 +518,77 @@ TEST(LlmBuilder, Qwen2MoeSharedExpertAndItsGate) {
   EXPECT_TRUE(op_named(t, "L0.moe.shared.expert_gate.sigmoid.dx"));
 }
 
+// DeepSeek-V2-Lite (MLA without a query latent: 16 heads, kv_lora_rank 512, qk_nope 128, qk_rope
+// 64, v_head_dim 128; layer 0 dense, layers 1-26 with 64 routed experts of 1408, 6 a token, and
+// 2 shared ones, 2816 together; hidden 2048).
+//   Prefill of 2 x 32 tokens: q_proj [64 x 2048] x [2048 x 16*192 = 3072]; kv_a [2048 x 576];
+//   kv_b [512 x 16*(128+128) = 4096]; one causal attention of 16 heads over 192 (Q K^T) and 128
+//   (P V): MACs 2 x 16 x (32*33/2 = 528 pairs) x (192 + 128) = 5,406,720; the cache's rows 2 x
+//   32 x 576 elements.
+//   Decode of 2 sequences after 100 tokens (101 keys): the absorbed GEMMs batched over the 16
+//   heads, q [2 x 128] x [128 x 512] and o [2 x 512] x [512 x 128]; one attention of the 16
+//   heads over one KV head of 576 keys' dims and 512 values' dims: MACs 2 x 16 x 101 x (576 +
+//   512) = 3,516,416; K and V are the same cache tensor [2][1][101][576].
+//   Weights: the same in both phases (kv_b whole or as its key and value halves), the
+//   parameter count; the first layer's FFN 10944 wide, the others' experts.
+TEST(LlmBuilder, DeepSeekMultiHeadLatentAttention) {
+  const LlmConfig c = preset("deepseek_v2_lite");
+  const Graph prefill = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 32});
+  EXPECT_TRUE(verify(prefill).empty());
+  const auto view = [](const Graph& g, const std::string& name) {
+    const Op* op = op_named(g, name);
+    EXPECT_TRUE(op) << name;
+    return op ? gemm_view(*op) : GemmView{};
+  };
+  const GemmView q = view(prefill, "L1.q_proj");
+  EXPECT_EQ(q.m, 64u);
+  EXPECT_EQ(q.n, 3072u);
+  EXPECT_EQ(view(prefill, "L1.kv_a").n, 576u);
+  EXPECT_EQ(view(prefill, "L1.kv_b").k, 512u);
+  EXPECT_EQ(view(prefill, "L1.kv_b").n, 4096u);
+  EXPECT_EQ(view(prefill, "L0.ffn.up").n, 10944u);
+  EXPECT_TRUE(op_named(prefill, "L1.moe.experts.up"));
+  EXPECT_FALSE(op_named(prefill, "L0.moe.experts.up"));
+  const Op* attention = op_named(prefill, "L1.attention");
+  ASSERT_TRUE(attention);
+  EXPECT_EQ(attention_value_dim(*attention), 128u);
+  EXPECT_EQ(attention->space.dims[5].extent, 192u);
+  EXPECT_EQ(mac_count(*attention), 5'406'720u);
+  EXPECT_EQ(total_bytes(prefill, TensorKind::KvCache), Bytes{27ULL * 2 * 32 * 576 * 2});
+  EXPECT_EQ(total_elements(prefill, TensorKind::Weight), llm_headline(c, 0).parameters);
+
+  const Graph decode = build(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 100});
+  EXPECT_TRUE(verify(decode).empty());
+  const GemmView absorb = view(decode, "L1.q_absorb");
+  EXPECT_EQ(absorb.batch, 16u);
+  EXPECT_EQ(absorb.m, 2u);
+  EXPECT_EQ(absorb.k, 128u);
+  EXPECT_EQ(absorb.n, 512u);
+  const GemmView out = view(decode, "L1.v_absorb");
+  EXPECT_EQ(out.batch, 16u);
+  EXPECT_EQ(out.k, 512u);
+  EXPECT_EQ(out.n, 128u);
+  const Op* latent = op_named(decode, "L1.attention");
+  ASSERT_TRUE(latent);
+  EXPECT_EQ(latent->space.dims[1].extent, 1u);   // one KV head
+  EXPECT_EQ(latent->space.dims[2].extent, 16u);  // the 16 query heads over it
+  EXPECT_EQ(latent->space.dims[5].extent, 576u);
+  EXPECT_EQ(attention_value_dim(*latent), 512u);
+  EXPECT_EQ(mac_count(*latent), 3'516'416u);
+  EXPECT_EQ(latent->tensors[1], latent->tensors[2]);  // K and V: the cache's rows
+  EXPECT_EQ(total_bytes(decode, TensorKind::KvCache), Bytes{27ULL * 2 * 101 * 576 * 2});
+  EXPECT_EQ(total_elements(decode, TensorKind::Weight), llm_headline(c, 0).parameters);
+
+  // TP 4: 4 heads a rank; the latent projections and the cache whole on every rank.
+  const Graph tp = build(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 100}, {.tp = 4});
+  EXPECT_EQ(view(tp, "L1.q_absorb").batch, 4u);
+  EXPECT_EQ(view(tp, "L1.kv_a").n, 576u);
+  EXPECT_EQ(total_bytes(tp, TensorKind::KvCache), Bytes{27ULL * 2 * 101 * 576 * 2});
+  EXPECT_EQ(llm_step_stats(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 100}, {.tp = 4})
+                .kv_cache_bytes_per_rank,
+            Bytes{27ULL * 2 * 101 * 576 * 2});
+}
+
 TEST(LlmBuilder, BadParallelismIsADiagnostic) {
   const LlmConfig c = preset("llama3_8b");
   Diagnostics diags;

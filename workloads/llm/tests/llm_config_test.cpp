@@ -285,6 +285,67 @@ TEST(LlmHeadline, MixtralTotalAndActive) {
   EXPECT_NEAR(static_cast<double>(h.active_parameters) / 12.9e9, 1.0, 0.01);
 }
 
+// DeepSeek-V3 (MLA, 3 dense layers then 58 with 256 experts of 2048, 8 a token, 1 shared):
+//   a layer's attention: q_a 7168*1536 = 11,010,048, its norm 1,536, q_b 1536*128*192 =
+//   37,748,736, kv_a 7168*576 = 4,128,768, its norm 512, kv_b 512*128*256 = 16,777,216, out
+//   128*128*7168 = 117,440,512: 187,107,328 (matrices 187,105,280); two norms 14,336.
+//   Dense layer: + 3*7168*18432 = 396,361,728: 583,483,392. MoE layer: + router 7168*256 =
+//   1,835,008, experts 256*3*7168*2048 = 11,274,289,152, shared 44,040,192: 11,507,286,016.
+//   Embedding and LM head 2*129280*7168 = 1,853,358,080, final norm 7,168. Total 3*583,483,392
+//   + 58*11,507,286,016 + 1,853,358,080 + 7,168 = 671,026,404,352 ("671B"). Active: 9 of the
+//   experts' FFNs, 396,361,728, so a MoE layer 585,318,400, total 37,552,282,624 ("37B").
+// DeepSeek-V2-Lite (no query latent, 1 dense layer then 26 with 64 experts of 1408, 6 a token,
+//   2 shared): attention q 2048*16*192 = 6,291,456, kv_a 2048*576 = 1,179,648, its norm 512,
+//   kv_b 512*16*256 = 2,097,152, out 16*128*2048 = 4,194,304: 13,763,072; norms 4,096. Dense
+//   layer + 3*2048*10944 = 67,239,936: 81,007,104. MoE layer + router 131,072, experts
+//   64*3*2048*1408 = 553,648,128, shared 3*2048*2816 = 17,301,504: 584,847,872. Embedding and
+//   LM head 2*102400*2048 = 419,430,400, final norm 2,048: 15,706,484,224 ("15.7B"); active: 6
+//   experts 51,904,512, a MoE layer 83,104,256, total 2,661,150,208.
+// The KV cache: the latent and the rotary key, 576 a layer a token: V3 61*576*2 = 70,272 bytes,
+// V2-Lite 27*576*2 = 31,104 (bf16).
+// Forward FLOPs of a V3 token at context 1000: matrices 61*187,105,280 + 3*396,361,728 +
+//   58*(1,835,008 + 396,361,728) + 7168*129280 = 36,624,596,992, x 2 = 73,249,193,984;
+//   attention 2*61*1000*128*(192 + 128) = 4,997,120,000.
+TEST(LlmHeadline, DeepSeekPresets) {
+  const LlmHeadline v3 = llm_headline(preset("deepseek_v3"), 1000);
+  EXPECT_EQ(v3.parameters, 671'026'404'352u);
+  EXPECT_EQ(v3.active_parameters, 37'552'282'624u);
+  EXPECT_EQ(v3.kv_cache_bytes_per_token, Bytes{70'272});
+  EXPECT_EQ(v3.forward_flops_per_token, 73'249'193'984u + 4'997'120'000u);
+  const LlmHeadline lite = llm_headline(preset("deepseek_v2_lite"), 0);
+  EXPECT_EQ(lite.parameters, 15'706'484'224u);
+  EXPECT_EQ(lite.active_parameters, 2'661'150'208u);
+  EXPECT_EQ(lite.kv_cache_bytes_per_token, Bytes{31'104});
+}
+
+TEST(LlmConfigYaml, MlaDefaultsAndRules) {
+  Diagnostics diags;
+  const std::string mla =
+      "  mla: {kv_lora_rank: 32, qk_nope_head_dim: 16, qk_rope_head_dim: 8, v_head_dim: 16}\n";
+  const auto c = parse(tiny_with(mla), diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->head_dim, 24u);  // qk_nope + qk_rope
+  EXPECT_EQ(c->kv_heads, 4u);
+  EXPECT_EQ(c->value_dim(), 16u);
+  EXPECT_EQ(c->mla.latent(), 40u);
+  // Grouped KV heads are not MLA's.
+  EXPECT_FALSE(parse(tiny_with("  kv_heads: 2\n" + mla), diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.kv_heads");
+  // Head dims without a latent.
+  Diagnostics partial;
+  EXPECT_FALSE(parse(tiny_with("  mla: {kv_lora_rank: 0, qk_nope_head_dim: 16, "
+                               "qk_rope_head_dim: 8, v_head_dim: 16}\n"),
+                     partial));
+  ASSERT_EQ(partial.error_count(), 1u) << partial.format_all();
+  EXPECT_EQ(partial.all()[0].path, "model.mla.kv_lora_rank");
+  // Dense layers leaving no layer to the experts (kTiny has 2 layers).
+  Diagnostics dense;
+  EXPECT_FALSE(parse(tiny_with("  moe: {experts: 4, top_k: 2, first_dense_layers: 2}\n"), dense));
+  ASSERT_EQ(dense.error_count(), 1u) << dense.format_all();
+  EXPECT_EQ(dense.all()[0].path, "model.moe.first_dense_layers");
+}
+
 // 2 (K and V) x layers x kv_heads x head_dim x 2 bytes (bf16):
 //   LLaMA-2-7B: 2*32*32*128*2 = 524,288; LLaMA-3-8B (8 kv heads): 2*32*8*128*2 = 131,072.
 TEST(LlmHeadline, KvCacheBytesPerToken) {
