@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -18,15 +19,16 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 13> kLlamaStyle{
-    "llama", "mistral", "mixtral",     "qwen2", "qwen2_moe",   "qwen3",      "qwen3_moe",
-    "gemma", "gemma2",  "gemma3_text", "phi3",  "deepseek_v2", "deepseek_v3"};
+constexpr std::array<std::string_view, 16> kLlamaStyle{
+    "llama",       "mistral",  "mixtral", "qwen2",       "qwen2_moe", "qwen3",
+    "qwen3_moe",   "gemma",    "gemma2",  "gemma3_text", "phi3",      "deepseek_v2",
+    "deepseek_v3", "gpt_neox", "falcon",  "phi"};
 // Encoder-only families users reach for first; named in the error's hint.
 constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
                                                     "electra", "deberta", "xlm-roberta"};
 
 std::string supported_model_types() {
-  std::string out = "gpt2";
+  std::string out = "gpt2, gptj";
   for (const std::string_view t : kLlamaStyle) out += fmt::format(", {}", t);
   return out;
 }
@@ -95,6 +97,11 @@ class HfReader {
   bool has(std::string_view key) const {
     const auto it = root_.find(key);
     return it != root_.end() && !it->is_null();
+  }
+  // Present as null.
+  bool is_null(std::string_view key) const {
+    const auto it = root_.find(key);
+    return it != root_.end() && it->is_null();
   }
 
   SourceLocation where(std::string_view key) const {
@@ -267,6 +274,92 @@ void deepseek_keys(const HfReader& r, LlmConfig& c, std::map<LlmField, std::stri
         "(moe_layer_freq 1, as every released DeepSeek-V2/V3 config has)");
 }
 
+// A share of each head's dims that RoPE rotates (GPT-NeoX's rotary_pct, Phi's
+// partial_rotary_factor): applied once head_dim is known.
+struct RotaryShare {
+  std::optional<double> share;
+  std::string_view key;
+};
+
+// GPT-J (GPTJConfig, GPT-2's keys): rotary positions over rotary_dim of each head (default 64,
+// null: all of it), attention in parallel with the MLP from one LayerNorm (ln_1), no attention
+// biases, the MLP's and the LM head's biases, untied embeddings (tie_word_embeddings default
+// false).
+void gptj_keys(const HfReader& r, LlmConfig& c, std::map<LlmField, std::string_view>& keys) {
+  c.positions = PositionEncoding::Rotary;
+  c.qkv_bias = c.out_bias = false;
+  c.mlp_bias = c.lm_head_bias = true;
+  c.parallel_residual = c.shared_norm = true;
+  c.tied_embeddings = false;
+  keys[LlmField::RotaryDim] = "rotary_dim";
+  c.rotary_dim = r.is_null("rotary_dim") ? 0 : 64;
+  r.number("rotary_dim", c.rotary_dim, false);
+}
+
+// GPT-NeoX (Pythia; GPTNeoXConfig): RoPE over rotary_pct of each head (default 0.25, its base
+// rotary_emb_base), attention and MLP in parallel from their own LayerNorms
+// (use_parallel_residual, default true), biases on the QKV and output projections
+// (attention_bias, default true) and on the MLP, untied embeddings.
+void gpt_neox_keys(const HfReader& r, LlmConfig& c, RotaryShare& rotary) {
+  rotary = {0.25, "rotary_pct"};
+  r.real("rotary_pct", *rotary.share);
+  c.parallel_residual = true;
+  r.boolean("use_parallel_residual", c.parallel_residual);
+  bool attention_bias = true;
+  r.boolean("attention_bias", attention_bias);
+  c.qkv_bias = c.out_bias = attention_bias;
+  c.mlp_bias = true;
+  r.real("rotary_emb_base", c.rope_theta);
+}
+
+// Falcon (FalconConfig): multi-query attention (multi_query, default true), or with
+// new_decoder_architecture num_kv_heads; attention and MLP in parallel (parallel_attn, default
+// true; always with the new architecture) from one LayerNorm, or two with the new architecture
+// (num_ln_in_parallel_attn, default 2 there); a bias on every linear layer or none (bias,
+// default false); RoPE over the whole head; tied embeddings by default. ALiBi and the
+// post-LayerNorm residual are refused.
+void falcon_keys(const HfReader& r, LlmConfig& c, std::map<LlmField, std::string_view>& keys) {
+  bool alibi = false, post_layernorm = false, new_arch = false, multi_query = true;
+  bool parallel = true, bias = false;
+  r.boolean("alibi", alibi);
+  if (alibi)
+    r.error("alibi", "ALiBi attention biases are not modeled",
+            "coda builds Falcon with rotary positions (alibi false: Falcon-7B, 40B, 180B)");
+  r.boolean("apply_residual_connection_post_layernorm", post_layernorm);
+  if (post_layernorm)
+    r.error("apply_residual_connection_post_layernorm",
+            "a residual taken after the LayerNorm is not modeled",
+            "coda builds Falcon's residual around the LayerNorm (false: Falcon-7B, 40B, 180B)");
+  r.boolean("new_decoder_architecture", new_arch);
+  r.boolean("multi_query", multi_query);
+  if (new_arch) {
+    keys[LlmField::KvHeads] = "num_kv_heads";
+    r.number("num_kv_heads", c.kv_heads, true);
+  } else {
+    keys[LlmField::KvHeads] = "multi_query";
+    c.kv_heads = multi_query ? 1 : c.heads;
+  }
+  r.boolean("parallel_attn", parallel);
+  std::uint64_t norms = new_arch ? 2 : 1;
+  if (new_arch) r.number("num_ln_in_parallel_attn", norms, false);
+  c.parallel_residual = parallel || new_arch;
+  c.shared_norm = c.parallel_residual && norms == 1;
+  r.boolean("bias", bias);
+  c.qkv_bias = c.out_bias = c.mlp_bias = bias;
+  c.tied_embeddings = true;
+}
+
+// Phi-1.5 and Phi-2 (PhiConfig): attention and MLP in parallel from one LayerNorm, RoPE over
+// partial_rotary_factor of each head (default 0.5), biases on every linear layer and the LM
+// head, a LayerNorm over each head of Q and K with qk_layernorm, untied embeddings.
+void phi_keys(const HfReader& r, LlmConfig& c, RotaryShare& rotary) {
+  rotary = {0.5, "partial_rotary_factor"};
+  r.real("partial_rotary_factor", *rotary.share);
+  c.parallel_residual = c.shared_norm = true;
+  c.qkv_bias = c.out_bias = c.mlp_bias = c.lm_head_bias = true;
+  r.boolean("qk_layernorm", c.qk_norm);
+}
+
 }  // namespace
 
 std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::string& file,
@@ -294,7 +387,9 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
   LlmConfig c;
   std::string model_type;
   r.string("model_type", model_type);
-  const bool gpt2 = model_type == "gpt2" || (model_type.empty() && r.has("n_embd"));
+  // GPT-J's config uses GPT-2's keys (n_embd, n_layer, n_head, n_inner, n_positions).
+  const bool gptj = model_type == "gptj";
+  const bool gpt2 = gptj || model_type == "gpt2" || (model_type.empty() && r.has("n_embd"));
   if (!gpt2) {
     const auto known = [&](const auto& list) {
       return std::find(list.begin(), list.end(), model_type) != list.end();
@@ -332,6 +427,7 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
   };
 
   bool head_dim_given = false;
+  RotaryShare rotary;
   if (gpt2) {
     number(LlmField::Hidden, "n_embd", c.hidden, true);
     number(LlmField::Layers, "n_layer", c.layers, true);
@@ -354,6 +450,7 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     c.positions = PositionEncoding::Learned;
     c.qkv_bias = c.out_bias = c.mlp_bias = true;
     c.tied_embeddings = true;
+    if (gptj) gptj_keys(r, c, keys);
   } else {
     number(LlmField::Hidden, "hidden_size", c.hidden, true);
     number(LlmField::Layers, "num_hidden_layers", c.layers, true);
@@ -371,21 +468,33 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     // attention, experts of moe_intermediate_size after first_k_dense_replace dense layers of
     // intermediate_size.
     const bool deepseek = model_type == "deepseek_v2" || model_type == "deepseek_v3";
+    const bool falcon = model_type == "falcon";
     const std::string_view family = qwen2_moe ? "Qwen2-MoE" : "Qwen3-MoE";
-    if (qwen3_moe || qwen2_moe || deepseek)
+    if (qwen3_moe || qwen2_moe || deepseek) {
       number(LlmField::Ffn, "moe_intermediate_size", c.ffn, true);
-    else
+    } else if (falcon) {  // FalconConfig: ffn_hidden_size, default 4 x hidden_size
+      c.ffn = 4 * c.hidden;
+      if (!number(LlmField::Ffn, "ffn_hidden_size", c.ffn, false))
+        keys[LlmField::Ffn] = "hidden_size";
+    } else {
       number(LlmField::Ffn, "intermediate_size", c.ffn, true);
+    }
     number(LlmField::Vocab, "vocab_size", c.vocab, true);
-    number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, true);
+    // FalconConfig's default 2048 (tiiuae/falcon-7b's config.json states none).
+    if (falcon) c.max_positions = 2048;
+    number(LlmField::MaxPositions, "max_position_embeddings", c.max_positions, !falcon);
     std::string act;
     const bool gemma2 = model_type == "gemma2";
     const bool gemma3 = model_type == "gemma3_text";
     const bool gemma = model_type == "gemma" || gemma2 || gemma3;
-    // Gemma 3's config names it hidden_activation (Gemma 2's carries both).
-    const std::string_view act_key =
-        gemma3 && !r.has("hidden_act") ? "hidden_activation" : "hidden_act";
-    if (!r.has(act_key)) {
+    // Gemma 3's config names it hidden_activation (Gemma 2's carries both); Falcon's is
+    // `activation`, default gelu.
+    const std::string_view act_key = falcon                           ? "activation"
+                                     : gemma3 && !r.has("hidden_act") ? "hidden_activation"
+                                                                      : "hidden_act";
+    if (falcon && !r.has(act_key)) {
+      c.ffn_type = FfnType::GeluMlp;
+    } else if (!r.has(act_key)) {
       diags.error(r.object_location(), std::string(act_key), "missing required key",
                   "silu (SwiGLU, LLaMA) or gelu (a plain GELU MLP)");
     } else if (r.string(act_key, act)) {
@@ -471,6 +580,12 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     } else if (deepseek) {
       deepseek_keys(r, c, keys, head_dim_given);
       if (diags.error_count() != errors_before) return std::nullopt;
+    } else if (model_type == "gpt_neox") {
+      gpt_neox_keys(r, c, rotary);
+    } else if (falcon) {
+      falcon_keys(r, c, keys);
+    } else if (model_type == "phi") {
+      phi_keys(r, c, rotary);
     } else if (r.has("num_local_experts") || r.has("num_experts_per_tok")) {
       number(LlmField::Experts, "num_local_experts", c.moe.experts, true);
       number(LlmField::TopK, "num_experts_per_tok", c.moe.top_k, true);
@@ -491,6 +606,22 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
   }
   if (!ok || diags.error_count() != errors_before) return std::nullopt;
   if (!head_dim_given && c.heads > 0) c.head_dim = c.hidden / c.heads;
+  // A rotary share of the head (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor), now that
+  // head_dim is known: it must come out a whole, even number of dims.
+  if (rotary.share && c.head_dim > 0) {
+    const double dims = *rotary.share * static_cast<double>(c.head_dim);
+    if (!(dims > 0) || dims != std::floor(dims) || static_cast<std::uint64_t>(dims) % 2 != 0 ||
+        dims > static_cast<double>(c.head_dim)) {
+      r.error(rotary.key,
+              fmt::format("{} of a head of {} dims is not a whole, even number of rotary dims",
+                          *rotary.share, c.head_dim),
+              "RoPE rotates pairs of a head's dims: GPT-NeoX 0.25, Phi-2 0.4 of 80");
+      return std::nullopt;
+    }
+    // The whole head is no partial rotary.
+    c.rotary_dim = dims == static_cast<double>(c.head_dim) ? 0 : static_cast<std::uint64_t>(dims);
+    keys[LlmField::RotaryDim] = rotary.key;
+  }
   if (c.mla.enabled()) {  // rotary keys over the rope dims only (qk_rope_head_dim)
     c.kv_heads = c.heads;
     c.head_dim = c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim;

@@ -184,7 +184,8 @@ struct FfnWeights {
 
 struct LayerWeights {
   std::uint64_t window = 0;                        // LlmConfig::window_of this layer
-  TensorId norm1, norm2, qkv, out;                 // qkv: the default runtime's fused projection
+  TensorId norm1, qkv, out;                        // qkv: the default runtime's fused projection
+  std::optional<TensorId> norm2;                   // none with LlmConfig::shared_norm
   std::optional<TensorId> q_proj, k_proj, v_proj;  // hf_transformers: three nn.Linear
   // MLA (LlmConfig::mla): q_a and its norm (or q_proj alone without a q latent), q_b, kv_a, the
   // latent's norm, and kv_b (prefill) or its key and value halves a head each (decode's
@@ -490,8 +491,10 @@ class Builder {
       }
       w.out = linear_weight(p + "out.weight", o_in_, h);
       if (c_.out_bias) w.out_bias = weight(p + "out.bias", {h});
-      w.norm2 = weight(p + "norm2.weight", {h});
-      if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
+      if (!c_.shared_norm) {
+        w.norm2 = weight(p + "norm2.weight", {h});
+        if (ln) w.norm2_shift = weight(p + "norm2.bias", {h});
+      }
       if (c_.post_norms) {
         norm_weights(p + "post_norm1", h, w.post_norm1, w.post_norm1_shift);
         norm_weights(p + "post_norm2", h, w.post_norm2, w.post_norm2_shift);
@@ -523,6 +526,7 @@ class Builder {
         lm_head_ = weight("lm_head.weight", {vocab_, h});
       else
         lm_head_ = weight("lm_head.weight", {h, vocab_});
+      if (c_.lm_head_bias) lm_head_bias_ = weight("lm_head.bias", {vocab_});
     }
   }
 
@@ -736,9 +740,9 @@ class Builder {
       q = norm(tape, p + "q_norm", q, *w.q_norm, w.q_norm_shift);
       k = norm(tape, p + "k_norm", k, *w.k_norm, w.k_norm_shift);
     }
-    if (rope_table_) {  // RoPE priced as one elementwise Mul pass over Q and over K
-      q = binary(tape, p + "rope_q", Function::Mul, q, *rope_table_, {2, 3});
-      k = binary(tape, p + "rope_k", Function::Mul, k, *rope_table_, {2, 3});
+    if (rope_table_) {  // RoPE priced as one elementwise Mul pass over Q's and K's rotary dims
+      q = rope(tape, p + "rope_q", q);
+      k = rope(tape, p + "rope_k", k);
     }
     TensorId keys = k, values = v;
     const std::uint64_t keys_len =
@@ -782,9 +786,29 @@ class Builder {
     return merged;
   }
 
-  // The rotary part of a head: MLA's qk_rope_head_dim, else head_dim.
+  // The rotary part of a head: MLA's qk_rope_head_dim, a partial rotary_dim, else head_dim.
   std::uint64_t rotary_dims() const {
-    return c_.mla.enabled() ? c_.mla.qk_rope_head_dim : c_.head_dim;
+    if (c_.mla.enabled()) return c_.mla.qk_rope_head_dim;
+    return c_.rotary_dim > 0 ? c_.rotary_dim : c_.head_dim;
+  }
+
+  // RoPE over t's heads [b][heads][s][d]: one elementwise Mul pass with the table over the whole
+  // head, or with a partial rotary_dim over its first rotary_dim dims (a view), put back beside
+  // the rest (a concat, as GPT-NeoX's and Phi's modeling code torch.cat them).
+  TensorId rope(Tape& tape, const std::string& name, TensorId t) {
+    const Shape s = shape(t);
+    const std::uint64_t r = rotary_dims();
+    if (r == s.back()) return binary(tape, name, Function::Mul, t, *rope_table_, {2, 3});
+    Shape rot = s, pass = s;
+    rot.back() = r;
+    pass.back() = s.back() - r;
+    const TensorId t_rot = act(name + ".rot", rot, dtype(t));
+    const TensorId t_pass = act(name + ".pass", pass, dtype(t));
+    move(tape, name + ".split", Function::Split, {t}, {t_rot, t_pass});
+    const TensorId roped = binary(tape, name, Function::Mul, t_rot, *rope_table_, {2, 3});
+    const TensorId whole = act(name + ".concat.out", s, dtype(t));
+    move(tape, name + ".concat", Function::Concat, {roped, t_pass}, {whole});
+    return whole;
   }
 
   // A data movement of `inputs` into `outputs` (a Split: views, no kernel; a Concat: a copy).
@@ -928,7 +952,13 @@ class Builder {
     if (w.post_norm1) attn = norm(tape, p + "post_norm1", attn, *w.post_norm1, w.post_norm1_shift);
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
 
-    const TensorId n2 = enter_tp(tape, p + "norm2", norm(tape, p + "norm2", x1, w.norm2, w.norm2_shift));
+    // The FFN's input: norm2 of x1, or in parallel (LlmConfig::parallel_residual) of the layer's
+    // input x, or norm1's output itself (shared_norm); x1 + FFN is then x + attention + FFN.
+    const TensorId n2 = c_.shared_norm
+                            ? n1
+                            : enter_tp(tape, p + "norm2",
+                                       norm(tape, p + "norm2", c_.parallel_residual ? x : x1,
+                                            *w.norm2, w.norm2_shift));
     TensorId ffn_out;
     if (w.dense) {
       std::optional<TensorId> down_bias;
@@ -1073,7 +1103,7 @@ class Builder {
     const TensorId merged = hf_view(tape, p + "attention.out.view", o, {tokens, q_out_});
     const TensorId attn = linear(tape, p + "o_proj", merged, tokens, q_out_, h, w.out);
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
-    const TensorId n2 = norm(tape, p + "norm2", x1, w.norm2, std::nullopt);
+    const TensorId n2 = norm(tape, p + "norm2", x1, *w.norm2, std::nullopt);
     const TensorId mlp = ffn_core(tape, p + "mlp.", n2, tokens, *w.dense, ffn_, false);
     return binary(tape, p + "residual2", Function::Add, x1, mlp);
   }
@@ -1154,7 +1184,7 @@ class Builder {
     if (training_) f = enter_tp(mb.post, p + "final_norm", f);
     const bool b_t = c_.tied_embeddings;  // the table is [vocab][hidden]
     TensorId logits =
-        linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_, std::nullopt, b_t);
+        linear(mb.post, p + "lm_head", f, rows, h, vocab_, *lm_head_, lm_head_bias_, b_t);
     // Gemma 2's final soft cap, cap x tanh(logits / cap): one elementwise pass over the logits.
     if (c_.final_softcap > 0) logits = unary(mb.post, p + "final_softcap", Function::Tanh, logits);
     if (hf_) {  // greedy decoding's logits[:, -1].argmax(-1)
@@ -1506,7 +1536,7 @@ class Builder {
   std::vector<TensorId> weights_;
   std::unordered_map<std::uint32_t, TensorId> weight_grads_;
   std::optional<TensorId> embed_, position_table_, final_norm_, final_norm_shift_, lm_head_,
-      rope_table_;
+      lm_head_bias_, rope_table_;
   std::optional<TensorId> cos_, sin_;  // hf_transformers: the rotary tables of the forward
   std::vector<LayerWeights> layer_weights_;
   std::vector<OpSpan> spans_;
@@ -1618,6 +1648,9 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
   if (c.qkv_bias || c.out_bias || c.mlp_bias) differs.emplace_back("biases");
   if (c.moe.experts > 0) differs.emplace_back("experts");
   if (c.mla.enabled()) differs.emplace_back("multi-head latent attention");
+  if (c.parallel_residual) differs.emplace_back("parallel attention and FFN");
+  if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim) differs.emplace_back("partial rotary");
+  if (c.lm_head_bias) differs.emplace_back("an LM head bias");
   if (c.qk_norm) differs.emplace_back("QK norms");
   if (c.post_norms) differs.emplace_back("post norms");
   if (c.attention_softcap > 0 || c.final_softcap > 0) differs.emplace_back("soft-capping");

@@ -62,6 +62,7 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
       {LlmField::QkNopeHeadDim, c.mla.qk_nope_head_dim, mla ? 1u : 0u},
       {LlmField::QkRopeHeadDim, c.mla.qk_rope_head_dim, mla ? 1u : 0u},
       {LlmField::VHeadDim, c.mla.v_head_dim, mla ? 1u : 0u},
+      {LlmField::RotaryDim, c.rotary_dim, 0},
   };
   // clang-format on
   bool sizes_ok = true;
@@ -115,6 +116,18 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
           fmt::format("{} dense layers leave none of the {} layers to the experts",
                       c.moe.first_dense_layers, c.layers),
           "DeepSeek-V3 has 3 dense layers of 61; a dense model has no moe section");
+  if (c.rotary_dim > 0 && (c.positions != PositionEncoding::Rotary || mla))
+    error(LlmField::RotaryDim,
+          mla ? "MLA's rotary part is qk_rope_head_dim" : "needs rotary positions",
+          "drop rotary_dim");
+  else if (c.rotary_dim > c.head_dim || c.rotary_dim % 2 != 0)
+    error(LlmField::RotaryDim,
+          fmt::format("must be an even number of dims of the head's {}, not {}", c.head_dim,
+                      c.rotary_dim),
+          "RoPE rotates pairs of a head's dims: GPT-NeoX a quarter of them, GPT-J 64");
+  if (c.shared_norm && !c.parallel_residual)
+    error(LlmField::SharedNorm, "one norm feeding both branches needs parallel_residual",
+          "set parallel_residual: true (GPT-J, Phi-2, Falcon-7B), or drop shared_norm");
   if (mla) {
     if (c.kv_heads != c.heads)
       error(LlmField::KvHeads,
@@ -177,6 +190,10 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   model.optional("mlp_bias", c.mlp_bias, diags);
   model.optional("qk_norm", c.qk_norm, diags);
   model.optional("post_norms", c.post_norms, diags);
+  model.optional("parallel_residual", c.parallel_residual, diags);
+  model.optional("shared_norm", c.shared_norm, diags);
+  model.optional("rotary_dim", c.rotary_dim, diags);
+  model.optional("lm_head_bias", c.lm_head_bias, diags);
   model.optional("attention_softcap", c.attention_softcap, diags);
   model.optional("final_softcap", c.final_softcap, diags);
   model.optional("sliding_window", c.sliding_window, diags);
@@ -246,6 +263,8 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
       case LlmField::QkNopeHeadDim: key = "qk_nope_head_dim"; break;
       case LlmField::QkRopeHeadDim: key = "qk_rope_head_dim"; break;
       case LlmField::VHeadDim: key = "v_head_dim"; break;
+      case LlmField::RotaryDim: key = "rotary_dim"; break;
+      case LlmField::SharedNorm: key = "shared_norm"; break;
     }
     // clang-format on
     const YamlReader& map = in_moe && has_moe ? moe : in_mla && has_mla ? mla : model;
@@ -307,9 +326,11 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t embed =
       c.vocab * c.hidden +
       (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0);
-  const std::uint64_t lm_head = c.tied_embeddings ? 0 : c.vocab * c.hidden;
+  const std::uint64_t lm_head =
+      (c.tied_embeddings ? 0 : c.vocab * c.hidden) + (c.lm_head_bias ? c.vocab : 0);
   const std::uint64_t qk_norm = c.qk_norm ? 2 * per_element * c.head_dim : 0;
-  const std::uint64_t layer_fixed = (c.post_norms ? 4 : 2) * norm + qk_norm + attn;
+  const std::uint64_t layer_norms = (c.shared_norm ? 1u : 2u) + (c.post_norms ? 2u : 0u);
+  const std::uint64_t layer_fixed = layer_norms * norm + qk_norm + attn;
   const std::uint64_t dense_layer = layer_fixed + ffn_of(c.dense_width());
   const std::uint64_t moe_layer_total = layer_fixed + router + ffns_total;
   const std::uint64_t moe_layer_active = layer_fixed + router + ffns_active;

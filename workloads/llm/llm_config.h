@@ -105,6 +105,16 @@ struct LlmConfig {
   // Gemma 2's sandwich norms: a norm on each branch's output before its residual add
   // (post_attention_layernorm, post_feedforward_layernorm), one scale of hidden each.
   bool post_norms = false;
+  // Attention and FFN in parallel (GPT-J, GPT-NeoX's use_parallel_residual, Falcon's
+  // parallel_attn, Phi-2): both branches read the layer's input, each through its own norm
+  // (norm1, norm2), and the layer's output is x + attention + FFN. With shared_norm one norm
+  // (norm1) feeds both (GPT-J's ln_1, Phi-2's and Falcon-7B's input_layernorm).
+  bool parallel_residual = false;
+  bool shared_norm = false;
+  // RoPE over the first rotary_dim of each head's dims (GPT-NeoX's rotary_pct x head_dim, GPT-J's
+  // rotary_dim, Phi-2's partial_rotary_factor); 0: all of them.
+  std::uint64_t rotary_dim = 0;
+  bool lm_head_bias = false;  // a bias on the LM head's logits (GPT-J, Phi-2)
   // Gemma 2's logit soft-capping, cap x tanh(x / cap): of the attention scores before the softmax
   // (attn_logit_softcapping) and of the LM head's logits (final_logit_softcapping); 0: none.
   double attention_softcap = 0;
@@ -148,7 +158,7 @@ inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
 enum class LlmField : std::uint8_t {
   Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts,
   SharedFfn, AttentionSoftcap, FinalSoftcap, SlidingWindowPattern, FirstDenseLayers, DenseFfn,
-  QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim
+  QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim, RotaryDim, SharedNorm
 };
 // clang-format on
 

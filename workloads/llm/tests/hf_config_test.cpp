@@ -453,9 +453,9 @@ TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   const Diagnostic& d = diags.all()[0];
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
-            "'bert' is not a model family coda builds (it builds gpt2, llama, mistral, mixtral, "
-            "qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, deepseek_v2, "
-            "deepseek_v3)");
+            "'bert' is not a model family coda builds (it builds gpt2, gptj, llama, mistral, "
+            "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, "
+            "deepseek_v2, deepseek_v3, gpt_neox, falcon, phi)");
   EXPECT_EQ(d.hint,
             "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
             "not modeled yet");
@@ -508,6 +508,84 @@ TEST(HfConfig, DeepSeekV3IsMlaWithDenseLayersFirst) {
       load(replace(kDeepSeekV3, "\"moe_layer_freq\": 1", "\"moe_layer_freq\": 2"), every_other));
   ASSERT_EQ(every_other.error_count(), 1u) << every_other.format_all();
   EXPECT_EQ(every_other.all()[0].path, "moe_layer_freq");
+}
+
+// EleutherAI/pythia-160m's config.json (model_type gpt_neox), GPT-J-6B's (gptj, GPT-2's keys),
+// tiiuae/falcon-7b's (falcon) and microsoft/phi-2's (phi), the keys that shape the model; each
+// reads as its preset (configs/workloads/llm/, counted by hand in llm_config_test.cpp,
+// ParallelResidualFamilies).
+constexpr const char* kPythia = R"({
+  "architectures": ["GPTNeoXForCausalLM"], "hidden_act": "gelu", "hidden_size": 768,
+  "intermediate_size": 3072, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
+  "model_type": "gpt_neox", "num_attention_heads": 12, "num_hidden_layers": 12,
+  "rotary_emb_base": 10000, "rotary_pct": 0.25, "tie_word_embeddings": false,
+  "torch_dtype": "float16", "use_parallel_residual": true, "vocab_size": 50304
+})";
+constexpr const char* kGptj = R"({
+  "activation_function": "gelu_new", "architectures": ["GPTJForCausalLM"],
+  "layer_norm_epsilon": 1e-05, "model_type": "gptj", "n_embd": 4096, "n_head": 16,
+  "n_inner": null, "n_layer": 28, "n_positions": 2048, "rotary_dim": 64,
+  "tie_word_embeddings": false, "vocab_size": 50400
+})";
+constexpr const char* kFalcon = R"({
+  "alibi": false, "apply_residual_connection_post_layernorm": false,
+  "architectures": ["FalconForCausalLM"], "bias": false, "hidden_size": 4544,
+  "layer_norm_epsilon": 1e-05, "model_type": "falcon", "multi_query": true,
+  "new_decoder_architecture": false, "num_attention_heads": 71, "num_hidden_layers": 32,
+  "parallel_attn": true, "torch_dtype": "bfloat16", "vocab_size": 65024
+})";
+constexpr const char* kPhi2 = R"({
+  "architectures": ["PhiForCausalLM"], "hidden_act": "gelu_new", "hidden_size": 2560,
+  "intermediate_size": 10240, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
+  "model_type": "phi", "num_attention_heads": 32, "num_hidden_layers": 32,
+  "num_key_value_heads": 32, "partial_rotary_factor": 0.4, "qk_layernorm": false,
+  "rope_theta": 10000.0, "tie_word_embeddings": false, "torch_dtype": "float16",
+  "vocab_size": 51200
+})";
+
+TEST(HfConfig, ParallelResidualFamiliesReadAsTheirPresets) {
+  const std::pair<const char*, const char*> cases[] = {
+      {kPythia, "pythia_160m"}, {kGptj, "gptj_6b"}, {kFalcon, "falcon_7b"}, {kPhi2, "phi2"}};
+  for (const auto& [text, name] : cases) {
+    Diagnostics diags;
+    auto c = load(text, diags);
+    ASSERT_TRUE(c) << name << "\n" << diags.format_all();
+    EXPECT_TRUE(diags.all().empty()) << diags.format_all();
+    Diagnostics preset_diags;
+    LlmConfig expected =
+        *load_llm_config(fmt::format("configs/workloads/llm/{}.yaml", name), preset_diags);
+    // Names, sources, the informational rope_theta and the type (GPT-J's config states none;
+    // its preset is the float16 revision) aside, the same model.
+    c->name = expected.name;
+    c->source = expected.source;
+    c->rope_theta = expected.rope_theta;
+    c->dtype = expected.dtype;
+    EXPECT_EQ(*c, expected) << name;
+    EXPECT_EQ(llm_headline(*c, 0).parameters, llm_headline(expected, 0).parameters) << name;
+  }
+}
+
+TEST(HfConfig, ParallelResidualFamiliesRefuseWhatTheyDoNotModel) {
+  Diagnostics alibi;
+  EXPECT_FALSE(load(replace(kFalcon, "\"alibi\": false", "\"alibi\": true"), alibi));
+  ASSERT_EQ(alibi.error_count(), 1u) << alibi.format_all();
+  EXPECT_EQ(alibi.all()[0].path, "alibi");
+  // 0.3 of a 64-dim head is 19.2 dims.
+  Diagnostics share;
+  EXPECT_FALSE(load(replace(kPythia, "\"rotary_pct\": 0.25", "\"rotary_pct\": 0.3"), share));
+  ASSERT_EQ(share.error_count(), 1u) << share.format_all();
+  EXPECT_EQ(share.all()[0].path, "rotary_pct");
+  // Falcon-40B's new decoder architecture: 8 KV heads and two LayerNorms.
+  Diagnostics diags;
+  std::string forty = replace(kFalcon, "\"new_decoder_architecture\": false",
+                              "\"new_decoder_architecture\": true, \"num_kv_heads\": 8");
+  forty = replace(replace(forty, "\"num_attention_heads\": 71", "\"num_attention_heads\": 128"),
+                  "\"hidden_size\": 4544", "\"hidden_size\": 8192");
+  const auto big = load(forty, diags);
+  ASSERT_TRUE(big) << diags.format_all();
+  EXPECT_EQ(big->kv_heads, 8u);
+  EXPECT_TRUE(big->parallel_residual);
+  EXPECT_FALSE(big->shared_norm);
 }
 
 // The shape of microsoft/Phi-3-mini-4k-instruct's config.json: LLaMA's layer with a 2047-token

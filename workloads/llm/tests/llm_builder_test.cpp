@@ -50,8 +50,8 @@ std::size_t count(const Graph& g, Function f) {
 }
 
 TEST(LlmBuilder, WeightsInTheGraphAreTheParameterCount) {
-  for (const char* name :
-       {"llama2_7b", "gpt2_small", "mixtral_8x7b", "qwen3_0p6b", "qwen3_30b_a3b", "gemma2_2b"}) {
+  for (const char* name : {"llama2_7b", "gpt2_small", "mixtral_8x7b", "qwen3_0p6b", "qwen3_30b_a3b",
+                           "gemma2_2b", "pythia_160m", "gptj_6b", "falcon_7b", "phi2"}) {
     const LlmConfig c = preset(name);
     const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 16});
     EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters) << name;
@@ -587,6 +587,38 @@ TEST(LlmBuilder, DeepSeekMultiHeadLatentAttention) {
   EXPECT_EQ(llm_step_stats(c, {.kind = PhaseKind::Decode, .batch = 2, .seq_len = 100}, {.tp = 4})
                 .kv_cache_bytes_per_rank,
             Bytes{27ULL * 2 * 101 * 576 * 2});
+}
+
+// Parallel attention and FFN: Pythia-160M's (GPT-NeoX) norm2 reads the layer's input, not the
+// attention's residual, and the layer output is (x + attention) + FFN; GPT-J has one LayerNorm,
+// which feeds the QKV and the MLP's fc_in alike, and an LM head bias. Partial rotary: Pythia's
+// RoPE multiplies 16 of each head's 64 dims (a view of Q), then puts them back beside the other 48
+// (a concat); the rope table is [q_len][16]. A training step builds (its backward through both).
+TEST(LlmBuilder, ParallelResidualAndPartialRotary) {
+  const Graph neox =
+      build(preset("pythia_160m"), {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 8});
+  const Op* norm2 = op_named(neox, "L1.norm2");
+  const Op* norm1 = op_named(neox, "L1.norm1");
+  ASSERT_TRUE(norm1 && norm2);
+  EXPECT_EQ(norm2->tensors[0], norm1->tensors[0]);  // both read the layer's input
+  const Op* rope = op_named(neox, "L0.rope_q");
+  ASSERT_TRUE(rope);
+  EXPECT_EQ(rope->space.accesses[0].shape, (std::vector<std::uint64_t>{1, 12, 8, 16}));
+  ASSERT_TRUE(op_named(neox, "L0.rope_q.concat"));
+  EXPECT_EQ(op_named(neox, "L0.rope_q.concat")->function, Function::Concat);
+
+  const Graph gptj =
+      build(preset("gptj_6b"), {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 8});
+  EXPECT_FALSE(op_named(gptj, "L0.norm2"));
+  const Op* up = op_named(gptj, "L0.ffn.up");
+  const Op* qkv = op_named(gptj, "L0.qkv");
+  ASSERT_TRUE(up && qkv);
+  EXPECT_EQ(up->tensors[0], qkv->tensors[0]);
+  EXPECT_TRUE(op_named(gptj, "lm_head.bias"));
+  const Graph train =
+      build(preset("pythia_160m"), {.kind = PhaseKind::Training, .batch = 1, .seq_len = 8});
+  EXPECT_TRUE(verify(train).empty());
+  EXPECT_TRUE(op_named(train, "L0.rope_q.concat.bwd"));
 }
 
 TEST(LlmBuilder, BadParallelismIsADiagnostic) {

@@ -318,6 +318,55 @@ TEST(LlmHeadline, DeepSeekPresets) {
   EXPECT_EQ(lite.kv_cache_bytes_per_token, Bytes{31'104});
 }
 
+// Parallel attention and FFN, partial rotary, LM head biases (LayerNorm: scale and shift):
+//   Pythia-160M (GPT-NeoX: two LayerNorms a layer, biases everywhere, untied): a layer: norms
+//     2*2*768 = 3,072, QKV 768*2304 + 2,304 = 1,771,776, dense 768*768 + 768 = 590,592, MLP
+//     768*3072 + 3,072 + 3072*768 + 768 = 4,722,432: 7,087,872, x 12 = 85,054,464; final norm
+//     1,536: non-embedding 85,056,000; embed_in and embed_out 2*50304*768 = 77,266,944: total
+//     162,322,944 (the Pythia paper's Table 1: both).
+//   Pythia-6.9B: a layer: norms 16,384, QKV 4096*12288 + 12,288 = 50,343,936, dense 16,781,312,
+//     MLP 67,125,248 + 67,112,960: 201,379,840, x 32 = 6,444,154,880; final norm 8,192:
+//     6,444,163,072 non-embedding; embeddings 2*50432*4096 = 413,138,944: 6,857,302,016 (Table 1).
+//   GPT-J-6B (one LayerNorm a layer, no attention biases, an LM head bias): a layer: norm 8,192,
+//     q, k, v, out 4*4096^2 = 67,108,864, MLP 4096*16384 + 16,384 + 16384*4096 + 4,096 =
+//     134,238,208: 201,355,264, x 28 = 5,637,947,392; final norm 8,192; wte 50400*4096 =
+//     206,438,400, LM head the same + 50,400 bias: 6,050,882,784.
+//   Falcon-7B (multi-query: K and V one head of 64; one LayerNorm; no biases; tied): a layer:
+//     norm 9,088, QKV 4544*(71*64 + 2*64) = 21,229,568, dense 4544^2 = 20,647,936, MLP
+//     2*4544*18176 = 165,183,488: 207,070,080, x 32 = 6,626,242,560; final norm 9,088;
+//     embedding 65024*4544 = 295,469,056: 6,921,720,704 ("7B").
+//   Phi-2 (one LayerNorm, every linear biased, an LM head bias): a layer: norm 5,120, q, k, v,
+//     dense 4*2560^2 + 4*2560 = 26,224,640, MLP 2560*10240 + 10,240 + 10240*2560 + 2,560 =
+//     52,441,600: 78,671,360, x 32 = 2,517,483,520; final norm 5,120; embedding 51200*2560 =
+//     131,072,000, LM head the same + 51,200: 2,779,683,840 (the card's 2.7B).
+TEST(LlmHeadline, ParallelResidualFamilies) {
+  const LlmHeadline pythia = llm_headline(preset("pythia_160m"), 0);
+  EXPECT_EQ(pythia.parameters, 162'322'944u);
+  EXPECT_EQ(pythia.parameters - pythia.embedding_parameters, 85'056'000u);
+  const LlmHeadline big = llm_headline(preset("pythia_6p9b"), 0);
+  EXPECT_EQ(big.parameters, 6'857'302'016u);
+  EXPECT_EQ(big.parameters - big.embedding_parameters, 6'444'163'072u);
+  EXPECT_EQ(llm_headline(preset("gptj_6b"), 0).parameters, 6'050'882'784u);
+  EXPECT_EQ(llm_headline(preset("falcon_7b"), 0).parameters, 6'921'720'704u);
+  EXPECT_EQ(llm_headline(preset("phi2"), 0).parameters, 2'779'683'840u);
+}
+
+TEST(LlmConfigYaml, ParallelResidualAndRotaryDimRules) {
+  Diagnostics diags;
+  EXPECT_FALSE(parse(tiny_with("  shared_norm: true\n"), diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model.shared_norm");
+  Diagnostics odd;  // kTiny's heads are 16 dims
+  EXPECT_FALSE(parse(tiny_with("  rotary_dim: 5\n"), odd));
+  ASSERT_EQ(odd.error_count(), 1u) << odd.format_all();
+  EXPECT_EQ(odd.all()[0].path, "model.rotary_dim");
+  Diagnostics fine;
+  const auto c = parse(tiny_with("  parallel_residual: true\n  rotary_dim: 4\n"), fine);
+  ASSERT_TRUE(c) << fine.format_all();
+  EXPECT_TRUE(c->parallel_residual);
+  EXPECT_EQ(c->rotary_dim, 4u);
+}
+
 TEST(LlmConfigYaml, MlaDefaultsAndRules) {
   Diagnostics diags;
   const std::string mla =
