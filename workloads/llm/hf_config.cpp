@@ -19,13 +19,14 @@ using Json = nlohmann::json;
 
 // The model_types coda builds from a config.json besides gpt2 (docs/llm.md): decoders with
 // LLaMA's keys. Every other model_type is an error, never a silent LLaMA.
-constexpr std::array<std::string_view, 16> kLlamaStyle{
-    "llama",       "mistral",  "mixtral", "qwen2",       "qwen2_moe", "qwen3",
-    "qwen3_moe",   "gemma",    "gemma2",  "gemma3_text", "phi3",      "deepseek_v2",
-    "deepseek_v3", "gpt_neox", "falcon",  "phi"};
-// Encoder-only families users reach for first; named in the error's hint.
-constexpr std::array<std::string_view, 7> kEncoders{"bert",    "roberta", "distilbert", "albert",
-                                                    "electra", "deberta", "xlm-roberta"};
+constexpr std::array<std::string_view, 19> kLlamaStyle{
+    "llama",  "mistral", "mixtral",     "qwen2",   "qwen2_moe",   "qwen3",       "qwen3_moe",
+    "gemma",  "gemma2",  "gemma3_text", "phi3",    "deepseek_v2", "deepseek_v3", "gpt_neox",
+    "falcon", "phi",     "bert",        "roberta", "xlm-roberta"};
+// Encoder-only families coda does not build (BERT and RoBERTa it does); named in the error's
+// hint.
+constexpr std::array<std::string_view, 5> kEncoders{"distilbert", "albert", "electra", "deberta",
+                                                    "deberta-v2"};
 
 std::string supported_model_types() {
   std::string out = "gpt2, gptj";
@@ -349,6 +350,25 @@ void falcon_keys(const HfReader& r, LlmConfig& c, std::map<LlmField, std::string
   c.tied_embeddings = true;
 }
 
+// BERT and RoBERTa (BertConfig, RobertaConfig; XLM-RoBERTa's is RoBERTa's): an encoder of
+// post-norm layers (BertLayer) over the token, learned position (max_position_embeddings) and
+// token-type (type_vocab_size) embeddings, normed; biases on every linear layer; the pooler.
+// Only absolute positions (position_embedding_type) are modeled.
+void bert_keys(const HfReader& r, LlmConfig& c, std::map<LlmField, std::string_view>& keys) {
+  c.encoder = c.post_norm = true;
+  c.positions = PositionEncoding::Learned;
+  c.qkv_bias = c.out_bias = c.mlp_bias = true;
+  c.type_vocab = 2;  // BertConfig's default
+  keys[LlmField::TypeVocab] = "type_vocab_size";
+  r.number("type_vocab_size", c.type_vocab, false);
+  std::string positions = "absolute";
+  r.string("position_embedding_type", positions);
+  if (positions != "absolute")
+    r.error("position_embedding_type",
+            fmt::format("'{}' position embeddings are not modeled", positions),
+            "coda builds BERT and RoBERTa with absolute (learned) positions");
+}
+
 // Phi-1.5 and Phi-2 (PhiConfig): attention and MLP in parallel from one LayerNorm, RoPE over
 // partial_rotary_factor of each head (default 0.5), biases on every linear layer and the LM
 // head, a LayerNorm over each head of Q and K with qk_layernorm, untied embeddings.
@@ -404,8 +424,10 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
         r.error("model_type",
                 fmt::format("'{}' is not a model family coda builds (it builds {})", model_type,
                             supported_model_types()),
-                known(kEncoders) ? "encoder-only models (bidirectional attention, no KV cache, "
-                                   "no LM head) are not modeled yet"
+                known(kEncoders) ? "of the encoders coda builds BERT and RoBERTa (model_type "
+                                   "bert, roberta, xlm-roberta); describe another in coda's LLM "
+                                   "YAML (encoder: true, post_norm: true, docs/llm.md) if its "
+                                   "layers are BERT's"
                                  : "describe the model in coda's LLM YAML (docs/llm.md) if it "
                                    "is one of these architectures under another name");
       return std::nullopt;
@@ -580,6 +602,8 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     } else if (deepseek) {
       deepseek_keys(r, c, keys, head_dim_given);
       if (diags.error_count() != errors_before) return std::nullopt;
+    } else if (model_type == "bert" || model_type == "roberta" || model_type == "xlm-roberta") {
+      bert_keys(r, c, keys);
     } else if (model_type == "gpt_neox") {
       gpt_neox_keys(r, c, rotary);
     } else if (falcon) {

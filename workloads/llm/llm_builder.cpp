@@ -468,6 +468,11 @@ class Builder {
       embed_ = weight("embed.weight", {vocab_, h});
       if (c_.positions == PositionEncoding::Learned)
         position_table_ = weight("position.weight", {c_.max_positions, h});
+      if (c_.type_vocab > 0) type_table_ = weight("token_type.weight", {c_.type_vocab, h});
+      if (c_.post_norm) {  // post-norm layers: the embeddings normed before the first
+        embed_norm_ = weight("embed_norm.weight", {h});
+        if (ln) embed_norm_shift_ = weight("embed_norm.bias", {h});
+      }
     }
     for (std::uint64_t l = first_layer_; l < first_layer_ + stage_layers_; ++l) {
       const std::string p = fmt::format("L{}.", l);
@@ -515,9 +520,14 @@ class Builder {
       }
       layer_weights_.push_back(w);
     }
-    if (last_stage_) {
-      final_norm_ = weight("final_norm.weight", {h});
-      if (ln) final_norm_shift_ = weight("final_norm.bias", {h});
+    if (last_stage_ && c_.encoder) {  // the pooler in place of a final norm and an LM head
+      pooler_ = weight("pooler.weight", {h, h});
+      pooler_bias_ = weight("pooler.bias", {h});
+    } else if (last_stage_) {
+      if (!c_.post_norm) {
+        final_norm_ = weight("final_norm.weight", {h});
+        if (ln) final_norm_shift_ = weight("final_norm.bias", {h});
+      }
       // Tied: the LM head reads the embedding table [vocab][hidden] transposed, when this stage
       // holds it; otherwise (PP > 1) the last stage keeps its own copy, as Megatron-LM does.
       if (c_.tied_embeddings && embed_)
@@ -747,7 +757,7 @@ class Builder {
     TensorId keys = k, values = v;
     const std::uint64_t keys_len =
         phase_.kind == PhaseKind::Decode && w.window > 0 ? std::min(kv_len_, w.window) : kv_len_;
-    if (!recomputing && phase_.kind == PhaseKind::Prefill) {
+    if (!recomputing && phase_.kind == PhaseKind::Prefill && !c_.encoder) {  // encoders keep none
       const Shape s = shape(k);
       keys = tensor(p + "kv_cache.k", s, TensorKind::KvCache, false, kv_dt_);
       values = tensor(p + "kv_cache.v", s, TensorKind::KvCache, false, kv_dt_);
@@ -766,7 +776,7 @@ class Builder {
       quantize_in_producer(q, *fmha);
     // A window the context exceeds: a prefill's queries each see the last `window` keys; a
     // decode step's one query reads the `window` tokens its ring of a cache holds.
-    const bool causal = phase_.kind != PhaseKind::Decode;
+    const bool causal = phase_.kind != PhaseKind::Decode && !c_.encoder;  // encoders: both ways
     const AttentionParams ap{.batch = sequences,
                              .heads = heads_,
                              .kv_heads = kv_heads_,
@@ -935,9 +945,35 @@ class Builder {
     return merged;
   }
 
+  // A post-norm layer (BERT's, LlmConfig::post_norm): x1 = norm1(x + attention(x)), then
+  // norm2(x1 + FFN(x1)); the branches read the residual stream itself.
+  TensorId post_norm_layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
+                           std::uint64_t sequences, bool recomputing) {
+    const std::uint64_t h = c_.hidden, tokens = sequences * q_len_;
+    const TensorId merged =
+        attention(tape, p, enter_tp(tape, p + "attention", x), w, sequences, recomputing);
+    std::optional<TensorId> out_bias;
+    if (w.out_bias) out_bias = compute_weight(p + "out.bias", *w.out_bias);
+    TensorId attn =
+        leave_tp(tape, p + "out", linear(tape, p + "out", merged, tokens, o_in_, h, w.out));
+    if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
+    const TensorId x1 =
+        norm(tape, p + "norm1", binary(tape, p + "residual1", Function::Add, x, attn), w.norm1,
+             w.norm1_shift);
+    std::optional<TensorId> down_bias;
+    if (w.dense->down_bias) down_bias = compute_weight(p + "ffn.down.bias", *w.dense->down_bias);
+    TensorId ffn_out = ffn_core(tape, p + "ffn.", enter_tp(tape, p + "ffn", x1), tokens, *w.dense,
+                                dense_ffn_, false);
+    ffn_out = leave_tp(tape, p + "ffn", ffn_out);
+    if (down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *down_bias);
+    return norm(tape, p + "norm2", binary(tape, p + "residual2", Function::Add, x1, ffn_out),
+                *w.norm2, w.norm2_shift);
+  }
+
   TensorId layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
                  std::uint64_t sequences, bool recomputing) {
     if (hf_) return hf_layer(tape, p, x, w, sequences);
+    if (c_.post_norm) return post_norm_layer(tape, p, x, w, sequences, recomputing);
     const std::uint64_t h = c_.hidden, tokens = sequences * q_len_;
     const TensorId n1 =
         enter_tp(tape, p + "norm1", norm(tape, p + "norm1", x, w.norm1, w.norm1_shift));
@@ -1147,6 +1183,15 @@ class Builder {
              {pos_ids, *position_table_, pos}, &mb.pre, NodeKind::Embedding);
         x = binary(mb.pre, p + "embed.add_position", Function::Add, x, pos);
       }
+      if (type_table_) {  // BERT's token-type (segment) embeddings
+        const TensorId type_ids =
+            tensor(p + "token_type_ids", {local}, TensorKind::Activation, false, DataType::Int32);
+        const TensorId types = act(p + "token_type.out", {local, h}, dtype(*type_table_));
+        emit(make_embedding(p + "token_type", c_.type_vocab, h, local, dt_),
+             {type_ids, *type_table_, types}, &mb.pre, NodeKind::Embedding);
+        x = binary(mb.pre, p + "embed.add_token_type", Function::Add, x, types);
+      }
+      if (embed_norm_) x = norm(mb.pre, p + "embed_norm", x, *embed_norm_, embed_norm_shift_);
     } else {
       // The residual stream, in the type its adds give it (autocast: fp32).
       const TensorId remote = tensor(p + "recv.from_previous_stage", {local, h},
@@ -1169,7 +1214,18 @@ class Builder {
       emit(make_collective(p + "send", Function::SendRecv, {local, h}, 2, dt_), {x, remote});
       return;
     }
-    TensorId f = norm(mb.post, p + "final_norm", x, *final_norm_, final_norm_shift_);
+    if (c_.encoder) {  // BertPooler: tanh(W h + b) over each sequence's first token
+      const TensorId first = act(p + "first_token.out", {mb.sequences, h});
+      emit(make_data_movement(p + "first_token", Function::Gather, {{tokens, h}},
+                              {{mb.sequences, h}}, dt_),
+           {x, first});
+      const TensorId pooled =
+          linear(mb.post, p + "pooler", first, mb.sequences, h, h, *pooler_, pooler_bias_);
+      unary(mb.post, p + "pooler.tanh", Function::Tanh, pooled);
+      return;
+    }
+    TensorId f =
+        final_norm_ ? norm(mb.post, p + "final_norm", x, *final_norm_, final_norm_shift_) : x;
     std::uint64_t rows = tokens;
     if (phase_.kind == PhaseKind::Prefill) {  // logits of each sequence's last position only
       rows = mb.sequences;
@@ -1537,6 +1593,8 @@ class Builder {
   std::unordered_map<std::uint32_t, TensorId> weight_grads_;
   std::optional<TensorId> embed_, position_table_, final_norm_, final_norm_shift_, lm_head_,
       lm_head_bias_, rope_table_;
+  // Encoders (BERT): the token-type table, the embeddings' norm, the pooler.
+  std::optional<TensorId> type_table_, embed_norm_, embed_norm_shift_, pooler_, pooler_bias_;
   std::optional<TensorId> cos_, sin_;  // hf_transformers: the rotary tables of the forward
   std::vector<LayerWeights> layer_weights_;
   std::vector<OpSpan> spans_;
@@ -1651,6 +1709,7 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
   if (c.parallel_residual) differs.emplace_back("parallel attention and FFN");
   if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim) differs.emplace_back("partial rotary");
   if (c.lm_head_bias) differs.emplace_back("an LM head bias");
+  if (c.encoder || c.post_norm) differs.emplace_back("an encoder's post-norm layers");
   if (c.qk_norm) differs.emplace_back("QK norms");
   if (c.post_norms) differs.emplace_back("post norms");
   if (c.attention_softcap > 0 || c.final_softcap > 0) differs.emplace_back("soft-capping");
@@ -1732,6 +1791,19 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
                         c.dense_width()),
             "tensor parallelism splits the FFN columns evenly over the ranks");
   }
+  if (c.encoder && phase.kind != PhaseKind::Prefill)
+    error("phase.kind",
+          fmt::format("{} is an encoder: it encodes a batch of inputs at once (a prefill), with "
+                      "no {}",
+                      c.name,
+                      phase.kind == PhaseKind::Decode ? "KV cache to decode from"
+                                                      : "pretraining step modelled (its masked-LM "
+                                                        "head and loss)"),
+          "price phase prefill (coda run --phase prefill --seq N)");
+  if (c.encoder && (c.moe.experts > 0 || c.mla.enabled() || !c.post_norm))
+    error("model",
+          "an encoder is modelled as BERT and RoBERTa are: post-norm layers, dense, no MLA",
+          "set post_norm: true, and drop moe and mla");
   if (c.mla.enabled() && phase.kind == PhaseKind::Training)
     error("phase.kind",
           fmt::format("{}'s multi-head latent attention is modelled for inference (prefill and "

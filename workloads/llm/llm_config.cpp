@@ -63,6 +63,7 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
       {LlmField::QkRopeHeadDim, c.mla.qk_rope_head_dim, mla ? 1u : 0u},
       {LlmField::VHeadDim, c.mla.v_head_dim, mla ? 1u : 0u},
       {LlmField::RotaryDim, c.rotary_dim, 0},
+      {LlmField::TypeVocab, c.type_vocab, 0},
   };
   // clang-format on
   bool sizes_ok = true;
@@ -125,6 +126,11 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
           fmt::format("must be an even number of dims of the head's {}, not {}", c.head_dim,
                       c.rotary_dim),
           "RoPE rotates pairs of a head's dims: GPT-NeoX a quarter of them, GPT-J 64");
+  if (c.post_norm && (c.parallel_residual || c.post_norms))
+    error(LlmField::PostNorm,
+          "post-norm layers put the norm after each residual add; that is neither parallel nor "
+          "sandwiched",
+          "drop parallel_residual and post_norms (BERT has neither)");
   if (c.shared_norm && !c.parallel_residual)
     error(LlmField::SharedNorm, "one norm feeding both branches needs parallel_residual",
           "set parallel_residual: true (GPT-J, Phi-2, Falcon-7B), or drop shared_norm");
@@ -194,6 +200,9 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   model.optional("shared_norm", c.shared_norm, diags);
   model.optional("rotary_dim", c.rotary_dim, diags);
   model.optional("lm_head_bias", c.lm_head_bias, diags);
+  model.optional("encoder", c.encoder, diags);
+  model.optional("post_norm", c.post_norm, diags);
+  model.optional("type_vocab", c.type_vocab, diags);
   model.optional("attention_softcap", c.attention_softcap, diags);
   model.optional("final_softcap", c.final_softcap, diags);
   model.optional("sliding_window", c.sliding_window, diags);
@@ -265,6 +274,8 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
       case LlmField::VHeadDim: key = "v_head_dim"; break;
       case LlmField::RotaryDim: key = "rotary_dim"; break;
       case LlmField::SharedNorm: key = "shared_norm"; break;
+      case LlmField::TypeVocab: key = "type_vocab"; break;
+      case LlmField::PostNorm: key = "post_norm"; break;
     }
     // clang-format on
     const YamlReader& map = in_moe && has_moe ? moe : in_mla && has_mla ? mla : model;
@@ -323,11 +334,17 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
   const std::uint64_t ffns_total = moe ? c.moe.experts * ffn_one + shared_params : ffn_one;
   const std::uint64_t ffns_active = moe ? c.moe.top_k * ffn_one + shared_params : ffn_one;
 
+  // The token table, a learned position table, the token-type table, a post-norm model's norm
+  // of the embeddings (counted with the norms, not here).
   const std::uint64_t embed =
       c.vocab * c.hidden +
-      (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0);
+      (c.positions == PositionEncoding::Learned ? c.max_positions * c.hidden : 0) +
+      c.type_vocab * c.hidden;
+  // The LM head; an encoder's pooler (hidden x hidden and its bias) in its place.
   const std::uint64_t lm_head =
-      (c.tied_embeddings ? 0 : c.vocab * c.hidden) + (c.lm_head_bias ? c.vocab : 0);
+      c.encoder ? std::uint64_t{0}
+                : (c.tied_embeddings ? 0 : c.vocab * c.hidden) + (c.lm_head_bias ? c.vocab : 0);
+  const std::uint64_t pooler = c.encoder ? c.hidden * c.hidden + c.hidden : 0;
   const std::uint64_t qk_norm = c.qk_norm ? 2 * per_element * c.head_dim : 0;
   const std::uint64_t layer_norms = (c.shared_norm ? 1u : 2u) + (c.post_norms ? 2u : 0u);
   const std::uint64_t layer_fixed = layer_norms * norm + qk_norm + attn;
@@ -337,17 +354,21 @@ LlmHeadline llm_headline(const LlmConfig& c, std::uint64_t context) {
 
   LlmHeadline h;
   h.embedding_parameters = embed + lm_head;
-  h.parameters = embed + dense_layers * dense_layer + moe_layers * moe_layer_total + norm + lm_head;
+  // The final norm, or a post-norm model's norm of the embeddings (the same size).
+  h.parameters =
+      embed + dense_layers * dense_layer + moe_layers * moe_layer_total + norm + lm_head + pooler;
   h.active_parameters =
-      embed + dense_layers * dense_layer + moe_layers * moe_layer_active + norm + lm_head;
+      embed + dense_layers * dense_layer + moe_layers * moe_layer_active + norm + lm_head + pooler;
   h.kv_cache_bytes_per_token =
-      Bytes{(c.mla.enabled() ? c.layers * c.mla.latent() : 2 * c.layers * c.kv_heads * c.head_dim) *
-            bit_width(c.dtype) / 8};
+      Bytes{c.encoder ? std::uint64_t{0}
+                      : (c.mla.enabled() ? c.layers * c.mla.latent()
+                                         : 2 * c.layers * c.kv_heads * c.head_dim) *
+                            bit_width(c.dtype) / 8};
   const std::uint64_t ffn_matmul_active =
       moe ? router + c.moe.top_k * ffn_matmul + shared_matmul : ffn_matmul;
-  const std::uint64_t matmul_per_token = c.layers * attn_matmul +
-                                         dense_layers * ffn_matmul_of(c.dense_width()) +
-                                         moe_layers * ffn_matmul_active + c.hidden * c.vocab;
+  const std::uint64_t matmul_per_token =
+      c.layers * attn_matmul + dense_layers * ffn_matmul_of(c.dense_width()) +
+      moe_layers * ffn_matmul_active + (c.encoder ? std::uint64_t{0} : c.hidden * c.vocab);
   h.forward_flops_per_token =
       2 * matmul_per_token + 2 * c.layers * context * c.heads * (c.head_dim + c.value_dim());
   return h;

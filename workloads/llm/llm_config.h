@@ -115,6 +115,15 @@ struct LlmConfig {
   // rotary_dim, Phi-2's partial_rotary_factor); 0: all of them.
   std::uint64_t rotary_dim = 0;
   bool lm_head_bias = false;  // a bias on the LM head's logits (GPT-J, Phi-2)
+  // An encoder (BERT, RoBERTa): bidirectional attention over the whole input, no KV cache, and in
+  // place of the final norm and LM head the pooler (BertPooler: a hidden x hidden dense layer with
+  // a bias and tanh over each sequence's first token). Prefill (encoding a batch) only.
+  bool encoder = false;
+  // Post-norm layers (BERT's): each branch's norm after its residual add, x = norm(x + f(x)),
+  // the embeddings normed before the first layer and no final norm.
+  bool post_norm = false;
+  // Token-type (segment) embeddings added to the token's (BERT's type_vocab_size 2; 0: none).
+  std::uint64_t type_vocab = 0;
   // Gemma 2's logit soft-capping, cap x tanh(x / cap): of the attention scores before the softmax
   // (attn_logit_softcapping) and of the LM head's logits (final_logit_softcapping); 0: none.
   double attention_softcap = 0;
@@ -158,7 +167,8 @@ inline constexpr std::uint64_t kMaxLlmSize = (std::uint64_t{1} << 31) - 1;
 enum class LlmField : std::uint8_t {
   Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts,
   SharedFfn, AttentionSoftcap, FinalSoftcap, SlidingWindowPattern, FirstDenseLayers, DenseFfn,
-  QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim, RotaryDim, SharedNorm
+  QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim, RotaryDim, SharedNorm,
+  TypeVocab, PostNorm
 };
 // clang-format on
 
@@ -187,11 +197,11 @@ struct LlmHeadline {
   std::uint64_t embedding_parameters = 0;  // token and position tables, and an untied LM head
   std::uint64_t active_parameters = 0;     // the weights one token uses (top_k + shared experts)
   // 2 (K and V) x layers x kv_heads x head_dim x dtype; MLA: layers x (kv_lora_rank +
-  // qk_rope_head_dim) x dtype.
+  // qk_rope_head_dim) x dtype; an encoder: 0.
   Bytes kv_cache_bytes_per_token;
-  // 2 x (matmul weights one token uses, LM head included) + 2 x layers x context x heads x
-  // (head_dim + value dim) (Q K^T and P V against `context` keys; MLA's as prefill runs it).
-  // Norms, activations and softmax excluded.
+  // 2 x (matmul weights one token uses, LM head included; an encoder's pooler, once a sequence,
+  // not) + 2 x layers x context x heads x (head_dim + value dim) (Q K^T and P V against `context`
+  // keys; MLA's as prefill runs it). Norms, activations and softmax excluded.
   std::uint64_t forward_flops_per_token = 0;
 };
 LlmHeadline llm_headline(const LlmConfig& config, std::uint64_t context);

@@ -179,6 +179,17 @@ TEST(IterationCost, MlaAndDenseLayersSumToCodaRun) {
   EXPECT_EQ(pricer->memory(512).kv_bytes_per_token, Bytes{27 * 576 * 2});
 }
 
+// An encoder (BERT) has no decode to serve: the pricer refuses it, naming the phase to price.
+TEST(IterationCostParts, RefusesAnEncoder) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  EXPECT_FALSE(
+      IterationPricer::make(load_model("configs/workloads/llm/bert_base.yaml"), hw, {}, diags));
+  ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+  EXPECT_EQ(diags.all()[0].path, "model");
+  EXPECT_NE(diags.all()[0].message.find("is an encoder"), std::string::npos);
+}
+
 TEST(IterationCostParts, AreMemoisedAndAddUp) {
   const arch::HardwareModel hw = load_hw(kArch);
   Diagnostics diags;

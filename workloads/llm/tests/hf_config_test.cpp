@@ -448,17 +448,18 @@ TEST(HfConfig, Gemma3WindowsFiveLayersInSix) {
 TEST(HfConfig, AModelTypeCodaDoesNotBuildIsAnErrorNeverALlama) {
   Diagnostics diags;
   EXPECT_FALSE(
-      load(replace(kLlama, "\"model_type\": \"llama\"", "\"model_type\": \"bert\""), diags));
+      load(replace(kLlama, "\"model_type\": \"llama\"", "\"model_type\": \"electra\""), diags));
   ASSERT_EQ(diags.error_count(), 1u);
   const Diagnostic& d = diags.all()[0];
   EXPECT_EQ(d.path, "model_type");
   EXPECT_EQ(d.message,
-            "'bert' is not a model family coda builds (it builds gpt2, gptj, llama, mistral, "
+            "'electra' is not a model family coda builds (it builds gpt2, gptj, llama, mistral, "
             "mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, "
-            "deepseek_v2, deepseek_v3, gpt_neox, falcon, phi)");
+            "deepseek_v2, deepseek_v3, gpt_neox, falcon, phi, bert, roberta, xlm-roberta)");
   EXPECT_EQ(d.hint,
-            "encoder-only models (bidirectional attention, no KV cache, no LM head) are "
-            "not modeled yet");
+            "of the encoders coda builds BERT and RoBERTa (model_type bert, roberta, "
+            "xlm-roberta); describe another in coda's LLM YAML (encoder: true, post_norm: true, "
+            "docs/llm.md) if its layers are BERT's");
   Diagnostics missing;
   EXPECT_FALSE(load(replace(kLlama, "\"model_type\": \"llama\",", ""), missing));
   ASSERT_EQ(missing.error_count(), 1u);
@@ -563,6 +564,43 @@ TEST(HfConfig, ParallelResidualFamiliesReadAsTheirPresets) {
     EXPECT_EQ(*c, expected) << name;
     EXPECT_EQ(llm_headline(*c, 0).parameters, llm_headline(expected, 0).parameters) << name;
   }
+}
+
+// google-bert/bert-base-uncased's config.json (model_type bert) reads as the bert_base preset;
+// FacebookAI/roberta-base's (roberta) as roberta_base; relative position embeddings are refused.
+constexpr const char* kBert = R"({
+  "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1,
+  "hidden_act": "gelu", "hidden_size": 768, "intermediate_size": 3072,
+  "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert",
+  "num_attention_heads": 12, "num_hidden_layers": 12, "position_embedding_type": "absolute",
+  "type_vocab_size": 2, "vocab_size": 30522
+})";
+constexpr const char* kRoberta = R"({
+  "architectures": ["RobertaForMaskedLM"], "hidden_act": "gelu", "hidden_size": 768,
+  "intermediate_size": 3072, "layer_norm_eps": 1e-05, "max_position_embeddings": 514,
+  "model_type": "roberta", "num_attention_heads": 12, "num_hidden_layers": 12,
+  "type_vocab_size": 1, "vocab_size": 50265
+})";
+
+TEST(HfConfig, BertAndRobertaAreEncoders) {
+  for (const auto& [text, name] :
+       {std::pair{kBert, "bert_base"}, std::pair{kRoberta, "roberta_base"}}) {
+    Diagnostics diags;
+    auto c = load(text, diags);
+    ASSERT_TRUE(c) << name << "\n" << diags.format_all();
+    Diagnostics preset_diags;
+    const LlmConfig expected =
+        *load_llm_config(fmt::format("configs/workloads/llm/{}.yaml", name), preset_diags);
+    c->name = expected.name;
+    c->source = expected.source;
+    c->rope_theta = expected.rope_theta;
+    c->dtype = expected.dtype;  // the checkpoints are float32; the presets run fp16
+    EXPECT_EQ(*c, expected) << name;
+  }
+  Diagnostics relative;
+  EXPECT_FALSE(load(replace(kBert, "\"absolute\"", "\"relative_key\""), relative));
+  ASSERT_EQ(relative.error_count(), 1u) << relative.format_all();
+  EXPECT_EQ(relative.all()[0].path, "position_embedding_type");
 }
 
 TEST(HfConfig, ParallelResidualFamiliesRefuseWhatTheyDoNotModel) {

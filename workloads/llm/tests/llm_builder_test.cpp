@@ -621,6 +621,40 @@ TEST(LlmBuilder, ParallelResidualAndPartialRotary) {
   EXPECT_TRUE(op_named(train, "L0.rope_q.concat.bwd"));
 }
 
+// An encoder (BERT-base): bidirectional attention (no causal mask: every one of 16 x 16 pairs),
+// no KV cache, the embeddings normed, each branch's norm after its residual add (norm1 reads
+// residual1's output), no final norm and no LM head but the pooler over each sequence's first
+// token: a [2 x 768] x [768 x 768] GEMM, its bias and tanh. Weights: the parameter count. TP 2
+// splits its heads and FFN. Decoding or training it is an error.
+TEST(LlmBuilder, EncoderIsBidirectionalWithAPooler) {
+  const LlmConfig c = preset("bert_base");
+  const Graph g = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 16});
+  EXPECT_TRUE(verify(g).empty());
+  const Op* attention = op_named(g, "L0.attention");
+  ASSERT_TRUE(attention);
+  EXPECT_FALSE(std::get<AttentionSpec>(attention->attributes).causal);
+  EXPECT_EQ(mac_count(*attention), 2u * 12 * 16 * 16 * 64 * 2);
+  EXPECT_EQ(total_bytes(g, TensorKind::KvCache), Bytes{0});
+  EXPECT_TRUE(op_named(g, "embed_norm"));
+  const Op* norm1 = op_named(g, "L0.norm1");
+  const Op* residual1 = op_named(g, "L0.residual1");
+  ASSERT_TRUE(norm1 && residual1);
+  EXPECT_EQ(norm1->tensors[0], residual1->tensors.back());
+  EXPECT_FALSE(op_named(g, "final_norm"));
+  EXPECT_FALSE(op_named(g, "lm_head"));
+  ASSERT_TRUE(op_named(g, "pooler") && op_named(g, "pooler.tanh"));
+  EXPECT_EQ(gemm_view(*op_named(g, "pooler")), (GemmView{.batch = 1, .m = 2, .n = 768, .k = 768}));
+  EXPECT_EQ(total_elements(g, TensorKind::Weight), llm_headline(c, 0).parameters);
+  const Graph tp = build(c, {.kind = PhaseKind::Prefill, .batch = 2, .seq_len = 16}, {.tp = 2});
+  EXPECT_EQ(gemm_view(*op_named(tp, "L0.ffn.up")).n, 1536u);
+  for (const PhaseKind kind : {PhaseKind::Decode, PhaseKind::Training}) {
+    Diagnostics diags;
+    EXPECT_FALSE(try_build_llm(c, {.kind = kind, .batch = 1, .seq_len = 16}, {}, diags));
+    ASSERT_EQ(diags.error_count(), 1u) << diags.format_all();
+    EXPECT_EQ(diags.all()[0].path, "phase.kind");
+  }
+}
+
 TEST(LlmBuilder, BadParallelismIsADiagnostic) {
   const LlmConfig c = preset("llama3_8b");
   Diagnostics diags;

@@ -351,6 +351,28 @@ TEST(LlmHeadline, ParallelResidualFamilies) {
   EXPECT_EQ(llm_headline(preset("phi2"), 0).parameters, 2'779'683'840u);
 }
 
+// Encoders (post-norm layers, learned positions and token types, every linear biased, the
+// embeddings normed, BertModel's pooler, no LM head):
+//   BERT-base: embeddings 30522*768 + 512*768 + 2*768 = 23,835,648 and their norm 1,536; a layer:
+//     q, k, v 3*(768^2 + 768) = 1,771,776, out 590,592, norms 2*1,536, MLP 768*3072 + 3,072 +
+//     3072*768 + 768 = 4,722,432: 7,087,872, x 12 = 85,054,464; pooler 768^2 + 768 = 590,592:
+//     109,482,240 (BertModel's count in transformers).
+//   BERT-large: embeddings 30522*1024 + 512*1024 + 2*1024 = 31,780,864, norm 2,048; a layer:
+//     3*(1024^2 + 1024) + 1,049,600 + 4,096 + 1024*4096 + 4,096 + 4096*1024 + 1,024 =
+//     12,596,224, x 24 = 302,309,376; pooler 1,049,600: 335,141,888.
+//   RoBERTa-base: embeddings 50265*768 + 514*768 + 768 = 39,000,576 with their norm 1,536;
+//     layers as BERT-base 85,054,464; pooler 590,592: 124,645,632 (RobertaModel's).
+// No KV cache; a token's forward FLOPs without an LM head: BERT-base 2*12*(4*768^2 +
+// 2*768*3072) = 169,869,312 at context 0.
+TEST(LlmHeadline, EncoderPresets) {
+  const LlmHeadline base = llm_headline(preset("bert_base"), 0);
+  EXPECT_EQ(base.parameters, 109'482'240u);
+  EXPECT_EQ(base.kv_cache_bytes_per_token, Bytes{0});
+  EXPECT_EQ(base.forward_flops_per_token, 169'869'312u);
+  EXPECT_EQ(llm_headline(preset("bert_large"), 0).parameters, 335'141'888u);
+  EXPECT_EQ(llm_headline(preset("roberta_base"), 0).parameters, 124'645'632u);
+}
+
 TEST(LlmConfigYaml, ParallelResidualAndRotaryDimRules) {
   Diagnostics diags;
   EXPECT_FALSE(parse(tiny_with("  shared_norm: true\n"), diags));

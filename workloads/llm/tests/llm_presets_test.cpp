@@ -1,6 +1,6 @@
 // Every preset in configs/workloads/llm loads cleanly and builds a prefill, a decode step and a
 // training step whose graphs verify (a model with multi-head latent attention: inference only,
-// its training step an error). Tests run from the repository top.
+// its training step an error; an encoder: prefill only). Tests run from the repository top.
 
 #include <filesystem>
 
@@ -27,7 +27,8 @@ TEST(LlmPresets, EveryPresetBuildsEveryPhase) {
     };
     for (const LlmPhase& phase : phases) {
       const Parallelism par{.micro_batches = phase.kind == PhaseKind::Training ? 2u : 1u};
-      if (c->mla.enabled() && phase.kind == PhaseKind::Training) {
+      if ((c->mla.enabled() && phase.kind == PhaseKind::Training) ||
+          (c->encoder && phase.kind != PhaseKind::Prefill)) {
         Diagnostics refused;
         EXPECT_FALSE(try_build_llm(*c, phase, par, refused)) << entry.path();
         ASSERT_EQ(refused.error_count(), 1u) << refused.format_all();
@@ -46,8 +47,8 @@ TEST(LlmPresets, EveryPresetBuildsEveryPhase) {
   // 21 + the 10 GPTs of Megatron-LM's weak scaling (megatron_gpt_*) + the edge corpus's Qwen2-0.5B,
   // Qwen2.5-1.5B and Phi-3-mini + Qwen3-0.6B, Qwen3-8B and Qwen3-30B-A3B + Gemma 2 2B, 9B, 27B
   // + Qwen1.5-MoE-A2.7B + Gemma 3 1B + DeepSeek-V3 and DeepSeek-V2-Lite + Pythia-160M and
-  // 6.9B, GPT-J-6B, Falcon-7B and Phi-2.
-  EXPECT_EQ(files, 49u);
+  // 6.9B, GPT-J-6B, Falcon-7B and Phi-2 + BERT-base, BERT-large and RoBERTa-base.
+  EXPECT_EQ(files, 52u);
 }
 
 }  // namespace
