@@ -176,7 +176,7 @@ TEST(IterationCost, MlaAndDenseLayersSumToCodaRun) {
   decode.decode_sequences = 8;
   decode.decode_context_sum = std::uint64_t{8} * 512;
   EXPECT_NEAR(pricer->price(decode).attention, attention, 1e-6 * attention);
-  EXPECT_EQ(pricer->memory(512).kv_bytes_per_token, Bytes{27 * 576 * 2});
+  EXPECT_EQ(pricer->memory(512).kv_bytes_per_token, Bytes{27ULL * 576 * 2});
 }
 
 // An encoder (BERT) has no decode to serve: the pricer refuses it, naming the phase to price.
