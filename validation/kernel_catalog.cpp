@@ -124,8 +124,8 @@ constexpr std::array<std::string_view, 8> kConvKeys{"batch",   "channels",    "h
 constexpr std::array<std::string_view, 4> kBatchedGemmKeys{"m", "n", "k", "batch"};
 constexpr std::array<std::string_view, 6> kAttentionGqaKeys{"batch",    "heads",  "seq",
                                                             "head_dim", "causal", "kv_heads"};
-constexpr std::array<std::string_view, 5> kDecodeGqaKeys{"batch", "heads", "kv_heads", "seq",
-                                                         "head_dim"};
+constexpr std::array<std::string_view, 6> kDecodeGqaKeys{"batch", "heads",    "kv_heads",
+                                                         "seq",   "head_dim", "value_dim"};
 constexpr std::array<std::string_view, 1> kBufferKeys{"bytes"};
 constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
@@ -139,6 +139,8 @@ constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 double d(std::uint64_t v) { return static_cast<double>(v); }
 
 }  // namespace
+
+std::uint64_t value_dim_of(const Shape& s) { return s.value_dim > 0 ? s.value_dim : s.head_dim; }
 
 std::span<const KernelInfo> kernel_catalog() { return kCatalog; }
 
@@ -229,6 +231,8 @@ bool shape_key_optional(ShapeKind kind, std::string_view key) {
     case ShapeKind::Conv: return key == "stride" || key == "pad";
     case ShapeKind::BatchedGemm: return key == "batch";
     case ShapeKind::AttentionGqa: return key == "kv_heads";
+    case ShapeKind::DecodeGqa:
+      return key == "value_dim";
     case ShapeKind::LlmTraining: return key == "pp" || key == "vp" || key == "autocast";
     default: return false;
   }
@@ -248,6 +252,9 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
       break;
     case ShapeKind::AttentionGqa:
       if (absent("kv_heads")) s.kv_heads = s.heads;  // multi-head attention: a KV head per head
+      break;
+    case ShapeKind::DecodeGqa:
+      if (absent("value_dim")) s.value_dim = s.head_dim;  // values of their own, head_dim wide
       break;
     case ShapeKind::LlmTraining:  // no pipeline unless the row says so
       if (absent("pp")) s.pp = 1;
@@ -284,6 +291,7 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"pad", &s.pad},
       {"causal", &s.causal},
       {"kv_heads", &s.kv_heads},
+      {"value_dim", &s.value_dim},
       {"bytes", &s.bytes},
       {"ranks", &s.ranks},
       {"input_len", &s.input_len},
@@ -345,8 +353,9 @@ double operation_count(Kernel kernel, DType /*dtype*/, const Shape& s) {
       return ops;
     }
     case ShapeKind::DecodeGqa:
-      // One query per (batch, head): q K^T and p V over seq keys, seq*d multiply-adds each.
-      return 4.0 * d(s.batch) * d(s.heads) * d(s.seq) * d(s.head_dim);
+      // One query per (batch, head): q K^T and p V over seq keys, seq*d and seq*e multiply-adds
+      // (e the value dim: d but for MLA's), 2 operations each (FlashMLA's count with s_q 1).
+      return 2.0 * d(s.batch) * d(s.heads) * d(s.seq) * (d(s.head_dim) + d(value_dim_of(s)));
     case ShapeKind::Rows:
     case ShapeKind::Elements:
     case ShapeKind::None:
@@ -419,11 +428,14 @@ double minimum_bytes(Kernel kernel, DType dtype, const Shape& s) {
       if (kernel == Kernel::AttentionFwd) return fwd;
       return kernel == Kernel::AttentionBwd ? bwd : fwd + bwd;
     }
-    case Kernel::AttentionDecode:
-      // The K and V caches (b*kv_heads*seq*d each) read, q read and o written (b*h*d each).
-      return (2.0 * d(s.batch) * d(s.kv_heads) * d(s.seq) * d(s.head_dim) +
-              2.0 * d(s.batch) * d(s.heads) * d(s.head_dim)) *
+    case Kernel::AttentionDecode: {
+      // The K and V caches (b*kv_heads*seq*d each) read, q read (b*h*d) and o written (b*h*e);
+      // with values inside the keys (value_dim below head_dim: MLA's latent), the cache once.
+      const double caches = value_dim_of(s) < s.head_dim ? 1.0 : 2.0;
+      return (caches * d(s.batch) * d(s.kv_heads) * d(s.seq) * d(s.head_dim) +
+              d(s.batch) * d(s.heads) * (d(s.head_dim) + d(value_dim_of(s)))) *
              e;
+    }
     case Kernel::Softmax:
     case Kernel::PublishedLayerNorm:
     case Kernel::PublishedRmsNorm:  // x read, y written; gamma and beta (cols each) not counted

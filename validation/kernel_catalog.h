@@ -78,7 +78,7 @@ enum class ShapeKind : std::uint8_t {
   // Published-only kernels:
   BatchedGemm,    // m, n, k, batch (optional, 1)
   AttentionGqa,   // batch, heads, seq, head_dim, causal (0 or 1), kv_heads (optional, = heads)
-  DecodeGqa,      // batch, heads, kv_heads, seq, head_dim (seq: the context length)
+  DecodeGqa,      // batch, heads, kv_heads, seq, head_dim, [value_dim] (seq: the context length)
   Buffer,         // bytes
   Collective,     // bytes, ranks (at least 2)
   LlmPrefill,     // batch, input_len, tp
@@ -97,6 +97,9 @@ struct Shape {
   std::uint64_t channels = 0, height = 0, width = 0, filters = 0, filter_size = 0;
   std::uint64_t stride = 1, pad = 0;
   std::uint64_t causal = 0, kv_heads = 0;  // published attention: causal is 0 or 1
+  // Decode attention's value head dim (head_dim when absent); below head_dim, the values are
+  // the keys' first value_dim columns, read with them (MLA's latent cache: 576 and 512).
+  std::uint64_t value_dim = 0;
   std::uint64_t bytes = 0, ranks = 0;      // copy and collectives
   std::uint64_t input_len = 0, output_len = 0, tp = 0;  // LLM serving rows
   std::uint64_t grad_accum = 0, dp = 0, recompute = 0;  // LLM training rows (and batch, seq, tp)
@@ -135,6 +138,8 @@ std::span<const std::string_view> shape_keys(ShapeKind kind);
 // unknown key.
 std::uint64_t* shape_field(Shape& shape, std::string_view key);
 std::uint64_t shape_value(const Shape& shape, std::string_view key);
+// A decode row's value head dim: value_dim, or head_dim when it is 0 (not filled in).
+std::uint64_t value_dim_of(const Shape& shape);
 
 // Whether a key may be left out of a `kind` shape; fill_shape_defaults() then sets it: conv's
 // stride 1 and pad 0, a batched GEMM's batch 1, attention's kv_heads = heads.

@@ -166,6 +166,12 @@ std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
                                s.heads),
                    "each KV head serves heads / kv_heads query heads: kv_heads = heads for "
                    "multi-head attention, 1 for multi-query"};
+  if (k.shape == ShapeKind::DecodeGqa && s.value_dim > s.head_dim)
+    return Problem{
+        fmt::format("'value_dim' = {} is more than 'head_dim' = {}", s.value_dim, s.head_dim),
+        "value_dim below head_dim means the values are the keys' first value_dim "
+        "columns (MLA's latent cache: head_dim=576 value_dim=512); leave it out for "
+        "values of their own"};
   if (k.shape == ShapeKind::Collective && s.ranks < 2)
     return Problem{fmt::format("'ranks' = {}: a collective needs at least 2", s.ranks),
                    "ranks is the number of GPUs taking part, e.g. 8"};

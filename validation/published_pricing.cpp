@@ -161,13 +161,27 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
   // DRAM: forward reads Q, K, V and writes O; backward reads Q, K, V, O, dO (and the row
   // statistics, b h q fp32) and writes dQ, dK, dV.
   const double stats = backward ? bh * static_cast<double>(q) * 4.0 : 0.0;
-  const an::AttentionShape shape{
-      .batch = s.batch, .heads = s.heads, .kv_heads = s.kv_heads, .q_len = q, .kv_len = kv,
-      .head_dim = s.head_dim, .pairs = s.batch * s.heads * per_head, .block = 128,
-      .precision = type, .softmax_precision = DataType::Fp32,
+  an::AttentionShape shape{
+      .batch = s.batch,
+      .heads = s.heads,
+      .kv_heads = s.kv_heads,
+      .q_len = q,
+      .kv_len = kv,
+      .head_dim = s.head_dim,
+      .pairs = s.batch * s.heads * per_head,
+      .block = 128,
+      .precision = type,
+      .softmax_precision = DataType::Fp32,
       .reads = backward ? 3 * q_bytes + 2 * kv_bytes + stats : q_bytes + 2 * kv_bytes,
       .writes = backward ? q_bytes + 2 * kv_bytes : q_bytes,
       .backward = backward};
+  // A decode whose values are the keys' first value_dim columns (MLA's absorbed form over its
+  // latent cache, FlashMLA's): P V over value_dim, the cache read once, O value_dim wide.
+  if (const std::uint64_t values = value_dim_of(s); decode && values < s.head_dim) {
+    shape.value_dim = values;
+    shape.reads = q_bytes + kv_bytes;
+    shape.writes = bh * static_cast<double>(values) * e;
+  }
   const an::FusedAttentionCost c = an::fused_attention_cost(shape, impl, hw, true, std::nullopt, why);
   if (!why.empty()) return std::nullopt;
   return single(std::string(info(m.kernel).name), "attention", c.seconds, c.compute_seconds,

@@ -417,6 +417,22 @@ TEST(PublishedRows, ShapeRulesOfTheNewKernels) {
   EXPECT_EQ(only_error("softmax,fp8_e4m3,rows=64 cols=64,,,10,,,FIXTURE,,\n"),
             "published.csv:2:9: error: row 2, column 'dtype': softmax does not run fp8_e4m3; "
             "expected one of: fp32, fp16, bf16");
+  // A decode row's values inside its keys (MLA) are at most head_dim wide; absent, head_dim.
+  const std::string decode = "attention_decode,bf16,";
+  EXPECT_EQ(only_error(decode + "batch=1 heads=16 kv_heads=1 seq=64 head_dim=576 value_dim=600,,,"
+                                "10,,,FIXTURE,,\n"),
+            "published.csv:2:23: error: row 2, column 'shape': 'value_dim' = 600 is more than "
+            "'head_dim' = 576; value_dim below head_dim means the values are the keys' first "
+            "value_dim columns (MLA's latent cache: head_dim=576 value_dim=512); leave it out for "
+            "values of their own");
+  Diagnostics diags;
+  const auto rows = read_published(
+      decode + "batch=1 heads=16 kv_heads=1 seq=64 head_dim=576 value_dim=512,,,10,,,FIXTURE,,\n" +
+          decode + "batch=1 heads=16 kv_heads=1 seq=64 head_dim=128,,,10,,,FIXTURE,,\n",
+      diags);
+  ASSERT_TRUE(rows) << diags.format_all();
+  EXPECT_EQ((*rows)[0].shape.value_dim, 512u);
+  EXPECT_EQ((*rows)[1].shape.value_dim, 128u);
 }
 
 TEST(DeviceCheck, ModelWordsOfADeviceName) {

@@ -345,6 +345,29 @@ TEST(PublishedPricing, PerHeadDecodeAttentionReReadsItsGroupsKvHead) {
   EXPECT_NEAR(seconds(Predictor(spec), decode), 4e-6 + (kKv + kQo) / 4.8e12, 2 * kCycle);
 }
 
+// MLA's absorbed decode (FlashMLA's row: value_dim below head_dim): the values are the latent
+// rows' first 512 columns, so the cache is read once. Batch 8, 16 heads over one KV head, 4096
+// keys, d 576, bf16: the cache 8 x 4096 x 576 x 2 = 37,748,736 B, Q 8 x 16 x 576 x 2 = 147,456,
+// O 8 x 16 x 512 x 2 = 131,072. The same shape with values of their own (value_dim = head_dim)
+// reads K and V, 576 wide each, and writes O 576 wide (as Q).
+TEST(PublishedPricing, MlaDecodeReadsItsLatentCacheOnce) {
+  const Shape mla{
+      .batch = 8, .heads = 16, .seq = 4096, .head_dim = 576, .kv_heads = 1, .value_dim = 512};
+  const Predictor p(pinned());
+  const auto latent = row(Kernel::AttentionDecode, DType::Bf16, mla);
+  std::string why;
+  const auto priced = p.predict(latent, why);
+  ASSERT_TRUE(priced) << why;
+  ASSERT_EQ(priced->parts.size(), 1u);
+  EXPECT_NEAR(priced->parts[0].dram_bytes, 37'748'736.0 + 147'456.0 + 131'072.0, 1.0);
+  Shape own = mla;
+  own.value_dim = 576;
+  const auto separate = p.predict(row(Kernel::AttentionDecode, DType::Bf16, own), why);
+  ASSERT_TRUE(separate) << why;
+  ASSERT_EQ(separate->parts.size(), 1u);
+  EXPECT_NEAR(separate->parts[0].dram_bytes, 2 * 37'748'736.0 + 2 * 147'456.0, 1.0);
+}
+
 TEST(PublishedPricing, AnLlmRowNamesItsDecodeAttentionAndPaysTheRuntimesStepCost) {
   const Shape shape{.batch = 4, .input_len = 512, .output_len = 3, .tp = 1};
   const auto generate = [&](Impl impl, const std::string& model) {
