@@ -131,6 +131,11 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
           "post-norm layers put the norm after each residual add; that is neither parallel nor "
           "sandwiched",
           "drop parallel_residual and post_norms (BERT has neither)");
+  else if (c.post_norm && (moe || mla))
+    error(LlmField::PostNorm,
+          "post-norm layers are modelled as BERT's: a dense FFN and plain attention, no experts "
+          "or multi-head latent attention",
+          "drop post_norm, or moe and mla");
   if (c.shared_norm && !c.parallel_residual)
     error(LlmField::SharedNorm, "one norm feeding both branches needs parallel_residual",
           "set parallel_residual: true (GPT-J, Phi-2, Falcon-7B), or drop shared_norm");

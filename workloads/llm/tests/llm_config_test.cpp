@@ -382,6 +382,10 @@ TEST(LlmConfigYaml, ParallelResidualAndRotaryDimRules) {
   EXPECT_FALSE(parse(tiny_with("  rotary_dim: 5\n"), odd));
   ASSERT_EQ(odd.error_count(), 1u) << odd.format_all();
   EXPECT_EQ(odd.all()[0].path, "model.rotary_dim");
+  Diagnostics experts;  // BERT's post-norm layers have a dense FFN
+  EXPECT_FALSE(parse(tiny_with("  post_norm: true\n  moe: {experts: 4, top_k: 2}\n"), experts));
+  ASSERT_EQ(experts.error_count(), 1u) << experts.format_all();
+  EXPECT_EQ(experts.all()[0].path, "model.post_norm");
   Diagnostics fine;
   const auto c = parse(tiny_with("  parallel_residual: true\n  rotary_dim: 4\n"), fine);
   ASSERT_TRUE(c) << fine.format_all();
