@@ -376,8 +376,7 @@ Bytes kv_cache_bytes_per_token(const workload::llm::LlmConfig& config,
                                const workload::llm::Parallelism& parallelism) {
   CODA_CHECK(parallelism.tp >= 1 && parallelism.pp >= 1);
   const Bytes whole = workload::llm::llm_headline(config, 0).kv_cache_bytes_per_token;
-  // MLA's latent is whole on every TP rank.
-  return Bytes{whole.value / parallelism.pp / (config.mla.enabled() ? 1 : parallelism.tp)};
+  return Bytes{whole.value / parallelism.pp / config.kv_cache_split(parallelism.tp)};
 }
 
 namespace {

@@ -853,7 +853,7 @@ class Builder {
                          std::uint64_t sequences, bool recomputing) {
     const MlaConfig& m = c_.mla;
     const std::uint64_t h = c_.hidden, tokens = sequences * q_len_, nope = m.qk_nope_head_dim,
-                        rope = m.qk_rope_head_dim, lora = m.kv_lora_rank, vd = m.v_head_dim;
+                        rotary = m.qk_rope_head_dim, lora = m.kv_lora_rank, vd = m.v_head_dim;
     const bool decode = phase_.kind == PhaseKind::Decode;
     TensorId q;
     if (w.q_a) {
@@ -866,28 +866,27 @@ class Builder {
     // Decode's nope query is laid out for the absorbed GEMM, heads first.
     const TensorId q_nope = act(p + "q_nope", decode ? Shape{heads_, tokens, nope}
                                                      : Shape{sequences, heads_, q_len_, nope});
-    TensorId q_pe = act(p + "q_pe", {sequences, heads_, q_len_, rope});
+    TensorId q_pe = act(p + "q_pe", {sequences, heads_, q_len_, rotary});
     move(tape, p + "q_split", Function::Split, {q}, {q_nope, q_pe});
     const TensorId kv_a = linear(tape, p + "kv_a", n1, tokens, h, m.latent(), *w.kv_a);
     TensorId c_kv = act(p + "c_kv", {tokens, lora});
-    TensorId k_pe = act(p + "k_pe", {sequences, 1, q_len_, rope});
+    TensorId k_pe = act(p + "k_pe", {sequences, 1, q_len_, rotary});
     move(tape, p + "kv_a_split", Function::Split, {kv_a}, {c_kv, k_pe});
     c_kv = norm(tape, p + "kv_a_norm", c_kv, *w.kv_a_norm, std::nullopt);
-    if (rope_table_) {  // RoPE as one elementwise Mul pass over each rotary part
-      q_pe = binary(tape, p + "rope_q", Function::Mul, q_pe, *rope_table_, {2, 3});
-      k_pe = binary(tape, p + "rope_k", Function::Mul, k_pe, *rope_table_, {2, 3});
+    if (rope_table_) {  // the rotary parts are the whole of q_pe and k_pe
+      q_pe = rope(tape, p + "rope_q", q_pe);
+      k_pe = rope(tape, p + "rope_k", k_pe);
     }
     const Shape rows{sequences, 1, q_len_, m.latent()};
-    TensorId o;
     if (!decode) {
       const TensorId kv =
           linear(tape, p + "kv_b", c_kv, tokens, lora, heads_ * (nope + vd), *w.kv_b);
       const TensorId k_nope = act(p + "k_nope", {sequences, heads_, q_len_, nope});
       const TensorId v = act(p + "v", {sequences, heads_, q_len_, vd});
       move(tape, p + "kv_b_split", Function::Split, {kv}, {k_nope, v});
-      const TensorId qf = act(p + "q", {sequences, heads_, q_len_, nope + rope});
+      const TensorId qf = act(p + "q", {sequences, heads_, q_len_, nope + rotary});
       move(tape, p + "q_concat", Function::Concat, {q_nope, q_pe}, {qf});
-      const TensorId kf = act(p + "k", {sequences, heads_, q_len_, nope + rope});
+      const TensorId kf = act(p + "k", {sequences, heads_, q_len_, nope + rotary});
       move(tape, p + "k_concat", Function::Concat, {k_nope, k_pe}, {kf});
       if (!recomputing) {
         const TensorId cache =
@@ -903,10 +902,10 @@ class Builder {
                                .kv_heads = heads_,
                                .q_len = q_len_,
                                .kv_len = kv_len_,
-                               .head_dim = nope + rope,
+                               .head_dim = nope + rotary,
                                .causal = true,
                                .value_dim = vd};
-      o = act(p + "attention.out", {sequences, heads_, q_len_, vd});
+      const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, vd});
       emit(make_attention(p + "attention", ap, dt_), {qf, kf, v, o}, &tape, NodeKind::Attention,
            false, ap);
       const TensorId merged = act(p + "merge_heads.out", {tokens, o_in_});
@@ -934,7 +933,7 @@ class Builder {
                              .value_dim = lora};
     Op attention = make_attention(p + "attention", ap, dt_);
     attention.space.accesses[2].shape = cache_shape;  // V: the first kv_lora columns of the rows
-    o = act(p + "attention.out", {sequences, heads_, 1, lora});
+    const TensorId o = act(p + "attention.out", {sequences, heads_, 1, lora});
     emit(std::move(attention), {qf, cache, cache, o}, &tape, NodeKind::Attention, false, ap);
     const TensorId o_heads = act(p + "attention.out.view", {heads_, tokens, lora});
     move(tape, p + "attention.out.view", Function::Reshape, {o}, {o_heads});
@@ -945,27 +944,41 @@ class Builder {
     return merged;
   }
 
+  // The attention's output projection (row-parallel) of the merged heads, out of the TP region,
+  // and its bias, which follows the all-reduce (autocast casts it first).
+  TensorId attention_output(Tape& tape, const std::string& p, TensorId merged, std::uint64_t tokens,
+                            const LayerWeights& w) {
+    std::optional<TensorId> out_bias;
+    if (w.out_bias) out_bias = compute_weight(p + "out.bias", *w.out_bias);
+    TensorId attn = linear(tape, p + "out", merged, tokens, o_in_, c_.hidden, w.out);
+    attn = leave_tp(tape, p + "out", attn);
+    if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
+    return attn;
+  }
+
+  // A dense layer's FFN of `x` (in the TP region), out of the region, and its down bias after.
+  TensorId dense_ffn(Tape& tape, const std::string& p, TensorId x, std::uint64_t tokens,
+                     const FfnWeights& f) {
+    std::optional<TensorId> down_bias;
+    if (f.down_bias) down_bias = compute_weight(p + "ffn.down.bias", *f.down_bias);
+    TensorId out = ffn_core(tape, p + "ffn.", x, tokens, f, dense_ffn_, false);
+    out = leave_tp(tape, p + "ffn", out);
+    if (down_bias) out = add_weight(tape, p + "ffn.down.bias", out, *down_bias);
+    return out;
+  }
+
   // A post-norm layer (BERT's, LlmConfig::post_norm): x1 = norm1(x + attention(x)), then
   // norm2(x1 + FFN(x1)); the branches read the residual stream itself.
   TensorId post_norm_layer(Tape& tape, const std::string& p, TensorId x, const LayerWeights& w,
                            std::uint64_t sequences, bool recomputing) {
-    const std::uint64_t h = c_.hidden, tokens = sequences * q_len_;
+    const std::uint64_t tokens = sequences * q_len_;
     const TensorId merged =
         attention(tape, p, enter_tp(tape, p + "attention", x), w, sequences, recomputing);
-    std::optional<TensorId> out_bias;
-    if (w.out_bias) out_bias = compute_weight(p + "out.bias", *w.out_bias);
-    TensorId attn =
-        leave_tp(tape, p + "out", linear(tape, p + "out", merged, tokens, o_in_, h, w.out));
-    if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
+    const TensorId attn = attention_output(tape, p, merged, tokens, w);
     const TensorId x1 =
         norm(tape, p + "norm1", binary(tape, p + "residual1", Function::Add, x, attn), w.norm1,
              w.norm1_shift);
-    std::optional<TensorId> down_bias;
-    if (w.dense->down_bias) down_bias = compute_weight(p + "ffn.down.bias", *w.dense->down_bias);
-    TensorId ffn_out = ffn_core(tape, p + "ffn.", enter_tp(tape, p + "ffn", x1), tokens, *w.dense,
-                                dense_ffn_, false);
-    ffn_out = leave_tp(tape, p + "ffn", ffn_out);
-    if (down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *down_bias);
+    const TensorId ffn_out = dense_ffn(tape, p, enter_tp(tape, p + "ffn", x1), tokens, *w.dense);
     return norm(tape, p + "norm2", binary(tape, p + "residual2", Function::Add, x1, ffn_out),
                 *w.norm2, w.norm2_shift);
   }
@@ -974,17 +987,12 @@ class Builder {
                  std::uint64_t sequences, bool recomputing) {
     if (hf_) return hf_layer(tape, p, x, w, sequences);
     if (c_.post_norm) return post_norm_layer(tape, p, x, w, sequences, recomputing);
-    const std::uint64_t h = c_.hidden, tokens = sequences * q_len_;
+    const std::uint64_t tokens = sequences * q_len_;
     const TensorId n1 =
         enter_tp(tape, p + "norm1", norm(tape, p + "norm1", x, w.norm1, w.norm1_shift));
     const TensorId merged = c_.mla.enabled() ? mla_attention(tape, p, n1, w, sequences, recomputing)
                                              : attention(tape, p, n1, w, sequences, recomputing);
-    // The row-parallel GEMMs' biases follow the all-reduce; autocast casts them first.
-    std::optional<TensorId> out_bias;
-    if (w.out_bias) out_bias = compute_weight(p + "out.bias", *w.out_bias);
-    TensorId attn = linear(tape, p + "out", merged, tokens, o_in_, h, w.out);
-    attn = leave_tp(tape, p + "out", attn);
-    if (out_bias) attn = add_weight(tape, p + "out.bias", attn, *out_bias);
+    TensorId attn = attention_output(tape, p, merged, tokens, w);
     if (w.post_norm1) attn = norm(tape, p + "post_norm1", attn, *w.post_norm1, w.post_norm1_shift);
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
 
@@ -997,11 +1005,7 @@ class Builder {
                                             *w.norm2, w.norm2_shift));
     TensorId ffn_out;
     if (w.dense) {
-      std::optional<TensorId> down_bias;
-      if (w.dense->down_bias) down_bias = compute_weight(p + "ffn.down.bias", *w.dense->down_bias);
-      ffn_out = ffn_core(tape, p + "ffn.", n2, tokens, *w.dense, dense_ffn_, false);
-      ffn_out = leave_tp(tape, p + "ffn", ffn_out);
-      if (down_bias) ffn_out = add_weight(tape, p + "ffn.down.bias", ffn_out, *down_bias);
+      ffn_out = dense_ffn(tape, p, n2, tokens, *w.dense);
     } else {
       ffn_out = moe(tape, p + "moe.", n2, tokens, w);
       ffn_out = leave_tp(tape, p + "moe", ffn_out);
@@ -1900,8 +1904,7 @@ Bytes kv_cache_bytes_per_token(const LlmConfig& config, const Quantization& quan
 Bytes kv_cache_bytes_per_token_per_rank(const LlmConfig& config, const Quantization& quant,
                                         std::uint64_t tp) {
   CODA_CHECK(tp >= 1);
-  const Bytes whole = kv_cache_bytes_per_token(config, quant);
-  return config.mla.enabled() ? whole : Bytes{whole.value / tp};
+  return Bytes{kv_cache_bytes_per_token(config, quant).value / config.kv_cache_split(tp)};
 }
 
 LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par) {
@@ -1918,9 +1921,7 @@ LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Par
                                                                  : 0;
   const Bytes per_token = kv_cache_bytes_per_token(c, phase.quant);
   s.kv_cache_bytes = Bytes{per_token.value * phase.batch * cached};
-  // MLA's latent is whole on every TP rank (kv_cache_bytes_per_token_per_rank).
-  s.kv_cache_bytes_per_rank =
-      Bytes{s.kv_cache_bytes.value / par.pp / (c.mla.enabled() ? 1 : par.tp)};
+  s.kv_cache_bytes_per_rank = Bytes{s.kv_cache_bytes.value / par.pp / c.kv_cache_split(par.tp)};
   return s;
 }
 

@@ -156,6 +156,9 @@ struct LlmConfig {
   }
   // V's head dim: MLA's v_head_dim, else head_dim.
   std::uint64_t value_dim() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
+  // The TP ranks a token's KV cache is split over: tp (each rank holds its kv heads), or 1 for
+  // MLA's latent, which every rank holds whole.
+  std::uint64_t kv_cache_split(std::uint64_t tp) const { return mla.enabled() ? 1 : tp; }
   friend bool operator==(const LlmConfig&, const LlmConfig&) = default;
 };
 
