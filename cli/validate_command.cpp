@@ -48,6 +48,13 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
                 "llm_step_fixed_cost, eager_issue_time, decode_kv_reread) on the calibration "
                 "split's whole-model rows, every kernel knob held at the arch's value")
       ->needs("--fit");
+  cmd->add_option("--fit-knobs", args.fit_knobs,
+                  "With --fit: fit only these knobs, comma-separated (a name as the fit prints "
+                  "it, or its prefix up to a '.': fixed_cost.gemm, tile_overhead.gemm, "
+                  "tensor_issue.wgmma, dram_fraction, ...); every other knob keeps the arch's "
+                  "value. For refitting what a model change touches")
+      ->delimiter(',')
+      ->needs("--fit");
   cmd->add_option("--models", args.models,
                   "Folder of the LLM presets llm_* rows name (default: configs/workloads/llm of "
                   "the repository the input file is in)")
@@ -94,12 +101,13 @@ int run_corpus(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
     return 1;
   }
   std::string why;
-  const auto report = validation::compare_corpus(
-      *corpus,
-      {.fit = args.fit,
-       .fit_whole_models_only = args.fit_whole_models,
-       .pricing = {.llm_dir = llm_dir(args, args.corpus)}},
-      why);
+  const auto report =
+      validation::compare_corpus(*corpus,
+                                 {.fit = args.fit,
+                                  .fit_whole_models_only = args.fit_whole_models,
+                                  .fit_knobs = args.fit_knobs,
+                                  .pricing = {.llm_dir = llm_dir(args, args.corpus)}},
+                                 why);
   if (!report) {
     err << why << "nothing was compared.\n";
     return 1;

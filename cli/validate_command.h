@@ -8,6 +8,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -20,6 +21,7 @@ struct ValidateArgs {
   std::string corpus;  // a published-corpus manifest instead of --measurements and --arch
   bool fit = false;    // with --corpus: fit on the calibration split
   bool fit_whole_models = false;  // with --fit: the whole-model knobs only
+  std::vector<std::string> fit_knobs;  // with --fit: only these knobs (names or prefixes)
   std::string models;  // where llm_* rows find their model; empty: configs/workloads/llm of the
                        // repository the input lives in
   std::string arch;

@@ -682,6 +682,10 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
     const bool in_model =
         k.kind == KnobKind::InModelFixedCost || k.kind == KnobKind::LlmStepFixedCost ||
         k.kind == KnobKind::EagerIssueTime || k.kind == KnobKind::DecodeKvReread;
+    if (!options.only_knobs.empty() &&
+        std::none_of(options.only_knobs.begin(), options.only_knobs.end(),
+                     [&](const std::string& p) { return knob_selected(knob_name(k), p); }))
+      return true;
     if (options.scope == FitScope::GraphKernels) return k.kind != KnobKind::InModelFixedCost;
     if (options.hold_in_model_fixed_cost && k.kind == KnobKind::InModelFixedCost) return true;
     return (options.scope == FitScope::Kernels && in_model) ||
@@ -851,6 +855,17 @@ ErrorStats stats_of(const std::vector<ComparedRow>& rows, const std::vector<std:
 }
 
 }  // namespace
+
+std::vector<std::string> knob_names(const arch::ArchSpec& spec) {
+  std::vector<std::string> out;
+  for (const Knob& k : candidate_knobs(spec)) out.push_back(knob_name(k));
+  return out;
+}
+
+bool knob_selected(std::string_view name, std::string_view pattern) {
+  return name == pattern ||
+         (name.size() > pattern.size() && name.starts_with(pattern) && name[pattern.size()] == '.');
+}
 
 FitResult fit_calibration(std::span<const FitRow> rows, std::span<const arch::ArchSpec> specs,
                           const PublishedPricing& pricing, const FitOptions& options) {

@@ -213,7 +213,16 @@ struct FitOptions {
   // A knob is fitted only when at least this many rows depend on it; the others keep their
   // value and are listed in the notes.
   std::size_t min_rows_per_knob = 1;
+  // When not empty, only the knobs these name are fitted (knob_names: a name, or a prefix of
+  // names up to a '.', as "tensor_issue.wgmma" for every precision of that path); every other
+  // knob keeps the arch's value. For refitting the knobs a model change touches.
+  std::vector<std::string> only_knobs;
 };
+// The names of the knobs a fit of `spec` may move ("fixed_cost.gemm", "tile_overhead.gemm",
+// "tensor_issue.wgmma.fp16+bf16", "dram_fraction", ...), in the fit's order.
+std::vector<std::string> knob_names(const arch::ArchSpec& spec);
+// Whether `name` (a knob's) is selected by `pattern`: equal, or `pattern` then '.' begins it.
+bool knob_selected(std::string_view name, std::string_view pattern);
 FitResult fit_calibration(std::span<const FitRow> rows, std::span<const arch::ArchSpec> specs,
                           const PublishedPricing& pricing = {}, const FitOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -288,6 +289,20 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
   }
 
   if (options.fit) {
+    for (const std::string& pattern : options.fit_knobs) {
+      std::vector<std::string> all;
+      for (const CorpusFamily& family : report.families)
+        for (const std::string& name : knob_names(report.archs[family.archs.front()].spec))
+          if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+      if (std::none_of(all.begin(), all.end(),
+                       [&](const std::string& n) { return knob_selected(n, pattern); })) {
+        why = fmt::format(
+            "error: --fit-knobs: '{}' names no knob of the corpus's archs; the knobs (a name, or "
+            "its prefix up to a '.'): {}\n",
+            pattern, fmt::join(all, ", "));
+        return std::nullopt;
+      }
+    }
     for (CorpusFamily& family : report.families) {
       std::vector<arch::ArchSpec> specs;
       for (const std::size_t a : family.archs) specs.push_back(report.archs[a].spec);
@@ -320,11 +335,16 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
         for (std::string& note : next.notes) fit.notes.push_back(std::move(note));
       };
       if (!options.fit_whole_models_only)
-        stage(kernels, {.scope = FitScope::Kernels, .min_rows_per_knob = kMinRowsPerKnob});
-      stage(graphs, {.scope = FitScope::GraphKernels, .min_rows_per_knob = kMinRowsPerKnob});
+        stage(kernels, {.scope = FitScope::Kernels,
+                        .min_rows_per_knob = kMinRowsPerKnob,
+                        .only_knobs = options.fit_knobs});
+      stage(graphs, {.scope = FitScope::GraphKernels,
+                     .min_rows_per_knob = kMinRowsPerKnob,
+                     .only_knobs = options.fit_knobs});
       stage(models, {.scope = FitScope::WholeModels,
                      .hold_in_model_fixed_cost = !graphs.empty(),
-                     .min_rows_per_knob = kMinRowsPerKnob});
+                     .min_rows_per_knob = kMinRowsPerKnob,
+                     .only_knobs = options.fit_knobs});
       family.fit = std::move(fit);
       for (std::size_t k = 0; k < family.archs.size(); ++k) {
         arch::ArchSpec calibrated = report.archs[family.archs[k]].spec;

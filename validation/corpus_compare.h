@@ -67,6 +67,9 @@ struct CorpusOptions {
   // eager_issue_time, decode_kv_reread) on the whole-model rows, the kernels' knobs held at the
   // archs' values (stage 2 alone).
   bool fit_whole_models_only = false;
+  // Fit only these knobs (FitOptions::only_knobs), in every stage; empty: all of them. A name
+  // that selects no knob of any family fitted is an error.
+  std::vector<std::string> fit_knobs;
   PublishedPricing pricing;  // llm_* rows' models (cache: set by compare_corpus when null)
 };
 

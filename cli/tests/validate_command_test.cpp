@@ -103,6 +103,19 @@ TEST(ValidateCommand, CorpusReportsBothSplitsAndFitsOnTheCalibrationSplit) {
   EXPECT_NE(yaml.find("\ncalibration:\n  fixed_cost:\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("  source: \"fitted by coda validate --corpus --fit on the calibration split"),
             std::string::npos) << yaml;
+  // --fit-knobs fits only the knobs it names; a name that selects none is an error listing them.
+  const auto knobs = coda({"validate", "--corpus", corpus, "--fit", "--fit-knobs",
+                           "fixed_cost.gemm,tensor_issue.wgmma"});
+  ASSERT_EQ(knobs.code, 0) << knobs.err;
+  const auto bogus =
+      coda({"validate", "--corpus", corpus, "--fit", "--fit-knobs", "fixed_cost.gem"});
+  EXPECT_EQ(bogus.code, 1);
+  EXPECT_NE(
+      bogus.err.find("error: --fit-knobs: 'fixed_cost.gem' names no knob of the corpus's "
+                     "archs; the knobs (a name, or its prefix up to a '.'): fixed_cost.gemm, "),
+      std::string::npos)
+      << bogus.err;
+  EXPECT_EQ(coda({"validate", "--corpus", corpus, "--fit-knobs", "dram_fraction"}).code, 2);
   // --corpus takes neither --arch nor --calibrate-on.
   EXPECT_EQ(coda({"validate", "--corpus", corpus, "--arch", kArch}).code, 2);
   const auto both = coda({"validate", "--corpus", corpus, "--calibrate-on", "gemm"});

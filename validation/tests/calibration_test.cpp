@@ -99,6 +99,39 @@ TEST(ValidationCalibration, GraphLaunchedKernelsFitTheInModelFixedCost) {
   EXPECT_NEAR(fit.knobs[0].fitted, 1.1e-6, 1e-9);
 }
 
+// only_knobs fits the knobs it names and holds the rest. The rows: the empty-kernel probe (the
+// vector fixed cost alone, measured 2.5 us against the pinned 4 us) and copies of 2^26 and 2^20
+// fp32 (2^29 and 2^23 B read and written at the pinned copy fixed cost 0, measured as if at 85%
+// of 4.8 TB/s). Asked for "fixed_cost" (a prefix: every kind), the fit moves the vector fixed
+// cost to 2.5 us and leaves dram_fraction at its pinned 1, though the copy rows ask for 0.85.
+TEST(ValidationCalibration, OnlyTheNamedKnobsAreFitted) {
+  const arch::ArchSpec spec = h200();
+  std::vector<Measurement> rows{row(Kernel::LaunchOverhead, DType::Fp32, {}, 2.5),
+                                row(Kernel::CopyBandwidth, DType::Fp32, {.elements = 1u << 26},
+                                    536870912.0 / (0.85 * 4.8e12) * 1e6),
+                                row(Kernel::CopyBandwidth, DType::Fp32, {.elements = 1u << 20},
+                                    8388608.0 / (0.85 * 4.8e12) * 1e6)};
+  std::vector<FitRow> fit_rows;
+  for (const Measurement& m : rows) fit_rows.push_back({&m, 0});
+  const std::vector<arch::ArchSpec> specs{spec};
+  const FitResult fit = fit_calibration(fit_rows, specs, {},
+                                        {.scope = FitScope::Kernels, .only_knobs = {"fixed_cost"}});
+  ASSERT_EQ(fit.knobs.size(), 2u);  // the vector's and the copy's fixed costs move these rows
+  EXPECT_EQ(fit.knobs[0].name, "fixed_cost.vector");
+  EXPECT_NEAR(fit.knobs[0].fitted, 2.5e-6, 1e-9);
+  EXPECT_EQ(fit.knobs[1].name, "fixed_cost.copy");
+  EXPECT_EQ(fit.fitted.at(0).dram_fraction, spec.calibration.dram_fraction);
+  // Without the restriction the DRAM fraction is fitted too: 0.85, the copies' fixed cost 0.
+  const FitResult all = fit_calibration(fit_rows, specs, {}, {.scope = FitScope::Kernels});
+  ASSERT_TRUE(all.fitted.at(0).dram_fraction);
+  EXPECT_NEAR(*all.fitted.at(0).dram_fraction, 0.85, 1e-3);
+  // Names match whole or up to a '.'.
+  EXPECT_TRUE(knob_selected("tensor_issue.wgmma.bf16+fp16", "tensor_issue.wgmma"));
+  EXPECT_TRUE(knob_selected("dram_fraction", "dram_fraction"));
+  EXPECT_FALSE(knob_selected("tensor_issue.wgmma.bf16+fp16", "tensor_issue.wg"));
+  EXPECT_FALSE(knob_selected("fixed_cost.gemm", "fixed_cost.gemm.x"));
+}
+
 TEST(ValidationCalibration, RecoversEveryKnobFromRowsMadeByTheModel) {
   // The truth: fixed costs 3 us (GEMM and vector kernels) and 1 us (copies); 70% of the fp16
   // tensor peak through mma.sync (the WMMA kernels) and 80% through wgmma (the H200's library
