@@ -1014,6 +1014,23 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         out.raster_group = group;
     }
   }
+  if (node.has("cluster_multicast")) {
+    const YamlReader at = node.at("cluster_multicast");
+    std::uint32_t cluster = 0;
+    if (at.read(cluster, diags)) {
+      const std::vector<TensorPath> paths = tensor_paths(spec);
+      if (std::find(paths.begin(), paths.end(), TensorPath::Wgmma) == paths.end())
+        diags.error(at, "only tensor cores with the wgmma path multicast within a cluster",
+                    "list wgmma in the tensor core's instruction_paths, or leave "
+                    "cluster_multicast out");
+      else if (cluster == 0 || cluster > 16)
+        diags.error(at, fmt::format("{} is not a cluster size", cluster),
+                    "give the thread blocks a cluster multicasts to, 1 to 16 (Hopper's portable "
+                    "cluster limit is 8, 16 with opt-in), e.g. 2");
+      else
+        out.cluster_multicast = cluster;
+    }
+  }
   if (node.has("gemm_path")) {
     TensorPath path = TensorPath::MmaSync;
     if (node.required_enum("gemm_path", path, EnumTable<TensorPath>(kTensorPaths), diags) &&
@@ -1320,6 +1337,8 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
       out += fmt::format("{}{}: {}\n", pad2, to_string(precision), fraction);
   }
   if (c.raster_group) out += fmt::format("{}raster_group: {}\n", pad, *c.raster_group);
+  if (c.cluster_multicast)
+    out += fmt::format("{}cluster_multicast: {}\n", pad, *c.cluster_multicast);
   if (c.gemm_path) out += fmt::format("{}gemm_path: {}\n", pad, to_string(*c.gemm_path));
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
   if (c.decode_attention)

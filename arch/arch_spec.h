@@ -331,6 +331,11 @@ struct CalibrationSpec {
   // DeepGEMM's scheduler do), so a wave's blocks share A and B panels in L2. Default: none (the
   // identity order, m-tile fastest over the whole grid).
   std::optional<std::uint32_t> raster_group;
+  // Tensor cores with wgmma only: thread-block clusters of this many blocks, adjacent along M or
+  // N, that fetch the operand panel they share from L2 once and multicast it into every block's
+  // shared memory (Hopper's TMA multicast, as CUTLASS's and cuBLAS's sm90 GEMMs run in 2-block
+  // clusters). Divides that operand's L2 -> SM traffic on the wgmma path. Default: 1 (none).
+  std::optional<std::uint32_t> cluster_multicast;
   // The instruction path library GEMMs use; default: wgmma when the tensor cores have it, else
   // mma_sync.
   std::optional<TensorPath> gemm_path;

@@ -576,6 +576,26 @@ TEST(ArchCalibration, RasterGroupIsACountOfTilesOnTensorCores) {
                      "give the m-tiles a GEMM walks before the next n-tile, at least 1, e.g. 8");
 }
 
+TEST(ArchCalibration, ClusterMulticastNeedsTheWgmmaPath) {
+  Diagnostics diags;
+  const auto spec =
+      parse(std::string(kHopperLike) + "calibration: {cluster_multicast: 2}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->calibration.cluster_multicast, 2u);
+  EXPECT_NE(calibration_yaml(spec->calibration, 2).find("  cluster_multicast: 2\n"),
+            std::string::npos);
+  // kGpu's tensor core lists no instruction path (mma_sync only): nothing to multicast with.
+  const auto no_wgmma = errors_of(std::string(kGpu) + "calibration: {cluster_multicast: 2}\n");
+  ASSERT_EQ(no_wgmma.size(), 1u) << ::testing::PrintToString(no_wgmma);
+  EXPECT_EQ(no_wgmma[0],
+            "a.yaml:9:34: error: calibration.cluster_multicast: only tensor cores with the wgmma "
+            "path multicast within a cluster; list wgmma in the tensor core's instruction_paths, "
+            "or leave cluster_multicast out");
+  const auto zero = errors_of(std::string(kHopperLike) + "calibration: {cluster_multicast: 0}\n");
+  ASSERT_EQ(zero.size(), 1u) << ::testing::PrintToString(zero);
+  EXPECT_NE(zero[0].find("0 is not a cluster size"), std::string::npos) << zero[0];
+}
+
 TEST(ArchCalibration, InstructionPathsAreAListWithoutRepeats) {
   const auto errors = errors_of(R"(schema_version: 2
 name: g

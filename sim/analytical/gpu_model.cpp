@@ -135,9 +135,15 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
   const double b_eb = shape.b_element_bytes > 0 ? shape.b_element_bytes : eb;
   const double b_batch = static_cast<double>(shape.k * shape.n) * b_eb;
   const double c_batch = static_cast<double>(shape.m * shape.n) * ob;
-  const double block_l2 = static_cast<double>(tm * shape.k) * eb +
-                          static_cast<double>(tn * shape.k) * b_eb +
-                          static_cast<double>(tm * tn) * ob;
+  const double a_panel = static_cast<double>(tm * shape.k) * eb;
+  const double b_panel = static_cast<double>(tn * shape.k) * b_eb;
+  double block_inputs = a_panel + b_panel;
+  if (const std::uint64_t c = params.cluster_multicast; c > 1) {
+    const double cd = static_cast<double>(c);
+    if (tiles_m >= c) block_inputs = std::min(block_inputs, a_panel + b_panel / cd);  // share B
+    if (tiles_n >= c) block_inputs = std::min(block_inputs, a_panel / cd + b_panel);  // share A
+  }
+  const double block_l2 = block_inputs + static_cast<double>(tm * tn) * ob;
   const bool fits_l2 = a_batch + b_batch + c_batch <= static_cast<double>(params.l2_bytes);
   const double blocks = static_cast<double>(out.blocks);
   const double batches = static_cast<double>(shape.batch);

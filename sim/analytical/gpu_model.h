@@ -30,6 +30,9 @@
 // Multiplication Background guide).
 //
 // Memory. L2 -> SM: every block reads (tm + tn) x k input elements and writes tm x tn outputs.
+// With clusters of c blocks multicasting (GpuParams::cluster_multicast), c blocks adjacent along M
+// share one B panel, or adjacent along N one A panel, and fetch it from L2 once: a block reads
+// min(tm + tn / c, tm / c + tn) x k elements (an orientation needs c tiles along its dimension).
 // DRAM: if one batch's A + B + C fits in L2, only compulsory traffic (A and B read once, C
 // written once; a convolution's A is its feature map, GemmShape::a_dram_bytes). Otherwise
 // blocks of one wave share what they read (the resident blocks walk K together, so their
@@ -84,6 +87,10 @@ struct GpuParams {
   // Grouped rasterization: blocks walk this many m-tiles, then the next n-tile (0: the identity
   // order, m-tile fastest over a whole batch). arch calibration.raster_group.
   std::uint32_t raster_group = 0;
+  // Thread-block clusters of this many blocks multicast the operand panel they share (Hopper's
+  // TMA multicast; arch calibration.cluster_multicast, wgmma path only): see "Memory" above.
+  // 1: every block fetches both of its panels from L2.
+  std::uint32_t cluster_multicast = 1;
   // Shared memory's read bandwidth per SM (L1 shares its data path since Volta), bytes per
   // cycle: the innermost core-level memory's read_bandwidth; 0 = not stated. Only a CUDA-core
   // kernel is held to it (cuda_core_operands).

@@ -450,6 +450,8 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
   params.launch_overhead_s = hw.kernel_fixed_seconds(arch::KernelKind::Gemm);
   params.tile_overhead_steps = hw.tile_overhead_steps(arch::KernelKind::Gemm);
   params.raster_group = spec.calibration.raster_group.value_or(0);
+  if (path == arch::TensorPath::Wgmma)
+    params.cluster_multicast = spec.calibration.cluster_multicast.value_or(1);
   return params;
 }
 

@@ -12,15 +12,17 @@
 // every level within its capacity and bandwidth (split-K included). So the two fill the SMs to
 // different fractions:
 //   H100 (132 SMs = 4 x 3 x 11): a grid of 2^a blocks (these shapes have no factor 11) fills
-//     2^a / (132 ceil(2^a / 132)) of the SMs, 97% up to 4096 blocks, and blocks small enough
-//     for more must still keep shared memory under its 128 B/cycle; the closed form's 32 x 32
-//     tiles (24576 blocks for the QKV projection, which shared memory could not feed) reach
-//     99.6%: the loop nest is up to 3% slower;
+//     2^a / (132 ceil(2^a / 132)) of the SMs, 97% up to 4096 blocks. The closed form's tiles
+//     pay the L2's 9.91 TB/s (a 2-block cluster multicasting the shared panel), which keeps it
+//     on 128- and 256-row tiles whose grids waste part of their last wave (LLaMA's MLP up, 2048
+//     x 11008: 16 x 86 = 1376 blocks of 128 x 128 at two a SM, 5.2 waves of 264); the loop nest
+//     factors the grid freely (split-K included) and fills the SMs better: it is up to 6%
+//     faster (3-4% on the other prefill shapes);
 //   A100 (108 SMs = 4 x 27): split-K grids of 2048 blocks run in 19 rounds (99.8%), where the
 //     closed form's 128 x 128 and 128 x 64 tiles waste 3-4% of their last wave or touch the
 //     L2's 5120 B/cycle: the loop nest is up to 4% faster.
 // The heuristic search (20000 evaluations, seed 1) may also stop short of the best grid. Hence
-// 5% for compute-bound shapes. Memory-bound shapes (decode, and batched attention whose
+// 7% for compute-bound shapes. Memory-bound shapes (decode, and batched attention whose
 // 32 x 2048 x 2048 output dominates) move the compulsory bytes in both models (each operand is
 // read once, it fits the L2 or streams through it once) at the same DRAM bandwidth: 1%.
 
@@ -51,7 +53,7 @@ struct Shape {
   bool memory_bound;  // both models say so
 };
 
-constexpr double kComputeBound = 0.05;
+constexpr double kComputeBound = 0.07;
 constexpr double kMemoryBound = 0.01;
 
 // fp16 GEMMs, LLaMA-2-7B's (hidden 4096, MLP 11008, prefill 2048 tokens) and a square one.

@@ -219,6 +219,34 @@ TEST(GpuModel, DramTrafficWithAndWithoutL2Reuse) {
   EXPECT_EQ(l2.bound, GpuBound::L2);
 }
 
+TEST(GpuModel, ClusterMulticastSharesTheLargerPanel) {
+  // Toy, m = 512, n = 256, k = 64, fp16, 128 x 128 tiles: tiles_m = 4, tiles_n = 2. Per block
+  // an A panel is 128 x 64 x 2 = 16384 B, a B panel the same, C 128 x 128 x 2 = 32768 B.
+  const GemmShape shape{.m = 512, .n = 256, .k = 64};
+  GpuParams p = toy();
+  p.l2_bytes_per_second = 1e11;
+  // No cluster: 16384 + 16384 + 32768 = 65536 B a block (as above).
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).l2_bytes, 8.0 * 65536);
+  // Clusters of 2: two blocks share one panel, fetched once: 16384 + 16384 / 2 + 32768 = 57344 B
+  // a block (both orientations fit: tiles_m = 4 >= 2 and tiles_n = 2 >= 2).
+  p.cluster_multicast = 2;
+  const GpuKernelCost two = evaluate_gpu_gemm(shape, k128x128, p);
+  EXPECT_DOUBLE_EQ(two.l2_bytes, 8.0 * 57344);
+  // A wave of 2 blocks moves 114688 B in 1.14688 us > 1.024 us of compute: still L2-bound,
+  // 4 waves = 4.58752 us (5.24288 us without the cluster).
+  EXPECT_NEAR(two.seconds, 4.58752e-6, kRel);
+  // Clusters of 4: only M has 4 tiles, so 4 blocks along M share a B panel: 16384 + 4096 +
+  // 32768 = 53248 B.
+  p.cluster_multicast = 4;
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(shape, k128x128, p).l2_bytes, 8.0 * 53248);
+  const GemmShape one_column{.m = 512, .n = 128, .k = 64};
+  // 4 blocks, one column: B shared 4 ways: 16384 + 4096 + 32768 = 53248 B a block.
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(one_column, k128x128, p).l2_bytes, 4.0 * 53248);
+  // One row of tiles (m = 128) and 2 columns: neither dimension has 4 tiles, no sharing.
+  const GemmShape one_row{.m = 128, .n = 256, .k = 64};
+  EXPECT_DOUBLE_EQ(evaluate_gpu_gemm(one_row, k128x128, p).l2_bytes, 2.0 * 65536);
+}
+
 TEST(GpuModel, ImplicitGemmConvReadsItsFeatureMapOnce) {
   // A 3x3 conv, stride 1, pad 1, of a 16x16x32 fp16 map to 64 filters as an implicit GEMM:
   // m = 16*16 = 256 pixels, n = 64, k = 3*3*32 = 288. Unrolled A = 256*288*2 = 147456 B; the map

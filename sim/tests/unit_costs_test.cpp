@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "arch/arch_spec.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/systolic_model.h"
 #include "testing/test_hardware.h"
@@ -99,6 +100,21 @@ TEST(UnitCosts, AnUnalignedGemmRunsAtTheArchsUnalignedShare) {
   EXPECT_EQ(lower.notes[0], "an operand's contiguous dimension is not a whole number of 16 bytes, "
                             "but 'mini-gpu' states no calibration.unaligned_gemm: priced as an "
                             "aligned GEMM (a lower bound)");
+}
+
+// The H100 preset's L2 read bandwidth (9.91 TB/s, a measured rate) reaches the GEMM model on
+// either path; its 2-block cluster multicast only on wgmma (mma.sync kernels have no TMA).
+TEST(UnitCosts, TheGemmModelTakesTheL2RateAndTheClusterOnWgmmaOnly) {
+  Diagnostics diags;
+  const auto loaded = arch::load_arch("configs/arch/nvidia_h100_sxm.yaml", diags);
+  ASSERT_TRUE(loaded) << diags.format_all();
+  const arch::HardwareModel hw(loaded->spec);
+  const GpuParams wgmma = gpu_params(DataType::Bf16, hw, arch::TensorPath::Wgmma);
+  EXPECT_EQ(wgmma.l2_bytes_per_second, 9.91e12);
+  EXPECT_EQ(wgmma.cluster_multicast, 2u);
+  const GpuParams mma_sync = gpu_params(DataType::Bf16, hw, arch::TensorPath::MmaSync);
+  EXPECT_EQ(mma_sync.l2_bytes_per_second, 9.91e12);
+  EXPECT_EQ(mma_sync.cluster_multicast, 1u);
 }
 
 TEST(UnitCosts, VectorReluIsMemoryBound) {
