@@ -172,6 +172,12 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--tp", args.tp, "Tensor-parallel chips per replica")
       ->capture_default_str()
       ->check(kPositive);
+  cmd->add_option("--pp", args.pp,
+                  "Pipeline stages per replica (dividing the model's layers), tp x pp chips: run "
+                  "as vLLM's virtual engines, one per stage, each with its own scheduler and "
+                  "share of the KV cache, their iterations in flight through the stages at once")
+      ->capture_default_str()
+      ->check(kPositive);
   cmd->add_option("--replicas", args.replicas,
                   "Replicas of the model, each fed every replicas-th request (round-robin)")
       ->capture_default_str()
@@ -227,6 +233,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   for (CLI::Option* a : {rate, concurrency, offline, trace, search, deployments, rates})
     for (CLI::Option* b : {rate, concurrency, offline, trace, search, deployments, rates})
       if (a != b) a->excludes(b);
+  // Pipeline stages are simulated in one pool of replicas: not laid out by the search, and not
+  // with disaggregated pools.
+  cmd->get_option("--pp")->excludes(deployments)->excludes("--disaggregate");
   CLI::Option* chips =
       cmd->add_option("--chips", args.chips, "With --search-deployments: the chips to lay out")
           ->check(kPositive);
@@ -371,6 +380,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   const arch::HardwareModel hw(arch_spec);
   sv::PricerOptions pricing;
   pricing.tp = args.tp;
+  pricing.pp = args.pp;
   if (!args.fusion.empty()) pricing.fusion = mapper::parse_fusion_mode(args.fusion);
   if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, pricing.quant, diags)) {
     err << diags.format_all();
@@ -481,7 +491,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           ? fmt::format("{} prefill replica(s) at TP {} + {} decode at TP {}",
                         deployment.disaggregated->prefill, args.tp,
                         deployment.disaggregated->decode, decode_tp)
-          : fmt::format("TP {} x {} replica(s)", args.tp, args.replicas);
+          : fmt::format("TP {}{} x {} replica(s)", args.tp,
+                        args.pp > 1 ? fmt::format(" x PP {}", args.pp) : std::string(),
+                        args.replicas);
   const std::string quant = workload::llm::describe(pricing.quant);
   out << fmt::format("coda serve: {} ({}{}) on '{}', {}; {}\n", model->name,
                      to_string(model->dtype), quant.empty() ? "" : ", " + quant, hw.name(), layout,
@@ -547,6 +559,8 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
       sched.max_batch, result->max_batched_tokens, batching_phrase(sched.batching),
       to_string(sched.policy), to_string(sched.admission), result->iteration_overhead * 1e6,
       kv.blocks, kv.block_size, kv.tokens(), to_string(kv.kv_bytes_per_token));
+  if (args.pp > 1)
+    out << fmt::format(" over {} virtual engines ({} blocks each)", args.pp, kv.blocks / args.pp);
   if (kv.capacity.value > 0)
     out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
                        sched.memory_utilization, gib(kv.weights), gib(kv.activations));
@@ -569,6 +583,7 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
         {"arch", hw.name()},
         {"arch_file", args.arch},
         {"tp", args.tp},
+        {"pp", args.pp},
         {"replicas", deployment.total_replicas()},
         {"disaggregated",
          deployment.disaggregated

@@ -24,6 +24,7 @@ struct ServeArgs {
   std::string kv_dtype;  // --kv-dtype: the KV cache's type
   bool fp8_context_fmha = false;
   std::uint64_t tp = 1;
+  std::uint64_t pp = 1;  // pipeline stages per replica
   std::uint64_t replicas = 1;
   std::string disaggregate;  // "P:D": P prefill and D decode replicas
   std::uint64_t decode_tp = 0;  // the decode pool's TP; 0: --tp

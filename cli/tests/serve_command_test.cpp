@@ -114,6 +114,28 @@ TEST(Serve, ADecodePoolAtItsOwnTpIsRecorded) {
   EXPECT_NE(alone.err.find("--disaggregate"), std::string::npos) << alone.err;
 }
 
+TEST(Serve, PipelineStagesAreRecorded) {
+  const testing::TempDir tmp;
+  const Outcome r =
+      coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "4",
+            "--input-len", "64", "--output-len", "3", "--pp", "2", "--out", tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("TP 1 x PP 2 x 1 replica(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("over 2 virtual engines"), std::string::npos) << r.out;
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["config"]["pp"], 2);
+  EXPECT_EQ(doc["summary"]["requests"], 4);
+  // 32 layers in 3 stages, and pipelines with the deployment search or disaggregated pools.
+  const Outcome three = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--pp", "3"});
+  EXPECT_EQ(three.code, 1);
+  EXPECT_NE(three.err.find("pp 3 does not divide the 32 layers"), std::string::npos) << three.err;
+  EXPECT_EQ(coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--pp", "2",
+                  "--disaggregate", "1:1"})
+                .code,
+            2);
+}
+
 TEST(Serve, ATraceDrivesTheArrivals) {
   const testing::TempDir tmp;
   const auto trace = tmp.write("trace.csv",

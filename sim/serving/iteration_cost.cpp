@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "mapper/schedule.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/cluster_collective.h"
 #include "workloads/builders.h"
 #include "workloads/graph.h"
 #include "workloads/llm/llm_builder.h"
@@ -125,11 +126,12 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
   Diagnostics build;
   const llm::LlmPhase phase{
       .kind = llm::PhaseKind::Decode, .batch = 1, .seq_len = 1, .quant = options.quant};
-  if (!llm::check_llm_build(model, phase, {.tp = options.tp}, build)) {
+  if (!llm::check_llm_build(model, phase, {.tp = options.tp, .pp = options.pp}, build)) {
     for (const Diagnostic& d : build.all()) {
-      const std::string path = d.path.starts_with("parallelism.tp") ? "tp"
-                               : d.path.starts_with("phase.quant")  ? "quant"
-                                                                    : "model";
+      const std::string path = d.path.starts_with("parallelism.tp")   ? "tp"
+                               : d.path.starts_with("parallelism.pp") ? "pp"
+                               : d.path.starts_with("phase.quant")    ? "quant"
+                                                                      : "model";
       diags.error({}, path, d.message, d.hint);
     }
     return std::nullopt;
@@ -145,10 +147,35 @@ std::optional<IterationPricer> IterationPricer::make(const llm::LlmConfig& model
   const std::optional<double> dense = pricer.dense_layer_tokens(1, &diags);
   if (!dense) return std::nullopt;
   pricer.keep_token_parts(1, *g, priced->seconds, priced->peak_activations, *dense);
-  const std::optional<workload::Graph> whole =
-      llm::try_build_llm(model, phase, {.tp = options.tp}, diags);
-  CODA_CHECK(whole.has_value());  // check_llm_build passed
-  pricer.weights_ = workload::total_bytes(*whole, workload::TensorKind::Weight);
+  // A chip's weights: its TP share of the whole model, or with pipeline stages of the stage that
+  // holds the most (the first has the embedding, the last the final norm and the LM head).
+  for (std::uint64_t stage = 0; stage < options.pp; ++stage) {
+    const std::optional<workload::Graph> part = llm::try_build_llm(
+        model, phase, {.tp = options.tp, .pp = options.pp, .stage = stage}, diags);
+    CODA_CHECK(part.has_value());  // check_llm_build passed
+    const Bytes w = workload::total_bytes(*part, workload::TensorKind::Weight);
+    if (w.value > pricer.weights_.value) pricer.weights_ = w;
+  }
+  if (options.pp > 1) {
+    const std::optional<arch::InterconnectSpec>& links = hw.spec().interconnect;
+    if (links && options.tp * options.pp > links->chips) {
+      diags.error(
+          {}, "pp",
+          fmt::format("a replica of tp {} x pp {} = {} chips spans more than the {} "
+                      "chips of one '{}' node; coda serve prices one node's links",
+                      options.tp, options.pp, options.tp * options.pp, links->chips, hw.name()),
+          fmt::format("at most {} chips a replica (tp x pp)", links->chips));
+      return std::nullopt;
+    }
+    std::string why;
+    if (!pricer.stage_hop(1, why)) {
+      diags.error(
+          {}, "pp",
+          fmt::format("'{}' cannot pass activations between pipeline stages: {}", hw.name(), why),
+          "serve on an arch with chip links (interconnect), or without --pp");
+      return std::nullopt;
+    }
+  }
   return pricer;
 }
 
@@ -310,6 +337,31 @@ double IterationPricer::mla_attention(std::uint64_t batch, std::uint64_t queries
   return s;
 }
 
+IterationPricer::LayerAttention IterationPricer::layer_attention(const IterationBatch& batch) {
+  LayerAttention a;
+  const std::uint64_t window = model_.sliding_window;
+  const bool windowed = windowed_layers_ > 0;
+  if (batch.decode_sequences > 0) {
+    const std::uint64_t n = batch.decode_sequences;
+    const std::uint64_t mean_keys = (batch.decode_context_sum + n - 1) / n;
+    a.global += attention(n, 1, mean_keys, false);
+    if (windowed) {
+      CODA_CHECK(batch.decode_window_context_sum >= n);  // each sequence reads at least a key
+      const std::uint64_t mean_window_keys = (batch.decode_window_context_sum + n - 1) / n;
+      a.windowed += attention(n, 1, mean_window_keys, false);
+    }
+  }
+  // Chunks of one shape run as one batched op.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> shapes;
+  for (const PrefillChunk& c : batch.prefill) ++shapes[{c.tokens, c.cached}];
+  for (const auto& [shape, count] : shapes) {
+    const std::uint64_t keys = shape.first + shape.second;
+    a.global += attention(count, shape.first, keys, true);
+    if (windowed) a.windowed += attention(count, shape.first, keys, true, window);
+  }
+  return a;
+}
+
 IterationTime IterationPricer::price(const IterationBatch& batch) {
   IterationTime t;
   const std::uint64_t tokens = batch.tokens();
@@ -319,39 +371,70 @@ IterationTime IterationPricer::price(const IterationBatch& batch) {
              static_cast<double>(dense) * dense_layer(tokens);
   t.head = head(batch.sampling());
   // Layers with the model's sliding window and without (LlmConfig::window_of).
-  const std::uint64_t window = model_.sliding_window, windowed = windowed_layers_;
-  const double global = static_cast<double>(model_.layers - windowed);
-  double attention_s = 0;
-  if (batch.decode_sequences > 0) {
-    const std::uint64_t n = batch.decode_sequences;
-    const std::uint64_t mean_keys = (batch.decode_context_sum + n - 1) / n;
-    attention_s += global * attention(n, 1, mean_keys, false);
-    if (windowed > 0) {
-      CODA_CHECK(batch.decode_window_context_sum >= n);  // each sequence reads at least a key
-      const std::uint64_t mean_window_keys = (batch.decode_window_context_sum + n - 1) / n;
-      attention_s += static_cast<double>(windowed) * attention(n, 1, mean_window_keys, false);
-    }
-  }
-  // Chunks of one shape run as one batched op.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> shapes;
-  for (const PrefillChunk& c : batch.prefill) ++shapes[{c.tokens, c.cached}];
-  for (const auto& [shape, count] : shapes) {
-    const std::uint64_t keys = shape.first + shape.second;
-    attention_s += global * attention(count, shape.first, keys, true);
-    if (windowed > 0)
-      attention_s +=
-          static_cast<double>(windowed) * attention(count, shape.first, keys, true, window);
-  }
-  t.attention = attention_s;
+  const LayerAttention a = layer_attention(batch);
+  t.attention = static_cast<double>(model_.layers - windowed_layers_) * a.global +
+                static_cast<double>(windowed_layers_) * a.windowed;
   return t;
+}
+
+std::vector<double> IterationPricer::stage_seconds(const IterationBatch& batch,
+                                                   const IterationTime& time) {
+  const std::uint64_t stages = options_.pp;
+  if (stages == 1) return {time.total()};
+  const std::uint64_t tokens = batch.tokens();
+  const std::uint64_t dense = dense_layer_ ? model_.moe.first_dense_layers : 0;
+  const LayerAttention a = layer_attention(batch);
+  const double layer = layer_tokens(tokens);
+  const double dense_s = dense > 0 ? dense_layer(tokens) : 0.0;
+  const std::uint64_t per_stage = model_.layers / stages;  // check_llm_build: pp divides them
+  std::vector<double> out(stages, 0.0);
+  for (std::uint64_t l = 0; l < model_.layers; ++l)
+    out[l / per_stage] +=
+        (l < dense ? dense_s : layer) + (model_.window_of(l) > 0 ? a.windowed : a.global);
+  out.front() += model_tokens(tokens);
+  out.back() += time.head;
+  return out;
+}
+
+std::optional<double> IterationPricer::stage_hop(std::uint64_t tokens, std::string& why) {
+  if (options_.pp == 1 || tokens == 0) return 0.0;
+  if (const auto it = hop_memo_.find(tokens); it != hop_memo_.end()) return it->second;
+  // vLLM passes a stage's hidden states and residual (two [tokens, hidden] tensors in the
+  // model's type), each TP rank sending 1/tp of them to its peer in the next stage, which
+  // all-gathers them over its TP group (send_tensor_dict's all_gather_group).
+  const std::uint64_t bytes = 2 * tokens * model_.hidden * ((bit_width(model_.dtype) + 7) / 8);
+  const std::uint64_t tp = options_.tp;
+  const auto send = analytical::price_cluster_collective(analytical::CollectiveKind::SendRecv,
+                                                         std::max<std::uint64_t>(bytes / tp, 1), 2,
+                                                         2, *hw_, nullptr, why);
+  if (!send) return std::nullopt;
+  double s = send->cost.seconds + hw_->kernel_fixed_seconds(arch::KernelKind::Collective);
+  if (tp > 1) {
+    const auto gather = analytical::price_cluster_collective(
+        analytical::CollectiveKind::AllGather, bytes, static_cast<std::uint32_t>(tp),
+        static_cast<std::uint32_t>(tp), *hw_, nullptr, why);
+    if (!gather) return std::nullopt;
+    s += gather->cost.seconds + hw_->kernel_fixed_seconds(arch::KernelKind::Collective);
+  }
+  hop_memo_.emplace(tokens, s);
+  return s;
+}
+
+double IterationPricer::stage_transfer(std::uint64_t tokens) {
+  std::string why;
+  const std::optional<double> s = stage_hop(tokens, why);
+  CODA_CHECK(s.has_value());  // make() priced a hop on this arch
+  return *s;
 }
 
 ReplicaMemory IterationPricer::memory(std::uint64_t max_tokens) {
   ReplicaMemory m;
   m.weights = weights_;
   m.activations = token_parts(max_tokens).peak_activations;
+  // A stage's chips hold its layers' share of every token's cache.
   m.kv_bytes_per_token =
-      llm::kv_cache_bytes_per_token_per_rank(model_, options_.quant, options_.tp);
+      Bytes{llm::kv_cache_bytes_per_token_per_rank(model_, options_.quant, options_.tp).value /
+            options_.pp};
   return m;
 }
 

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 #include <vector>
@@ -82,6 +83,10 @@ struct IterationTime {
 
 struct PricerOptions {
   std::uint64_t tp = 1;  // tensor-parallel ranks of one replica
+  // Pipeline stages of one replica (dividing the layers, as Megatron-LM and coda's builder split
+  // them); each stage's tp chips hold its layers, the first also the embedding and the last the
+  // final norm and the LM head. docs/serving.md "Pipeline parallelism".
+  std::uint64_t pp = 1;
   // nullopt: the arch's vendor fusion (calibration.fusion), else epilogue: what every serving
   // engine runs at least (attention as one kernel, FlashAttention or TensorRT-LLM's FMHA; a
   // GEMM with its epilogue), as the validation corpus prices whole-model rows.
@@ -118,11 +123,22 @@ class IterationPricer {
   double attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys, bool causal,
                    std::uint64_t window = 0);
 
+  // One chip's memory: with pipeline stages, the stage holding the most weights and a stage's
+  // share of a token's KV cache (its layers').
   ReplicaMemory memory(std::uint64_t max_tokens);
+  // An iteration's time on each pipeline stage, first to last: each stage's layers (their
+  // layer(T), dense layers included, and attention at their window), the embedding's model(T)
+  // on the first and head(S) on the last; {time.total()} with one stage. Sums to time.total().
+  std::vector<double> stage_seconds(const IterationBatch& batch, const IterationTime& time);
+  // Seconds to pass `tokens` tokens' activations from a stage to the next (0 with one stage):
+  // vLLM's hidden states and residual, each TP rank sending 1/tp of them over the chip links and
+  // the next stage's ranks all-gathering them, each a collective with its fixed cost.
+  double stage_transfer(std::uint64_t tokens);
   std::uint64_t layers() const { return model_.layers; }
   const workload::llm::LlmConfig& model() const { return model_; }
   const arch::HardwareModel& hardware() const { return *hw_; }
   std::uint64_t tp() const { return options_.tp; }
+  std::uint64_t pp() const { return options_.pp; }
   mapper::FusionMode fusion() const { return fusion_; }  // options.fusion, resolved
   // Graphs priced so far (for the benchmark's report).
   std::size_t graphs_priced() const { return priced_; }
@@ -147,6 +163,14 @@ class IterationPricer {
   // MLA's attention pieces (LlmConfig::mla): decode in the absorbed form over the latent cache,
   // a prefill chunk with the expansion of its cached tokens' latents (docs/serving.md).
   double mla_attention(std::uint64_t batch, std::uint64_t queries, std::uint64_t keys, bool causal);
+  // One layer's attention for a batch: a layer without the model's window and one with it.
+  struct LayerAttention {
+    double global = 0;
+    double windowed = 0;
+  };
+  LayerAttention layer_attention(const IterationBatch& batch);
+  // stage_transfer, or nullopt with `why` when the arch cannot price the transfer.
+  std::optional<double> stage_hop(std::uint64_t tokens, std::string& why);
 
   workload::llm::LlmConfig model_;  // as given
   workload::llm::LlmConfig one_layer_;  // one layer (a MoE model's: one of its expert layers)
@@ -160,6 +184,7 @@ class IterationPricer {
   std::map<std::uint64_t, TokenParts> token_memo_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, bool, std::uint64_t>, double>
       attention_memo_;
+  std::map<std::uint64_t, double> hop_memo_;  // stage_transfer by tokens
   std::size_t priced_ = 0;
 };
 

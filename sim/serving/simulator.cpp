@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -55,15 +57,16 @@ struct Seq {
 // A prefill chunk of a running sequence: its index in running_, its tokens.
 using Chunk = std::pair<std::size_t, std::uint64_t>;
 
-// One replica's engine.
-class Replica {
+// One virtual engine: a scheduler with its own waiting queue, running sequences and share of the
+// replica's KV cache. A replica without pipeline parallelism is one; with P stages it runs P, as
+// vLLM's V0 engine does (each virtual engine has max_batch and 1/P of the blocks; a request goes
+// to the one with the fewest unfinished requests; docs/serving.md "Pipeline parallelism").
+class VirtualEngine {
  public:
-  // `prefilled`: requests arrive with their prompt in the KV cache and their first token made
-  // (RequestRecord::first_token), as a disaggregated decode pool receives them.
   // `prefix_blocks`: blocks of the prompts' shared prefix that prefix caching keeps (0: none).
-  Replica(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
-          std::uint64_t blocks, std::uint64_t budget, ServeResult& out, bool prefilled = false,
-          std::uint64_t prefix_blocks = 0)
+  VirtualEngine(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
+                std::uint64_t blocks, std::uint64_t budget, ServeResult& out,
+                std::uint64_t prefix_blocks)
       : pricer_(pricer),
         config_(config),
         replica_(replica),
@@ -71,104 +74,102 @@ class Replica {
         watermark_(static_cast<std::uint64_t>(config.watermark * static_cast<double>(blocks))),
         budget_(budget),
         out_(out),
-        prefilled_(prefilled),
-        overhead_(out.iteration_overhead),
         prefix_blocks_(prefix_blocks) {}
 
-  // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
-  // closed-loop clients (0: open loop, the requests' own arrivals).
-  void run(const std::vector<std::size_t>& ids, std::uint64_t clients) {
-    std::size_t next = 0;  // the next request not yet arrived
-    std::size_t released = ids.size();
-    if (clients > 0) {
-      released = std::min<std::size_t>(clients, ids.size());
-      for (std::size_t i = 0; i < released; ++i) out_.requests[ids[i]].request.arrival = 0;
+  // An iteration as scheduled: its record (start, waiting, preempted, blocks), its batch, and the
+  // running sequences it advances.
+  struct Step {
+    IterationRecord it;
+    IterationBatch batch;
+    std::vector<Chunk> chunks;
+    std::vector<std::size_t> decodes;  // running indices
+  };
+
+  // Request `r` arrives. `prefilled`: with its prompt in the KV cache and its first token made
+  // (RequestRecord::first_token), as a disaggregated decode pool receives it.
+  void arrive(std::size_t r, bool prefilled) {
+    const Request& q = out_.requests[r].request;
+    Seq s;
+    s.record = r;
+    s.prompt = q.input;
+    if (prefilled) {
+      s.prefilled = s.kv = q.input;
+      s.generated = 1;
+      s.last_token = out_.requests[r].first_token;
+    }
+    enqueue(s, false);
+  }
+
+  bool idle() const { return waiting_.empty() && running_.empty(); }
+  std::size_t unfinished() const { return waiting_.size() + running_.size(); }
+
+  // Schedules an iteration starting at `now` (the engine has work). Nothing else may touch the
+  // engine's running sequences until complete() (arrivals only join the waiting queue).
+  Step plan(double now) {
+    Step step;
+    step.it.replica = replica_;
+    step.it.start = now;
+    step.it.waiting = waiting_.size();
+    schedule(step.batch, step.chunks, step.decodes, step.it);
+    CODA_CHECK(!step.chunks.empty() || !step.decodes.empty());  // kv_budget and simulate's checks
+    step.it.decode_sequences = step.batch.decode_sequences;
+    step.it.prefill_sequences = step.chunks.size();
+    step.it.prefill_tokens = step.batch.tokens() - step.batch.decode_sequences;
+    step.it.kv_blocks_used = used_;
+    step.it.kv_blocks = blocks_;
+    return step;
+  }
+
+  // The step's tokens, produced at `end`: first tokens, gaps and finishes recorded; the step's
+  // record appended to the results. Returns how many requests finished.
+  std::size_t complete(Step& step, double end) {
+    step.it.end = end;
+    std::vector<std::size_t> produced;
+    for (const std::size_t i : step.decodes) {
+      Seq& s = running_[i];
+      s.kv += 1;
+      produced.push_back(i);
+    }
+    for (const auto& [i, tokens] : step.chunks) {
+      Seq& s = running_[i];
+      s.prefilled += tokens;
+      s.kv += tokens;
+      if (!s.prefilling()) produced.push_back(i);
+      // The first sequence to hold the whole shared prefix gives its blocks to the cache.
+      if (prefix_blocks_ > 0 && !prefix_cached_ && s.shared == 0 &&
+          s.kv >= prefix_blocks_ * config_.block_size) {
+        prefix_cached_ = true;
+        s.blocks -= prefix_blocks_;
+        s.shared = prefix_blocks_;
+      }
     }
     std::size_t done = 0;
-    double now = 0;
-    while (done < ids.size()) {
-      while (next < released && out_.requests[ids[next]].request.arrival <= now) {
-        const std::size_t r = ids[next++];
-        const Request& q = out_.requests[r].request;
-        Seq s;
-        s.record = r;
-        s.prompt = q.input;
-        if (prefilled_) {
-          s.prefilled = s.kv = q.input;
-          s.generated = 1;
-          s.last_token = out_.requests[r].first_token;
-        }
-        enqueue(s, false);
+    std::vector<bool> finished(running_.size(), false);
+    for (const std::size_t i : produced) {
+      Seq& s = running_[i];
+      RequestRecord& rec = out_.requests[s.record];
+      if (s.generated == 0)
+        rec.first_token = end;
+      else {
+        out_.itl.push_back(end - s.last_token);
+        out_.itl_request.push_back(rec.request.id);
       }
-      if (waiting_.empty() && running_.empty()) {
-        CODA_CHECK(next < released);  // requests remain, so one is yet to arrive
-        now = out_.requests[ids[next]].request.arrival;
-        continue;
+      s.generated += 1;
+      s.last_token = end;
+      if (s.generated == rec.request.output) {
+        rec.finish = end;
+        finished[i] = true;
+        used_ -= s.blocks;
+        ++done;
       }
-      IterationRecord it;
-      it.replica = replica_;
-      it.start = now;
-      it.waiting = waiting_.size();
-      IterationBatch batch;
-      std::vector<Chunk> chunks;
-      std::vector<std::size_t> decodes;  // running indices
-      schedule(batch, chunks, decodes, it);
-      CODA_CHECK(!chunks.empty() || !decodes.empty());  // kv_budget and simulate's checks
-      it.time = pricer_.price(batch);
-      now += it.time.total() + overhead_;
-      it.end = now;
-      it.decode_sequences = batch.decode_sequences;
-      it.prefill_sequences = chunks.size();
-      it.prefill_tokens = batch.tokens() - batch.decode_sequences;
-      it.kv_blocks_used = used_;
-      it.kv_blocks = blocks_;
-      // Tokens produced at the iteration's end.
-      std::vector<std::size_t> produced;
-      for (const std::size_t i : decodes) {
-        Seq& s = running_[i];
-        s.kv += 1;
-        produced.push_back(i);
-      }
-      for (const auto& [i, tokens] : chunks) {
-        Seq& s = running_[i];
-        s.prefilled += tokens;
-        s.kv += tokens;
-        if (!s.prefilling()) produced.push_back(i);
-        // The first sequence to hold the whole shared prefix gives its blocks to the cache.
-        if (prefix_blocks_ > 0 && !prefix_cached_ && s.shared == 0 &&
-            s.kv >= prefix_blocks_ * config_.block_size) {
-          prefix_cached_ = true;
-          s.blocks -= prefix_blocks_;
-          s.shared = prefix_blocks_;
-        }
-      }
-      std::vector<bool> finished(running_.size(), false);
-      for (const std::size_t i : produced) {
-        Seq& s = running_[i];
-        RequestRecord& rec = out_.requests[s.record];
-        if (s.generated == 0)
-          rec.first_token = now;
-        else {
-          out_.itl.push_back(now - s.last_token);
-          out_.itl_request.push_back(rec.request.id);
-        }
-        s.generated += 1;
-        s.last_token = now;
-        if (s.generated == rec.request.output) {
-          rec.finish = now;
-          finished[i] = true;
-          used_ -= s.blocks;
-          ++done;
-          if (released < ids.size()) out_.requests[ids[released++]].request.arrival = now;
-        }
-      }
-      std::vector<Seq> kept;
-      kept.reserve(running_.size());
-      for (std::size_t i = 0; i < running_.size(); ++i)
-        if (!finished[i]) kept.push_back(running_[i]);
-      running_ = std::move(kept);
-      out_.iterations.push_back(it);
     }
+    std::vector<Seq> kept;
+    kept.reserve(running_.size());
+    for (std::size_t i = 0; i < running_.size(); ++i)
+      if (!finished[i]) kept.push_back(running_[i]);
+    running_ = std::move(kept);
+    out_.iterations.push_back(step.it);
+    return done;
   }
 
  private:
@@ -298,14 +299,99 @@ class Replica {
   std::uint64_t watermark_;
   std::uint64_t budget_;
   ServeResult& out_;
-  bool prefilled_;
-  double overhead_;
   std::uint64_t prefix_blocks_;
   bool prefix_cached_ = false;  // the shared prefix's blocks are in the cache (pinned)
   std::uint64_t used_ = 0;
   std::uint64_t preempt_order_ = 0;
   std::vector<Seq> running_;  // admission order
   std::map<Key, Seq> waiting_;
+};
+
+// One replica: its virtual engines (one per pipeline stage; one without pipeline parallelism)
+// over its stages. Events in time order: a step's end, then an arrival, then a step's start. A
+// virtual engine schedules its next step when its last one has ended (and the host's
+// iteration_overhead has passed); the step enters stage 0 when stage 0 is free, and each later
+// stage when the one before has finished it and passed the activations on (IterationPricer::
+// stage_transfer) and the stage is free. With one stage an iteration takes the priced time and
+// the overhead, back to back.
+class Replica {
+ public:
+  Replica(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
+          std::uint64_t blocks, std::uint64_t budget, ServeResult& out, bool prefilled = false,
+          std::uint64_t prefix_blocks = 0)
+      : pricer_(pricer), out_(out), prefilled_(prefilled), overhead_(out.iteration_overhead) {
+    const std::uint64_t stages = pricer.pp();
+    for (std::uint64_t v = 0; v < stages; ++v)
+      engines_.emplace_back(pricer, config, replica, blocks / stages, budget, out, prefix_blocks);
+  }
+
+  // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
+  // closed-loop clients (0: open loop, the requests' own arrivals).
+  void run(const std::vector<std::size_t>& ids, std::uint64_t clients) {
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    std::size_t next = 0;  // the next request not yet arrived
+    std::size_t released = ids.size();
+    if (clients > 0) {
+      released = std::min<std::size_t>(clients, ids.size());
+      for (std::size_t i = 0; i < released; ++i) out_.requests[ids[i]].request.arrival = 0;
+    }
+    const std::size_t n = engines_.size();
+    std::vector<double> ready(n, 0.0);  // when each engine may schedule its next step
+    std::vector<std::optional<VirtualEngine::Step>> flight(n);
+    std::vector<double> stage_free(n, 0.0);
+    std::size_t done = 0;
+    while (done < ids.size()) {
+      std::size_t ending = n, stepping = n;
+      double t_end = kNever, t_step = kNever;
+      for (std::size_t v = 0; v < n; ++v) {
+        if (flight[v] && flight[v]->it.end < t_end) {
+          t_end = flight[v]->it.end;
+          ending = v;
+        }
+        if (!flight[v] && !engines_[v].idle() && ready[v] < t_step) {
+          t_step = ready[v];
+          stepping = v;
+        }
+      }
+      const double t_arrive = next < released ? out_.requests[ids[next]].request.arrival : kNever;
+      CODA_CHECK(t_end < kNever || t_arrive < kNever || t_step < kNever);  // requests remain
+      if (t_end <= t_arrive && t_end <= t_step) {
+        const std::size_t finished = engines_[ending].complete(*flight[ending], t_end);
+        flight[ending].reset();
+        ready[ending] = t_end;
+        done += finished;
+        for (std::size_t k = 0; k < finished && released < ids.size(); ++k)
+          out_.requests[ids[released++]].request.arrival = t_end;
+      } else if (t_arrive <= t_step) {
+        // To the engine with the fewest unfinished requests (the first on a tie), as vLLM's
+        // LLMEngine.add_request picks a virtual engine's scheduler.
+        std::size_t to = 0;
+        for (std::size_t v = 1; v < n; ++v)
+          if (engines_[v].unfinished() < engines_[to].unfinished()) to = v;
+        if (!flight[to] && engines_[to].idle()) ready[to] = std::max(ready[to], t_arrive);
+        engines_[to].arrive(ids[next++], prefilled_);
+      } else {
+        VirtualEngine::Step step = engines_[stepping].plan(t_step);
+        step.it.time = pricer_.price(step.batch);
+        const std::vector<double> stage = pricer_.stage_seconds(step.batch, step.it.time);
+        const double hop = pricer_.stage_transfer(step.batch.tokens());
+        double end = t_step;
+        for (std::size_t s = 0; s < n; ++s) {
+          end = std::max(s == 0 ? end : end + hop, stage_free[s]) + stage[s];
+          stage_free[s] = end;
+        }
+        step.it.end = end + overhead_;
+        flight[stepping] = std::move(step);
+      }
+    }
+  }
+
+ private:
+  IterationPricer& pricer_;
+  ServeResult& out_;
+  bool prefilled_;
+  double overhead_;
+  std::vector<VirtualEngine> engines_;
 };
 
 }  // namespace
@@ -406,14 +492,21 @@ std::optional<KvBudget> cache_holding(IterationPricer& pricer, const SchedulerCo
                                       std::string_view remedy, Diagnostics& diags) {
   std::optional<KvBudget> kv = kv_budget(pricer, config, budget, diags);
   if (!kv) return std::nullopt;
+  // With pipeline stages each virtual engine has its share of the blocks (Replica).
+  const std::uint64_t blocks = kv->blocks / pricer.pp();
   const std::uint64_t watermark =
-      static_cast<std::uint64_t>(config.watermark * static_cast<double>(kv->blocks));
+      static_cast<std::uint64_t>(config.watermark * static_cast<double>(blocks));
   const std::uint64_t need = ceil_div(longest_total, config.block_size);
-  if (need + watermark > kv->blocks) {
+  if (need + watermark > blocks) {
     diags.error({}, "serve",
                 fmt::format("a request of {} tokens needs {} KV blocks of {} tokens, more than "
-                            "the {} the cache has (less the {}-block watermark)",
-                            longest_total, need, config.block_size, kv->blocks, watermark),
+                            "the {} the cache has{} (less the {}-block watermark)",
+                            longest_total, need, config.block_size, blocks,
+                            pricer.pp() > 1 ? fmt::format(" for each of the {} virtual engines "
+                                                          "of {} pipeline stages",
+                                                          pricer.pp(), pricer.pp())
+                                            : std::string(),
+                            watermark),
                 std::string(remedy));
     return std::nullopt;
   }
@@ -675,6 +768,13 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   result.requests.reserve(requests.size());
   for (const Request& r : requests) result.requests.push_back({.request = r});
   if (deployment.disaggregated) {
+    if (pricer.pp() > 1) {
+      diags.error({}, "pp",
+                  "pipeline stages with disaggregated prefill and decode are not "
+                  "simulated",
+                  "serve disaggregated pools without --pp, or one pool with it");
+      return std::nullopt;
+    }
     if (!simulate_disaggregated(pricer, deployment, arrivals, *kv, budget, longest_total, result,
                                 diags))
       return std::nullopt;
@@ -704,7 +804,8 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                    config.prefix_caching ? prefix / config.block_size : 0);
     engine.run(ids, clients);
   }
-  result.summary = summarise(result, replicas, slo, arrivals.warmup);
+  // With pipeline stages a replica's virtual engines each have steps in flight.
+  result.summary = summarise(result, replicas * pricer.pp(), slo, arrivals.warmup);
   return result;
 }
 

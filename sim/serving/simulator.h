@@ -28,7 +28,13 @@
 //       the whole sequence, prompt and output, so decode never needs a block and nothing is
 //       preempted; fewer sequences run at once when the cache is the limit.
 //
-// Not simulated (errors where asked for): pipeline parallelism, swapping KV blocks to the host,
+// Pipeline parallelism (PricerOptions::pp = P): a replica runs P virtual engines, as vLLM's V0
+// engine does, each with its own scheduler (max_batch each) and 1/P of the KV blocks; a request
+// goes to the one with the fewest unfinished requests. A virtual engine schedules its next
+// iteration when its last has left the last stage; iterations of different engines occupy
+// different stages at once (IterationPricer::stage_seconds, stage_transfer).
+//
+// Not simulated (errors where asked for): swapping KV blocks to the host,
 // prefix sharing, speculative decoding, different hardware per disaggregated pool. Host-side
 // scheduling and sampling time is `iteration_overhead` (default: the arch's
 // calibration.llm_step_fixed_cost, the runtime's host work per generation step; else 0).

@@ -112,6 +112,7 @@ TEST(ValidationCalibration, OnlyTheNamedKnobsAreFitted) {
                                 row(Kernel::CopyBandwidth, DType::Fp32, {.elements = 1u << 20},
                                     8388608.0 / (0.85 * 4.8e12) * 1e6)};
   std::vector<FitRow> fit_rows;
+  fit_rows.reserve(rows.size());
   for (const Measurement& m : rows) fit_rows.push_back({&m, 0});
   const std::vector<arch::ArchSpec> specs{spec};
   const FitResult fit = fit_calibration(fit_rows, specs, {},

@@ -4,6 +4,7 @@
 
 #include "arch/arch_spec.h"
 #include "core/results.h"
+#include "sim/analytical/cluster_collective.h"
 #include "sim/driver.h"
 #include "workloads/llm/llm_config.h"
 
@@ -244,6 +245,67 @@ TEST(IterationCostParts, MemoryOfAReplica) {
   const ReplicaMemory q = quantized->memory(2048);
   EXPECT_EQ(q.kv_bytes_per_token.value, 128u * 1024);
   EXPECT_EQ(q.weights.value, 6476005376ull / 2 + 262144000ull / 2 * 2 + norms * 2);
+}
+
+// Two pipeline stages of LLaMA-2-7B at TP 1: 16 layers a stage. Weights: a layer is 4 x 4096^2
+// (attention) + 3 x 4096 x 11008 (MLP) + 2 x 4096 (norms) = 202,383,360 parameters; the first
+// stage adds the embedding (32000 x 4096 = 131,072,000), the last the final norm (4096) and the
+// LM head (131,072,000): the last holds the most, 16 x 202,383,360 + 131,076,096 = 3,369,209,856
+// bf16 parameters. Its chips hold half of every token's cache: 256 KiB.
+TEST(IterationCostParts, PipelineStagesHoldTheirLayers) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  auto pricer = IterationPricer::make(load_model(kModel), hw, {.pp = 2}, diags);
+  ASSERT_TRUE(pricer) << diags.format_all();
+  EXPECT_EQ(pricer->pp(), 2u);
+  const ReplicaMemory m = pricer->memory(2048);
+  EXPECT_EQ(m.kv_bytes_per_token.value, 256u * 1024);
+  EXPECT_EQ(m.weights.value, (16ull * 202383360 + 131076096) * 2);
+
+  // An iteration's stages: each its 16 layers, the first with model(T), the last with head(S);
+  // their layers' parts are equal (every layer is alike), and they add up to the iteration.
+  IterationBatch b;
+  b.decode_sequences = 8;
+  b.decode_context_sum = 8 * 512;
+  b.prefill.push_back({256, 0, true});
+  const IterationTime t = pricer->price(b);
+  const std::vector<double> stages = pricer->stage_seconds(b, t);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_NEAR(stages[0] + stages[1], t.total(), 1e-12 * t.total());
+  EXPECT_NEAR(stages[0] - pricer->model_tokens(b.tokens()), stages[1] - t.head, 1e-12);
+  // The hop: the hidden states and the residual of 264 tokens, 2 x 264 x 4096 x 2 B, one send
+  // between two chips of the node (TP 1: no all-gather) on the H100's links, priced as any
+  // send/recv of that many bytes with a collective's fixed cost.
+  std::string why;
+  const auto send = analytical::price_cluster_collective(
+      analytical::CollectiveKind::SendRecv, 2ull * 264 * 4096 * 2, 2, 2, hw, nullptr, why);
+  ASSERT_TRUE(send) << why;
+  EXPECT_DOUBLE_EQ(pricer->stage_transfer(264),
+                   send->cost.seconds + hw.kernel_fixed_seconds(arch::KernelKind::Collective));
+  EXPECT_GT(pricer->stage_transfer(264), 4325376.0 / 450e9);  // at most the link's rate
+  // One stage: the whole iteration, nothing to pass on.
+  auto one = IterationPricer::make(load_model(kModel), hw, {}, diags);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->stage_seconds(b, t), std::vector<double>{t.total()});
+  EXPECT_EQ(one->stage_transfer(264), 0.0);
+}
+
+TEST(IterationCostParts, RefusesPipelinesThatDoNotFit) {
+  const arch::HardwareModel hw = load_hw(kArch);
+  Diagnostics diags;
+  EXPECT_FALSE(IterationPricer::make(load_model(kModel), hw, {.pp = 3}, diags));
+  ASSERT_TRUE(diags.has_errors());
+  EXPECT_EQ(diags.all()[0].path, "pp");
+  EXPECT_NE(diags.all()[0].message.find("pp 3 does not divide the 32 layers"), std::string::npos)
+      << diags.all()[0].message;
+  // 8 x 2 = 16 chips: more than an HGX H100 board's 8.
+  Diagnostics wide;
+  EXPECT_FALSE(IterationPricer::make(load_model(kModel), hw, {.tp = 8, .pp = 2}, wide));
+  ASSERT_TRUE(wide.has_errors());
+  EXPECT_EQ(wide.all()[0].path, "pp");
+  EXPECT_NE(wide.all()[0].message.find("tp 8 x pp 2 = 16 chips spans more than the 8"),
+            std::string::npos)
+      << wide.all()[0].message;
 }
 
 TEST(IterationCostParts, RefusesATpThatDoesNotDivideTheHeads) {

@@ -442,6 +442,83 @@ TEST_F(Serving, PrefixCachingPrefillsOnlyWhatIsNotCached) {
   EXPECT_EQ(diags.all().at(0).path, "shared_prefix");
 }
 
+// Two pipeline stages (LLaMA-2-7B, TP 1 x PP 2): two virtual engines, each with half the blocks.
+class PipelinedServing : public Serving {
+ protected:
+  PipelinedServing() {
+    Diagnostics diags;
+    auto model = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", diags);
+    auto pricer = IterationPricer::make(*model, hw_, {.pp = 2}, diags);
+    EXPECT_TRUE(pricer) << diags.format_all();
+    piped_.emplace(std::move(*pricer));
+  }
+  // A prefill of `tokens` on each stage, and the hop between them.
+  std::vector<double> stages(std::uint64_t tokens) {
+    IterationBatch b;
+    b.prefill.push_back({tokens, 0, true});
+    return piped_->stage_seconds(b, piped_->price(b));
+  }
+  std::optional<IterationPricer> piped_;
+};
+
+// One request: its prefill crosses stage 0, the hop and stage 1, then the host's time; with one
+// engine busy the stages take turns and the iteration is as long as without the pipeline but
+// for the hop.
+TEST_F(PipelinedServing, OneRequestCrossesTheStagesInTurn) {
+  Diagnostics diags;
+  const auto r = simulate(*piped_, {}, {{.id = 0, .input = 100, .output = 1}}, {}, {}, diags);
+  ASSERT_TRUE(r) << diags.format_all();
+  const std::vector<double> s = stages(100);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(r->requests[0].ttft(), s[0] + piped_->stage_transfer(100) + s[1] + host_, 1e-12);
+  EXPECT_NEAR(s[0] + s[1] + host_, prefill(100), 1e-9 * prefill(100));
+  // The replica's cache: half a token's bytes a chip, so about twice the blocks of one chip
+  // holding every layer (less what the stage's weights leave), split over the two engines.
+  EXPECT_EQ(r->kv.kv_bytes_per_token.value, 256u * 1024);
+}
+
+// Two requests at 0 go to the two virtual engines (the first to engine 0, the second to the one
+// with fewer unfinished requests: engine 1). Engine 0's prefill takes stage 0 over [0, a0] and
+// stage 1 from a0 + hop; engine 1's enters stage 0 when it frees, at a0, leaves it at 2 a0, and
+// enters stage 1 at max(2 a0 + hop, a0 + hop + a1), when engine 0's has left it. Without the
+// pipeline both prompts would prefill together in one iteration.
+TEST_F(PipelinedServing, TwoVirtualEnginesOverlapInTheStages) {
+  Diagnostics diags;
+  const auto r = simulate(
+      *piped_, {}, {{.id = 0, .input = 64, .output = 1}, {.id = 1, .input = 64, .output = 1}}, {},
+      {}, diags);
+  ASSERT_TRUE(r) << diags.format_all();
+  const std::vector<double> s = stages(64);
+  const double hop = piped_->stage_transfer(64);
+  EXPECT_NEAR(r->requests[0].ttft(), s[0] + hop + s[1] + host_, 1e-12);
+  const double second = std::max(2 * s[0] + hop, s[0] + hop + s[1]) + s[1] + host_;
+  EXPECT_NEAR(r->requests[1].ttft(), second, 1e-12);
+  ASSERT_EQ(r->iterations.size(), 2u);
+  EXPECT_EQ(r->iterations[0].prefill_sequences, 1u);
+  EXPECT_EQ(r->iterations[1].prefill_sequences, 1u);
+  // Each engine has half the replica's blocks.
+  EXPECT_EQ(r->iterations[0].kv_blocks, r->kv.blocks / 2);
+}
+
+// A request that fits the replica's cache but not one engine's half is an error naming both.
+TEST_F(PipelinedServing, ARequestMustFitOneVirtualEnginesBlocks) {
+  Deployment d;
+  d.scheduler.kv_blocks = 10;  // 5 blocks of 16 tokens an engine
+  Diagnostics diags;
+  EXPECT_FALSE(simulate(*piped_, d, {{.id = 0, .input = 100, .output = 1}}, {}, {}, diags));
+  ASSERT_TRUE(diags.has_errors());
+  EXPECT_NE(diags.all()[0].message.find("more than the 5 the cache has for each of the 2 virtual "
+                                        "engines of 2 pipeline stages"),
+            std::string::npos)
+      << diags.all()[0].message;
+  Deployment split;
+  split.disaggregated = Disaggregation{};
+  Diagnostics refused;
+  EXPECT_FALSE(simulate(*piped_, split, {{.id = 0, .input = 10, .output = 2}}, {}, {}, refused));
+  ASSERT_TRUE(refused.has_errors());
+  EXPECT_EQ(refused.all()[0].path, "pp");
+}
+
 TEST(Stats, PercentilesAsNumpy) {
   // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97 (linear interpolation).
   const Stats s = stats_of({4, 1, 3, 2});
