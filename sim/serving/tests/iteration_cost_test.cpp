@@ -266,7 +266,7 @@ TEST(IterationCostParts, PipelineStagesHoldTheirLayers) {
   // their layers' parts are equal (every layer is alike), and they add up to the iteration.
   IterationBatch b;
   b.decode_sequences = 8;
-  b.decode_context_sum = 8 * 512;
+  b.decode_context_sum = 8ull * 512;
   b.prefill.push_back({256, 0, true});
   const IterationTime t = pricer->price(b);
   const std::vector<double> stages = pricer->stage_seconds(b, t);
