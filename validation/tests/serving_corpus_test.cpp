@@ -23,13 +23,13 @@ TEST(ServingCorpus, TheCommittedCorpusReads) {
   const auto corpus =
       load_serving_corpus("validation/published/serving/corpus_serving.yaml", diags);
   ASSERT_TRUE(corpus) << diags.format_all();
-  // SPLIT.md: six sources, 150 calibration rows (v013 with its 30 Mixtral rows) and 90
-  // validation rows.
+  // SPLIT.md: six sources, 227 calibration rows (v013 with its 30 Mixtral rows and its LLaMA v3
+  // 70B rows at TP 1, 2, 4 and 8) and 90 validation rows.
   ASSERT_EQ(corpus->sources.size(), 6u);
   std::size_t calibration = 0, validation = 0;
   for (const ServingSource& s : corpus->sources)
     (s.split == Split::Calibration ? calibration : validation) += s.rows.size();
-  EXPECT_EQ(calibration, 150u);
+  EXPECT_EQ(calibration, 227u);
   EXPECT_EQ(validation, 90u);
   // The manifest schedules NIM's rows (engine 'other') as TensorRT-LLM's; others by engine.
   for (const ServingSource& s : corpus->sources)
