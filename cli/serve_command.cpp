@@ -104,11 +104,11 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
       "<= {}, TPOT <= {}):\n",
       args.chips, slo.percentile, slo.ttft > 0 ? fmt::format("{:g} ms", slo.ttft * 1e3) : "-",
       slo.tpot > 0 ? fmt::format("{:g} ms", slo.tpot * 1e3) : "-");
-  out << fmt::format("  {:>3} {:>8} {:<15} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}\n", "tp",
-                     "replicas", "prefill", "rate/s", "offline/s", "tok/s/chip", "TTFT p99",
+  out << fmt::format("  {:>3} {:>3} {:>8} {:<15} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}\n", "tp",
+                     "pp", "replicas", "prefill", "rate/s", "offline/s", "tok/s/chip", "TTFT p99",
                      "TPOT p99", "cost/Mtok");
   std::string csv =
-      "tp,replicas,batching,prefill_replicas,decode_replicas,rate_rps,offline_rps,output_"
+      "tp,pp,replicas,batching,prefill_replicas,decode_replicas,rate_rps,offline_rps,output_"
       "tokens_per_s_per_chip,"
       "ttft_p99_s,tpot_p99_s,cost_per_million_tokens,rejected\n";
   for (const sv::DeploymentResult& r : *ranked) {
@@ -120,20 +120,21 @@ int run_deployment_search(const ServeArgs& args, const workload::llm::LlmConfig&
     const std::string cost =
         r.cost_per_million_tokens ? fmt::format("{:.4g}", *r.cost_per_million_tokens) : "";
     if (!r.rejected.empty()) {
-      out << fmt::format("  {:>3} {:>8} {:<15} rejected: {}\n", c.tp, c.replicas, prefill,
-                         r.rejected);
+      out << fmt::format("  {:>3} {:>3} {:>8} {:<15} rejected: {}\n", c.tp, c.pp, c.replicas,
+                         prefill, r.rejected);
     } else if (!r.at_rate) {
-      out << fmt::format("  {:>3} {:>8} {:<15} {:>10} {:>10.4g}  (no rate within the SLO)\n", c.tp,
-                         c.replicas, prefill, "-", r.offline_rps);
+      out << fmt::format("  {:>3} {:>3} {:>8} {:<15} {:>10} {:>10.4g}  (no rate within the SLO)\n",
+                         c.tp, c.pp, c.replicas, prefill, "-", r.offline_rps);
     } else {
       out << fmt::format(
-          "  {:>3} {:>8} {:<15} {:>10.4g} {:>10.4g} {:>12.4g} {:>10.4g} "
+          "  {:>3} {:>3} {:>8} {:<15} {:>10.4g} {:>10.4g} {:>12.4g} {:>10.4g} "
           "{:>10.4g} {:>10}\n",
-          c.tp, c.replicas, prefill, r.rate, r.offline_rps, r.tokens_per_chip_s,
+          c.tp, c.pp, c.replicas, prefill, r.rate, r.offline_rps, r.tokens_per_chip_s,
           r.at_rate->ttft.p99 * 1e3, r.at_rate->tpot.p99 * 1e3, cost);
     }
     csv += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.replicas, sv::to_string(c.batching),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tp, c.pp, c.replicas,
+        sv::to_string(c.batching),
         c.disaggregated ? fmt::format("{}", c.disaggregated->prefill) : "",
         c.disaggregated ? fmt::format("{}", c.disaggregated->decode) : "", r.rate, r.offline_rps,
         r.tokens_per_chip_s, r.at_rate ? fmt::format("{}", r.at_rate->ttft.p99) : "",
@@ -228,13 +229,13 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
           ->check(kPositive);
   CLI::Option* deployments = cmd->add_flag(
       "--search-deployments", args.search_deployments,
-      "Rank every layout of --chips chips (TP ranks per replica x replicas, prefill-first and "
+      "Rank every layout of --chips chips (TP ranks x PP stages per replica x replicas, "
+      "prefill-first and "
       "chunked prefill) by the highest Poisson rate it sustains within the SLO");
   for (CLI::Option* a : {rate, concurrency, offline, trace, search, deployments, rates})
     for (CLI::Option* b : {rate, concurrency, offline, trace, search, deployments, rates})
       if (a != b) a->excludes(b);
-  // Pipeline stages are simulated in one pool of replicas: not laid out by the search, and not
-  // with disaggregated pools.
+  // The search lays out pipeline stages itself; they are not simulated with disaggregated pools.
   cmd->get_option("--pp")->excludes(deployments)->excludes("--disaggregate");
   CLI::Option* chips =
       cmd->add_option("--chips", args.chips, "With --search-deployments: the chips to lay out")

@@ -34,47 +34,53 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
                                                                       : base.scheduler.batching;
   for (std::uint64_t tp = 1; tp <= search.chips; ++tp) {
     if (search.chips % tp != 0) continue;
-    PricerOptions options = pricing;
-    options.tp = tp;
-    Diagnostics made;
-    std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
-    const std::uint64_t replicas = search.chips / tp;
-    std::vector<DeploymentCandidate> candidates = {
-        {.tp = tp, .replicas = replicas, .batching = whole},
-        {.tp = tp, .replicas = replicas, .batching = Batching::Chunked}};
-    for (std::uint64_t p = 1; p < replicas; ++p)
-      candidates.push_back({.tp = tp,
-                            .replicas = replicas,
-                            .batching = whole,
-                            .disaggregated = Disaggregation{p, replicas - p}});
-    for (const DeploymentCandidate& candidate : candidates) {
-      DeploymentResult r;
-      r.candidate = candidate;
-      if (!pricer) {
-        r.rejected = one_line(made);
-        out.push_back(std::move(r));
-        continue;
-      }
-      Deployment d = base;
-      d.replicas = candidate.replicas;
-      d.scheduler.batching = candidate.batching;
-      d.disaggregated = candidate.disaggregated;
-      Diagnostics ran;
-      const std::optional<RateSearch> found = search_rate(*pricer, d, spec, slo, search.steps, ran);
-      if (!found) {
-        r.rejected = one_line(ran);
-      } else {
-        r.offline_rps = found->offline_rps;
-        r.rate = found->rate;
-        if (found->best) {
-          r.at_rate = found->best->summary;
-          r.tokens_per_chip_s = r.at_rate->output_tokens_per_s / static_cast<double>(search.chips);
-          if (search.chip_cost_per_hour && r.tokens_per_chip_s > 0)
-            r.cost_per_million_tokens =
-                *search.chip_cost_per_hour / (r.tokens_per_chip_s * 3600.0) * 1e6;
+    for (std::uint64_t pp = 1; pp <= search.chips / tp; ++pp) {
+      if ((search.chips / tp) % pp != 0 || (pp > 1 && model.layers % pp != 0)) continue;
+      PricerOptions options = pricing;
+      options.tp = tp;
+      options.pp = pp;
+      Diagnostics made;
+      std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
+      const std::uint64_t replicas = search.chips / (tp * pp);
+      std::vector<DeploymentCandidate> candidates = {
+          {.tp = tp, .pp = pp, .replicas = replicas, .batching = whole},
+          {.tp = tp, .pp = pp, .replicas = replicas, .batching = Batching::Chunked}};
+      for (std::uint64_t p = 1; pp == 1 && p < replicas; ++p)
+        candidates.push_back({.tp = tp,
+                              .replicas = replicas,
+                              .batching = whole,
+                              .disaggregated = Disaggregation{p, replicas - p}});
+      for (const DeploymentCandidate& candidate : candidates) {
+        DeploymentResult r;
+        r.candidate = candidate;
+        if (!pricer) {
+          r.rejected = one_line(made);
+          out.push_back(std::move(r));
+          continue;
         }
+        Deployment d = base;
+        d.replicas = candidate.replicas;
+        d.scheduler.batching = candidate.batching;
+        d.disaggregated = candidate.disaggregated;
+        Diagnostics ran;
+        const std::optional<RateSearch> found =
+            search_rate(*pricer, d, spec, slo, search.steps, ran);
+        if (!found) {
+          r.rejected = one_line(ran);
+        } else {
+          r.offline_rps = found->offline_rps;
+          r.rate = found->rate;
+          if (found->best) {
+            r.at_rate = found->best->summary;
+            r.tokens_per_chip_s =
+                r.at_rate->output_tokens_per_s / static_cast<double>(search.chips);
+            if (search.chip_cost_per_hour && r.tokens_per_chip_s > 0)
+              r.cost_per_million_tokens =
+                  *search.chip_cost_per_hour / (r.tokens_per_chip_s * 3600.0) * 1e6;
+          }
+        }
+        out.push_back(std::move(r));
       }
-      out.push_back(std::move(r));
     }
   }
   std::stable_sort(out.begin(), out.end(),

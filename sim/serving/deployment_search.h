@@ -1,6 +1,7 @@
 #pragma once
 // The Vidur-Search question on any arch coda models: of the ways to lay a model over `chips`
-// chips (tensor-parallel ranks per replica x replicas, whole or chunked prefills), which
+// chips (tensor-parallel ranks x pipeline stages per replica x replicas, whole or chunked
+// prefills), which
 // sustains the highest request rate within an SLO, and at what cost per million output tokens
 // (docs/serving.md, "Search"). Each candidate is a rate search (search_rate) on its own pricer;
 // disaggregated prefill and decode pools (DistServe's question) are candidates too.
@@ -21,6 +22,7 @@ namespace coda::sim::serving {
 
 struct DeploymentCandidate {
   std::uint64_t tp = 1;
+  std::uint64_t pp = 1;        // pipeline stages per replica (never with disaggregation)
   std::uint64_t replicas = 1;  // all of them, prefill and decode when disaggregated
   Batching batching = Batching::PrefillFirst;
   std::optional<Disaggregation> disaggregated;
@@ -45,10 +47,11 @@ struct DeploymentSearch {
   int steps = 12;
 };
 
-// Every TP that divides `search.chips` (1, 2, 4, ...), each with whole prompts (base's batching,
-// prefill-first where base chunks) and chunked prefill and, where there are R >= 2 replicas,
-// each disaggregated split P:D (P = 1 .. R-1, whole prompts), the rest of the deployment as
-// `base` (its replicas, batching and disaggregation replaced).
+// Every TP x PP that divides `search.chips` (TP 1, 2, 4, ...; PP only where it divides the
+// model's layers), each with whole prompts (base's batching, prefill-first where base chunks)
+// and chunked prefill and, without pipeline stages, where there are R >= 2 replicas, each
+// disaggregated split P:D (P = 1 .. R-1, whole prompts), the rest of the deployment as `base`
+// (its replicas, batching and disaggregation replaced; `pricing`'s pp replaced).
 // Sorted by rate, highest first (rejected last). Errors only for the SLO (none given).
 std::optional<std::vector<DeploymentResult>> search_deployments(
     const workload::llm::LlmConfig& model, const arch::HardwareModel& hw,

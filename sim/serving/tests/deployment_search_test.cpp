@@ -50,6 +50,23 @@ TEST(DeploymentSearch, RanksTheLayoutsOfTheChipsAndRejectsThoseThatCannotRun) {
     EXPECT_EQ((*ranked)[i].candidate.tp, 3u);
     EXPECT_NE((*ranked)[i].rejected.find("divide"), std::string::npos) << (*ranked)[i].rejected;
   }
+  // 2 chips: TP 1 x 2 replicas (prefill-first, chunked, disaggregated 1:1), TP 1 x PP 2 (32
+  // layers in two stages: prefill-first and chunked, no disaggregation), TP 2 (both): 7 layouts.
+  const auto two =
+      search_deployments(*model, hw, {}, {}, requests, slo, {.chips = 2, .steps = 4}, diags);
+  ASSERT_TRUE(two) << diags.format_all();
+  ASSERT_EQ(two->size(), 7u);
+  std::size_t piped = 0;
+  for (const DeploymentResult& r : *two) {
+    EXPECT_TRUE(r.rejected.empty()) << r.rejected;
+    EXPECT_EQ(r.candidate.tp * r.candidate.pp * r.candidate.replicas, 2u);
+    if (r.candidate.pp == 2) {
+      ++piped;
+      EXPECT_FALSE(r.candidate.disaggregated);
+      EXPECT_GT(r.rate, 0);
+    }
+  }
+  EXPECT_EQ(piped, 2u);
   Diagnostics none;
   EXPECT_FALSE(search_deployments(*model, hw, {}, {}, requests, {}, {.chips = 1}, none));
   EXPECT_EQ(none.all().at(0).path, "slo");
