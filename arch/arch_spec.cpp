@@ -902,12 +902,15 @@ std::string path_list(const std::vector<TensorPath>& paths) {
 }
 
 // A key that only means something on tensor cores, on an arch that has them with `path`.
-bool check_path(const YamlReader& at, const ArchSpec& spec, TensorPath path, Diagnostics& diags) {
+bool has_tensor_path(const ArchSpec& spec, TensorPath path) {
   const std::vector<TensorPath> paths = tensor_paths(spec);
-  if (std::find(paths.begin(), paths.end(), path) != paths.end()) return true;
-  diags.error(at,
-              fmt::format("this arch's tensor cores have no {} path", to_string(path)),
-              fmt::format("their instruction_paths: {}", path_list(paths)));
+  return std::find(paths.begin(), paths.end(), path) != paths.end();
+}
+
+bool check_path(const YamlReader& at, const ArchSpec& spec, TensorPath path, Diagnostics& diags) {
+  if (has_tensor_path(spec, path)) return true;
+  diags.error(at, fmt::format("this arch's tensor cores have no {} path", to_string(path)),
+              fmt::format("their instruction_paths: {}", path_list(tensor_paths(spec))));
   return false;
 }
 
@@ -1018,8 +1021,7 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
     const YamlReader at = node.at("cluster_multicast");
     std::uint32_t cluster = 0;
     if (at.read(cluster, diags)) {
-      const std::vector<TensorPath> paths = tensor_paths(spec);
-      if (std::find(paths.begin(), paths.end(), TensorPath::Wgmma) == paths.end())
+      if (!has_tensor_path(spec, TensorPath::Wgmma))
         diags.error(at, "only tensor cores with the wgmma path multicast within a cluster",
                     "list wgmma in the tensor core's instruction_paths, or leave "
                     "cluster_multicast out");

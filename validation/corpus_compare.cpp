@@ -289,11 +289,12 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
   }
 
   if (options.fit) {
-    for (const std::string& pattern : options.fit_knobs) {
-      std::vector<std::string> all;
+    std::vector<std::string> all;  // every family's knob names, once each
+    if (!options.fit_knobs.empty())
       for (const CorpusFamily& family : report.families)
         for (const std::string& name : knob_names(report.archs[family.archs.front()].spec))
           if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+    for (const std::string& pattern : options.fit_knobs) {
       if (std::none_of(all.begin(), all.end(),
                        [&](const std::string& n) { return knob_selected(n, pattern); })) {
         why = fmt::format(

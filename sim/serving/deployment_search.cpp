@@ -1,6 +1,7 @@
 #include "sim/serving/deployment_search.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,33 @@ std::string one_line(const Diagnostics& diags) {
   return out;
 }
 
+// One candidate's rate search on its pricer, with its tokens a chip and cost.
+DeploymentResult evaluate(IterationPricer& pricer, const Deployment& base,
+                          const DeploymentCandidate& candidate, const RequestSpec& spec,
+                          const Slo& slo, const DeploymentSearch& search) {
+  DeploymentResult r;
+  r.candidate = candidate;
+  Deployment d = base;
+  d.replicas = candidate.replicas;
+  d.scheduler.batching = candidate.batching;
+  d.disaggregated = candidate.disaggregated;
+  Diagnostics ran;
+  const std::optional<RateSearch> found = search_rate(pricer, d, spec, slo, search.steps, ran);
+  if (!found) {
+    r.rejected = one_line(ran);
+    return r;
+  }
+  r.offline_rps = found->offline_rps;
+  r.rate = found->rate;
+  if (found->best) {
+    r.at_rate = found->best->summary;
+    r.tokens_per_chip_s = r.at_rate->output_tokens_per_s / static_cast<double>(search.chips);
+    if (search.chip_cost_per_hour && r.tokens_per_chip_s > 0)
+      r.cost_per_million_tokens = *search.chip_cost_per_hour / (r.tokens_per_chip_s * 3600.0) * 1e6;
+  }
+  return r;
+}
+
 }  // namespace
 
 std::optional<std::vector<DeploymentResult>> search_deployments(
@@ -32,54 +60,32 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
   std::vector<DeploymentResult> out;
   const Batching whole = base.scheduler.batching == Batching::Chunked ? Batching::PrefillFirst
                                                                       : base.scheduler.batching;
-  for (std::uint64_t tp = 1; tp <= search.chips; ++tp) {
-    if (search.chips % tp != 0) continue;
-    for (std::uint64_t pp = 1; pp <= search.chips / tp; ++pp) {
-      if ((search.chips / tp) % pp != 0 || (pp > 1 && model.layers % pp != 0)) continue;
-      PricerOptions options = pricing;
-      options.tp = tp;
-      options.pp = pp;
-      Diagnostics made;
-      std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
-      const std::uint64_t replicas = search.chips / (tp * pp);
-      std::vector<DeploymentCandidate> candidates = {
-          {.tp = tp, .pp = pp, .replicas = replicas, .batching = whole},
-          {.tp = tp, .pp = pp, .replicas = replicas, .batching = Batching::Chunked}};
-      for (std::uint64_t p = 1; pp == 1 && p < replicas; ++p)
-        candidates.push_back({.tp = tp,
-                              .replicas = replicas,
-                              .batching = whole,
-                              .disaggregated = Disaggregation{p, replicas - p}});
-      for (const DeploymentCandidate& candidate : candidates) {
-        DeploymentResult r;
-        r.candidate = candidate;
-        if (!pricer) {
-          r.rejected = one_line(made);
-          out.push_back(std::move(r));
-          continue;
-        }
-        Deployment d = base;
-        d.replicas = candidate.replicas;
-        d.scheduler.batching = candidate.batching;
-        d.disaggregated = candidate.disaggregated;
-        Diagnostics ran;
-        const std::optional<RateSearch> found =
-            search_rate(*pricer, d, spec, slo, search.steps, ran);
-        if (!found) {
-          r.rejected = one_line(ran);
-        } else {
-          r.offline_rps = found->offline_rps;
-          r.rate = found->rate;
-          if (found->best) {
-            r.at_rate = found->best->summary;
-            r.tokens_per_chip_s =
-                r.at_rate->output_tokens_per_s / static_cast<double>(search.chips);
-            if (search.chip_cost_per_hour && r.tokens_per_chip_s > 0)
-              r.cost_per_million_tokens =
-                  *search.chip_cost_per_hour / (r.tokens_per_chip_s * 3600.0) * 1e6;
-          }
-        }
-        out.push_back(std::move(r));
+  // The layouts: every TP x PP dividing the chips, PP only where it divides the layers.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> layouts;
+  for (std::uint64_t tp = 1; tp <= search.chips; ++tp)
+    for (std::uint64_t pp = 1; search.chips % tp == 0 && pp <= search.chips / tp; ++pp)
+      if ((search.chips / tp) % pp == 0 && (pp == 1 || model.layers % pp == 0))
+        layouts.emplace_back(tp, pp);
+  for (const auto& [tp, pp] : layouts) {
+    PricerOptions options = pricing;
+    options.tp = tp;
+    options.pp = pp;
+    Diagnostics made;
+    std::optional<IterationPricer> pricer = IterationPricer::make(model, hw, options, made);
+    const std::uint64_t replicas = search.chips / (tp * pp);
+    std::vector<DeploymentCandidate> candidates = {
+        {.tp = tp, .pp = pp, .replicas = replicas, .batching = whole},
+        {.tp = tp, .pp = pp, .replicas = replicas, .batching = Batching::Chunked}};
+    for (std::uint64_t p = 1; pp == 1 && p < replicas; ++p)
+      candidates.push_back({.tp = tp,
+                            .replicas = replicas,
+                            .batching = whole,
+                            .disaggregated = Disaggregation{p, replicas - p}});
+    for (const DeploymentCandidate& candidate : candidates) {
+      if (pricer) {
+        out.push_back(evaluate(*pricer, base, candidate, spec, slo, search));
+      } else {
+        out.push_back({.candidate = candidate, .rejected = one_line(made)});
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <string_view>
 
 #include "core/check.h"
@@ -11,6 +12,7 @@
 #include "workloads/builders.h"
 #include "workloads/graph.h"
 #include "workloads/llm/llm_builder.h"
+#include "workloads/tensor.h"
 
 namespace coda::sim::serving {
 namespace {
@@ -402,7 +404,8 @@ std::optional<double> IterationPricer::stage_hop(std::uint64_t tokens, std::stri
   // vLLM passes a stage's hidden states and residual (two [tokens, hidden] tensors in the
   // model's type), each TP rank sending 1/tp of them to its peer in the next stage, which
   // all-gathers them over its TP group (send_tensor_dict's all_gather_group).
-  const std::uint64_t bytes = 2 * tokens * model_.hidden * ((bit_width(model_.dtype) + 7) / 8);
+  const std::array<std::uint64_t, 3> both{2, tokens, model_.hidden};
+  const std::uint64_t bytes = workload::storage_bytes(both, model_.dtype).value;
   const std::uint64_t tp = options_.tp;
   const auto send = analytical::price_cluster_collective(analytical::CollectiveKind::SendRecv,
                                                          std::max<std::uint64_t>(bytes / tp, 1), 2,
