@@ -707,25 +707,44 @@ void read_nccl(const YamlReader& node, NcclSpec& out, Diagnostics& diags) {
                 "e.g. nccl: {ring: {ll: {base: 6.6 us, hop: 0.6 us, bandwidth: 0.5}}}");
 }
 
+// A link's required `bandwidth` in bytes per second: `what` says what to give, `clock` that the
+// link runs on its own clock (not the chip's cycles), `example` the value to suggest.
+void read_link_bandwidth(const YamlReader& node, std::string_view what, std::string_view clock,
+                         std::string_view example, BytesPerSecond& out, Diagnostics& diags) {
+  std::optional<Bandwidth> bandwidth;
+  if (!node.has("bandwidth")) {
+    diags.error(node, "missing required key 'bandwidth'",
+                fmt::format("give {} per direction, e.g. \"{}\"", what, example));
+  } else if (read_positive_bandwidth(node.at("bandwidth"), bandwidth, false, diags)) {
+    if (const auto* per_s = std::get_if<BytesPerSecond>(&*bandwidth))
+      out = *per_s;
+    else
+      diags.error(node.at("bandwidth"), fmt::format("{}: give bytes per second", clock),
+                  fmt::format("e.g. \"{}\"", example));
+  }
+}
+
 void read_interconnect(const YamlReader& node, InterconnectSpec& ic, Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   read_count(node, "chips", ic.chips, diags, "8");
   node.optional_enum("topology", ic.topology, EnumTable<Topology>(kTopologies), diags);
-  std::optional<Bandwidth> bandwidth;
-  if (!node.has("bandwidth")) {
-    diags.error(node, "missing required key 'bandwidth'",
-                "give one chip's injection bandwidth per direction, e.g. \"450 GB/s\"");
-  } else if (read_positive_bandwidth(node.at("bandwidth"), bandwidth, false, diags)) {
-    if (const auto* per_s = std::get_if<BytesPerSecond>(&*bandwidth))
-      ic.bandwidth = *per_s;
-    else
-      diags.error(node.at("bandwidth"),
-                  "chip links run on their own clock: give bytes per second",
-                  "e.g. \"450 GB/s\"");
-  }
+  read_link_bandwidth(node, "one chip's injection bandwidth", "chip links run on their own clock",
+                      "450 GB/s", ic.bandwidth, diags);
   node.optional("latency", ic.latency, diags);
   read_count(node, "links_per_chip", ic.links_per_chip, diags, "18");
   if (node.has("nccl")) read_nccl(node.at("nccl"), ic.nccl.emplace(), diags);
+  node.reject_unknown_keys(diags);
+}
+
+void read_host_link(const YamlReader& node, HostLinkSpec& link, Diagnostics& diags) {
+  if (!node.expect_map(diags)) return;
+  read_link_bandwidth(node, "the link's bandwidth", "the host link runs on its own clock",
+                      "64 GB/s", link.bandwidth, diags);
+  if (!node.has("copy_overhead"))
+    diags.error(node, "missing required key 'copy_overhead'",
+                "give what one copy costs to issue, e.g. \"6 us\" (0 us to price bytes alone)");
+  else
+    node.optional("copy_overhead", link.copy_overhead, diags);  // a duration: never negative
   node.reject_unknown_keys(diags);
 }
 
@@ -1159,6 +1178,7 @@ void read_v2(const YamlReader& root, ArchSpec& spec, Diagnostics& diags) {
   if (root.has("noc")) read_noc(root.at("noc"), spec.noc.emplace(), diags);
   if (root.has("interconnect"))
     read_interconnect(root.at("interconnect"), spec.interconnect.emplace(), diags);
+  if (root.has("host_link")) read_host_link(root.at("host_link"), spec.host_link.emplace(), diags);
   if (root.has("energy")) read_energy(root.at("energy"), spec, spec.energy, diags);
   if (root.has("area")) read_area(root.at("area"), spec.area, diags);
   if (root.has("power")) read_power(root.at("power"), spec.power, diags);

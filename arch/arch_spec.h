@@ -264,6 +264,15 @@ struct InterconnectSpec {
   friend bool operator==(const InterconnectSpec&, const InterconnectSpec&) = default;
 };
 
+// The chip's link to its host's memory (PCIe on a GPU board): what one copy between device and
+// host memory pays. coda serve's swap preemption moves KV-cache blocks over it
+// (docs/serving.md, "Preemption by swapping").
+struct HostLinkSpec {
+  BytesPerSecond bandwidth;  // per direction
+  Seconds copy_overhead;     // per copy issued (a cudaMemcpyAsync): the host's submission cost
+  friend bool operator==(const HostLinkSpec&, const HostLinkSpec&) = default;
+};
+
 // Energy figures a user states; anything absent is derived from the technology node by the
 // scaling rule in arch/energy.h.
 struct EnergySpec {
@@ -414,6 +423,7 @@ struct ArchSpec {
   DramSpec dram;
   std::optional<NocSpec> noc;
   std::optional<InterconnectSpec> interconnect;
+  std::optional<HostLinkSpec> host_link;
   EnergySpec energy;
   AreaSpec area;
   PowerSpec power;

@@ -83,6 +83,10 @@ std::string format_arch_summary(const arch::HardwareModel& hw) {
                        ic.links_per_chip, ic.links_per_chip == 1 ? "" : "s",
                        to_string(ic.latency));
   }
+  if (spec.host_link)
+    out +=
+        fmt::format("Host link: {}B/s per direction, {} a copy issued\n",
+                    si(spec.host_link->bandwidth.value), to_string(spec.host_link->copy_overhead));
 
   const arch::EnergyTable& energy = hw.energy();
   out += fmt::format("\nEnergy ({} nm)\n", energy.technology_nm);

@@ -66,9 +66,12 @@ void print_summary(std::ostream& out, const sv::ServeResult& r, const sv::Slo& s
   print_stats_row(out, "E2E", s.e2e, 1e3);
   out << fmt::format(
       "iterations {}: batch mean {:.1f}, max {} sequences; KV cache used mean "
-      "{:.1f}%, max {:.1f}%; preemptions {}\n",
+      "{:.1f}%, max {:.1f}%; preemptions {}{}\n",
       s.iterations, s.mean_batch, s.max_batch, 100 * s.kv_utilisation_mean,
-      100 * s.kv_utilisation_max, s.preemptions);
+      100 * s.kv_utilisation_max, s.preemptions,
+      s.swap_outs > 0 ? fmt::format(" ({} swapped out; {:.4g} ms of swap copies)", s.swap_outs,
+                                    s.swap_seconds * 1e3)
+                      : std::string());
   if (slo.any())
     out << fmt::format(
         "SLO (p{:g} TTFT <= {}, TPOT <= {}): {}; {:.1f}% of requests within both, "
@@ -299,6 +302,17 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "sequence's, never preempting: TensorRT-LLM's default); default the "
                   "--runtime's")
       ->check(CLI::IsMember({"on_demand", "guaranteed_no_evict"}));
+  cmd->add_option("--preemption", args.preemption,
+                  "What preemption does with a sequence's KV cache (vLLM's --preemption-mode): "
+                  "recompute (free it; prefill again later: vLLM's default) or swap (copy it to "
+                  "the host's memory over the arch's host_link, and back when it fits; no new "
+                  "prompts while any is out)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"recompute", "swap"}));
+  cmd->add_option("--swap-space", args.swap_space_gib,
+                  "With --preemption swap: host memory for swapped KV blocks, GiB a chip "
+                  "(vLLM's --swap-space; default 4, vLLM's)")
+      ->check(kPositive);
   cmd->add_option("--block-size", args.block_size, "Tokens per KV-cache block")
       ->capture_default_str()
       ->check(kPositive);
@@ -435,6 +449,13 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   sched.policy = *enum_value(sv::policy_names(), args.policy);
   if (!args.kv_admission.empty())
     sched.admission = *enum_value(sv::kv_admission_names(), args.kv_admission);
+  sched.preemption = *enum_value(sv::preemption_names(), args.preemption);
+  if (args.swap_space_gib > 0 && sched.preemption != sv::Preemption::Swap) {
+    err << "error: --swap-space: swap space is used only with --preemption swap\n";
+    return 2;
+  }
+  if (args.swap_space_gib > 0)
+    sched.swap_space = Bytes{static_cast<std::uint64_t>(args.swap_space_gib * (1ull << 30))};
   sched.block_size = args.block_size;
   sched.memory_utilization = args.memory_utilization;
   sched.watermark = args.watermark;
@@ -562,6 +583,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
       kv.blocks, kv.block_size, kv.tokens(), to_string(kv.kv_bytes_per_token));
   if (args.pp > 1)
     out << fmt::format(" over {} virtual engines ({} blocks each)", args.pp, kv.blocks / args.pp);
+  if (sched.preemption == sv::Preemption::Swap)
+    out << fmt::format("; preemption by swap to {} of host memory a chip ({} blocks)",
+                       gib(sched.swap_space), kv.swap_blocks);
   if (kv.capacity.value > 0)
     out << fmt::format(": {} x {:g} less weights {} and activations {}", gib(kv.capacity),
                        sched.memory_utilization, gib(kv.weights), gib(kv.activations));
@@ -612,6 +636,8 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
           {"prefix_caching", sched.prefix_caching},
           {"policy", sv::to_string(sched.policy)},
           {"kv_admission", sv::to_string(sched.admission)},
+          {"preemption", sv::to_string(sched.preemption)},
+          {"swap_space_bytes", sched.swap_space.value},
           {"block_size", sched.block_size},
           {"memory_utilization", sched.memory_utilization},
           {"watermark", sched.watermark},

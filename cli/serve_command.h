@@ -49,6 +49,8 @@ struct ServeArgs {
   bool prefix_caching = false;
   std::string policy = "fcfs";
   std::string kv_admission;  // empty: the runtime's
+  std::string preemption = "recompute";
+  double swap_space_gib = 0;  // 0: not given (vLLM's default, 4 GiB)
   std::uint64_t block_size = 16;
   double memory_utilization = 0.9;
   double watermark = 0.01;

@@ -684,5 +684,36 @@ TEST(ArchInterconnect, NcclPairsAreChecked) {
                 "only; state nvls: {simple: {...}}"}));
 }
 
+TEST(ArchHostLink, ReadsTheBandwidthAndTheCopyOverhead) {
+  Diagnostics diags;
+  const auto spec =
+      parse(std::string(kGpu) + "host_link: {bandwidth: 64 GB/s, copy_overhead: 6 us}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  ASSERT_TRUE(spec->host_link);
+  EXPECT_DOUBLE_EQ(spec->host_link->bandwidth.value, 64e9);
+  EXPECT_DOUBLE_EQ(spec->host_link->copy_overhead.value, 6e-6);
+  Diagnostics none;
+  const auto bare = parse(kGpu, none);
+  ASSERT_TRUE(bare) << none.format_all();
+  EXPECT_FALSE(bare->host_link);
+}
+
+TEST(ArchHostLink, BadHostLinksAreLocated) {
+  EXPECT_EQ(errors_of(std::string(kGpu) + "host_link: {copy_overhead: -1 us, lanes: 16}\n"),
+            (std::vector<std::string>{
+                "a.yaml:9:12: error: host_link: missing required key 'bandwidth'; give the link's "
+                "bandwidth per direction, e.g. \"64 GB/s\"",
+                "a.yaml:9:28: error: host_link.copy_overhead: \"-1 us\" is negative; expected a "
+                "duration such as \"100 ns\"",
+                "a.yaml:9:35: error: host_link.lanes: unknown key; valid keys here: bandwidth, "
+                "copy_overhead"}));
+  EXPECT_EQ(errors_of(std::string(kGpu) + "host_link: {bandwidth: 8 B/cycle}\n"),
+            (std::vector<std::string>{
+                "a.yaml:9:24: error: host_link.bandwidth: the host link runs on its own clock: "
+                "give bytes per second; e.g. \"64 GB/s\"",
+                "a.yaml:9:12: error: host_link: missing required key 'copy_overhead'; give what "
+                "one copy costs to issue, e.g. \"6 us\" (0 us to price bytes alone)"}));
+}
+
 }  // namespace
 }  // namespace coda::arch

@@ -76,6 +76,44 @@ TEST(Serve, TheBatchingModeIsNamed) {
   EXPECT_NE(both.err.find("--batching"), std::string::npos) << both.err;
 }
 
+// --preemption swap: the two 16-token requests of the simulator's swap test in a 4-block cache
+// (--kv-blocks 4, --watermark 0): request 1 is swapped out once and back; vLLM's 4 GiB of swap
+// space holds 512 of LLaMA-2-7B's 8 MiB blocks. The headline, serve.json and iterations.csv say
+// so; --swap-space without --preemption swap is an error, and so is an arch with no host link.
+TEST(Serve, SwapPreemptionIsReported) {
+  const testing::TempDir tmp;
+  const Outcome r = coda({"serve",        "--arch",    kArch,          "--llm",
+                          kModel,         "--offline", "--requests",   "2",
+                          "--input-len",  "16",        "--output-len", "30",
+                          "--kv-blocks",  "4",         "--watermark",  "0",
+                          "--preemption", "swap",      "--out",        tmp.path().c_str()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("preemption by swap to 4.00 GiB of host memory a chip (512 blocks)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("preemptions 1 (1 swapped out; 1.536 ms of swap copies)"), std::string::npos)
+      << r.out;
+  std::ifstream json(tmp.path() / "serve.json");
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["config"]["scheduler"]["preemption"], "swap");
+  EXPECT_EQ(doc["kv_cache"]["swap_blocks"], 512);
+  EXPECT_EQ(doc["summary"]["swap_outs"], 1);
+  std::ifstream csv(tmp.path() / "iterations.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find(",swapped_out,swapped_in,swapped,swap_blocks,swap_s"), std::string::npos)
+      << header;
+  const Outcome stray =
+      coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--swap-space", "8"});
+  EXPECT_EQ(stray.code, 2);
+  EXPECT_NE(stray.err.find("only with --preemption swap"), std::string::npos) << stray.err;
+  const Outcome edge =
+      coda({"serve", "--arch", "configs/arch/jetson_agx_orin_gpu.yaml", "--llm", kModel, "--dtype",
+            "fp16", "--offline", "--requests", "2", "--preemption", "swap"});
+  EXPECT_EQ(edge.code, 1);
+  EXPECT_NE(edge.err.find("states no host link"), std::string::npos) << edge.err;
+}
+
 TEST(Serve, DisaggregatedPoolsAreRecorded) {
   const testing::TempDir tmp;
   const Outcome r = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "4",

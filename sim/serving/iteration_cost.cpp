@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -439,6 +440,21 @@ ReplicaMemory IterationPricer::memory(std::uint64_t max_tokens) {
       Bytes{llm::kv_cache_bytes_per_token_per_rank(model_, options_.quant, options_.tp).value /
             options_.pp};
   return m;
+}
+
+double IterationPricer::swap_seconds(std::uint64_t blocks, std::uint64_t block_size) const {
+  const std::optional<arch::HostLinkSpec>& link = hw_->spec().host_link;
+  CODA_CHECK(link.has_value() && link->bandwidth.value > 0);
+  const std::uint64_t tensors = model_.mla.enabled() ? 1 : 2;
+  const std::uint64_t stage_layers = model_.layers / options_.pp;
+  // A token's bytes a layer a tensor on a rank: the rank's cache over every layer, split.
+  const double token_bytes =
+      static_cast<double>(
+          llm::kv_cache_bytes_per_token_per_rank(model_, options_.quant, options_.tp).value) /
+      static_cast<double>(tensors * model_.layers);
+  const double copy_bytes = static_cast<double>(block_size) * token_bytes;
+  const double copy = std::max(link->copy_overhead.value, copy_bytes / link->bandwidth.value);
+  return static_cast<double>(blocks * tensors * stage_layers) * copy;
 }
 
 }  // namespace coda::sim::serving

@@ -38,7 +38,6 @@
 #include <string>
 #include <tuple>
 #include <vector>
-#include <vector>
 
 #include "arch/hardware_model.h"
 #include "core/diagnostics.h"
@@ -134,6 +133,14 @@ class IterationPricer {
   // vLLM's hidden states and residual, each TP rank sending 1/tp of them over the chip links and
   // the next stage's ranks all-gathering them, each a collective with its fixed cost.
   double stage_transfer(std::uint64_t tokens);
+  // Seconds to copy `blocks` KV-cache blocks of `block_size` tokens between a chip and its
+  // host's memory, either way, as vLLM's V0 worker swaps them (cache_engine.swap_in/swap_out):
+  // one copy a block a layer a cache tensor (K and V; MLA's one latent) of the chip's stage, each
+  // a cudaMemcpyAsync issued back to back, costing the arch's host_link copy_overhead or its
+  // bytes at the link's bandwidth, whichever is longer (the copy engine moves one while the host
+  // issues the next). Every rank copies its share at once, over its own link. The arch must
+  // state host_link (CODA_CHECK).
+  double swap_seconds(std::uint64_t blocks, std::uint64_t block_size) const;
   std::uint64_t layers() const { return model_.layers; }
   const workload::llm::LlmConfig& model() const { return model_; }
   const arch::HardwareModel& hardware() const { return *hw_; }

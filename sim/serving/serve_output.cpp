@@ -29,6 +29,8 @@ ordered_json summary_json(const ServeSummary& s) {
           {"kv_utilisation_mean", s.kv_utilisation_mean},
           {"kv_utilisation_max", s.kv_utilisation_max},
           {"preemptions", s.preemptions},
+          {"swap_outs", s.swap_outs},
+          {"swap_s", s.swap_seconds},
           {"busy_fraction", s.busy_fraction}};
 }
 
@@ -40,7 +42,8 @@ ordered_json kv_json(const KvBudget& kv) {
           {"kv_bytes_per_token", kv.kv_bytes_per_token.value},
           {"block_size", kv.block_size},
           {"blocks", kv.blocks},
-          {"tokens", kv.tokens()}};
+          {"tokens", kv.tokens()},
+          {"swap_blocks", kv.swap_blocks}};
 }
 
 ordered_json serve_json(const ServeResult& result, ordered_json config) {
@@ -66,12 +69,15 @@ std::string requests_csv(const ServeResult& result) {
 std::string iterations_csv(const ServeResult& result) {
   std::string out =
       "replica,start_s,end_s,decode_sequences,prefill_sequences,prefill_tokens,kv_blocks_used,"
-      "kv_utilisation,waiting,preempted,linear_s,attention_s,head_s\n";
+      "kv_utilisation,waiting,preempted,linear_s,attention_s,head_s,swapped_out,swapped_in,"
+      "swapped,swap_blocks,swap_s\n";
   for (const IterationRecord& it : result.iterations)
-    out += fmt::format("{},{:.9g},{:.9g},{},{},{},{},{:.4f},{},{},{:.6g},{:.6g},{:.6g}\n",
-                       it.replica, it.start, it.end, it.decode_sequences, it.prefill_sequences,
-                       it.prefill_tokens, it.kv_blocks_used, it.kv_utilisation(), it.waiting,
-                       it.preempted, it.time.linear, it.time.attention, it.time.head);
+    out += fmt::format(
+        "{},{:.9g},{:.9g},{},{},{},{},{:.4f},{},{},{:.6g},{:.6g},{:.6g},{},{},{},{},{:.6g}\n",
+        it.replica, it.start, it.end, it.decode_sequences, it.prefill_sequences, it.prefill_tokens,
+        it.kv_blocks_used, it.kv_utilisation(), it.waiting, it.preempted, it.time.linear,
+        it.time.attention, it.time.head, it.swapped_out, it.swapped_in, it.swapped, it.swap_blocks,
+        it.swap);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // A serving simulation's results as files (docs/serving.md "Results"): serve.json (the summary,
 // the KV budget and the configuration the caller describes), requests.csv (one row a request)
-// and iterations.csv (one row an iteration: the batch, the KV cache's blocks, preemptions).
+// and iterations.csv (one row an iteration: the batch, the KV cache's blocks, preemptions and
+// swaps).
 
 #include <string>
 
@@ -21,7 +22,8 @@ nlohmann::ordered_json serve_json(const ServeResult& result, nlohmann::ordered_j
 // preemptions
 std::string requests_csv(const ServeResult& result);
 // replica,start_s,end_s,decode_sequences,prefill_sequences,prefill_tokens,kv_blocks_used,
-// kv_utilisation,waiting,preempted,linear_s,attention_s,head_s
+// kv_utilisation,waiting,preempted,linear_s,attention_s,head_s,swapped_out,swapped_in,swapped,
+// swap_blocks,swap_s
 std::string iterations_csv(const ServeResult& result);
 
 }  // namespace coda::sim::serving

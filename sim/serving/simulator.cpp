@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <string>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -64,13 +66,15 @@ using Chunk = std::pair<std::size_t, std::uint64_t>;
 class VirtualEngine {
  public:
   // `prefix_blocks`: blocks of the prompts' shared prefix that prefix caching keeps (0: none).
+  // `swap_blocks`: blocks its share of the swap space holds (swap preemption).
   VirtualEngine(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
-                std::uint64_t blocks, std::uint64_t budget, ServeResult& out,
-                std::uint64_t prefix_blocks)
+                std::uint64_t blocks, std::uint64_t swap_blocks, std::uint64_t budget,
+                ServeResult& out, std::uint64_t prefix_blocks)
       : pricer_(pricer),
         config_(config),
         replica_(replica),
         blocks_(blocks),
+        swap_blocks_(swap_blocks),
         watermark_(static_cast<std::uint64_t>(config.watermark * static_cast<double>(blocks))),
         budget_(budget),
         out_(out),
@@ -100,18 +104,25 @@ class VirtualEngine {
     enqueue(s, false);
   }
 
-  bool idle() const { return waiting_.empty() && running_.empty(); }
-  std::size_t unfinished() const { return waiting_.size() + running_.size(); }
+  bool idle() const { return waiting_.empty() && running_.empty() && swapped_.empty(); }
+  std::size_t unfinished() const { return waiting_.size() + running_.size() + swapped_.size(); }
+  // Why the engine stopped (a swap-out its swap space could not hold); empty while it runs.
+  const std::string& failure() const { return failure_; }
 
   // Schedules an iteration starting at `now` (the engine has work). Nothing else may touch the
-  // engine's running sequences until complete() (arrivals only join the waiting queue).
+  // engine's running sequences until complete() (arrivals only join the waiting queue). After a
+  // failure() the step is not to be run.
   Step plan(double now) {
     Step step;
     step.it.replica = replica_;
     step.it.start = now;
     step.it.waiting = waiting_.size();
     schedule(step.batch, step.chunks, step.decodes, step.it);
+    if (!failure_.empty()) return step;
     CODA_CHECK(!step.chunks.empty() || !step.decodes.empty());  // kv_budget and simulate's checks
+    step.it.swapped = swapped_.size();
+    if (step.it.swap_blocks > 0)
+      step.it.swap = pricer_.swap_seconds(step.it.swap_blocks, config_.block_size);
     step.it.decode_sequences = step.batch.decode_sequences;
     step.it.prefill_sequences = step.chunks.size();
     step.it.prefill_tokens = step.batch.tokens() - step.batch.decode_sequences;
@@ -187,28 +198,46 @@ class VirtualEngine {
 
   std::uint64_t free_blocks() const { return blocks_ - used_; }
 
-  // Preempts running_[victim] by recomputation: frees its blocks, requeues it.
-  void preempt(std::size_t victim) {
+  // Preempts running_[victim]: frees its blocks and requeues it (recompute), or moves its blocks
+  // to the swap space (swap); false, with failure_ set, when the swap space cannot take them.
+  bool preempt(std::size_t victim, IterationRecord& it) {
     Seq s = running_[victim];
+    const bool swap = config_.preemption == Preemption::Swap;
+    if (swap && s.blocks > swap_blocks_ - swap_used_) {
+      failure_ = fmt::format(
+          "request {} must be swapped out at {:.6g} s, but its {} KV blocks do not fit the {} of "
+          "the swap space's {} still free: vLLM stops here ('Aborted due to the lack of CPU swap "
+          "space')",
+          out_.requests[s.record].request.id, it.start, s.blocks, swap_blocks_ - swap_used_,
+          swap_blocks_);
+      return false;
+    }
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(victim));
     used_ -= s.blocks;
+    ++out_.requests[s.record].preemptions;
+    ++it.preempted;
+    if (swap) {
+      swap_used_ += s.blocks;
+      it.swap_blocks += s.blocks;
+      ++it.swapped_out;
+      swapped_.push_back(s);
+      return true;
+    }
     s.blocks = 0;
     s.shared = 0;
     s.kv = 0;
     s.prefilled = 0;
     s.prompt = out_.requests[s.record].request.input + s.generated;
-    ++out_.requests[s.record].preemptions;
     enqueue(s, true);
+    return true;
   }
 
   // Gives running_[i] `need` more blocks, preempting from the back of running_ while none are
-  // free; false when running_[i] itself had to go (it was the last).
+  // free; false when running_[i] itself had to go (it was the last) or a swap-out failed.
   bool reserve(std::size_t i, std::uint64_t need, IterationRecord& it) {
     while (need > free_blocks()) {
       const std::size_t victim = running_.size() - 1;
-      preempt(victim);
-      ++it.preempted;
-      if (victim == i) return false;
+      if (!preempt(victim, it) || victim == i) return false;
     }
     running_[i].blocks += need;
     used_ += need;
@@ -238,13 +267,54 @@ class VirtualEngine {
     return budget;
   }
 
+  // Swapped-out sequences back in, first out first, while each one's blocks (and the block its
+  // next token needs) fit with the watermark free, its tokens fit the budget and the batch has
+  // room (vLLM's _schedule_swapped); each runs its next token or chunk in this iteration.
+  // Returns the budget left.
+  std::uint64_t swap_in(std::uint64_t budget, std::vector<Chunk>& chunks,
+                        std::vector<std::size_t>& decodes, IterationRecord& it) {
+    while (!swapped_.empty() && running_.size() < config_.max_batch && budget > 0) {
+      Seq& s = swapped_.front();
+      const bool prefilling = s.prefilling();
+      const std::uint64_t left = s.prompt - s.prefilled;
+      const std::uint64_t tokens = !prefilling                             ? 1
+                                   : config_.batching == Batching::Chunked ? std::min(budget, left)
+                                                                           : left;
+      if (tokens > budget) break;
+      const std::uint64_t want = ceil_div(s.kv + tokens, config_.block_size);
+      const std::uint64_t need = std::max(want, s.blocks);
+      if (need > free_blocks() || free_blocks() - need < watermark_) break;
+      swap_used_ -= s.blocks;
+      it.swap_blocks += s.blocks;
+      ++it.swapped_in;
+      s.blocks = need;
+      used_ += need;
+      running_.push_back(s);
+      swapped_.pop_front();
+      if (prefilling)
+        chunks.emplace_back(running_.size() - 1, tokens);
+      else
+        decodes.push_back(running_.size() - 1);
+      budget -= tokens;
+    }
+    return budget;
+  }
+
   void schedule(IterationBatch& batch, std::vector<Chunk>& chunks,
                 std::vector<std::size_t>& decodes, IterationRecord& it) {
     if (config_.batching != Batching::PrefillFirst) {
-      admit(schedule_running(budget_, chunks, decodes, it), chunks);
+      std::uint64_t left = schedule_running(budget_, chunks, decodes, it);
+      if (!failure_.empty()) return;
+      if (it.preempted == 0) left = swap_in(left, chunks, decodes, it);
+      admit(left, chunks);
     } else {
-      admit(budget_, chunks);
-      if (chunks.empty()) schedule_running(budget_, chunks, decodes, it);
+      // While a sequence is swapped out no prompt is admitted (vLLM V0's _schedule_default).
+      if (swapped_.empty()) admit(budget_, chunks);
+      if (chunks.empty()) {
+        const std::uint64_t left = schedule_running(budget_, chunks, decodes, it);
+        if (!failure_.empty()) return;
+        if (it.preempted == 0) swap_in(left, chunks, decodes, it);
+      }
     }
     const std::uint64_t window = pricer_.model().sliding_window;
     for (const std::size_t i : decodes) {
@@ -296,15 +366,19 @@ class VirtualEngine {
   const SchedulerConfig& config_;
   std::uint64_t replica_;
   std::uint64_t blocks_;
+  std::uint64_t swap_blocks_;
   std::uint64_t watermark_;
   std::uint64_t budget_;
   ServeResult& out_;
   std::uint64_t prefix_blocks_;
   bool prefix_cached_ = false;  // the shared prefix's blocks are in the cache (pinned)
   std::uint64_t used_ = 0;
+  std::uint64_t swap_used_ = 0;  // blocks of swapped-out sequences in the swap space
   std::uint64_t preempt_order_ = 0;
   std::vector<Seq> running_;  // admission order
   std::map<Key, Seq> waiting_;
+  std::deque<Seq> swapped_;  // swapped out, in the order they were
+  std::string failure_;
 };
 
 // One replica: its virtual engines (one per pipeline stage; one without pipeline parallelism)
@@ -316,18 +390,22 @@ class VirtualEngine {
 // the overhead, back to back.
 class Replica {
  public:
+  // `kv`: the replica's cache and swap space, shared by its virtual engines (as vLLM's V0
+  // scheduler divides both by the pipeline's stages).
   Replica(IterationPricer& pricer, const SchedulerConfig& config, std::uint64_t replica,
-          std::uint64_t blocks, std::uint64_t budget, ServeResult& out, bool prefilled = false,
+          const KvBudget& kv, std::uint64_t budget, ServeResult& out, bool prefilled = false,
           std::uint64_t prefix_blocks = 0)
       : pricer_(pricer), out_(out), prefilled_(prefilled), overhead_(out.iteration_overhead) {
     const std::uint64_t stages = pricer.pp();
     for (std::uint64_t v = 0; v < stages; ++v)
-      engines_.emplace_back(pricer, config, replica, blocks / stages, budget, out, prefix_blocks);
+      engines_.emplace_back(pricer, config, replica, kv.blocks / stages, kv.swap_blocks / stages,
+                            budget, out, prefix_blocks);
   }
 
   // `ids`: this replica's requests (indices into out_.requests) in arrival order; `clients`:
-  // closed-loop clients (0: open loop, the requests' own arrivals).
-  void run(const std::vector<std::size_t>& ids, std::uint64_t clients) {
+  // closed-loop clients (0: open loop, the requests' own arrivals). False, with the error in
+  // `diags`, when a virtual engine had to stop (VirtualEngine::failure).
+  bool run(const std::vector<std::size_t>& ids, std::uint64_t clients, Diagnostics& diags) {
     constexpr double kNever = std::numeric_limits<double>::infinity();
     std::size_t next = 0;  // the next request not yet arrived
     std::size_t released = ids.size();
@@ -372,18 +450,27 @@ class Replica {
         engines_[to].arrive(ids[next++], prefilled_);
       } else {
         VirtualEngine::Step step = engines_[stepping].plan(t_step);
+        if (const std::string& why = engines_[stepping].failure(); !why.empty()) {
+          diags.error({}, "swap_space", why,
+                      "give the engine more swap space (--swap-space), or preempt by "
+                      "recomputation (--preemption recompute)");
+          return false;
+        }
         step.it.time = pricer_.price(step.batch);
         const std::vector<double> stage = pricer_.stage_seconds(step.batch, step.it.time);
         const double hop = pricer_.stage_transfer(step.batch.tokens());
+        // Each stage's workers copy their layers' share of the swapped blocks before their part
+        // of the forward (vLLM's execute_worker, then the model).
         double end = t_step;
         for (std::size_t s = 0; s < n; ++s) {
-          end = std::max(s == 0 ? end : end + hop, stage_free[s]) + stage[s];
+          end = std::max(s == 0 ? end : end + hop, stage_free[s]) + step.it.swap + stage[s];
           stage_free[s] = end;
         }
         step.it.end = end + overhead_;
         flight[stepping] = std::move(step);
       }
     }
+    return true;
   }
 
  private:
@@ -425,6 +512,12 @@ constexpr std::pair<std::string_view, KvAdmission> kAdmissions[] = {
     {"on_demand", KvAdmission::OnDemand}, {"guaranteed_no_evict", KvAdmission::GuaranteedNoEvict}};
 
 EnumTable<KvAdmission> kv_admission_names() { return kAdmissions; }
+
+constexpr std::pair<std::string_view, Preemption> kPreemptions[] = {
+    {"recompute", Preemption::Recompute}, {"swap", Preemption::Swap}};
+
+EnumTable<Preemption> preemption_names() { return kPreemptions; }
+std::string_view to_string(Preemption preemption) { return enum_name(kPreemptions, preemption); }
 std::string_view to_string(KvAdmission admission) { return enum_name(kAdmissions, admission); }
 std::string_view to_string(Policy policy) { return enum_name(kPolicies, policy); }
 
@@ -447,6 +540,8 @@ std::optional<KvBudget> kv_budget(IterationPricer& pricer, const SchedulerConfig
   kv.activations = m.activations;
   kv.kv_bytes_per_token = m.kv_bytes_per_token;
   const std::string& arch = pricer.hardware().name();
+  if (config.preemption == Preemption::Swap)
+    kv.swap_blocks = config.swap_space.value / (m.kv_bytes_per_token.value * config.block_size);
   if (config.kv_blocks) {
     kv.blocks = *config.kv_blocks;
     return kv;
@@ -513,6 +608,32 @@ std::optional<KvBudget> cache_holding(IterationPricer& pricer, const SchedulerCo
   return kv;
 }
 
+// Swap preemption's preconditions: an engine that preempts, no prefix caching, a host link.
+bool swap_is_simulated(const IterationPricer& pricer, const SchedulerConfig& config,
+                       Diagnostics& diags) {
+  if (config.admission == KvAdmission::GuaranteedNoEvict) {
+    diags.error({}, "preemption",
+                "guaranteed_no_evict admission never preempts, so there is nothing to swap",
+                "use --kv-admission on_demand (vLLM's) with --preemption swap");
+    return false;
+  }
+  if (config.prefix_caching) {
+    diags.error({}, "preemption",
+                "swapping out sequences that share the cached prefix's blocks is not simulated",
+                "serve without --prefix-caching, or preempt by recomputation");
+    return false;
+  }
+  if (!pricer.hardware().spec().host_link) {
+    diags.error(
+        {}, "arch",
+        fmt::format("'{}' states no host link to swap KV blocks over", pricer.hardware().name()),
+        "add host_link: {bandwidth, copy_overhead} to the arch (docs/arch.md), or "
+        "preempt by recomputation");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 double IterationRecord::kv_utilisation() const {
@@ -562,6 +683,8 @@ ServeSummary summarise(const ServeResult& result, std::uint64_t replicas, const 
   s.iterations = result.iterations.size();
   double batch_sum = 0, busy = 0, kv_area = 0;
   for (const IterationRecord& it : result.iterations) {
+    s.swap_outs += it.swapped_out;
+    s.swap_seconds += it.swap;
     const std::uint64_t b = it.decode_sequences + it.prefill_sequences;
     batch_sum += static_cast<double>(b);
     s.max_batch = std::max(s.max_batch, b);
@@ -635,8 +758,8 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   for (std::uint64_t rep = 0; rep < pools.prefill; ++rep) {
     std::vector<std::size_t> ids;
     for (std::size_t i = rep; i < prefill.requests.size(); i += pools.prefill) ids.push_back(i);
-    Replica engine(pricer, config, rep, kv.blocks, budget, prefill, false, prefix_blocks);
-    engine.run(ids, 0);
+    Replica engine(pricer, config, rep, kv, budget, prefill, false, prefix_blocks);
+    if (!engine.run(ids, 0, diags)) return false;
   }
   // The decode pool: each request with more to generate, when its cache arrives.
   ServeResult decode;
@@ -682,8 +805,8 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   for (std::uint64_t rep = 0; rep < pools.decode; ++rep) {
     std::vector<std::size_t> ids;
     for (std::size_t k = rep; k < order.size(); k += pools.decode) ids.push_back(order[k]);
-    Replica engine(decoder, config, pools.prefill + rep, decode_kv.blocks, budget, decode, true);
-    engine.run(ids, 0);
+    Replica engine(decoder, config, pools.prefill + rep, decode_kv, budget, decode, true);
+    if (!engine.run(ids, 0, diags)) return false;
     for (const std::size_t i : ids) decode.requests[i].replica = pools.prefill + rep;
   }
   for (std::size_t k = 0; k < back.size(); ++k) {
@@ -754,12 +877,25 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                             longest_total));
     return std::nullopt;
   }
+  if (config.preemption == Preemption::Swap && !swap_is_simulated(pricer, config, diags))
+    return std::nullopt;
   const std::optional<KvBudget> kv =
       cache_holding(pricer, config, budget, longest_total,
                     "shorter requests, more tensor-parallel ranks (--tp), or a larger "
                     "--memory-utilization",
                     diags);
   if (!kv) return std::nullopt;
+  if (config.preemption == Preemption::Swap && kv->swap_blocks / pricer.pp() == 0) {
+    diags.error({}, "swap_space",
+                fmt::format("{} of swap space a chip holds no KV block of {} tokens ({} a chip){}",
+                            to_string(config.swap_space), config.block_size,
+                            to_string(Bytes{kv->kv_bytes_per_token.value * config.block_size}),
+                            pricer.pp() > 1
+                                ? fmt::format(" for each of the {} virtual engines", pricer.pp())
+                                : std::string()),
+                "give more swap space (--swap-space, GiB)");
+    return std::nullopt;
+  }
   ServeResult result;
   result.kv = *kv;
   result.max_batched_tokens = budget;
@@ -800,9 +936,9 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
                   "at least one client per replica");
       return std::nullopt;
     }
-    Replica engine(pricer, config, rep, kv->blocks, budget, result, false,
+    Replica engine(pricer, config, rep, *kv, budget, result, false,
                    config.prefix_caching ? prefix / config.block_size : 0);
-    engine.run(ids, clients);
+    if (!engine.run(ids, clients, diags)) return std::nullopt;
   }
   // With pipeline stages a replica's virtual engines each have steps in flight.
   result.summary = summarise(result, replicas * pricer.pp(), slo, arrivals.warmup);

@@ -1,9 +1,9 @@
 #pragma once
 // An LLM serving engine over a request stream, iteration by iteration (docs/serving.md): the
 // continuous (iteration-level) batching of Orca and vLLM, a paged KV cache, vLLM's scheduler
-// with or without Sarathi-Serve's chunked prefill, preemption by recomputation, replicas fed
-// round-robin. Each iteration's time is IterationPricer's (coda's own per-op pricing). Plain
-// C++, deterministic: the same requests give the same result.
+// with or without Sarathi-Serve's chunked prefill, preemption by recomputation or by swapping to
+// the host, replicas fed round-robin. Each iteration's time is IterationPricer's (coda's own per-op
+// pricing). Plain C++, deterministic: the same requests give the same result.
 //
 // The scheduler, as vLLM 0.6's default (V0) scheduler runs it:
 //   without chunked prefill  an iteration is all prefills or all decodes. Waiting requests are
@@ -23,7 +23,8 @@
 //       its whole blocks to the cache, where they stay; later prompts start past them.
 //   preemption  a decode that needs a block when none is free takes one from the running
 //       sequence admitted last (vLLM's recompute mode): its blocks are freed and it waits at the
-//       front of the queue, to prefill its prompt and the tokens it had generated again.
+//       front of the queue, to prefill its prompt and the tokens it had generated again. In swap
+//       mode (Preemption::Swap) its blocks go to the host instead; see Preemption.
 //   guaranteed_no_evict  (KvAdmission, TensorRT-LLM's default) admission takes the blocks of
 //       the whole sequence, prompt and output, so decode never needs a block and nothing is
 //       preempted; fewer sequences run at once when the cache is the limit.
@@ -34,8 +35,9 @@
 // iteration when its last has left the last stage; iterations of different engines occupy
 // different stages at once (IterationPricer::stage_seconds, stage_transfer).
 //
-// Not simulated (errors where asked for): swapping KV blocks to the host,
-// prefix sharing, speculative decoding, different hardware per disaggregated pool. Host-side
+// Not simulated (errors where asked for): swapping with prefix caching or with
+// guaranteed_no_evict (which never preempts), speculative decoding, different hardware per
+// disaggregated pool. Host-side
 // scheduling and sampling time is `iteration_overhead` (default: the arch's
 // calibration.llm_step_fixed_cost, the runtime's host work per generation step; else 0).
 
@@ -75,6 +77,22 @@ enum class Batching : std::uint8_t { PrefillFirst, Mixed, Chunked };
 std::string_view to_string(Batching batching);  // "prefill_first", "mixed", "chunked"
 EnumTable<Batching> batching_names();
 
+// What preemption does with a sequence's KV cache (vLLM's preemption_mode).
+//   recompute  its blocks are freed; it waits at the front of the queue to prefill its prompt and
+//              the tokens it had generated again (vLLM's default for one sequence a request)
+//   swap       its blocks are copied to the host's memory (the swap space, per chip) and freed,
+//              as vLLM V0's scheduler does (vllm/core/scheduler.py, 0.6): while any sequence is
+//              swapped out, prefill_first admits no new prompt (_schedule_default); swapped
+//              sequences come back first in, first out, in an iteration that preempted nothing,
+//              when their blocks fit with the watermark free and the budget has their token
+//              (_schedule_swapped; with chunked or mixed batching, after the running sequences and
+//              before new prompts), and go on where they stopped. An iteration's swap copies run
+//              before its forward (IterationPricer::swap_seconds). A swap-out the swap space cannot
+//              hold is an error, as in vLLM ("Aborted due to the lack of CPU swap space").
+enum class Preemption : std::uint8_t { Recompute, Swap };
+std::string_view to_string(Preemption preemption);  // "recompute", "swap"
+EnumTable<Preemption> preemption_names();
+
 struct SchedulerConfig {
   // vLLM's max_num_seqs default (vllm/engine/arg_utils.py, 0.6).
   std::uint64_t max_batch = 256;
@@ -86,6 +104,9 @@ struct SchedulerConfig {
   // Admission order: fcfs (arrival order) or shortest_first (fewest prompt tokens first).
   Policy policy = Policy::Fcfs;
   KvAdmission admission = KvAdmission::OnDemand;
+  Preemption preemption = Preemption::Recompute;
+  // Host memory for swapped-out KV blocks, per chip: vLLM's swap_space default, 4 GiB.
+  Bytes swap_space{4ull << 30};
   // Tokens per KV-cache block: vLLM's block_size default.
   std::uint64_t block_size = 16;
   // Share of each chip's memory the engine may use for weights, activations and the KV cache:
@@ -150,6 +171,8 @@ struct KvBudget {
   Bytes kv_bytes_per_token;  // per chip
   std::uint64_t blocks = 0;  // KV-cache blocks of block_size tokens
   std::uint64_t block_size = 16;
+  // Blocks the swap space holds (swap preemption only; else 0): swap_space / a block's bytes.
+  std::uint64_t swap_blocks = 0;
   std::uint64_t tokens() const { return blocks * block_size; }
 };
 
@@ -179,6 +202,11 @@ struct IterationRecord {
   double kv_utilisation() const;     // kv_blocks_used / kv_blocks; 0 without a cache
   std::uint64_t waiting = 0;         // requests arrived and not running when it started
   std::uint64_t preempted = 0;       // sequences preempted to make room for it
+  std::uint64_t swapped_out = 0;     // of those, swapped out to the host (Preemption::Swap)
+  std::uint64_t swapped_in = 0;      // sequences swapped back in to run in it
+  std::uint64_t swapped = 0;         // sequences in the host's memory once it is scheduled
+  std::uint64_t swap_blocks = 0;     // KV blocks its swaps copied, either way
+  double swap = 0;                   // seconds of those copies, before its forward
   IterationTime time;
 };
 
@@ -213,6 +241,8 @@ struct ServeSummary {
   double kv_utilisation_mean = 0;  // time-weighted blocks used / blocks, all replicas
   double kv_utilisation_max = 0;
   std::uint64_t preemptions = 0;
+  std::uint64_t swap_outs = 0;  // preemptions by swapping
+  double swap_seconds = 0;      // the iterations' swap copies, all replicas
   double busy_fraction = 0;  // iteration time / (duration x replicas)
   bool meets_slo = true;     // the SLO percentile of TTFT and TPOT within the limits
 };

@@ -290,6 +290,45 @@ TEST(IterationCostParts, PipelineStagesHoldTheirLayers) {
   EXPECT_EQ(one->stage_transfer(264), 0.0);
 }
 
+// Swapping KV blocks to the host, as vLLM's V0 worker copies them: one cudaMemcpyAsync a block a
+// layer a cache tensor, each the H100 preset's host_link copy_overhead (6 us) or its bytes at
+// 64 GB/s, whichever is longer. LLaMA-2-7B at TP 1: a block of 16 tokens is 16 x 32 kv heads x
+// 128 x 2 B = 128 KiB a layer a tensor, 131072 / 64e9 = 2.048 us < 6 us; 10 blocks are
+// 10 x 2 x 32 = 640 copies: 640 x 6 us = 3.84 ms.
+TEST(IterationCostParts, SwappingCopiesEachBlockOfEachLayerAndTensor) {
+  arch::HardwareModel hw = load_hw(kArch);
+  ASSERT_TRUE(hw.spec().host_link);
+  EXPECT_EQ(hw.spec().host_link->bandwidth.value, 64e9);
+  EXPECT_EQ(hw.spec().host_link->copy_overhead.value, 6e-6);
+  Diagnostics diags;
+  auto tp1 = IterationPricer::make(load_model(kModel), hw, {}, diags);
+  ASSERT_TRUE(tp1) << diags.format_all();
+  EXPECT_NEAR(tp1->swap_seconds(10, 16), 640 * 6e-6, 1e-15);
+  // TP 2: each rank copies its 16 heads (64 KiB a copy) over its own link at once: the same
+  // 640 copies a rank, the same time.
+  auto tp2 = IterationPricer::make(load_model(kModel), hw, {.tp = 2}, diags);
+  ASSERT_TRUE(tp2) << diags.format_all();
+  EXPECT_NEAR(tp2->swap_seconds(10, 16), 640 * 6e-6, 1e-15);
+  // Two pipeline stages: a stage's chips copy its 16 layers, 10 x 2 x 16 = 320 copies: 1.92 ms.
+  auto pp2 = IterationPricer::make(load_model(kModel), hw, {.pp = 2}, diags);
+  ASSERT_TRUE(pp2) << diags.format_all();
+  EXPECT_NEAR(pp2->swap_seconds(10, 16), 320 * 6e-6, 1e-15);
+  // MLA (DeepSeek-V2-Lite, 27 layers): one latent a layer, (512 + 64) x 2 B = 1152 B a token,
+  // 18,432 B a block: 10 x 27 = 270 copies of 6 us: 1.62 ms.
+  auto mla = IterationPricer::make(load_model("configs/workloads/llm/deepseek_v2_lite.yaml"), hw,
+                                   {}, diags);
+  ASSERT_TRUE(mla) << diags.format_all();
+  EXPECT_NEAR(mla->swap_seconds(10, 16), 270 * 6e-6, 1e-15);
+  // A link whose bytes take longer than the overhead: 1 us a copy, so each 128 KiB copy takes
+  // 2.048 us: 640 x 2.048 us = 1.31072 ms.
+  arch::ArchSpec spec = hw.spec();
+  spec.host_link->copy_overhead = Seconds{1e-6};
+  const arch::HardwareModel fast(spec);
+  auto bytes = IterationPricer::make(load_model(kModel), fast, {}, diags);
+  ASSERT_TRUE(bytes) << diags.format_all();
+  EXPECT_NEAR(bytes->swap_seconds(10, 16), 640 * 2.048e-6, 1e-15);
+}
+
 TEST(IterationCostParts, RefusesPipelinesThatDoNotFit) {
   const arch::HardwareModel hw = load_hw(kArch);
   Diagnostics diags;

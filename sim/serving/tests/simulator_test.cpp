@@ -58,6 +58,18 @@ class Serving : public ::testing::Test {
     EXPECT_TRUE(r) << diags.format_all();
     return r ? *r : ServeResult{};
   }
+  // The 4-block cache of TheStepAtWhichAFullCacheMustPreempt (no watermark), preempting by swap,
+  // and its two requests of 16 + 30 tokens.
+  static Deployment swapping() {
+    Deployment d;
+    d.scheduler.kv_blocks = 4;
+    d.scheduler.watermark = 0;
+    d.scheduler.preemption = Preemption::Swap;
+    return d;
+  }
+  static std::vector<Request> two_requests() {
+    return {{.id = 0, .input = 16, .output = 30}, {.id = 1, .input = 16, .output = 30}};
+  }
   arch::HardwareModel hw_;
   std::optional<IterationPricer> pricer_;
   double host_ = 0;
@@ -165,6 +177,138 @@ TEST_F(Serving, GuaranteedNoEvictReservesTheWholeSequence) {
   }
   EXPECT_EQ(r.requests[1].first_token, r.iterations[30].end);
   EXPECT_EQ(r.requests[0].finish, r.iterations[29].end);
+}
+
+// The cache of TheStepAtWhichAFullCacheMustPreempt, preempting by swap: at iteration 17 request 1
+// (kv 32 tokens, 2 blocks, 17 tokens made) is swapped out, the H100 preset's host link copying
+// its 2 blocks x 2 tensors x 32 layers = 128 copies of 128 KiB (2.048 us at 64 GB/s) at 6 us
+// each: 0.768 ms before the iteration's forward. Request 0 decodes alone to its 30th token
+// (iteration 29) and frees its 3 blocks; iteration 30 swaps request 1 back in (its 2 blocks and
+// a third for token 33: 3 <= 4 free) and it decodes on, not prefilling again: its 13 tokens left
+// take iterations 30-42, 43 in all, and no iteration after the first prefills.
+TEST_F(Serving, SwapPreemptionMovesTheBlocksToTheHostAndBack) {
+  const Deployment d = swapping();
+  const ServeResult r = run(two_requests(), d);
+  EXPECT_EQ(r.kv.swap_blocks, (4ull << 30) / (16ull * 512 * 1024));  // vLLM's 4 GiB: 512 blocks
+  const double swap = 128 * 6e-6;
+  EXPECT_NEAR(pricer_->swap_seconds(2, 16), swap, 1e-15);
+  ASSERT_EQ(r.iterations.size(), 43u);
+  const IterationRecord& out = r.iterations[17];
+  EXPECT_EQ(out.preempted, 1u);
+  EXPECT_EQ(out.swapped_out, 1u);
+  EXPECT_EQ(out.swap_blocks, 2u);
+  EXPECT_EQ(out.swapped, 1u);
+  EXPECT_EQ(out.decode_sequences, 1u);
+  EXPECT_NEAR(out.swap, swap, 1e-15);
+  EXPECT_NEAR(out.end - out.start, decode(1, 33) + swap, 1e-12);
+  for (std::size_t i = 18; i < 30; ++i) {
+    EXPECT_EQ(r.iterations[i].swapped, 1u) << i;
+    EXPECT_EQ(r.iterations[i].swap_blocks, 0u) << i;
+  }
+  const IterationRecord& in = r.iterations[30];
+  EXPECT_EQ(in.swapped_in, 1u);
+  EXPECT_EQ(in.swap_blocks, 2u);
+  EXPECT_EQ(in.swapped, 0u);
+  EXPECT_EQ(in.kv_blocks_used, 3u);
+  EXPECT_EQ(in.decode_sequences, 1u);
+  EXPECT_NEAR(in.end - in.start, decode(1, 33) + swap, 1e-12);
+  for (std::size_t i = 1; i < r.iterations.size(); ++i)
+    EXPECT_EQ(r.iterations[i].prefill_sequences, 0u) << i;
+  EXPECT_EQ(r.requests[0].finish, r.iterations[29].end);
+  EXPECT_EQ(r.requests[1].finish, r.iterations[42].end);
+  EXPECT_EQ(r.requests[1].preemptions, 1u);
+  EXPECT_EQ(r.summary.preemptions, 1u);
+  EXPECT_EQ(r.summary.swap_outs, 1u);
+  EXPECT_NEAR(r.summary.swap_seconds, 2 * swap, 1e-15);
+}
+
+// vLLM V0 admits no prompt while a sequence is swapped out: request 2 (16 tokens, one block)
+// arrives as iteration 17 ends, when request 1 has just been swapped out and 1 block is free, but
+// waits until request 1 is back (iteration 30) and is prefilled in iteration 31.
+TEST_F(Serving, NoPromptIsAdmittedWhileASequenceIsSwappedOut) {
+  const Deployment d = swapping();
+  std::vector<Request> reqs = two_requests();
+  const double swapped_at = run(reqs, d).iterations[17].end;
+  reqs.push_back({.id = 2, .arrival = swapped_at, .input = 16, .output = 1});
+  const ServeResult r = run(reqs, d);
+  ASSERT_GT(r.iterations.size(), 31u);
+  EXPECT_EQ(r.iterations[18].waiting, 1u);
+  for (std::size_t i = 18; i <= 30; ++i) EXPECT_EQ(r.iterations[i].prefill_sequences, 0u) << i;
+  EXPECT_EQ(r.iterations[30].swapped_in, 1u);
+  EXPECT_EQ(r.iterations[31].prefill_sequences, 1u);
+  EXPECT_EQ(r.requests[2].first_token, r.iterations[31].end);
+}
+
+// With chunked prefill vLLM V0 schedules the running sequences, then the swapped ones, then new
+// prompts (_schedule_chunked_prefill): in iteration 18 request 1 cannot come back (3 blocks, 1
+// free), but request 2's one block fits, so its prompt runs beside request 0's decode.
+TEST_F(Serving, ChunkedPrefillAdmitsAPromptThatFitsWhileASequenceIsSwappedOut) {
+  Deployment d = swapping();
+  d.scheduler.batching = Batching::Chunked;
+  std::vector<Request> reqs = two_requests();
+  const ServeResult two = run(reqs, d);
+  ASSERT_GT(two.iterations.size(), 18u);
+  EXPECT_EQ(two.iterations[17].swapped_out, 1u);
+  reqs.push_back({.id = 2, .arrival = two.iterations[17].end, .input = 16, .output = 1});
+  const ServeResult r = run(reqs, d);
+  EXPECT_EQ(r.iterations[18].swapped, 1u);
+  EXPECT_EQ(r.iterations[18].swapped_in, 0u);
+  EXPECT_EQ(r.iterations[18].decode_sequences, 1u);
+  EXPECT_EQ(r.iterations[18].prefill_sequences, 1u);
+  EXPECT_EQ(r.requests[2].first_token, r.iterations[18].end);
+}
+
+// A swap-out the swap space cannot hold stops the run, as vLLM aborts: 8 MiB hold one of
+// LLaMA-2-7B's 8 MiB blocks, and request 1 has 2. Less than a block is refused at once.
+TEST_F(Serving, ASwapSpaceTooSmallIsAnError) {
+  Deployment d = swapping();
+  d.scheduler.swap_space = Bytes{8ull << 20};
+  const std::vector<Request> reqs = two_requests();
+  Diagnostics diags;
+  EXPECT_FALSE(simulate(*pricer_, d, reqs, {}, {}, diags));
+  ASSERT_EQ(diags.error_count(), 1u);
+  EXPECT_EQ(diags.all()[0].path, "swap_space");
+  EXPECT_NE(diags.all()[0].message.find("request 1 must be swapped out"), std::string::npos)
+      << diags.all()[0].message;
+  EXPECT_NE(diags.all()[0].message.find("its 2 KV blocks do not fit the 1"), std::string::npos)
+      << diags.all()[0].message;
+  Diagnostics tiny;
+  d.scheduler.swap_space = Bytes{1ull << 20};
+  EXPECT_FALSE(simulate(*pricer_, d, reqs, {}, {}, tiny));
+  ASSERT_EQ(tiny.error_count(), 1u);
+  EXPECT_NE(tiny.all()[0].message.find("holds no KV block"), std::string::npos)
+      << tiny.all()[0].message;
+}
+
+// Swapping needs an engine that preempts, no prefix caching (not simulated) and a host link.
+TEST_F(Serving, SwapPreemptionsPreconditions) {
+  const std::vector<Request> reqs = {{.id = 0, .input = 16, .output = 2}};
+  Deployment d;
+  d.scheduler.preemption = Preemption::Swap;
+  d.scheduler.admission = KvAdmission::GuaranteedNoEvict;
+  Diagnostics evict;
+  EXPECT_FALSE(simulate(*pricer_, d, reqs, {}, {}, evict));
+  ASSERT_EQ(evict.error_count(), 1u);
+  EXPECT_NE(evict.all()[0].message.find("never preempts"), std::string::npos);
+  d.scheduler.admission = KvAdmission::OnDemand;
+  d.scheduler.prefix_caching = true;
+  Diagnostics prefix;
+  EXPECT_FALSE(simulate(*pricer_, d, reqs, {}, {}, prefix));
+  ASSERT_EQ(prefix.error_count(), 1u);
+  EXPECT_EQ(prefix.all()[0].path, "preemption");
+  d.scheduler.prefix_caching = false;
+  arch::ArchSpec spec = hw_.spec();
+  spec.host_link.reset();
+  const arch::HardwareModel no_link(spec);
+  Diagnostics diags;
+  auto model = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", diags);
+  ASSERT_TRUE(model);
+  auto pricer = IterationPricer::make(*model, no_link, {}, diags);
+  ASSERT_TRUE(pricer) << diags.format_all();
+  EXPECT_FALSE(simulate(*pricer, d, reqs, {}, {}, diags));
+  ASSERT_EQ(diags.error_count(), 1u);
+  EXPECT_EQ(diags.all()[0].path, "arch");
+  EXPECT_NE(diags.all()[0].message.find("states no host link"), std::string::npos);
 }
 
 // Chunked prefill with a 256-token budget: a 1000-token prompt takes ceil(1000 / 256) = 4
