@@ -644,8 +644,10 @@ bool enum_key(const YamlReader& value, const std::string& name, EnumTable<E> tab
   return false;
 }
 
-// One (algorithm, protocol) pair of `interconnect.nccl`: {base, hop, bandwidth, max}.
-void read_nccl_protocol(const YamlReader& node, NcclProtocolSpec& out, Diagnostics& diags) {
+// One (algorithm, protocol) pair of `interconnect.nccl`: {base, hop, bandwidth, max}, and NVLS's
+// {channels, loop}.
+void read_nccl_protocol(const YamlReader& node, NcclAlgorithm algorithm, NcclProtocolSpec& out,
+                        Diagnostics& diags) {
   if (!node.expect_map(diags)) return;
   for (const auto& [key, field] : {std::pair<std::string_view, Seconds*>{"base", &out.base},
                                     std::pair<std::string_view, Seconds*>{"hop", &out.hop}})
@@ -675,6 +677,15 @@ void read_nccl_protocol(const YamlReader& node, NcclProtocolSpec& out, Diagnosti
                                 out.size_correction.size()));
     }
   }
+  for (const std::string_view key : {"channels", "loop"})
+    if (node.has(key) && algorithm != NcclAlgorithm::Nvls)
+      diags.error(node.at(key), "only NVLS states its channels and loop time",
+                  "leave it out, or state it under nvls: {simple: {...}}");
+  if (node.has("channels")) read_count(node, "channels", out.channels, diags, "16");
+  node.optional("loop", out.loop, diags);  // a duration: never negative
+  if (node.has("loop") && out.channels == 0)
+    diags.error(node.at("loop"), "a loop time needs the NVLS channels that loop",
+                "state channels: too, e.g. channels: 16");
   node.reject_unknown_keys(diags);
 }
 
@@ -699,7 +710,7 @@ void read_nccl(const YamlReader& node, NcclSpec& out, Diagnostics& diags) {
                     "state nvls: {simple: {...}}");
         continue;
       }
-      read_nccl_protocol(protocol, out[which][proto], diags);
+      read_nccl_protocol(protocol, which, out[which][proto], diags);
     }
   }
   if (out.empty())

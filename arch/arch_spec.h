@@ -247,6 +247,11 @@ struct NcclProtocolSpec {
   // NCCL's treeCorrectionFactor: the tree all-reduce's bandwidth x size_correction[floor(log2(
   // S / 64))] for S from 64 B to 512 MiB (indexes 0..22); empty: x 1.
   std::vector<double> size_correction;
+  // NVLS only: NCCL loops over the buffer (enqueue.cc calcCollChunking), `channels` NVLS channels
+  // each reducing one chunk per rank a loop, the chunk 16-128 KiB by the buffer's size; `loop` is
+  // the time each loop adds beyond its bytes (all-reduce; 0 with no channels stated).
+  std::uint32_t channels = 0;
+  Seconds loop;
   friend bool operator==(const NcclProtocolSpec&, const NcclProtocolSpec&) = default;
 };
 // The pairs NCCL may pick on this interconnect; an absent pair is never picked.

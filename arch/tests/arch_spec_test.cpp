@@ -684,6 +684,29 @@ TEST(ArchInterconnect, NcclPairsAreChecked) {
                 "only; state nvls: {simple: {...}}"}));
 }
 
+TEST(ArchInterconnect, NvlsStatesItsChannelsAndLoopTime) {
+  Diagnostics diags;
+  const auto spec =
+      parse(std::string(kNcclGpu) +
+                "    nvls: {simple: {base: 0 us, hop: 25 us, channels: 16, loop: 6.5 us}}\n",
+            diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  const NcclProtocolSpec& nvls =
+      spec->interconnect->nccl->at(NcclAlgorithm::Nvls).at(NcclProtocol::Simple);
+  EXPECT_EQ(nvls.channels, 16u);
+  EXPECT_DOUBLE_EQ(nvls.loop.value, 6.5e-6);
+  const auto errors = errors_of(std::string(kNcclGpu) +
+                                "    ring: {simple: {base: 1 us, hop: 1 us, channels: 8}}\n"
+                                "    nvls: {simple: {base: 0 us, hop: 25 us, loop: 1 us}}\n");
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("ring.simple.channels: only NVLS states its channels and loop time"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("nvls.simple.loop: a loop time needs the NVLS channels that loop"),
+            std::string::npos)
+      << errors[1];
+}
+
 TEST(ArchHostLink, ReadsTheBandwidthAndTheCopyOverhead) {
   Diagnostics diags;
   const auto spec =

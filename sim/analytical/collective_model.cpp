@@ -159,8 +159,22 @@ NcclTuning nccl_tuning(const arch::NcclSpec& spec, double bus_bytes_per_second) 
       to.bandwidth_fraction = pair.bandwidth;
       if (pair.max) to.max_bytes_per_second = pair.max->value;
       to.size_correction = pair.size_correction;
+      to.channels = pair.channels;
+      to.loop_s = pair.loop.value;
     }
   return out;
+}
+
+std::uint64_t nvls_loops(std::uint64_t bytes, std::uint32_t ranks, std::uint32_t channels) {
+  CODA_CHECK(ranks >= 1 && channels >= 1);
+  // comm->nvlsChunkSize (NCCL_NVLS_CHUNKSIZE, 128 KiB) and calcCollChunking's three halvings.
+  const std::uint64_t ops = std::uint64_t{channels} * ranks;
+  std::uint64_t chunk = std::uint64_t{128} * 1024;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  const std::uint64_t loop = ops * chunk;
+  return (bytes + loop - 1) / loop;
 }
 
 namespace {
@@ -223,6 +237,9 @@ std::optional<NcclChoice> evaluate_nccl(CollectiveKind kind, std::uint64_t bytes
   for (const CollectiveAlgorithm a :
        {CollectiveAlgorithm::Tree, CollectiveAlgorithm::Ring, CollectiveAlgorithm::Nvls}) {
     if (algorithm && *algorithm != a) continue;
+    // NCCL sets NVLS up only for more than two GPUs (src/transport/nvls.cc ncclNvlsInit:
+    // gpuCount <= 2 returns without NVLS support).
+    if (a == CollectiveAlgorithm::Nvls && ranks <= 2) continue;
     for (const CollectiveProtocol p :
          {CollectiveProtocol::Ll, CollectiveProtocol::Ll128, CollectiveProtocol::Simple}) {
       if (protocol && *protocol != p) continue;
@@ -232,6 +249,12 @@ std::optional<NcclChoice> evaluate_nccl(CollectiveKind kind, std::uint64_t bytes
       if (!cost || (best && cost->seconds >= best->cost.seconds)) continue;
       best = NcclChoice{a, p, *cost};
     }
+  }
+  if (best && best->algorithm == CollectiveAlgorithm::Nvls && kind == CollectiveKind::AllReduce) {
+    const NcclPair& pair = tuning.at(best->algorithm, best->protocol);
+    if (pair.channels > 0 && pair.loop_s > 0.0)
+      best->cost.seconds +=
+          static_cast<double>(nvls_loops(bytes, ranks, pair.channels)) * pair.loop_s;
   }
   if (best && best->cost.seconds > 0.0) {
     best->cost.algorithm_bytes_per_second = s / best->cost.seconds;

@@ -93,8 +93,16 @@ double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t ranks);
 //   latency         ring: base + nsteps hop; tree all-reduce: base + 2 (p-1) hop; NVLS: base + hop
 //   nsteps          all-reduce 2(p-1), reduce-scatter and all-gather p-1
 //
-// Tree runs all-reduce only; NVLS and ring run all-reduce, reduce-scatter and all-gather.
+// Tree runs all-reduce only; NVLS and ring run all-reduce, reduce-scatter and all-gather; NVLS
+// needs more than two ranks (NCCL sets it up only for more than two GPUs).
 // Broadcast and send/recv have no pair here (NCCL's p2p is not tuned this way): nullopt.
+//
+// What the tuner leaves out and the kernel pays: an NVLS all-reduce loops over its buffer
+// (enqueue.cc calcCollChunking), each loop `channels` x p chunks of c bytes, c NCCL's 128 KiB
+// halved while S < 64 x channels x p x c (to 64 KiB), then while S < 8 x ... (32 KiB) and S < 2 x
+// ... (16 KiB); each of its ceil(S / (channels x p x c)) loops adds the pair's `loop` seconds
+// (nvls_loops). NCCL's choice stays its tuner's; the time returned includes the loops.
+std::uint64_t nvls_loops(std::uint64_t bytes, std::uint32_t ranks, std::uint32_t channels);
 // Left out, and why: the per-channel caps (perChMax*Bws: NCCL's channel count is not an arch
 // fact; on HGX boards a channel's bandwidth is one link's, under the caps), NCCL's multi-node
 // terms, and the aggregation of several operations into one launch (numPipeOps = 1).
@@ -105,6 +113,8 @@ struct NcclPair {
   double bandwidth_fraction = 1.0;
   double max_bytes_per_second = std::numeric_limits<double>::infinity();
   std::vector<double> size_correction;  // tree all-reduce: x [floor(log2(S / 64))]; absent x 1
+  std::uint32_t channels = 0;           // NVLS: its channels (0: loops not priced)
+  double loop_s = 0.0;                  // NVLS all-reduce: each loop's time beyond its bytes
 };
 struct NcclTuning {
   double bus_bytes_per_second = 0.0;  // B above

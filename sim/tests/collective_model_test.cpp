@@ -241,6 +241,44 @@ TEST(NcclModel, NvlsPaysOneLatencyAndPipelinesItsAllReduce) {
   EXPECT_EQ(evaluate_nccl(AllReduce, 1024, 8, t, std::nullopt, std::nullopt)->algorithm, Ring);
 }
 
+// NCCL's NVLS chunk schedule (enqueue.cc calcCollChunking) with 16 channels over 8 ranks, 128
+// chunks a loop: 128 KiB chunks from 64 x 128 x 128 KiB = 1 GiB up (16 MiB a loop), 64 KiB from
+// 8 x 128 x 64 KiB = 64 MiB (8 MiB a loop), 32 KiB from 2 x 128 x 32 KiB = 8 MiB (4 MiB a loop),
+// else 16 KiB (2 MiB a loop).
+TEST(NcclModel, NvlsLoopsOverItsBufferInNcclsChunks) {
+  EXPECT_EQ(nvls_loops(1024, 8, 16), 1u);
+  EXPECT_EQ(nvls_loops(2 * kMiB, 8, 16), 1u);  // 16 KiB chunks: one 2 MiB loop
+  EXPECT_EQ(nvls_loops(2 * kMiB + 1, 8, 16), 2u);
+  EXPECT_EQ(nvls_loops(8 * kMiB - 1, 8, 16), 4u);    // still 16 KiB: 4 loops of 2 MiB
+  EXPECT_EQ(nvls_loops(8 * kMiB, 8, 16), 2u);        // 32 KiB: 2 loops of 4 MiB
+  EXPECT_EQ(nvls_loops(64 * kMiB - 1, 8, 16), 16u);  // 32 KiB: 16 loops of 4 MiB
+  EXPECT_EQ(nvls_loops(64 * kMiB, 8, 16), 8u);       // 64 KiB: 8 loops of 8 MiB
+  EXPECT_EQ(nvls_loops(kGiB - 1, 8, 16), 128u);      // 64 KiB: 128 loops of 8 MiB
+  EXPECT_EQ(nvls_loops(kGiB, 8, 16), 64u);           // 128 KiB: 64 loops of 16 MiB
+  EXPECT_EQ(nvls_loops(16 * kGiB, 8, 16), 1024u);
+  // Five ranks: 80 chunks a loop; 8 GiB >= 64 x 80 x 128 KiB = 640 MiB: 128 KiB chunks, 10 MiB a
+  // loop, ceil(8192 / 10) = 820 loops.
+  EXPECT_EQ(nvls_loops(8 * kGiB, 5, 16), 820u);
+}
+
+// An NVLS all-reduce's time is its tuner's and its loops: with 16 channels and 5 us a loop, 1 GiB
+// over 8 ranks adds 64 x 5 us. The choice is still the tuner's (the loops do not enter it), and
+// all-gather pays no loop time.
+TEST(NcclModel, NvlsAllReducePaysItsLoops) {
+  NcclTuning t = nccl(true);
+  NcclPair& nvls = t.pairs.at(static_cast<std::size_t>(Nvls)).at(static_cast<std::size_t>(Simple));
+  nvls.channels = 16;
+  nvls.loop_s = 5e-6;
+  const auto ar = evaluate_nccl(AllReduce, kGiB, 8, t, std::nullopt, std::nullopt);
+  ASSERT_TRUE(ar);
+  EXPECT_EQ(ar->algorithm, Nvls);
+  EXPECT_NEAR(ar->cost.seconds, 25e-6 + kGiB / (0.797 * 240e9 * 8 / 7) + 64 * 5e-6, kRel);
+  EXPECT_NEAR(ar->cost.algorithm_bytes_per_second, kGiB / ar->cost.seconds, 1e-3);
+  const auto ag = evaluate_nccl(AllGather, kGiB, 8, t, Nvls, std::nullopt);
+  ASSERT_TRUE(ag);
+  EXPECT_NEAR(ag->cost.seconds, 25e-6 + kGiB / (0.797 * 240e9 * 7 / 8), kRel);
+}
+
 TEST(NcclModel, PairsThatDoNotRunAKindAreNotPicked) {
   const auto t = nccl(false);
   // NCCL's tree runs all-reduce only; no NVLS pair on this (A100-like) tuning; broadcast and

@@ -195,12 +195,18 @@ TEST(PublishedPricing, AnAllReduceIsNcclsCheapestPairAtTheLinksAchievableBandwid
   const Shape gib{.bytes = std::uint64_t{1} << 30, .ranks = 8};
   const double ring = seconds(p, row(Kernel::AllReduce, DType::Bf16, gib, Impl::Ring));
   EXPECT_NEAR(ring, 4e-6 + 56e-6 + 2.0 * 7 / 8 * 1073741824.0 / 360e9, 1e-12);
-  // Unforced, NCCL picks NVLS on an H200 (25 us + 2^30 / (f B x 2 x 8/14) with the preset's
-  // fitted f < 0.875 still beats the ring's 2^30 / (B x 8/14)).
+  // Unforced, NCCL picks NVLS on an H200 (its tuner's 25 us + 2^30 / (f B x 2 x 8/14) with the
+  // preset's fitted f < 0.875 beats the ring's 2^30 / (B x 8/14)); the kernel then loops over the
+  // buffer: 16 channels x 8 ranks x 128 KiB chunks (1 GiB is not below 64 x 16 x 8 x 128 KiB,
+  // so no halving) = 16 MiB a loop, 64 loops of the preset's loop time each.
   const double best = seconds(p, row(Kernel::AllReduce, DType::Bf16, gib));
-  const double f = spec.interconnect->nccl->at(arch::NcclAlgorithm::Nvls)
-                       .at(arch::NcclProtocol::Simple).bandwidth;
-  EXPECT_NEAR(best, 4e-6 + 25e-6 + 1073741824.0 / (f * 360e9 * 2 * 8 / 14), 1e-12);
+  const arch::NcclProtocolSpec& nvls =
+      spec.interconnect->nccl->at(arch::NcclAlgorithm::Nvls).at(arch::NcclProtocol::Simple);
+  EXPECT_EQ(nvls.channels, 16u);
+  EXPECT_NEAR(
+      best,
+      4e-6 + 25e-6 + 1073741824.0 / (nvls.bandwidth * 360e9 * 2 * 8 / 14) + 64 * nvls.loop.value,
+      1e-12);
   EXPECT_LT(best, ring);
 }
 
