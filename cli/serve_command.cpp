@@ -179,7 +179,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--pp", args.pp,
                   "Pipeline stages per replica (dividing the model's layers), tp x pp chips: run "
                   "as vLLM's virtual engines, one per stage, each with its own scheduler and "
-                  "share of the KV cache, their iterations in flight through the stages at once")
+                  "share of the KV cache, their iterations in flight through the stages at once; "
+                  "with --disaggregate, both pools' replicas")
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--replicas", args.replicas,
@@ -238,8 +239,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
   for (CLI::Option* a : {rate, concurrency, offline, trace, search, deployments, rates})
     for (CLI::Option* b : {rate, concurrency, offline, trace, search, deployments, rates})
       if (a != b) a->excludes(b);
-  // The search lays out pipeline stages itself; they are not simulated with disaggregated pools.
-  cmd->get_option("--pp")->excludes(deployments)->excludes("--disaggregate");
+  // The search lays out pipeline stages itself.
+  cmd->get_option("--pp")->excludes(deployments);
   CLI::Option* chips =
       cmd->add_option("--chips", args.chips, "With --search-deployments: the chips to lay out")
           ->check(kPositive);
@@ -510,9 +511,10 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   const std::string layout =
       args.search_deployments ? fmt::format("layouts of {} chips", args.chips)
       : deployment.disaggregated
-          ? fmt::format("{} prefill replica(s) at TP {} + {} decode at TP {}",
+          ? fmt::format("{} prefill replica(s) at TP {} + {} decode at TP {}{}",
                         deployment.disaggregated->prefill, args.tp,
-                        deployment.disaggregated->decode, decode_tp)
+                        deployment.disaggregated->decode, decode_tp,
+                        args.pp > 1 ? fmt::format(", each x PP {}", args.pp) : std::string())
           : fmt::format("TP {}{} x {} replica(s)", args.tp,
                         args.pp > 1 ? fmt::format(" x PP {}", args.pp) : std::string(),
                         args.replicas);

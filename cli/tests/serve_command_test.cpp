@@ -164,14 +164,22 @@ TEST(Serve, PipelineStagesAreRecorded) {
   const auto doc = nlohmann::json::parse(json);
   EXPECT_EQ(doc["config"]["pp"], 2);
   EXPECT_EQ(doc["summary"]["requests"], 4);
-  // 32 layers in 3 stages, and pipelines with the deployment search or disaggregated pools.
+  // 32 layers in 3 stages, and pipelines with the deployment search (which lays out its own).
   const Outcome three = coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--pp", "3"});
   EXPECT_EQ(three.code, 1);
   EXPECT_NE(three.err.find("pp 3 does not divide the 32 layers"), std::string::npos) << three.err;
-  EXPECT_EQ(coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--pp", "2",
-                  "--disaggregate", "1:1"})
+  EXPECT_EQ(coda({"serve", "--arch", kArch, "--llm", kModel, "--search-deployments", "--chips", "4",
+                  "--pp", "2", "--slo-ttft", "1000"})
                 .code,
             2);
+  // Disaggregated pools, each replica two stages.
+  const Outcome pools =
+      coda({"serve", "--arch", kArch, "--llm", kModel, "--offline", "--requests", "4",
+            "--input-len", "64", "--output-len", "3", "--pp", "2", "--disaggregate", "1:1"});
+  ASSERT_EQ(pools.code, 0) << pools.err;
+  EXPECT_NE(pools.out.find("1 prefill replica(s) at TP 1 + 1 decode at TP 1, each x PP 2"),
+            std::string::npos)
+      << pools.out;
 }
 
 TEST(Serve, ATraceDrivesTheArrivals) {

@@ -76,8 +76,9 @@ std::optional<std::vector<DeploymentResult>> search_deployments(
     std::vector<DeploymentCandidate> candidates = {
         {.tp = tp, .pp = pp, .replicas = replicas, .batching = whole},
         {.tp = tp, .pp = pp, .replicas = replicas, .batching = Batching::Chunked}};
-    for (std::uint64_t p = 1; pp == 1 && p < replicas; ++p)
+    for (std::uint64_t p = 1; p < replicas; ++p)
       candidates.push_back({.tp = tp,
+                            .pp = pp,
                             .replicas = replicas,
                             .batching = whole,
                             .disaggregated = Disaggregation{p, replicas - p}});

@@ -738,7 +738,10 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     if (!own) return false;
     decode_kv = *own;
   }
-  // Bytes a prompt token's KV cache moves: all ranks' share, carried by min(TP, TP) links.
+  // Bytes a prompt token's KV cache moves: all ranks' share, carried by min(TP, TP) links. With
+  // pipeline stages (the pools' PP alike) each stage's chips send their layers' share (a chip's
+  // bytes are its stage's) to the decode pool's same stage, every stage at once.
+  CODA_CHECK(decoder.pp() == pricer.pp());
   const double token_bytes =
       static_cast<double>(kv.kv_bytes_per_token.value) * static_cast<double>(pricer.tp());
   const double links = static_cast<double>(std::min(pricer.tp(), decoder.tp()));
@@ -904,13 +907,6 @@ std::optional<ServeResult> simulate(IterationPricer& pricer, const Deployment& d
   result.requests.reserve(requests.size());
   for (const Request& r : requests) result.requests.push_back({.request = r});
   if (deployment.disaggregated) {
-    if (pricer.pp() > 1) {
-      diags.error({}, "pp",
-                  "pipeline stages with disaggregated prefill and decode are not "
-                  "simulated",
-                  "serve disaggregated pools without --pp, or one pool with it");
-      return std::nullopt;
-    }
     if (!simulate_disaggregated(pricer, deployment, arrivals, *kv, budget, longest_total, result,
                                 diags))
       return std::nullopt;

@@ -143,7 +143,9 @@ void apply_runtime(SchedulerConfig& config, Runtime runtime);
 // weights, its KV cache), else the pools share the deployment's. A transfer moves prompt tokens x
 // the KV bytes of a token, each prefill rank sending its share of the heads and each decode rank
 // receiving its own, so min(TP prefill, TP decode) links carry it in parallel at the arch's
-// achievable link bandwidth. Both pools run the scheduler of the deployment; requests go
+// achievable link bandwidth. With pipeline stages (both pools at the deployment's PP, each
+// replica its virtual engines) every stage's chips send their layers' share to the same stage of
+// the decode replica at once. Both pools run the scheduler of the deployment; requests go
 // round-robin to the prefill replicas in arrival order and to the decode replicas in the order
 // their caches arrive. A prefill replica's links send one cache at a time, in the order its
 // prefills end; receiving decode replicas do not contend, nor do transfers with TP's collectives.
