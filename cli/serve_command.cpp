@@ -451,12 +451,13 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   if (!args.kv_admission.empty())
     sched.admission = *enum_value(sv::kv_admission_names(), args.kv_admission);
   sched.preemption = *enum_value(sv::preemption_names(), args.preemption);
-  if (args.swap_space_gib > 0 && sched.preemption != sv::Preemption::Swap) {
-    err << "error: --swap-space: swap space is used only with --preemption swap\n";
-    return 2;
-  }
-  if (args.swap_space_gib > 0)
+  if (args.swap_space_gib > 0) {
+    if (sched.preemption != sv::Preemption::Swap) {
+      err << "error: --swap-space: swap space is used only with --preemption swap\n";
+      return 2;
+    }
     sched.swap_space = Bytes{static_cast<std::uint64_t>(args.swap_space_gib * (1ull << 30))};
+  }
   sched.block_size = args.block_size;
   sched.memory_utilization = args.memory_utilization;
   sched.watermark = args.watermark;

@@ -54,10 +54,24 @@ struct Seq {
   std::uint64_t generated = 0;
   double last_token = 0;
   bool prefilling() const { return prefilled < prompt; }
+  // Tokens its next iteration runs within `budget`: one to decode, or its prompt's next chunk (a
+  // sequence part-way through its prompt runs only with chunked prefill).
+  std::uint64_t next_tokens(std::uint64_t budget) const {
+    return prefilling() ? std::min(budget, prompt - prefilled) : 1;
+  }
 };
 
 // A prefill chunk of a running sequence: its index in running_, its tokens.
 using Chunk = std::pair<std::size_t, std::uint64_t>;
+
+// running_[i] runs `tokens` in the iteration: a chunk of its prompt, or a decode.
+void schedule_tokens(std::size_t i, std::uint64_t tokens, bool prefilling,
+                     std::vector<Chunk>& chunks, std::vector<std::size_t>& decodes) {
+  if (prefilling)
+    chunks.emplace_back(i, tokens);
+  else
+    decodes.push_back(i);
+}
 
 // One virtual engine: a scheduler with its own waiting queue, running sequences and share of the
 // replica's KV cache. A replica without pipeline parallelism is one; with P stages it runs P, as
@@ -252,16 +266,13 @@ class VirtualEngine {
                                  std::vector<std::size_t>& decodes, IterationRecord& it) {
     for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
       const Seq& s = running_[i];
-      const std::uint64_t tokens = s.prefilling() ? std::min(budget, s.prompt - s.prefilled) : 1;
+      const std::uint64_t tokens = s.next_tokens(budget);
       // Blocks beyond those it holds (none under guaranteed_no_evict, which took them all).
       const std::uint64_t want = ceil_div(s.kv + tokens, config_.block_size);
       const std::uint64_t need = want > s.blocks + s.shared ? want - s.blocks - s.shared : 0;
       const bool prefilling = s.prefilling();
       if (!reserve(i, need, it)) break;  // i was the last running sequence
-      if (prefilling)
-        chunks.emplace_back(i, tokens);
-      else
-        decodes.push_back(i);
+      schedule_tokens(i, tokens, prefilling, chunks, decodes);
       budget -= tokens;
     }
     return budget;
@@ -276,11 +287,7 @@ class VirtualEngine {
     while (!swapped_.empty() && running_.size() < config_.max_batch && budget > 0) {
       Seq& s = swapped_.front();
       const bool prefilling = s.prefilling();
-      const std::uint64_t left = s.prompt - s.prefilled;
-      const std::uint64_t tokens = !prefilling                             ? 1
-                                   : config_.batching == Batching::Chunked ? std::min(budget, left)
-                                                                           : left;
-      if (tokens > budget) break;
+      const std::uint64_t tokens = s.next_tokens(budget);
       const std::uint64_t want = ceil_div(s.kv + tokens, config_.block_size);
       const std::uint64_t need = std::max(want, s.blocks);
       if (need > free_blocks() || free_blocks() - need < watermark_) break;
@@ -291,10 +298,7 @@ class VirtualEngine {
       used_ += need;
       running_.push_back(s);
       swapped_.pop_front();
-      if (prefilling)
-        chunks.emplace_back(running_.size() - 1, tokens);
-      else
-        decodes.push_back(running_.size() - 1);
+      schedule_tokens(running_.size() - 1, tokens, prefilling, chunks, decodes);
       budget -= tokens;
     }
     return budget;
@@ -717,6 +721,14 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
     return false;
   }
   IterationPricer& decoder = pools.decode_pricer != nullptr ? *pools.decode_pricer : pricer;
+  if (decoder.pp() != pricer.pp()) {
+    diags.error({}, "pp",
+                fmt::format("the decode pool's replicas have {} pipeline stages, the prefill "
+                            "pool's {}: a cache goes stage to stage",
+                            decoder.pp(), pricer.pp()),
+                "give both pools the same PP (the decode pool may differ in TP only)");
+    return false;
+  }
   const double link = pricer.hardware().achievable_link_bytes_per_second();
   if (link <= 0) {
     diags.error({}, "arch",
@@ -741,7 +753,6 @@ bool simulate_disaggregated(IterationPricer& pricer, const Deployment& deploymen
   // Bytes a prompt token's KV cache moves: all ranks' share, carried by min(TP, TP) links. With
   // pipeline stages (the pools' PP alike) each stage's chips send their layers' share (a chip's
   // bytes are its stage's) to the decode pool's same stage, every stage at once.
-  CODA_CHECK(decoder.pp() == pricer.pp());
   const double token_bytes =
       static_cast<double>(kv.kv_bytes_per_token.value) * static_cast<double>(pricer.tp());
   const double links = static_cast<double>(std::min(pricer.tp(), decoder.tp()));

@@ -152,7 +152,8 @@ void apply_runtime(SchedulerConfig& config, Runtime runtime);
 struct Disaggregation {
   std::uint64_t prefill = 1;
   std::uint64_t decode = 1;
-  IterationPricer* decode_pricer = nullptr;  // not owned; null: the deployment's pricer
+  // Not owned; null: the deployment's pricer. Its PP must be the deployment's (an error else).
+  IterationPricer* decode_pricer = nullptr;
 };
 
 struct Deployment {

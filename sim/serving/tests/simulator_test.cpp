@@ -651,6 +651,17 @@ TEST_F(PipelinedServing, DisaggregatedPoolsOfPipelinedReplicas) {
   }
   EXPECT_NEAR(q.finish, q.first_token + transfer + decodes, 1e-12);
   EXPECT_EQ(q.replica, 1u);  // the decode replica
+  // A decode pool of another PP: its stages would not match the prefill pool's, an error.
+  Diagnostics made;
+  auto model = workload::llm::load_llm_config("configs/workloads/llm/llama2_7b.yaml", made);
+  ASSERT_TRUE(model);
+  auto flat = IterationPricer::make(*model, hw_, {}, made);
+  ASSERT_TRUE(flat) << made.format_all();
+  d.disaggregated->decode_pricer = &*flat;
+  Diagnostics refused;
+  EXPECT_FALSE(simulate(*piped_, d, {{.id = 0, .input = 100, .output = 3}}, {}, {}, refused));
+  ASSERT_EQ(refused.error_count(), 1u);
+  EXPECT_EQ(refused.all()[0].path, "pp");
 }
 
 TEST_F(PipelinedServing, TwoVirtualEnginesOverlapInTheStages) {
