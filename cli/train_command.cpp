@@ -219,9 +219,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                   "The type gradients are reduced in (default: the gradients'; e.g. fp32)");
   cmd->add_option("--train-precision", args.precision,
                   "pure (all in the model's type), mixed (fp32 master weights in the optimizer: "
-                  "Megatron-LM, DeepSpeed, FSDP) or autocast (PyTorch AMP over fp32 parameters)")
+                  "Megatron-LM, DeepSpeed, FSDP), autocast (PyTorch AMP over fp32 parameters) or "
+                  "fp8 (mixed, the linear layers' GEMMs in FP8 as Transformer Engine runs them)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"pure", "mixed", "autocast"}));
+      ->check(CLI::IsMember({"pure", "mixed", "autocast", "fp8"}));
   cmd->add_flag("--overlap-param-gather", args.overlap_param_gather,
                 "ZeRO 1/2: the updated weights' all-gather runs under the next step's forward "
                 "(Megatron-LM --overlap-param-gather)");

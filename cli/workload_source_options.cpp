@@ -38,8 +38,9 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
   cmd.add_flag("--recompute", args.recompute, "LLM training: full activation recomputation");
   cmd.add_option("--train-precision", args.precision,
                  "LLM training: pure (all in --dtype), mixed (fp32 master weights in the "
-                 "optimizer: Megatron-LM, DeepSpeed, FSDP) or autocast (PyTorch AMP over fp32 "
-                 "parameters)")
+                 "optimizer: Megatron-LM, DeepSpeed, FSDP), autocast (PyTorch AMP over fp32 "
+                 "parameters) or fp8 (mixed, the linear layers' GEMMs in FP8 as Transformer "
+                 "Engine runs them)")
       ->capture_default_str();
   cmd.add_option("--tp", args.tp, "LLM tensor-parallel ranks")->capture_default_str();
   cmd.add_option("--pp", args.pp, "LLM pipeline stages")->capture_default_str();

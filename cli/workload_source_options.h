@@ -30,7 +30,7 @@ struct WorkloadSourceArgs {
   std::uint64_t batch = 1;
   std::uint64_t seq = 2048;
   bool recompute = false;
-  std::string precision = "mixed";  // training: pure, mixed or autocast
+  std::string precision = "mixed";  // training: pure, mixed, autocast or fp8
   std::string runtime = "default";  // inference: default or hf_transformers
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
   bool sequence_parallel = false;

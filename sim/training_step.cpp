@@ -37,6 +37,7 @@ Bytes scaled(std::uint64_t elements, double bytes_each) {
 struct StagePrice {
   std::uint64_t first_layer = 0, layers = 0;
   double forward = 0, backward = 0, optimizer = 0, tp_comm = 0, send = 0;
+  double weight_cast = 0;  // Precision::Fp8's casts of the weights, once a step on every rank
   double forward_matrix_flops = 0, executed_matrix_flops = 0;  // one micro-batch, one rank
   std::uint64_t parameters = 0;  // elements of the rank's weights on the stage
   Bytes peak_activations;        // the one-micro-batch run's, at its peak
@@ -163,6 +164,9 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
       case llm::StepPart::Forward: out.forward += part; break;
       case llm::StepPart::Backward: out.backward += part; break;
       case llm::StepPart::Optimizer: out.optimizer += part; break;
+      case llm::StepPart::WeightCast:
+        out.weight_cast += part;
+        break;
     }
   }
   for (const workload::Tensor& t : g.tensors)
@@ -453,6 +457,17 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                                      StageCache& cache, Diagnostics& diags) {
   const arch::ClusterSpec* cluster = options.cluster;
   if (!check_layout(model, seq, layout, hw, cluster, diags)) return std::nullopt;
+  if (framework.precision == llm::Precision::Fp8 &&
+      (hw.peak_ops_per_second(DataType::Fp8E4M3) <= 0 ||
+       hw.peak_ops_per_second(DataType::Fp8E5M2) <= 0)) {
+    diags.error({}, "framework.precision",
+                fmt::format("fp8 runs GEMMs on E4M3 and E5M2 operands, but '{}' has no matrix "
+                            "rate for both",
+                            hw.name()),
+                "train with precision mixed on this arch, or pick one with FP8 tensor cores "
+                "(nvidia_h100_sxm)");
+    return std::nullopt;
+  }
   const mapper::FusionMode fusion = options.fusion.value_or(
       hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
   const std::uint64_t p = layout.pp, v = layout.virtual_stages, n = p * v;
@@ -563,6 +578,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
       sum_chunks.forward += sp.forward;
       sum_chunks.backward += sp.backward;
       sum_chunks.optimizer += sp.optimizer;
+      sum_chunks.weight_cast += sp.weight_cast;
       sum_chunks.tp_comm += sp.tp_comm;
       sum_chunks.send = std::max(sum_chunks.send, sp.send);
       sum_chunks.forward_matrix_flops += sp.forward_matrix_flops;
@@ -619,7 +635,10 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
       }
     }
     r.dp_exposed_s += after;
-    r.optimizer_s = layout.zero >= 1 ? sp.optimizer / static_cast<double>(dp) : sp.optimizer;
+    // AdamW on the rank's share of the weights under ZeRO; then, under fp8, every weight of the
+    // rank cast to FP8 for the next step (on the whole stage: ZeRO shards only the update).
+    r.optimizer_s =
+        (layout.zero >= 1 ? sp.optimizer / static_cast<double>(dp) : sp.optimizer) + sp.weight_cast;
     r.end_s = timeline.end[d] + after + r.optimizer_s;
     // The pipeline's idle time, less what the stretch by ZeRO's communication took of it.
     r.bubble_s = std::max(0.0, timeline.end[d] - timeline.busy[d]);

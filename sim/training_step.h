@@ -167,7 +167,7 @@ struct StageReport {
   double bubble_s = 0;         // waiting in the pipeline: pipeline end - compute
   double dp_comm_s = 0;        // data-parallel communication in all
   double dp_exposed_s = 0;     // of it, not hidden under compute
-  double optimizer_s = 0;      // AdamW over the rank's share
+  double optimizer_s = 0;      // AdamW over the rank's share (and fp8's weight casts)
   double end_s = 0;            // when the stage is done with the step
   std::uint64_t in_flight = 0; // micro-batches whose activations 1F1B holds at once
   StageMemory memory;

@@ -131,10 +131,15 @@ constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
 constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
                                                              "tp"};
-constexpr std::array<std::string_view, 11> kLlmTrainingKeys{
-    "batch", "seq", "grad_accum", "dp", "recompute", "tp", "pp", "vp", "zero", "grad_bits",
-    "autocast"};
+constexpr std::array<std::string_view, 14> kLlmTrainingKeys{
+    "batch", "seq",  "grad_accum", "dp",       "recompute", "tp", "pp",
+    "vp",    "zero", "grad_bits",  "autocast", "fp8",       "sp", "param_overlap"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
+// A training row's optional 0-or-1 keys (0 when absent).
+constexpr std::array<std::string_view, 4> kTrainingFlags{"autocast", "fp8", "sp", "param_overlap"};
+bool training_flag(std::string_view key) {
+  return std::find(kTrainingFlags.begin(), kTrainingFlags.end(), key) != kTrainingFlags.end();
+}
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
 
@@ -233,7 +238,8 @@ bool shape_key_optional(ShapeKind kind, std::string_view key) {
     case ShapeKind::AttentionGqa: return key == "kv_heads";
     case ShapeKind::DecodeGqa:
       return key == "value_dim";
-    case ShapeKind::LlmTraining: return key == "pp" || key == "vp" || key == "autocast";
+    case ShapeKind::LlmTraining:
+      return key == "pp" || key == "vp" || training_flag(key);
     default: return false;
   }
 }
@@ -259,7 +265,8 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
     case ShapeKind::LlmTraining:  // no pipeline unless the row says so
       if (absent("pp")) s.pp = 1;
       if (absent("vp")) s.vp = 1;
-      if (absent("autocast")) s.autocast = 0;
+      for (const std::string_view flag : kTrainingFlags)
+        if (absent(flag)) *shape_field(s, flag) = 0;
       break;
     default: break;
   }
@@ -267,7 +274,7 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
 
 bool shape_key_may_be_zero(std::string_view key) {
   return key == "pad" || key == "causal" || key == "recompute" || key == "zero" ||
-         key == "autocast";
+         training_flag(key);
 }
 
 std::uint64_t* shape_field(Shape& s, std::string_view key) {
@@ -305,6 +312,9 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"zero", &s.zero},
       {"grad_bits", &s.grad_bits},
       {"autocast", &s.autocast},
+      {"fp8", &s.fp8},
+      {"sp", &s.sp},
+      {"param_overlap", &s.param_overlap},
   };
   for (const auto& [name, field] : fields) {
     if (name == key) return field;
@@ -529,8 +539,11 @@ std::string tiling_summary(Kernel kernel, const Shape& shape) {
 
 std::string shape_text(ShapeKind kind, const Shape& s) {
   std::string text;
-  for (std::string_view key : shape_keys(kind))
+  for (std::string_view key : shape_keys(kind)) {
+    // A training row's later flags only where set (rows written before them read as they did).
+    if (training_flag(key) && key != "autocast" && shape_value(s, key) == 0) continue;
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, shape_value(s, key));
+  }
   return text;
 }
 

@@ -150,6 +150,15 @@ std::optional<Problem> check_shape(Measurement& m, std::string_view text) {
     return Problem{fmt::format("'autocast' = {} is neither 0 nor 1", s.autocast),
                    "autocast=1 for PyTorch autocast over fp32 parameters, 0 (or absent) for "
                    "mixed precision with fp32 master weights"};
+  if (k.shape == ShapeKind::LlmTraining && (s.fp8 > 1 || s.sp > 1 || s.param_overlap > 1))
+    return Problem{fmt::format("'fp8' = {}, 'sp' = {}, 'param_overlap' = {}: each is 0 or 1", s.fp8,
+                               s.sp, s.param_overlap),
+                   "fp8=1 for Transformer Engine's FP8 linear layers, sp=1 for sequence "
+                   "parallelism, param_overlap=1 for the weights' all-gather under the forward"};
+  if (k.shape == ShapeKind::LlmTraining && s.fp8 == 1 && s.autocast == 1)
+    return Problem{"'fp8' and 'autocast' are both 1",
+                   "a row trains under one precision recipe: fp8 (over mixed precision) or "
+                   "autocast"};
   if (k.shape == ShapeKind::LlmTraining && s.zero > 3)
     return Problem{fmt::format("'zero' = {} is no ZeRO stage", s.zero),
                    "zero=0 (DDP), 1 (sharded optimizer state), 2 (and gradients) or 3 (and "

@@ -565,13 +565,21 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
   const bool learned = config->positions == workload::llm::PositionEncoding::Learned;
   if (learned) config->max_positions = s.seq;
   namespace tr = sim::training;
-  const tr::Layout layout{.tp = s.tp, .pp = s.pp, .dp = s.dp, .micro_batch_size = s.batch,
-                         .micro_batches = s.grad_accum, .recompute = s.recompute != 0,
-                         .virtual_stages = s.vp, .zero = static_cast<std::uint32_t>(s.zero)};
+  const tr::Layout layout{.tp = s.tp,
+                          .pp = s.pp,
+                          .dp = s.dp,
+                          .micro_batch_size = s.batch,
+                          .micro_batches = s.grad_accum,
+                          .recompute = s.recompute != 0,
+                          .virtual_stages = s.vp,
+                          .zero = static_cast<std::uint32_t>(s.zero),
+                          .sequence_parallel = s.sp != 0};
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
-  framework.precision =
-      s.autocast != 0 ? workload::llm::Precision::Autocast : workload::llm::Precision::Mixed;
+  framework.precision = s.autocast != 0 ? workload::llm::Precision::Autocast
+                        : s.fp8 != 0    ? workload::llm::Precision::Fp8
+                                        : workload::llm::Precision::Mixed;
+  framework.overlap_param_gather = s.param_overlap != 0;
   tr::StepOptions options;
   // An unfused row (attention as its parts, S and P through DRAM: frameworks before
   // FlashAttention) prices every op on its own.

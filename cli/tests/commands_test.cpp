@@ -572,7 +572,7 @@ TEST(Cli, CompletionScriptCompletesSubcommandsOptionsAndValues) {
   EXPECT_EQ(complete(script, "coda r"), "run report");
   EXPECT_EQ(complete(script, "coda run --fu"), "--fusion");
   EXPECT_EQ(complete(script, "coda run --fusion e"), "epilogue");
-  EXPECT_EQ(complete(script, "coda train --train-precision \"\""), "pure mixed autocast");
+  EXPECT_EQ(complete(script, "coda train --train-precision \"\""), "pure mixed autocast fp8");
   EXPECT_EQ(complete(script, "coda completion z"), "");  // a positional: files, none match
   EXPECT_EQ(complete(script, "coda run --arch configs/arch/nvidia_h10"),
             "configs/arch/nvidia_h100_sxm.yaml");

@@ -308,6 +308,36 @@ TEST(PublishedPricing, TrainingRowsComposeMicroBatchesShardsAndExposedCommunicat
   EXPECT_EQ(why, "layout: tp 1 x pp 1 x dp 16 = 16 chips, but 'nvidia-h200-sxm' joins 8 "
                  "(interconnect.chips)");
   EXPECT_EQ(classes_of(Kernel::LlmTrain), std::vector{CaseClass::Training});
+  // fp8=1, sp=1 and param_overlap=1 reach the step model as Transformer Engine's FP8 precision,
+  // sequence parallelism and ZeRO 1's all-gather under the next forward.
+  const Measurement te = row(Kernel::LlmTrain, DType::Bf16,
+                             {.batch = 2,
+                              .seq = 128,
+                              .tp = 2,
+                              .grad_accum = 1,
+                              .dp = 4,
+                              .pp = 1,
+                              .vp = 1,
+                              .zero = 1,
+                              .grad_bits = 32,
+                              .fp8 = 1,
+                              .sp = 1,
+                              .param_overlap = 1},
+                             Impl::Default, "gpt2_small");
+  sim::training::Framework framework{.grad_reduce = DataType::Fp32,
+                                     .precision = workload::llm::Precision::Fp8,
+                                     .overlap_param_gather = true};
+  const auto te_step = sim::training::price_training_step(
+      *config, 128,
+      {.tp = 2,
+       .dp = 4,
+       .micro_batch_size = 2,
+       .micro_batches = 1,
+       .zero = 1,
+       .sequence_parallel = true},
+      framework, p.hardware(), {.fusion = mapper::FusionMode::Epilogue}, diags);
+  ASSERT_TRUE(te_step) << diags.format_all();
+  EXPECT_NEAR(seconds(p, te), te_step->step_s, 1e-12);
 }
 
 // Decode attention of the per_head class (TensorRT-LLM's masked MHA): b 8, 64 query heads over

@@ -22,8 +22,11 @@ constexpr std::array<std::pair<std::string_view, PhaseKind>, 3> kPhases{{
     {"prefill", PhaseKind::Prefill}, {"decode", PhaseKind::Decode},
     {"training", PhaseKind::Training}}};
 
-constexpr std::array<std::pair<std::string_view, Precision>, 3> kPrecisions{{
-    {"pure", Precision::Pure}, {"mixed", Precision::Mixed}, {"autocast", Precision::Autocast}}};
+constexpr std::array<std::pair<std::string_view, Precision>, 4> kPrecisions{
+    {{"pure", Precision::Pure},
+     {"mixed", Precision::Mixed},
+     {"autocast", Precision::Autocast},
+     {"fp8", Precision::Fp8}}};
 
 constexpr std::array<std::pair<std::string_view, Runtime>, 2> kRuntimes{
     {{"default", Runtime::Default}, {"hf_transformers", Runtime::HfTransformers}}};
@@ -49,7 +52,9 @@ ParameterBytes parameter_bytes(Precision precision, DataType model) {
   const double moments = 2 * fp32;  // AdamW's m and v
   switch (precision) {
     case Precision::Pure: return {e, e, moments};
-    case Precision::Mixed: return {e, e, moments + (model == DataType::Fp32 ? 0.0 : fp32)};
+    case Precision::Mixed:
+    case Precision::Fp8:  // the FP8 copies of the weights are not counted
+      return {e, e, moments + (model == DataType::Fp32 ? 0.0 : fp32)};
     case Precision::Autocast: return {fp32, fp32, moments};
   }
   return {};
@@ -58,6 +63,8 @@ ParameterBytes parameter_bytes(Precision precision, DataType model) {
 namespace {
 
 using Shape = std::vector<std::uint64_t>;
+
+bool is_fp8(DataType t) { return t == DataType::Fp8E4M3 || t == DataType::Fp8E5M2; }
 
 IndexExpr dim_index(std::size_t dim, std::int64_t offset = 0) {
   return IndexExpr{{IndexTerm{dim, 1}}, offset};
@@ -225,6 +232,7 @@ class Builder {
     const bool autocast =
         phase.kind == PhaseKind::Training && phase.precision == Precision::Autocast;
     param_dt_ = autocast ? DataType::Fp32 : dt_;
+    fp8_ = phase.kind == PhaseKind::Training && phase.precision == Precision::Fp8;
     kv_dt_ = phase.quant.kv_cache.value_or(dt_);
     tp_ = par.tp;
     heads_ = c.heads / tp_;
@@ -279,6 +287,11 @@ class Builder {
     const std::size_t first = g_.ops.size();
     optimizer();
     spans_.push_back({StepPart::Optimizer, 0, first, g_.ops.size()});
+    if (fp8_) {
+      const std::size_t casts = g_.ops.size();
+      fp8_weight_casts();
+      spans_.push_back({StepPart::WeightCast, 0, casts, g_.ops.size()});
+    }
     return std::move(g_);
   }
 
@@ -332,6 +345,11 @@ class Builder {
   TensorId linear_weight(const std::string& name, std::uint64_t k, std::uint64_t n,
                          std::uint64_t experts = 0) {
     const Quantization& q = phase_.quant;
+    if (fp8_) {
+      const TensorId w = weight(name, stacked_shape({k, n}, experts));
+      fp8_linear_.insert(w.value);
+      return w;
+    }
     if (!q.weights) return weight(name, stacked_shape({k, n}, experts));
     const TensorId w =
         tensor(name, stacked_shape({k, n}, experts), TensorKind::Weight, false, *q.weights);
@@ -385,12 +403,83 @@ class Builder {
     return copy;
   }
 
+  // ---- Transformer Engine's FP8 (Precision::Fp8) ----
+
+  // x in `to` (E4M3 for a GEMM's input, E5M2 for an output gradient), and its transposed copy
+  // (fp8_transposed_): the operands Hopper's FP8 GEMMs read, the copy for the wgrad GEMM. A
+  // forward norm's output (`fusable`) is written in `to` by the norm itself (TE's
+  // LayerNormLinear: the norm kernel casts) and transposed by a copy of its own; anything else
+  // is cast by one cast_transpose kernel (reads x once, writes both), on `tape` as a Cast (its
+  // gradient passes back in the model's type). Once per x: a norm's output read by several
+  // GEMMs (gate and up) is cast once.
+  TensorId fp8_operand(Tape* tape, const std::string& name, TensorId x, DataType to, bool fusable) {
+    if (const auto done = fp8_of_.find(x.value); done != fp8_of_.end()) return done->second;
+    const Op* producer = nullptr;
+    for (std::size_t k = g_.ops.size(); k-- > 0 && producer == nullptr;)
+      for (std::size_t i = 0; i < g_.ops[k].tensors.size(); ++i)
+        if (g_.ops[k].tensors[i] == x && g_.ops[k].space.accesses[i].role == TensorRole::Output)
+          producer = &g_.ops[k];
+    const Shape s = shape(x);
+    TensorId x8 = x;
+    const TensorId x8t = tensor(name + ".fp8_t", s, TensorKind::Activation, false, to);
+    if (tape != nullptr && fusable && producer != nullptr &&
+        producer->kind == OpKind::Normalization) {
+      quantize_in_producer(x, to);
+      emit(make_elementwise(name + ".fp8_transpose", Function::Copy, s, to), {x8, x8t});
+    } else {
+      x8 = tensor(name + ".fp8", s, TensorKind::Activation, tape != nullptr, to);
+      emit(cast_transpose(name + ".fp8_cast_transpose", s, dtype(x), to), {x, x8, x8t}, tape,
+           NodeKind::Cast);
+    }
+    fp8_of_[x.value] = x8;
+    fp8_transposed_[x8.value] = x8t;
+    return x8;
+  }
+
+  // TE's cast_transpose: an elementwise copy of [s] in `from` that writes two [s] results in
+  // `to`, the cast (first) and its transpose.
+  static Op cast_transpose(std::string name, const Shape& s, DataType from, DataType to) {
+    Op op = make_elementwise(std::move(name), Function::Copy, s, from, {}, to);
+    op.space.accesses.push_back(op.space.accesses.back());
+    op.space.accesses.back().tensor = "y_t";
+    return op;
+  }
+
+  // The E4M3 copy of a linear layer's weight the GEMMs read (its transpose for dgrad beside it),
+  // written once a step by fp8_weight_casts; its gradient goes to the weight's (fp8_master_).
+  // State kept between steps, as TE keeps it, so not a parameter of its own.
+  TensorId fp8_weight(const std::string& name, TensorId w) {
+    if (const auto done = fp8_of_.find(w.value); done != fp8_of_.end()) return done->second;
+    const TensorId w8 =
+        tensor(name + ".fp8", shape(w), TensorKind::OptimizerState, false, DataType::Fp8E4M3);
+    const TensorId w8t =
+        tensor(name + ".fp8_t", shape(w), TensorKind::OptimizerState, false, DataType::Fp8E4M3);
+    fp8_of_[w.value] = w8;
+    fp8_transposed_[w8.value] = w8t;
+    fp8_master_[w8.value] = w;
+    fp8_weights_.push_back(w);
+    return w8;
+  }
+
+  // The updated weights' casts to E4M3 for the next step (StepPart::WeightCast).
+  void fp8_weight_casts() {
+    for (const TensorId w : fp8_weights_) {
+      const TensorId w8 = fp8_of_.at(w.value);
+      emit(cast_transpose(g_.tensors[w8.value].name + "_cast", shape(w), dtype(w),
+                          DataType::Fp8E4M3),
+           {w, w8, fp8_transposed_.at(w8.value)});
+    }
+  }
+
   // Emits `op`, which computes the gradient of weight w (its last access the output) from
   // `inputs`, into w's gradient: added in place (C += ...) when w is a weight; when w is
   // autocast's copy of one, written in the compute type, then cast into the fp32 gradient (the
   // cast's backward and PyTorch's AccumulateGrad: a copy while the gradient is None, the first
   // micro-batch's, an add after).
   void into_weight_grad(Op op, std::vector<TensorId> inputs, TensorId w) {
+    // TE's wgrad GEMM adds into the weight's gradient itself (Megatron-LM's
+    // gradient_accumulation_fusion).
+    if (const auto fp8 = fp8_master_.find(w.value); fp8 != fp8_master_.end()) w = fp8->second;
     const auto master = master_of_.find(w.value);
     if (master == master_of_.end()) {
       accumulate_into_output(op);
@@ -558,6 +647,13 @@ class Builder {
              {x, w, *scales, y});
       else
         emit(stacked(matmul(name, rows, out, in, false, false, dt_), experts), {x, w, y});
+      return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
+    }
+    if (fp8_linear_.contains(w.value)) {  // Transformer Engine's FP8 GEMM (Precision::Fp8)
+      const TensorId x8 = fp8_operand(&tape, name + ".input", x, DataType::Fp8E4M3, experts == 0);
+      const TensorId y = act(name + ".out", y_shape);
+      emit(stacked(matmul(name, rows, out, in, false, false, dt_), experts),
+           {x8, fp8_weight(name + ".weight", w), y}, &tape, NodeKind::Matmul);
       return bias ? add_weight(tape, name + ".bias", y, *bias) : y;
     }
     // Autocast: the input (an fp32 norm's output), the weight and the bias cast to the compute
@@ -1292,7 +1388,9 @@ class Builder {
   // casts a gradient to its input's type: autocast's residual adds, its casts' backwards).
   void add_grad(Contributions& grads, TensorId x, TensorId dx) {
     if (!differentiable(x)) return;
-    if (dtype(dx) != dtype(x))
+    // An FP8 operand's gradient stays in the type it was computed in (TE's GEMMs write the
+    // model's type; nothing keeps a gradient in FP8).
+    if (dtype(dx) != dtype(x) && !is_fp8(dtype(x)))
       dx = cast(nullptr, g_.tensors[dx.value].name + ".cast", dx, dtype(x));
     grads[x.value].push_back(dx);
   }
@@ -1359,6 +1457,18 @@ class Builder {
         if (!dy) return;
         const std::uint64_t m = f.space.dims[0].extent, n = f.space.dims[1].extent,
                             k = f.space.dims[2].extent, e = experts_of(f);
+        if (fp8_master_.contains(t[1].value)) {  // TE: dgrad and wgrad from E5M2 dY
+          const TensorId dy8 = fp8_operand(nullptr, f.name + ".dy", *dy, DataType::Fp8E5M2, false);
+          if (differentiable(t[0])) {
+            const TensorId dx = act(f.name + ".dx", stacked_shape({m, k}, e));
+            emit(stacked(matmul(f.name + ".dx", m, k, n, false, true, dt_), e),
+                 {dy8, fp8_transposed_.at(t[1].value), dx});
+            add_grad(grads, t[0], dx);
+          }
+          into_weight_grad(stacked(matmul(f.name + ".dw", k, n, m, true, false, dt_), e),
+                           {fp8_transposed_.at(t[0].value), fp8_transposed_.at(dy8.value)}, t[1]);
+          return;
+        }
         if (differentiable(t[0])) {  // per expert when stacked
           const TensorId dx = act(f.name + ".dx", stacked_shape({m, k}, e));
           emit(stacked(matmul(f.name + ".dx", m, k, n, false, !node.b_t, dt_), e), {*dy, t[1], dx});
@@ -1562,7 +1672,8 @@ class Builder {
       // Mixed precision's fp32 master copy: read in place of the weight, and written too.
       std::vector<TensorId> bound{w, gw, m, v, w, m, v};
       std::optional<DataType> master_type;
-      if (phase_.precision == Precision::Mixed && param.dtype != DataType::Fp32) {
+      if ((phase_.precision == Precision::Mixed || phase_.precision == Precision::Fp8) &&
+          param.dtype != DataType::Fp32) {
         master_type = DataType::Fp32;
         bound.front() = tensor(param.name + ".master", param.shape, TensorKind::OptimizerState,
                                false, master_type);
@@ -1587,6 +1698,13 @@ class Builder {
   bool hf_ = false;    // Runtime::HfTransformers
   DataType param_dt_;  // the parameters' (and the residual stream's) type
   std::unordered_map<std::uint32_t, TensorId> master_of_;  // autocast's weight copy -> weight
+  // Precision::Fp8: the linear layers' weights TE runs in FP8; each FP8 operand of a tensor
+  // (its input cast, a weight's copy), each FP8 operand's transposed copy, each weight copy's
+  // weight, and the weights with a copy in the order they were first read.
+  bool fp8_ = false;
+  std::unordered_set<std::uint32_t> fp8_linear_;
+  std::unordered_map<std::uint32_t, TensorId> fp8_of_, fp8_transposed_, fp8_master_;
+  std::vector<TensorId> fp8_weights_;
   DataType kv_dt_;                                         // the KV cache's type
   // Quantized linear layers' weights, with their scales (grouped schemes) or none.
   std::unordered_map<std::uint32_t, std::optional<TensorId>> scales_of_;
@@ -1733,6 +1851,8 @@ std::string_view to_string(StepPart part) {
     case StepPart::Forward: return "forward";
     case StepPart::Backward: return "backward";
     case StepPart::Optimizer: return "optimizer";
+    case StepPart::WeightCast:
+      return "weight_cast";
   }
   return "?";
 }
@@ -1845,6 +1965,12 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
                       "model's type is {}",
                       to_string(c.dtype)),
           "give the model a bf16 or fp16 dtype (--dtype bf16), or use precision 'pure'");
+  if (phase.precision == Precision::Fp8 && c.dtype != DataType::Bf16 && c.dtype != DataType::Fp16)
+    error("phase.precision",
+          fmt::format("fp8 runs the linear layers' GEMMs in FP8 over a bf16 or fp16 model (as "
+                      "Transformer Engine does), but the model's type is {}",
+                      to_string(c.dtype)),
+          "give the model a bf16 or fp16 dtype (--dtype bf16)");
   check_quantization(c, phase, par, error);
   if (phase.runtime == Runtime::HfTransformers) check_hf_runtime(c, phase, par, error);
   if (par.sequence_parallel && phase.kind != PhaseKind::Training)

@@ -67,8 +67,18 @@ enum class Precision : std::uint8_t {
   // loss's log-probabilities in fp32 (nll_loss), AdamW over fp32 weights, gradients and moments
   // (16 bytes a parameter). Needs a model type narrower than fp32.
   Autocast,
+  // Mixed, with the transformer layers' linear GEMMs in FP8 as NVIDIA Transformer Engine runs
+  // them under Megatron-LM and NeMo (Micikevicius et al. 2022, "FP8 Formats for Deep Learning";
+  // TE's hybrid recipe): each GEMM's input cast to E4M3 with its transpose (one cast_transpose
+  // kernel, or written in E4M3 by the norm that produces it: TE's LayerNormLinear), its weight's
+  // E4M3 copy and transpose refreshed once a step (StepPart::WeightCast), the gradient of its
+  // output cast to E5M2 with its transpose before dgrad and wgrad; the GEMMs accumulate in fp32
+  // and write the model's type, and wgrad adds into the weight's gradient. Attention, norms,
+  // embeddings and the LM head stay in the model's type (Megatron-LM's output layer is not a TE
+  // module). Needs a bf16 or fp16 model and a matrix unit with E4M3 and E5M2 rates.
+  Fp8,
 };
-std::string_view to_string(Precision precision);  // "pure", "mixed", "autocast"
+std::string_view to_string(Precision precision);  // "pure", "mixed", "autocast", "fp8"
 EnumTable<Precision> precision_names();
 
 // Bytes a parameter takes under a precision, for a model of type `model`: the weights the
@@ -135,10 +145,10 @@ struct Parallelism {
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
 // kv_heads and the FFN, PP dividing the layers, stage < pp, micro_batches dividing the batch,
 // recompute and a precision other than mixed only for training, autocast only for a model type
-// narrower than fp32, quantization only for inference (weights narrower than the model's type, a
-// group dividing every quantized GEMM's input dimension on a rank, a KV cache type coda models),
-// and positions within max_positions for learned position tables (a warning for rotary ones). Paths
-// are "phase.*" and "parallelism.*"; there is no file.
+// narrower than fp32, fp8 only for a bf16 or fp16 one, quantization only for inference (weights
+// narrower than the model's type, a group dividing every quantized GEMM's input dimension on a
+// rank, a KV cache type coda models), and positions within max_positions for learned position
+// tables (a warning for rotary ones). Paths are "phase.*" and "parallelism.*"; there is no file.
 bool check_llm_build(const LlmConfig& config, const LlmPhase& phase,
                      const Parallelism& parallelism, Diagnostics& diags);
 
@@ -152,12 +162,15 @@ std::optional<Graph> try_build_llm(const LlmConfig& config, const LlmPhase& phas
 
 // Which part of a step a run of consecutive ops is: a micro-batch's forward (with, on the last
 // stage of a training step, the loss and its gradient), its backward (with a full recomputation's
-// re-run forward, and the receive and send of the stage boundary's gradient), or the optimizer.
-enum class StepPart : std::uint8_t { Forward, Backward, Optimizer };
-std::string_view to_string(StepPart part);  // "forward", "backward", "optimizer"
+// re-run forward, and the receive and send of the stage boundary's gradient), the optimizer, or
+// (Precision::Fp8) the casts of the updated weights to FP8, once a step on every rank (TE casts
+// them at a step's first micro-batch and keeps them for the rest), however ZeRO shards AdamW.
+enum class StepPart : std::uint8_t { Forward, Backward, Optimizer, WeightCast };
+// "forward", "backward", "optimizer", "weight_cast"
+std::string_view to_string(StepPart part);
 struct OpSpan {
   StepPart part = StepPart::Forward;
-  std::uint64_t micro_batch = 0;  // 0 for the optimizer
+  std::uint64_t micro_batch = 0;  // 0 for the optimizer and the weight casts
   std::size_t first = 0;          // graph ops [first, end)
   std::size_t end = 0;
   friend bool operator==(const OpSpan&, const OpSpan&) = default;

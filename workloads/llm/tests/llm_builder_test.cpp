@@ -356,6 +356,66 @@ TEST(LlmBuilder, AutocastCastsAsPyTorchDoes) {
             0u);
 }
 
+// Transformer Engine's FP8 step of LLaMA-2-7B (32 layers, h 4096, FFN 11008), one sequence of 64
+// tokens, counted by hand from TE's recipe (Precision::Fp8):
+//   GEMMs: 5 linear layers a layer (qkv, out, gate, up, down), each forward, dgrad and wgrad in
+//     FP8: 32 x 15 = 480, the 160 dgrads' first operand the E5M2 gradient; the LM head's three
+//     stay bf16 (Megatron-LM's output layer is not a TE module).
+//   casts: forward, the out and down GEMMs' inputs by a cast_transpose each (64 in all) and the
+//     two norms' outputs written in E4M3 by the norms, transposed by a copy each (64); backward,
+//     each GEMM's output gradient to E5M2 (160); the 160 weights once a step, after AdamW.
+// The down projection's input cast reads 64 x 11008 bf16 (2 B) and writes it twice in E4M3 (the
+// cast and its transpose, 1 B each).
+TEST(LlmBuilder, Fp8RunsTheLinearLayersAsTransformerEngineDoes) {
+  const LlmConfig c = preset("llama2_7b");
+  const auto graph_of = [&](std::uint64_t micro_batches) {
+    return build(c,
+                 {.kind = PhaseKind::Training,
+                  .batch = micro_batches,
+                  .seq_len = 64,
+                  .precision = Precision::Fp8},
+                 {.micro_batches = micro_batches});
+  };
+  const Graph g = graph_of(1);
+  std::size_t fp8_gemms = 0, bf16_gemms = 0, e5m2_gemms = 0;
+  for (const Op& op : g.ops) {
+    if (op.kind != OpKind::Contraction) continue;
+    const DataType a = op.space.accesses.front().dtype;
+    if (a == DataType::Fp8E4M3 || a == DataType::Fp8E5M2) ++fp8_gemms;
+    if (a == DataType::Fp8E5M2) ++e5m2_gemms;
+    if (a == DataType::Bf16) ++bf16_gemms;
+    EXPECT_EQ(op.space.accesses.back().dtype, DataType::Bf16) << op.name;
+  }
+  EXPECT_EQ(fp8_gemms, 480u);
+  EXPECT_EQ(e5m2_gemms, 160u);
+  EXPECT_EQ(bf16_gemms, 3u);
+  EXPECT_EQ(casts(g, DataType::Bf16, DataType::Fp8E4M3), 64u + 160u);
+  EXPECT_EQ(casts(g, DataType::Fp8E4M3, DataType::Fp8E4M3), 64u);
+  EXPECT_EQ(casts(g, DataType::Bf16, DataType::Fp8E5M2), 160u);
+  for (const Op& op : g.ops) {
+    if (op.function == Function::RmsNorm && op.name.find("final_norm") == std::string::npos &&
+        op.name.find(".dx") == std::string::npos) {
+      EXPECT_EQ(op.space.accesses.back().dtype, DataType::Fp8E4M3) << op.name;
+    }
+    if (op.name == "L0.ffn.down.input.fp8_cast_transpose") {
+      EXPECT_EQ(workload::tensor_bytes(op, TensorRole::Input), Bytes{64ull * 11008ull * 2ull});
+      EXPECT_EQ(workload::tensor_bytes(op, TensorRole::Output), Bytes{2ull * 64ull * 11008ull});
+    }
+  }
+  // The weights' casts are the last span, once a step: two micro-batches cast the activations
+  // and gradients twice, the weights once.
+  Diagnostics diags;
+  const auto parts = try_build_llm_parts(
+      c, {.kind = PhaseKind::Training, .batch = 2, .seq_len = 64, .precision = Precision::Fp8},
+      {.micro_batches = 2}, diags);
+  ASSERT_TRUE(parts.has_value()) << diags.format_all();
+  EXPECT_EQ(parts->spans.back().part, StepPart::WeightCast);
+  EXPECT_EQ(parts->spans.back().end - parts->spans.back().first, 160u);
+  const Graph two = graph_of(2);
+  EXPECT_EQ(casts(two, DataType::Bf16, DataType::Fp8E4M3), 2 * 64u + 160u);
+  EXPECT_EQ(casts(two, DataType::Bf16, DataType::Fp8E5M2), 2 * 160u);
+}
+
 TEST(LlmBuilder, PrecisionErrors) {
   const LlmConfig c = preset("gpt2_small");
   Diagnostics diags;
@@ -368,6 +428,10 @@ TEST(LlmBuilder, PrecisionErrors) {
   EXPECT_FALSE(check_llm_build(
       fp32, {.kind = PhaseKind::Training, .precision = Precision::Autocast}, {}, d2));
   EXPECT_NE(d2.format_all().find("narrower"), std::string::npos) << d2.format_all();
+  Diagnostics d3;
+  EXPECT_FALSE(
+      check_llm_build(fp32, {.kind = PhaseKind::Training, .precision = Precision::Fp8}, {}, d3));
+  EXPECT_NE(d3.format_all().find("bf16 or fp16"), std::string::npos) << d3.format_all();
 }
 
 // KV cache of a prefill: 524,288 B per token (llm_config_test) x 4 sequences x 1000 tokens.
