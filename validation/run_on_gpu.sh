@@ -30,6 +30,8 @@
 #                 training steps, eager and from a CUDA graph, with their kernel profiles, through
 #                 validation/torch_train_bench.py -> torch_train_corpus.csv, torch_train_raw.csv,
 #                 torch_train_kernels.csv                                           (< TRAIN_S, 170 s)
+# Steps 7 and 8 run under nvidia-smi sampling the SM clock and power every 200 ms
+# (nvidia-smi-samples.csv).
 # Steps 4 and 5 get at most what is left of BUDGET_S (step 4 keeps 60 s back for step 5); steps 6
 # to 8 have their own limits on top of it (about 2 minutes each on one H200).
 # Expected on one H200 with the packages present: build ~1.5 min, measure ~2 min, ncu ~1 min.
@@ -229,6 +231,17 @@ if [ -n "${CODA_GPU_TESTS:-}" ]; then
   fi
 fi
 
+# --- 7 and 8 under a clock and power sampler ------------------------------------------------------
+# The SM and memory clocks, power draw and temperature every 200 ms while the library kernels and the
+# whole training steps run (nvidia-smi-samples.csv): what clock a sustained step holds against the
+# boost clock single kernels see (coda prices both at one clock; docs/validation.md).
+sampler=""
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi -i 0 --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
+    --format=csv -lms 200 >"$out/nvidia-smi-samples.csv" 2>&1 &
+  sampler=$!
+fi
+
 # --- 7. torch -------------------------------------------------------------------------------------
 if [ "${TORCH_BENCH:-1}" != 0 ] && python3 -c "import torch, triton; assert torch.cuda.is_available()" \
      >/dev/null 2>&1; then
@@ -255,5 +268,6 @@ else
   log "no python3 with PyTorch and a GPU (or TRAIN_BENCH=0): no training-step bench"
 fi
 
+[ -n "$sampler" ] && kill "$sampler" 2>/dev/null || true
 log "done in $(( $(date +%s) - start )) s; results in $out"
 exit $(( status == 0 ? 0 : 1 ))
