@@ -33,11 +33,11 @@ std::string ms(double s) {
 }
 
 std::string layout_text(const tr::Layout& l) {
-  return fmt::format("tp {}{} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp,
-                     l.sequence_parallel ? " (SP)" : "", l.pp,
-                     l.virtual_stages > 1 ? fmt::format(" (x{} virtual)", l.virtual_stages) : "",
-                     l.dp, l.micro_batch_size, l.micro_batches, l.recompute ? "full" : "none",
-                     l.zero);
+  return fmt::format(
+      "tp {}{}{} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp,
+      l.sequence_parallel ? " (SP)" : "", l.cp > 1 ? fmt::format(" cp {}", l.cp) : "", l.pp,
+      l.virtual_stages > 1 ? fmt::format(" (x{} virtual)", l.virtual_stages) : "", l.dp,
+      l.micro_batch_size, l.micro_batches, l.recompute ? "full" : "none", l.zero);
 }
 
 ordered_json memory_json(const tr::StageMemory& m) {
@@ -70,41 +70,43 @@ ordered_json report_json(const tr::StepReport& r) {
                       {"memory", memory_json(s.memory)},
                       {"model_flops", s.model_flops},
                       {"hardware_flops", s.hardware_flops}});
-  return {{"model", r.model},
-          {"arch", r.arch},
-          {"layout",
-           {{"tp", l.tp},
-            {"pp", l.pp},
-            {"virtual_stages", l.virtual_stages},
-            {"dp", l.dp},
-            {"chips", l.chips()},
-            {"micro_batch_size", l.micro_batch_size},
-            {"micro_batches", l.micro_batches},
-            {"global_batch", l.global_batch()},
-            {"recompute", l.recompute ? "full" : "none"},
-            {"zero", l.zero},
-            {"sequence_parallel", l.sequence_parallel}}},
-          {"framework",
-           {{"bucket_bytes", r.framework.bucket.value},
-            {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
-                                                    : std::string("model")},
-            {"precision", workload::llm::to_string(r.framework.precision)},
-            {"overlap_param_gather", r.framework.overlap_param_gather}}},
-          {"seq", r.seq},
-          {"tokens", r.tokens},
-          {"fusion", r.fusion},
-          {"step_s", r.step_s},
-          {"tokens_per_s", r.tokens_per_s},
-          {"mfu", r.mfu},
-          {"hfu", r.hfu},
-          {"model_flops", r.model_flops},
-          {"hardware_flops", r.hardware_flops},
-          {"peak_flops_per_chip", r.peak_flops_per_chip},
-          {"critical_stage", r.critical_stage},
-          {"memory_per_chip_bytes", r.memory_per_chip.value},
-          {"capacity_bytes", r.capacity ? ordered_json(r.capacity->value) : ordered_json(nullptr)},
-          {"fits", r.fits},
-          {"stages", std::move(stages)}};
+  return {
+      {"model", r.model},
+      {"arch", r.arch},
+      {"layout",
+       {{"tp", l.tp},
+        {"cp", l.cp},
+        {"pp", l.pp},
+        {"virtual_stages", l.virtual_stages},
+        {"dp", l.dp},
+        {"chips", l.chips()},
+        {"micro_batch_size", l.micro_batch_size},
+        {"micro_batches", l.micro_batches},
+        {"global_batch", l.global_batch()},
+        {"recompute", l.recompute ? "full" : "none"},
+        {"zero", l.zero},
+        {"sequence_parallel", l.sequence_parallel}}},
+      {"framework",
+       {{"bucket_bytes", r.framework.bucket.value},
+        {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
+                                                : std::string("model")},
+        {"precision", workload::llm::to_string(r.framework.precision)},
+        {"overlap_param_gather", r.framework.overlap_param_gather}}},
+      {"seq", r.seq},
+      {"tokens", r.tokens},
+      {"fusion", r.fusion},
+      {"step_s", r.step_s},
+      {"tokens_per_s", r.tokens_per_s},
+      {"mfu", r.mfu},
+      {"hfu", r.hfu},
+      {"model_flops", r.model_flops},
+      {"hardware_flops", r.hardware_flops},
+      {"peak_flops_per_chip", r.peak_flops_per_chip},
+      {"critical_stage", r.critical_stage},
+      {"memory_per_chip_bytes", r.memory_per_chip.value},
+      {"capacity_bytes", r.capacity ? ordered_json(r.capacity->value) : ordered_json(nullptr)},
+      {"fits", r.fits},
+      {"stages", std::move(stages)}};
 }
 
 void print_report(const tr::StepReport& r, std::ostream& out) {
@@ -173,6 +175,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--tp", args.tp, "Tensor-parallel ranks (Megatron-LM splits)")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--cp", args.cp,
+                  "Context-parallel ranks (Megatron-LM with Transformer Engine): each sequence "
+                  "split over them in 2 x cp load-balanced chunks, K and V all-gathered each "
+                  "layer; tp x cp within a node")
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--pp", args.pp, "Pipeline stages (1F1B)")
@@ -365,11 +373,16 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
     return 0;
   }
 
-  tr::Layout layout{.tp = args.tp, .pp = args.pp, .dp = args.dp,
+  tr::Layout layout{.tp = args.tp,
+                    .pp = args.pp,
+                    .dp = args.dp,
                     .micro_batch_size = args.micro_batch_size,
-                    .micro_batches = args.micro_batches, .recompute = args.recompute,
-                    .virtual_stages = args.virtual_stages, .zero = args.zero,
-                    .sequence_parallel = args.sequence_parallel};
+                    .micro_batches = args.micro_batches,
+                    .recompute = args.recompute,
+                    .virtual_stages = args.virtual_stages,
+                    .zero = args.zero,
+                    .sequence_parallel = args.sequence_parallel,
+                    .cp = args.cp};
   if (args.global_batch > 0) {
     const std::uint64_t per = args.dp * args.micro_batch_size;
     if (args.global_batch % per != 0) {

@@ -24,7 +24,7 @@ struct TrainArgs {
   std::string llm;
   std::string dtype;
   std::uint64_t seq = 2048;
-  std::uint64_t tp = 1, pp = 1, dp = 1;
+  std::uint64_t tp = 1, pp = 1, dp = 1, cp = 1;
   std::uint64_t virtual_stages = 1;
   std::uint64_t micro_batch_size = 1;
   std::uint64_t micro_batches = 1;

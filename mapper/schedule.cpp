@@ -276,7 +276,7 @@ std::optional<ScheduledOp> place_attention(const workload::Op& op, const arch::H
   work.q_len = q;
   work.kv_len = kv;
   work.all_pairs = heads * q * kv;
-  work.pairs = heads * workload::attention_kept_pairs(q, kv, spec.causal, spec.window);
+  work.pairs = heads * workload::attention_kept_pairs(q, kv, spec);
   work.head_dim = dims[5].extent;
   work.value_dim = workload::attention_value_dim(op);
   work.reads = attention_reads(op);

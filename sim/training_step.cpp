@@ -88,9 +88,13 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                             .seq_len = seq, .recompute = layout.recompute,
                             .precision = precision};
   // The virtual stage's layers: pp x virtual_stages stages of the model.
-  const llm::Parallelism par{.tp = layout.tp, .pp = layout.pp * layout.virtual_stages, .dp = 1,
-                             .stage = stage, .micro_batches = 1,
-                             .sequence_parallel = layout.sequence_parallel};
+  const llm::Parallelism par{.tp = layout.tp,
+                             .pp = layout.pp * layout.virtual_stages,
+                             .dp = 1,
+                             .stage = stage,
+                             .micro_batches = 1,
+                             .sequence_parallel = layout.sequence_parallel,
+                             .cp = layout.cp};
   Diagnostics build_diags;
   auto built = llm::try_build_llm_parts(model, phase, par, build_diags);
   if (!built) {
@@ -106,6 +110,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "seq";
       else if (path == "parallelism.sequence_parallel")
         path = "layout.sequence_parallel";
+      else if (path == "parallelism.cp")
+        path = "layout.cp";
       else if (path == "phase.precision")
         path = "framework.precision";
       diags.error({}, path, d.message, d.hint);
@@ -223,17 +229,25 @@ std::uint64_t node_chips(const arch::HardwareModel& hw, const arch::ClusterSpec*
   return ic ? ic->chips : 1;
 }
 
-// Megatron-LM's rank order (tensor innermost, then data, then pipeline): a data-parallel group
-// has node / tp of its ranks in each node when TP leaves room in a node, else one.
+// Megatron-LM's rank order (tensor innermost, then context, data, pipeline): the ranks that
+// reduce a weight's gradients (dp x cp of them) have node / tp in each node when TP leaves room
+// in a node, else one.
 Group data_group(const Layout& layout, std::uint64_t node) {
-  const std::uint64_t per = layout.tp >= node ? 1 : std::min(layout.dp, node / layout.tp);
-  return {layout.dp, per};
+  const std::uint64_t ranks = layout.dp * layout.cp;
+  const std::uint64_t per = layout.tp >= node ? 1 : std::min(ranks, node / layout.tp);
+  return {ranks, per};
 }
 
 double sum(std::span<const double> xs) {
   double s = 0;
   for (const double x : xs) s += x;
   return s;
+}
+
+// "tp 2 x pp 4 x dp 8", with "x cp 2" after tp where the layout has context parallelism.
+std::string product(const Layout& layout) {
+  return fmt::format("tp {}{} x pp {} x dp {}", layout.tp,
+                     layout.cp > 1 ? fmt::format(" x cp {}", layout.cp) : "", layout.pp, layout.dp);
 }
 
 bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& layout,
@@ -246,6 +260,7 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
   positive("tp", layout.tp);
   positive("pp", layout.pp);
   positive("dp", layout.dp);
+  positive("cp", layout.cp);
   positive("micro_batch_size", layout.micro_batch_size);
   positive("micro_batches", layout.micro_batches);
   positive("virtual_stages", layout.virtual_stages);
@@ -272,17 +287,16 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
   const std::uint64_t all = cluster != nullptr ? cluster->chips() : node;
   if (chips > 1 && !hw.spec().interconnect) {
     diags.error({}, "layout",
-                fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' states no interconnect",
-                            layout.tp, layout.pp, layout.dp, chips, hw.name()),
+                fmt::format("{} = {} chips, but '{}' states no interconnect", product(layout),
+                            chips, hw.name()),
                 "add an interconnect: section to the arch (docs/arch.md)");
   } else if (chips > all) {
     diags.error({}, "layout",
                 cluster != nullptr
-                    ? fmt::format("tp {} x pp {} x dp {} = {} chips, but the cluster '{}' has {}",
-                                  layout.tp, layout.pp, layout.dp, chips, cluster->name, all)
-                    : fmt::format("tp {} x pp {} x dp {} = {} chips, but '{}' joins {} "
-                                  "(interconnect.chips)",
-                                  layout.tp, layout.pp, layout.dp, chips, hw.name(), all),
+                    ? fmt::format("{} = {} chips, but the cluster '{}' has {}", product(layout),
+                                  chips, cluster->name, all)
+                    : fmt::format("{} = {} chips, but '{}' joins {} (interconnect.chips)",
+                                  product(layout), chips, hw.name(), all),
                 cluster != nullptr ? std::string("use a larger cluster, or fewer chips")
                                    : std::string("more chips than a node need a cluster "
                                                  "(--cluster, docs/arch.md \"Clusters\")"));
@@ -298,7 +312,14 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
                             "across nodes have no placement coda models",
                             layout.tp, node),
                 "use a tp that divides the chips per node");
-  } else if (chips > node && layout.dp % data_group(layout, node).per_node != 0) {
+  } else if (layout.cp > 1 &&
+             (layout.tp * layout.cp > node || node % (layout.tp * layout.cp) != 0)) {
+    diags.error({}, "layout.cp",
+                fmt::format("tp {} x cp {} does not fit a node of {} chips evenly: context "
+                            "parallelism's K/V all-gathers across the network are not modelled",
+                            layout.tp, layout.cp, node),
+                "keep tp x cp a divisor of the chips per node");
+  } else if (chips > node && (layout.dp * layout.cp) % data_group(layout, node).per_node != 0) {
     diags.error({}, "layout.dp",
                 fmt::format("dp {} does not fill whole nodes ({} of its ranks in each)",
                             layout.dp, data_group(layout, node).per_node),
@@ -316,9 +337,9 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
 }
 
 // Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism,
-// precision): what the graph depends on.
-using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool,
-                            bool, llm::Precision>;
+// precision, context parallelism): what the graph depends on.
+using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
+                            llm::Precision, std::uint64_t>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -471,7 +492,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   const mapper::FusionMode fusion = options.fusion.value_or(
       hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
   const std::uint64_t p = layout.pp, v = layout.virtual_stages, n = p * v;
-  const std::uint64_t m = layout.micro_batches, dp = layout.dp;
+  // dp: the ranks that reduce a weight's gradients and that ZeRO shards over (dp x cp).
+  const std::uint64_t m = layout.micro_batches, dp = layout.dp * layout.cp;
 
   // The distinct virtual stages: the first, one middle stage for all (they hold the same
   // layers' ops), the last.
@@ -482,8 +504,14 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   for (std::uint64_t k = 0; k < n; ++k) {
     const std::uint64_t kind = kind_of(k);
     if (priced.contains(kind)) continue;
-    const StageKey key{layout.tp, n, kind, layout.micro_batch_size, layout.recompute,
-                       layout.sequence_parallel, framework.precision};
+    const StageKey key{layout.tp,
+                       n,
+                       kind,
+                       layout.micro_batch_size,
+                       layout.recompute,
+                       layout.sequence_parallel,
+                       framework.precision,
+                       layout.cp};
     auto found = cache.find(key);
     if (found == cache.end()) {
       auto stage =
@@ -525,7 +553,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   // ranks all-gather it over the node's links. Otherwise the graph's send/receive, in the node.
   std::optional<double> network_send;
   if (p > 1 && layout.tp * dp >= node && layout.chips() > node) {
-    const std::uint64_t bytes = scaled(layout.micro_batch_size * seq * model.hidden, e).value;
+    const std::uint64_t bytes =
+        scaled(layout.micro_batch_size * (seq / layout.cp) * model.hidden, e).value;
     const auto send = collective_seconds(CollectiveKind::SendRecv,
                                          std::max<std::uint64_t>(bytes / layout.tp, 1),
                                          {.ranks = 2, .per_node = 1}, hw, cluster, why);

@@ -73,7 +73,11 @@ struct Layout {
   // residuals' activations split over the TP ranks, all-gathers and reduce-scatters for TP's
   // all-reduces.
   bool sequence_parallel = false;
-  std::uint64_t chips() const { return tp * pp * dp; }
+  // Context parallelism (workloads/llm/llm_builder.h, Parallelism::cp): each sequence split over
+  // cp ranks, between TP and DP in Megatron-LM's rank order (tp x cp within a node); the weights'
+  // gradients are reduced, and ZeRO shards, over dp x cp ranks.
+  std::uint64_t cp = 1;
+  std::uint64_t chips() const { return tp * cp * pp * dp; }
   std::uint64_t global_batch() const { return dp * micro_batches * micro_batch_size; }
   friend bool operator==(const Layout&, const Layout&) = default;
 };

@@ -199,6 +199,37 @@ TEST(TrainingStep, Fp8CastsTheWeightsOnceAStep) {
   EXPECT_EQ(refused.second, "framework.precision");
 }
 
+// Context parallelism: LLaMA-2-7B, 8 sequences of 4096 tokens a step on 8 H100s, as dp 8 (one
+// micro-batch each) or as cp 2 x dp 4 (two micro-batches of half-sequences each). The same work:
+// each cp rank runs half of every GEMM's rows and half of the attention's causal pairs twice as
+// often, so the model FLOPs are equal; the weights' gradients are reduced and ZeRO 1 shards over
+// dp x cp = 8 ranks either way, so the data-parallel communication and AdamW are equal too; a
+// rank holds half a sequence's activations. tp 2 x cp 3 does not divide a node of 8 (an error).
+TEST(TrainingStep, ContextParallelismSharesTheSequenceAndTheGradients) {
+  const llm::LlmConfig c = model("llama2_7b");
+  const arch::HardwareModel hw = h100();
+  const auto price = [&](const Layout& layout) {
+    Diagnostics diags;
+    auto r = price_training_step(c, 4096, layout, {}, hw, {}, diags);
+    EXPECT_TRUE(r.has_value()) << diags.format_all();
+    return r;
+  };
+  const auto dp8 = price({.dp = 8, .micro_batches = 1, .zero = 1});
+  const auto cp2 = price({.dp = 4, .micro_batches = 2, .zero = 1, .cp = 2});
+  ASSERT_TRUE(dp8 && cp2);
+  EXPECT_EQ(cp2->layout.chips(), 8u);
+  EXPECT_EQ(cp2->tokens, dp8->tokens);
+  EXPECT_NEAR(cp2->model_flops, dp8->model_flops, 1e-9 * dp8->model_flops);
+  EXPECT_NEAR(cp2->stages[0].dp_comm_s, dp8->stages[0].dp_comm_s, 1e-15);
+  EXPECT_NEAR(cp2->stages[0].optimizer_s, dp8->stages[0].optimizer_s, 1e-15);
+  EXPECT_LT(cp2->stages[0].memory.activations, dp8->stages[0].memory.activations);
+  EXPECT_GT(cp2->stages[0].tp_comm_s, 0.0);  // the K and V all-gathers
+  Diagnostics diags;
+  EXPECT_FALSE(price_training_step(c, 4096, {.tp = 2, .cp = 3}, {}, hw, {}, diags).has_value());
+  ASSERT_FALSE(diags.all().empty());
+  EXPECT_EQ(diags.all().front().path, "layout.cp");
+}
+
 // ---- FLOPs ------------------------------------------------------------------------------------
 
 // GPT-2 small, one sequence of s = 256 tokens (T = 256), h = 768, 12 layers, 12 heads of 64,

@@ -84,7 +84,8 @@ enum class ShapeKind : std::uint8_t {
   LlmPrefill,     // batch, input_len, tp
   LlmGeneration,  // batch, input_len, output_len, tp
   LlmTraining,    // batch, seq, grad_accum, dp, recompute (0 or 1), tp, [pp], [vp], zero (0-3),
-                  // grad_bits (16 or 32), [autocast], [fp8], [sp], [param_overlap] (0 or 1)
+                  // grad_bits (16 or 32), [autocast], [fp8], [sp], [param_overlap] (0 or 1),
+                  // [cp]
   Network,        // batch
 };
 
@@ -109,9 +110,9 @@ struct Shape {
   // master weights (workload/llm/llm_builder.h, Precision); fp8 1 for Transformer Engine's FP8
   // linear layers (Precision::Fp8); sp 1 for Megatron-LM's sequence parallelism; param_overlap 1
   // for ZeRO 1/2's weight all-gather under the next forward (--overlap-param-gather, NeMo's
-  // overlap_param_sync). Each 0 when absent.
+  // overlap_param_sync). Each 0 when absent. cp: context-parallel ranks (1 when absent).
   std::uint64_t pp = 0, vp = 0, zero = 0, grad_bits = 0, autocast = 0;
-  std::uint64_t fp8 = 0, sp = 0, param_overlap = 0;
+  std::uint64_t fp8 = 0, sp = 0, param_overlap = 0, cp = 0;
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 

@@ -573,7 +573,8 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                           .recompute = s.recompute != 0,
                           .virtual_stages = s.vp,
                           .zero = static_cast<std::uint32_t>(s.zero),
-                          .sequence_parallel = s.sp != 0};
+                          .sequence_parallel = s.sp != 0,
+                          .cp = std::max<std::uint64_t>(s.cp, 1)};  // 0: a Shape built without it
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
   framework.precision = s.autocast != 0 ? workload::llm::Precision::Autocast
@@ -613,8 +614,10 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
       "{} training, {}: stage {} of {} ends the step: {} micro-batches x forward {:.4g} ms + "
       "backward {:.4g} ms, bubble {:.4g} ms, data-parallel communication {:.4g} ms ({:.4g} ms "
       "exposed), AdamW {:.4g} ms; MFU {:.1f}%{}{}",
-      config->name, fmt::format("tp {} pp {}{} dp {} ZeRO {}", s.tp, s.pp,
-                                s.vp > 1 ? fmt::format(" x{} virtual", s.vp) : "", s.dp, s.zero),
+      config->name,
+      fmt::format("tp {}{} pp {}{} dp {} ZeRO {}", s.tp,
+                  s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp,
+                  s.vp > 1 ? fmt::format(" x{} virtual", s.vp) : "", s.dp, s.zero),
       step->critical_stage, s.pp, s.grad_accum, st.forward_s * 1e3, st.backward_s * 1e3,
       st.bubble_s * 1e3, st.dp_comm_s * 1e3, st.dp_exposed_s * 1e3, st.optimizer_s * 1e3,
       100.0 * step->mfu, learned ? fmt::format("; a learned position table of {} rows", s.seq) : "",

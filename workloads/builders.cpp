@@ -213,13 +213,17 @@ Op make_attention(std::string name, const AttentionParams& p, DataType dtype) {
   CODA_CHECK(!p.causal || p.kv_len >= p.q_len);
   CODA_CHECK(p.softcap >= 0);
   CODA_CHECK(p.causal || p.window == 0);
+  CODA_CHECK(p.context_parallel == 1 ||
+             (p.causal && p.window == 0 && p.kv_len == p.q_len * p.context_parallel));
   const std::uint64_t group = p.heads / p.kv_heads;
   enum : std::size_t { kB, kHk, kG, kQ, kKv, kD, kE };
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::Attention;
-  op.attributes = AttentionSpec{
-      .causal = p.causal, .softcap = p.softcap, .window = effective_window(p.window, p.kv_len)};
+  op.attributes = AttentionSpec{.causal = p.causal,
+                                .softcap = p.softcap,
+                                .window = effective_window(p.window, p.kv_len),
+                                .context_parallel = static_cast<std::uint32_t>(p.context_parallel)};
   op.space.dims = {{"b", p.batch}, {"hk", p.kv_heads}, {"g", group},
                    {"q", p.q_len}, {"kv", p.kv_len},   {"d", p.head_dim}};
   const std::uint64_t e = p.values();

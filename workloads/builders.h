@@ -93,6 +93,8 @@ struct AttentionParams {
   // V's and O's head dim when it differs from Q's and K's (DeepSeek's multi-head latent
   // attention: 192 for Q K^T, 128 for the values); 0: head_dim.
   std::uint64_t value_dim = 0;
+  // AttentionSpec::context_parallel: causal, no window, kv_len = q_len x context_parallel.
+  std::uint64_t context_parallel = 1;
   std::uint64_t values() const { return value_dim > 0 ? value_dim : head_dim; }
 };
 

@@ -94,7 +94,7 @@ std::uint64_t attention_pairs(const Op& op) {
   CODA_CHECK(op.space.dims.size() == kAttentionDims || op.space.dims.size() == kAttentionDims + 1);
   const auto* spec = std::get_if<AttentionSpec>(&op.attributes);
   return attention_kept_pairs(op.space.dims[kQ].extent, op.space.dims[kKv].extent,
-                              spec != nullptr && spec->causal, spec != nullptr ? spec->window : 0);
+                              spec != nullptr ? *spec : AttentionSpec{});
 }
 
 bool attention_backward(const Op& op) {
@@ -142,6 +142,12 @@ std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, bool causa
   if (first <= last_uncapped) pairs += (first + last_uncapped) * (last_uncapped - first + 1) / 2;
   const std::uint64_t capped = kv - std::max(last_uncapped, first - 1);
   return pairs + capped * cap;
+}
+
+std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, const AttentionSpec& spec) {
+  if (spec.context_parallel > 1 && spec.causal)
+    return attention_kept_pairs(kv, kv, true, spec.window) / spec.context_parallel;
+  return attention_kept_pairs(q, kv, spec.causal, spec.window);
 }
 
 std::uint64_t attention_value_dim(const Op& op) {

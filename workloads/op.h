@@ -109,6 +109,11 @@ struct AttentionSpec {
   // at most the last `window` keys up to its position; 0: no window. A kernel that knows the
   // window (FlashAttention's window_size) skips the keys outside it.
   std::uint64_t window = 0;
+  // Context parallelism (Megatron-LM and Transformer Engine, causal only): the queries are one
+  // rank's share of a sequence of `kv` positions split over this many ranks, in load-balanced
+  // chunks (a rank holds chunks i and 2 x ranks - 1 - i of 2 x ranks), and the keys the whole
+  // sequence: the rank keeps the sequence's causal pairs / ranks. 1: none.
+  std::uint32_t context_parallel = 1;
   friend bool operator==(const AttentionSpec&, const AttentionSpec&) = default;
 };
 
@@ -135,6 +140,9 @@ struct Op {
 // min(p + 1, W). Precondition: kv >= q when causal; window 0 (none) unless causal.
 std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, bool causal,
                                    std::uint64_t window);
+// The pairs one head of an attention with `spec` keeps over q queries and kv keys: the above, or
+// under context parallelism the causal pairs of kv positions over the ranks.
+std::uint64_t attention_kept_pairs(std::uint64_t q, std::uint64_t kv, const AttentionSpec& spec);
 
 // An attention op's value head dim: its dim "e" (make_attention's 7th, when V and O have a head
 // dim of their own: DeepSeek's multi-head latent attention), else d, the query-key head dim.

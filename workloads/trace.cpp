@@ -64,6 +64,7 @@ Json op_json(const Op& op) {
     if (a->backward) j["attributes"]["backward"] = true;
     if (a->softcap > 0) j["attributes"]["softcap"] = a->softcap;
     if (a->window > 0) j["attributes"]["window"] = a->window;
+    if (a->context_parallel > 1) j["attributes"]["context_parallel"] = a->context_parallel;
   }
   else if (const auto* c = std::get_if<CollectiveSpec>(&op.attributes))
     j["attributes"] = {{"ranks", c->ranks}};
@@ -325,18 +326,20 @@ TensorAccess read_access(Reader& r, const Tables& t, const Json& j, const std::s
 
 void read_attributes(Reader& r, const Json& j, const std::string& path, Op& op) {
   if (!r.expect(j, j.is_object(), path, "an object")) return;
-  r.reject_unknown_keys(j, path, {"causal", "backward", "softcap", "window", "ranks"});
+  r.reject_unknown_keys(j, path,
+                        {"causal", "backward", "softcap", "window", "context_parallel", "ranks"});
   if (j.contains("causal") && j.contains("ranks")) {
     r.error(path, "has both 'causal' (attention) and 'ranks' (collective)");
     return;
   }
   if (j.contains("causal") || j.contains("backward") || j.contains("softcap") ||
-      j.contains("window")) {
+      j.contains("window") || j.contains("context_parallel")) {
     AttentionSpec spec;
     const char* key = j.contains("causal")     ? "causal"
                       : j.contains("backward") ? "backward"
                       : j.contains("softcap")  ? "softcap"
-                                               : "window";
+                      : j.contains("window")   ? "window"
+                                               : "context_parallel";
     if (op.kind != OpKind::Attention)
       r.error(child(path, key), fmt::format("only attention ops have '{}', not {}", key,
                                             to_string(op.kind)));
@@ -347,12 +350,21 @@ void read_attributes(Reader& r, const Json& j, const std::string& path, Op& op) 
     const bool window_ok =
         !j.contains("window") ||
         r.field(j, "window", path, false, spec.window, 1, std::numeric_limits<std::int64_t>::max());
+    std::uint64_t cp = 1;
+    const bool cp_ok =
+        !j.contains("context_parallel") || r.field(j, "context_parallel", path, false, cp, 1,
+                                                   std::numeric_limits<std::uint32_t>::max());
+    spec.context_parallel = static_cast<std::uint32_t>(cp);
     const bool causal_ok = r.field(j, "causal", path, true, spec.causal);
     if (causal_ok && window_ok && spec.window > 0 && !spec.causal)
       r.error(child(path, "window"),
               "a sliding window needs 'causal': true (each query sees the last 'window' keys up "
               "to its position)");
-    else if (causal_ok && backward_ok && softcap_ok && window_ok)
+    else if (causal_ok && cp_ok && cp > 1 && (!spec.causal || spec.window > 0))
+      r.error(child(path, "context_parallel"),
+              "context parallelism splits a causal attention without a window: give 'causal': "
+              "true and no 'window', or 'context_parallel': 1");
+    else if (causal_ok && backward_ok && softcap_ok && window_ok && cp_ok)
       op.attributes = spec;
   } else if (j.contains("ranks")) {
     std::uint64_t ranks = 0;

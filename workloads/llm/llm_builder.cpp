@@ -160,19 +160,20 @@ std::vector<std::size_t> axes_of(const TensorAccess& access) {
 }
 
 enum class NodeKind : std::uint8_t {
-  Matmul,        // y = x W (W a weight; stored [n][k] when b_t)
-  Elementwise,   // Add, Mul, Gelu, Silu
-  Norm,          // LayerNorm / RmsNorm with a scale, or Softmax, over the last axis
-  Attention,     // the fused attention op
-  Movement,      // split, merge heads, MoE dispatch and combine
-  SumReduce,     // the MoE combine's sum over the top_k axis
-  Embedding,     // a table gather
-  TpEnter,       // Megatron's f: identity forward, all-reduce of the gradient backward
-  Passthrough,   // a forward all-reduce (Megatron's g): the gradient passes unchanged
-  SpGather,      // sequence parallelism's g-bar: all-gather forward, reduce-scatter backward
-  SpScatter,     // sequence parallelism's g: reduce-scatter forward, all-gather backward
-  StageInput,    // received from the previous stage: send its gradient back
-  Cast,          // autocast's cast of an activation to the compute type: the gradient cast back
+  Matmul,       // y = x W (W a weight; stored [n][k] when b_t)
+  Elementwise,  // Add, Mul, Gelu, Silu
+  Norm,         // LayerNorm / RmsNorm with a scale, or Softmax, over the last axis
+  Attention,    // the fused attention op
+  Movement,     // split, merge heads, MoE dispatch and combine
+  SumReduce,    // the MoE combine's sum over the top_k axis
+  Embedding,    // a table gather
+  TpEnter,      // Megatron's f: identity forward, all-reduce of the gradient backward
+  Passthrough,  // a forward all-reduce (Megatron's g): the gradient passes unchanged
+  SpGather,     // sequence parallelism's g-bar: all-gather forward, reduce-scatter backward
+  SpScatter,    // sequence parallelism's g: reduce-scatter forward, all-gather backward
+  CpGather,     // context parallelism's K or V: all-gather forward, reduce-scatter backward
+  StageInput,   // received from the previous stage: send its gradient back
+  Cast,         // autocast's cast of an activation to the compute type: the gradient cast back
 };
 
 struct Node {
@@ -250,7 +251,8 @@ class Builder {
     last_stage_ = par.stage + 1 == par.pp;
     training_ = phase.kind == PhaseKind::Training;
     sp_ = par.sequence_parallel && tp_ > 1;
-    q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len;
+    cp_ = phase.kind == PhaseKind::Training ? par.cp : 1;
+    q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len / cp_;
     kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
     mb_sequences_ = phase.batch / par.micro_batches;
     hf_ = phase.runtime == Runtime::HfTransformers;
@@ -735,6 +737,23 @@ class Builder {
     return y;
   }
 
+  // Context parallelism's all-gather of a rank's K or V [b][heads][seq / cp][d] over the cp
+  // ranks into the sequence's [b][heads][seq][d] (gathered rank-major as [cp x b]..., then a
+  // free reshape); the backward reduce-scatters the gradient back to the rank's share.
+  TensorId context_gather(Tape* tape, const std::string& name, TensorId x) {
+    const Shape s = shape(x);
+    Shape stacked = s, whole = s;
+    stacked[0] *= cp_;
+    whole[2] *= cp_;
+    const TensorId gathered = act(name + ".out", stacked, dtype(x));
+    emit(make_collective(name, Function::AllGather, s, static_cast<std::uint32_t>(cp_), dt_),
+         {x, gathered}, tape, NodeKind::CpGather);
+    const TensorId y = act(name + ".sequence", whole, dtype(x));
+    emit(make_data_movement(name + ".reshape", Function::Reshape, {stacked}, {whole}, dt_),
+         {gathered, y}, tape, NodeKind::Movement);
+    return y;
+  }
+
   // Into a TP region (before a column-parallel GEMM): Megatron's f (identity; the gradient
   // all-reduced), or under sequence parallelism the sequence's all-gather.
   TensorId enter_tp(Tape& tape, const std::string& name, TensorId x) {
@@ -851,6 +870,10 @@ class Builder {
       k = rope(tape, p + "rope_k", k);
     }
     TensorId keys = k, values = v;
+    if (cp_ > 1) {  // every rank's K and V: the whole sequence's keys
+      keys = context_gather(&tape, p + "cp_gather.k", k);
+      values = context_gather(&tape, p + "cp_gather.v", v);
+    }
     const std::uint64_t keys_len =
         phase_.kind == PhaseKind::Decode && w.window > 0 ? std::min(kv_len_, w.window) : kv_len_;
     if (!recomputing && phase_.kind == PhaseKind::Prefill && !c_.encoder) {  // encoders keep none
@@ -881,7 +904,8 @@ class Builder {
                              .head_dim = d,
                              .causal = causal,
                              .softcap = c_.attention_softcap,
-                             .window = causal ? w.window : 0};
+                             .window = causal ? w.window : 0,
+                             .context_parallel = cp_};
     const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, d});
     emit(make_attention(p + "attention", ap, dt_), {q, keys, values, o}, &tape,
          NodeKind::Attention, false, ap);
@@ -1619,6 +1643,17 @@ class Builder {
         }
         return;
       }
+      case NodeKind::CpGather: {
+        if (const auto dy = grad(grads, t[1])) {
+          const Shape s = shape(*dy);
+          const TensorId dx = act(f.name + ".bwd.out", shape(t[0]), dtype(*dy));
+          emit(make_collective(f.name + ".bwd", Function::ReduceScatter, s,
+                               static_cast<std::uint32_t>(cp_), dt_),
+               {*dy, dx});
+          add_grad(grads, t[0], dx);
+        }
+        return;
+      }
       case NodeKind::TpEnter:
       case NodeKind::StageInput: return;
     }
@@ -1694,6 +1729,7 @@ class Builder {
   std::uint64_t shared_ffn_ = 0;  // the shared experts' intermediate size on this rank
   std::uint64_t dense_ffn_ = 0;   // a dense layer's FFN width on this rank (LlmConfig::dense_width)
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
+  std::uint64_t cp_ = 1;  // Parallelism::cp (q_len_ is a rank's share of the sequence)
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   bool hf_ = false;    // Runtime::HfTransformers
   DataType param_dt_;  // the parameters' (and the residual stream's) type
@@ -1973,14 +2009,33 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           "give the model a bf16 or fp16 dtype (--dtype bf16)");
   check_quantization(c, phase, par, error);
   if (phase.runtime == Runtime::HfTransformers) check_hf_runtime(c, phase, par, error);
+  if (par.cp == 0) error("parallelism.cp", "cp must be at least 1");
+  if (par.cp > 1) {
+    if (phase.kind != PhaseKind::Training)
+      error("parallelism.cp", "context parallelism is modelled for training steps only");
+    else if (phase.seq_len % (2 * par.cp) != 0)
+      error("parallelism.cp",
+            fmt::format("cp {} does not split the sequence of {} into 2 x cp equal chunks", par.cp,
+                        phase.seq_len),
+            "Megatron-LM balances the causal work with 2 x cp chunks a sequence: use a sequence "
+            "that 2 x cp divides");
+    if (c.mla.enabled() || c.encoder || phase.runtime == Runtime::HfTransformers)
+      error("parallelism.cp",
+            "context parallelism is modelled for causal attention with its own K and V heads "
+            "(not MLA, encoders or the hf_transformers runtime)");
+    if (c.sliding_window > 0 && c.sliding_window < phase.seq_len)
+      error("parallelism.cp",
+            fmt::format("context parallelism with a sliding window of {} is not modelled",
+                        c.sliding_window));
+  }
   if (par.sequence_parallel && phase.kind != PhaseKind::Training)
     error("parallelism.sequence_parallel", "sequence parallelism is modelled for training steps only");
   if (par.sequence_parallel && par.tp > 1 && par.micro_batches > 0 &&
-      phase.batch % par.micro_batches == 0 &&
-      (phase.batch / par.micro_batches * phase.seq_len) % par.tp != 0)
+      phase.batch % par.micro_batches == 0 && par.cp > 0 &&
+      (phase.batch / par.micro_batches * (phase.seq_len / par.cp)) % par.tp != 0)
     error("parallelism.sequence_parallel",
-          fmt::format("a micro-batch's {} tokens do not split evenly over tp {}",
-                      phase.batch / par.micro_batches * phase.seq_len, par.tp),
+          fmt::format("a micro-batch's {} tokens on a rank do not split evenly over tp {}",
+                      phase.batch / par.micro_batches * (phase.seq_len / par.cp), par.tp),
           "sequence parallelism gives each TP rank 1/tp of the tokens");
   if (phase.kind != PhaseKind::Training && par.dp > 1)
     diags.warning({}, "parallelism.dp",

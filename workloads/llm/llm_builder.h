@@ -140,6 +140,13 @@ struct Parallelism {
   // TP rank holds 1/tp of the tokens; all-gathers enter a region and reduce-scatters leave it, in
   // place of f's and g's all-reduces. No effect at tp 1.
   bool sequence_parallel = false;
+  // Context parallelism (training; Megatron-LM's --context-parallel-size with Transformer Engine's
+  // attention): each sequence's tokens split over `cp` ranks in 2 x cp load-balanced chunks, every
+  // op but the attention on the rank's seq / cp tokens; each layer all-gathers K and V over the
+  // cp ranks (TE's cp_comm_type all_gather; the gradients reduce-scattered back) and attends its
+  // queries over the whole sequence, keeping 1/cp of its causal pairs. The weights' gradients are
+  // reduced over dp x cp ranks (sim/training_step.h).
+  std::uint64_t cp = 1;
 };
 
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,

@@ -52,6 +52,16 @@ Graph every_builder_graph() {
                                  .head_dim = 8,
                                  .softcap = 50.5},
                                 DataType::Bf16));
+  g.add(make_attention("attn.cp",
+                       {.batch = 1,
+                        .heads = 2,
+                        .kv_heads = 2,
+                        .q_len = 4,
+                        .kv_len = 8,
+                        .head_dim = 8,
+                        .causal = true,
+                        .context_parallel = 2},
+                       DataType::Bf16));
   g.add(make_data_movement("concat", Function::Concat, {{2, 3}, {2, 5}}, {{2, 8}},
                            DataType::Fp32));
   g.add(make_embedding("embed", 50, 8, 4, DataType::Bf16));
@@ -222,6 +232,14 @@ TEST(Trace, RejectsBadVersionsAttributesAndAttentionShapes) {
             (std::vector<std::string>{
                 "t.json: error: ops[0].attributes.window: a sliding window needs 'causal': true "
                 "(each query sees the last 'window' keys up to its position)"}));
+  // "context_parallel" only on a causal attention without a window.
+  w["ops"][0]["attributes"]["causal"] = true;
+  w["ops"][0]["attributes"]["context_parallel"] = 2;  // with the window of 2
+  Diagnostics diags7;
+  EXPECT_FALSE(read(w.dump(), diags7).has_value());
+  ASSERT_EQ(diags7.error_count(), 1u);
+  EXPECT_EQ(diags7.all()[0].path, "ops[0].attributes.context_parallel");
+  w["ops"][0]["attributes"].erase("context_parallel");
   w["ops"][0]["attributes"]["causal"] = true;
   w["ops"][0]["attributes"]["window"] = 0;
   Diagnostics diags6;

@@ -416,6 +416,58 @@ TEST(LlmBuilder, Fp8RunsTheLinearLayersAsTransformerEngineDoes) {
   EXPECT_EQ(casts(two, DataType::Bf16, DataType::Fp8E5M2), 2 * 160u);
 }
 
+// Context parallelism over cp = 2 ranks, LLaMA-2-7B (32 layers, 32 heads of 128, h 4096), one
+// sequence of 128 tokens, by hand: each rank holds 64 tokens, so every GEMM has 64 rows (QKV:
+// 64 x 12288 x 4096 MACs); each layer all-gathers its K and V [1][32][64][128] bf16 (512 KiB
+// each) over the 2 ranks and reduce-scatters their gradients back; the attention's
+// 64 queries run over all 128 keys and keep half of the sequence's causal pairs: 128 x 129 / 2 /
+// 2 = 4128 a head, so its MACs are half of the cp = 1 attention's (32 heads x 8256 pairs x 256).
+TEST(LlmBuilder, ContextParallelismSplitsTheSequence) {
+  const LlmConfig c = preset("llama2_7b");
+  const LlmPhase phase{.kind = PhaseKind::Training, .batch = 1, .seq_len = 128};
+  const Graph whole = build(c, phase);
+  const Graph split = build(c, phase, {.cp = 2});
+  const auto find = [](const Graph& g, const std::string& name) -> const Op& {
+    for (const Op& op : g.ops)
+      if (op.name == name) return op;
+    ADD_FAILURE() << "no op " << name;
+    return g.ops.front();
+  };
+  EXPECT_EQ(mac_count(find(split, "L0.qkv")), 64u * 12288u * 4096u);
+  const Op& attention = find(split, "L0.attention");
+  EXPECT_EQ(attention.space.dims[3].extent, 64u);   // q
+  EXPECT_EQ(attention.space.dims[4].extent, 128u);  // kv
+  EXPECT_EQ(std::get<AttentionSpec>(attention.attributes).context_parallel, 2u);
+  EXPECT_EQ(mac_count(attention), 32u * 4128u * 256u);
+  EXPECT_EQ(2 * mac_count(attention), mac_count(find(whole, "L0.attention")));
+  std::size_t gathers = 0, scatters = 0;
+  for (const Op& op : split.ops) {
+    if (op.function == Function::AllGather && op.name.find("cp_gather") != std::string::npos) {
+      ++gathers;
+      EXPECT_EQ(workload::tensor_bytes(op, TensorRole::Input), Bytes{32ull * 64 * 128 * 2});
+      EXPECT_EQ(std::get<CollectiveSpec>(op.attributes).ranks, 2u);
+    }
+    if (op.function == Function::ReduceScatter && op.name.find("cp_gather") != std::string::npos)
+      ++scatters;
+  }
+  EXPECT_EQ(gathers, 2u * 32u);
+  EXPECT_EQ(scatters, 2u * 32u);
+  // Only training steps of causal attention without a window split the sequence, into 2 x cp
+  // chunks.
+  const auto first_path = [&](const LlmConfig& config, const LlmPhase& ph, std::uint64_t cp) {
+    Diagnostics diags;
+    EXPECT_FALSE(check_llm_build(config, ph, {.cp = cp}, diags));
+    return diags.all().empty() ? std::string() : diags.all().front().path;
+  };
+  EXPECT_EQ(first_path(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 128}, 2),
+            "parallelism.cp");
+  EXPECT_EQ(first_path(c, {.kind = PhaseKind::Training, .batch = 1, .seq_len = 100}, 4),
+            "parallelism.cp");
+  EXPECT_EQ(first_path(preset("mistral_7b"),
+                       {.kind = PhaseKind::Training, .batch = 1, .seq_len = 8192}, 2),
+            "parallelism.cp");
+}
+
 TEST(LlmBuilder, PrecisionErrors) {
   const LlmConfig c = preset("gpt2_small");
   Diagnostics diags;
