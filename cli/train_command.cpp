@@ -251,10 +251,16 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->capture_default_str();
   add_search_options(*cmd, args.search);
   cmd->add_flag("--search-layouts", args.search_layouts,
-                "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO, sequence parallelism) layout of --chips "
-                "chips at --global-batch and print the best --top by step time, those that fit "
-                "in memory first");
+                "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO, sequence "
+                "parallelism, --search-cp) layout of --chips chips at --global-batch and print "
+                "the best --top by step time, those that fit in memory first");
   cmd->add_option("--chips", args.chips, "With --search-layouts: the chips to lay out")
+      ->check(kPositive);
+  cmd->add_option("--search-cp", args.search_cp,
+                  "With --search-layouts: the context-parallel sizes to try, e.g. 1,2,4 (each "
+                  "where it divides the chips left by tp x pp and 2 x cp divides --seq)")
+      ->delimiter(',')
+      ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--top", args.top, "With --search-layouts: layouts to print")
       ->capture_default_str()
@@ -338,7 +344,8 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   }
 
   if (args.search_layouts) {
-    const tr::LayoutSearch search{.chips = args.chips, .global_batch = args.global_batch};
+    tr::LayoutSearch search{.chips = args.chips, .global_batch = args.global_batch};
+    search.context_parallel = args.search_cp;
     const tr::LayoutSearchResult found =
         tr::search_layouts(*model, args.seq, search, framework, hw, options);
     if (found.ranked.empty()) {

@@ -1,5 +1,5 @@
 #pragma once
-// `coda train --arch A --llm M --seq S [--tp --pp --dp --micro-batch-size --micro-batches
+// `coda train --arch A --llm M --seq S [--tp --cp --pp --dp --micro-batch-size --micro-batches
 // --recompute --zero ...]`: one optimizer step of LLM training on tp x pp x dp chips
 // (sim/training_step.h): step time, tokens/s, MFU and HFU, memory per chip and whether it fits,
 // and each pipeline stage's time split into compute, bubble, exposed data-parallel communication
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "cli/search_options.h"
 
@@ -45,6 +46,7 @@ struct TrainArgs {
   bool search_layouts = false;
   std::uint64_t chips = 0;
   std::uint64_t top = 10;
+  std::vector<std::uint64_t> search_cp{1};  // --search-cp
   std::string json_out;
 };
 

@@ -724,29 +724,38 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
       continue;
     for (std::uint64_t pp = 1; pp <= n / tp; ++pp) {
       if ((n / tp) % pp != 0 || model.layers % pp != 0) continue;
-      const std::uint64_t dp = n / tp / pp;
-      for (const std::uint64_t mbs : search.micro_batch_sizes) {
-        if (mbs == 0 || search.global_batch % (dp * mbs) != 0) continue;
-        const std::uint64_t m = search.global_batch / (dp * mbs);
-        for (const bool recompute : search.recompute) {
-          for (const std::uint32_t zero : search.zero_stages) {
-           for (const bool sp : search.sequence_parallel) {
-            if (dp == 1 && zero > 0) continue;  // nothing to shard over
-            if (sp && tp == 1) continue;        // nothing to split the sequence over
-            const Layout layout{.tp = tp, .pp = pp, .dp = dp, .micro_batch_size = mbs,
-                                .micro_batches = m, .recompute = recompute, .zero = zero,
-                                .sequence_parallel = sp};
-            Diagnostics diags;
-            auto report = price_step(model, seq, layout, framework, hw, options, cache, diags);
-            ++out.tried;
-            if (!report) {
-              ++out.refused;
-              if (out.first_refusal.empty() && !diags.all().empty())
-                out.first_refusal = format(diags.all().front());
-              continue;
+      for (const std::uint64_t cp : search.context_parallel) {
+        if (cp == 0 || (n / tp / pp) % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) continue;
+        const std::uint64_t dp = n / tp / pp / cp;
+        for (const std::uint64_t mbs : search.micro_batch_sizes) {
+          if (mbs == 0 || search.global_batch % (dp * mbs) != 0) continue;
+          const std::uint64_t m = search.global_batch / (dp * mbs);
+          for (const bool recompute : search.recompute) {
+            for (const std::uint32_t zero : search.zero_stages) {
+              for (const bool sp : search.sequence_parallel) {
+                if (dp == 1 && zero > 0) continue;  // nothing to shard over
+                if (sp && tp == 1) continue;        // nothing to split the sequence over
+                const Layout layout{.tp = tp,
+                                    .pp = pp,
+                                    .dp = dp,
+                                    .micro_batch_size = mbs,
+                                    .micro_batches = m,
+                                    .recompute = recompute,
+                                    .zero = zero,
+                                    .sequence_parallel = sp,
+                                    .cp = cp};
+                Diagnostics diags;
+                auto report = price_step(model, seq, layout, framework, hw, options, cache, diags);
+                ++out.tried;
+                if (!report) {
+                  ++out.refused;
+                  if (out.first_refusal.empty() && !diags.all().empty())
+                    out.first_refusal = format(diags.all().front());
+                  continue;
+                }
+                out.ranked.push_back(std::move(*report));
+              }
             }
-            out.ranked.push_back(std::move(*report));
-           }
           }
         }
       }

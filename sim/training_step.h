@@ -218,6 +218,9 @@ struct LayoutSearch {
   std::vector<bool> recompute{false, true};
   std::vector<std::uint32_t> zero_stages{0, 1, 3};  // tried where dp > 1
   std::vector<bool> sequence_parallel{false, true};  // true tried where tp > 1
+  // Context-parallel sizes; each cp > 1 where it divides the chips left by tp x pp and splits
+  // the sequence into 2 x cp chunks (Layout::cp). 1 alone: no context parallelism.
+  std::vector<std::uint64_t> context_parallel{1};
 };
 struct LayoutSearchResult {
   std::vector<StepReport> ranked;  // the layouts that fit first, each group by step time
@@ -227,7 +230,9 @@ struct LayoutSearchResult {
 };
 // Every layout of `search.chips` chips: tp dividing the heads, kv heads and FFN; pp dividing the
 // layers; dp the rest; each micro-batch size that divides global_batch / dp; each recompute
-// choice, ZeRO stage and, where tp > 1, sequence parallelism. A stage's graph is priced once for all layouts that share it.
+// choice, ZeRO stage, where tp > 1 sequence parallelism, and each of search.context_parallel
+// that fits (dp the chips left by tp x cp x pp). A stage's graph is priced once for all layouts
+// that share it.
 LayoutSearchResult search_layouts(const workload::llm::LlmConfig& model, std::uint64_t seq,
                                   const LayoutSearch& search, const Framework& framework,
                                   const arch::HardwareModel& hw, const StepOptions& options);

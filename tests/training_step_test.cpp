@@ -460,6 +460,30 @@ TEST(TrainingStep, TheLayoutSearchRanksEveryLayout) {
   }
 }
 
+// With --search-cp 1,2 the search also lays out context parallelism: every cp = 1 layout again,
+// plus one for each (tp, pp) that leaves an even number of chips (dp = 8 / tp / pp / 2), each
+// with the same micro-batch, recompute, ZeRO and SP choices; every layout still has 8 chips and
+// a global batch of 16.
+TEST(TrainingStep, TheLayoutSearchTriesContextParallelism) {
+  const llm::LlmConfig c = model("gpt2_small");
+  const arch::HardwareModel hw = h100();
+  const LayoutSearchResult plain =
+      search_layouts(c, 1024, {.chips = 8, .global_batch = 16}, {}, hw, {});
+  LayoutSearch with_cp{.chips = 8, .global_batch = 16};
+  with_cp.context_parallel = {1, 2};
+  const LayoutSearchResult found = search_layouts(c, 1024, with_cp, {}, hw, {});
+  EXPECT_EQ(found.refused, 0u) << found.first_refusal;
+  std::size_t cp2 = 0;
+  for (const StepReport& r : found.ranked) {
+    EXPECT_EQ(r.layout.chips(), 8u);
+    EXPECT_EQ(r.layout.global_batch(), 16u);
+    EXPECT_TRUE(r.layout.cp == 1 || r.layout.cp == 2);
+    if (r.layout.cp == 2) ++cp2;
+  }
+  EXPECT_GT(cp2, 0u);
+  EXPECT_EQ(found.tried, plain.tried + cp2);
+}
+
 // ---- the command --------------------------------------------------------------------------------
 
 int coda(const std::vector<std::string>& args, std::string& out, std::string& err) {
