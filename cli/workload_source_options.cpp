@@ -49,6 +49,10 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
       ->capture_default_str();
   cmd.add_flag("--sequence-parallel", args.sequence_parallel,
                "LLM training with --tp > 1: Megatron-LM's sequence parallelism");
+  cmd.add_option("--cp", args.cp,
+                 "LLM training: context-parallel ranks (one rank's graph: seq / cp tokens, K "
+                 "and V all-gathered)")
+      ->capture_default_str();
   cmd.add_option("--micro-batches", args.micro_batches, "LLM pipeline micro-batches per step")
       ->capture_default_str();
   add_quantization_options(cmd, args.quant, args.kv_dtype, args.fp8_context_fmha);
@@ -119,8 +123,8 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
     s.phase = {*phase, args.batch, args.seq, args.recompute, *precision, {}, *runtime};
     if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, s.phase.quant, diags))
       return std::nullopt;
-    s.parallelism = {args.tp, args.pp, args.dp, args.stage, args.micro_batches,
-                     args.sequence_parallel};
+    s.parallelism = {
+        args.tp, args.pp, args.dp, args.stage, args.micro_batches, args.sequence_parallel, args.cp};
     if (!read_dtype(args, s.dtype, diags)) return std::nullopt;
     return s;
   }

@@ -34,6 +34,7 @@ struct WorkloadSourceArgs {
   std::string runtime = "default";  // inference: default or hf_transformers
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
   bool sequence_parallel = false;
+  std::uint64_t cp = 1;  // --cp
   // LLM inference quantization (workloads/llm/quantization.h): a scheme and the KV cache's type;
   // empty: none, the model's type.
   std::string quant;

@@ -139,7 +139,7 @@ std::string dtype_text(const std::optional<DataType>& dtype) {
 constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
                                          "stage", "micro_batches", "recompute",
                                          "sequence_parallel", "train_precision", "quant",
-                                         "kv_dtype", "runtime"};
+                                         "kv_dtype", "runtime", "cp"};
 // clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
 constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention",
@@ -234,10 +234,11 @@ std::string describe(const WorkloadSource& source) {
                            : fmt::format(" train_precision={}",
                                          llm::to_string(s.phase.precision))) +
                    quant_text(s.phase.quant) +
-                   // Likewise the runtime (since 2026-12-06).
+                   // Likewise the runtime (since 2026-12-06) and context parallelism (2026-12-07).
                    (s.phase.runtime == llm::Runtime::Default
                         ? std::string()
-                        : fmt::format(" runtime={}", llm::to_string(s.phase.runtime)));
+                        : fmt::format(" runtime={}", llm::to_string(s.phase.runtime))) +
+                   (p.cp == 1 ? std::string() : fmt::format(" cp={}", p.cp));
           },
           [](const CnnSource& s) {
             return fmt::format("cnn {} batch={} image={} dtype={}", s.name, s.batch, s.image,
@@ -332,6 +333,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     item.optional("stage", s.parallelism.stage, diags);
     item.optional("micro_batches", s.parallelism.micro_batches, diags);
     item.optional("sequence_parallel", s.parallelism.sequence_parallel, diags);
+    item.optional("cp", s.parallelism.cp, diags);
     out = std::move(s);
   } else {
     CnnSource s;

@@ -177,7 +177,7 @@ class Workload:
     def llm(cls, config: "os.PathLike[str] | str", *, phase: str, **options: Any) -> "Workload":
         """An LLM from a coda model YAML or a Hugging Face config.json. Options as a sweep's
         llm entry: batch, seq, dtype, tp, pp, dp, stage, micro_batches, recompute,
-        sequence_parallel, train_precision, quant, kv_dtype."""
+        sequence_parallel, cp, train_precision, quant, kv_dtype."""
         return cls({"llm": os.path.abspath(os.fspath(config)), "phase": phase, **options})
 
     @classmethod

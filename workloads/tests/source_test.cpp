@@ -91,6 +91,11 @@ TEST(WorkloadSource, TheDescriptionAndHashCoverEveryParameter) {
   hf.phase.runtime = llm::Runtime::HfTransformers;
   EXPECT_TRUE(describe(hf).ends_with(" sequence_parallel=0 runtime=hf_transformers"))
       << describe(hf);
+  // And context parallelism other than 1.
+  LlmSource cp = mixed;
+  cp.parallelism.cp = 2;
+  EXPECT_TRUE(describe(cp).ends_with(" sequence_parallel=0 cp=2")) << describe(cp);
+  EXPECT_NE(source_hash(cp), source_hash(mixed));
   EXPECT_EQ(source_hash(gpt2_decode()), source_hash(gpt2_decode()));
   // An ONNX file's element type is named when given (and changes the hash).
   EXPECT_EQ(describe(FileSource{.file = "m.onnx",
