@@ -37,7 +37,11 @@ std::string layout_text(const tr::Layout& l) {
       "tp {}{}{} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp,
       l.sequence_parallel ? " (SP)" : "", l.cp > 1 ? fmt::format(" cp {}", l.cp) : "", l.pp,
       l.virtual_stages > 1 ? fmt::format(" (x{} virtual)", l.virtual_stages) : "", l.dp,
-      l.micro_batch_size, l.micro_batches, l.recompute ? "full" : "none", l.zero);
+      l.micro_batch_size, l.micro_batches,
+      !l.recompute              ? std::string("none")
+      : l.recompute_layers == 0 ? std::string("full")
+                                : fmt::format("{} layers a stage", l.recompute_layers),
+      l.zero);
 }
 
 ordered_json memory_json(const tr::StageMemory& m) {
@@ -84,6 +88,7 @@ ordered_json report_json(const tr::StepReport& r) {
         {"micro_batches", l.micro_batches},
         {"global_batch", l.global_batch()},
         {"recompute", l.recompute ? "full" : "none"},
+        {"recompute_layers", l.recompute_layers},
         {"zero", l.zero},
         {"sequence_parallel", l.sequence_parallel}}},
       {"framework",
@@ -210,6 +215,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
           ->check(kPositive);
   micro->excludes(global);
   cmd->add_flag("--recompute", args.recompute, "Full activation recomputation");
+  cmd->add_option("--recompute-layers", args.recompute_layers,
+                  "With --recompute: recompute only the first N layers of each (virtual) stage "
+                  "(Megatron-LM's --recompute-method block --recompute-num-layers N); 0: all")
+      ->capture_default_str();
   cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                 "Megatron-LM's sequence parallelism (tp > 1): norms and residuals split over the "
                 "TP ranks, all-gathers and reduce-scatters for TP's all-reduces");
@@ -386,6 +395,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
                     .micro_batch_size = args.micro_batch_size,
                     .micro_batches = args.micro_batches,
                     .recompute = args.recompute,
+                    .recompute_layers = args.recompute_layers,
                     .virtual_stages = args.virtual_stages,
                     .zero = args.zero,
                     .sequence_parallel = args.sequence_parallel,

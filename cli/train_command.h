@@ -31,6 +31,7 @@ struct TrainArgs {
   std::uint64_t micro_batches = 1;
   std::uint64_t global_batch = 0;  // sequences; with --search-layouts (or instead of --micro-batches)
   bool recompute = false;
+  std::uint64_t recompute_layers = 0;  // --recompute-layers
   bool sequence_parallel = false;
   std::uint32_t zero = 0;
   double bucket_mib = 25;

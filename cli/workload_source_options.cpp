@@ -120,7 +120,13 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
                   "expected one of: " + enum_names(llm::runtime_names()));
       return std::nullopt;
     }
-    s.phase = {*phase, args.batch, args.seq, args.recompute, *precision, {}, *runtime};
+    s.phase = {.kind = *phase,
+               .batch = args.batch,
+               .seq_len = args.seq,
+               .recompute = args.recompute,
+               .precision = *precision,
+               .quant = {},
+               .runtime = *runtime};
     if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, s.phase.quant, diags))
       return std::nullopt;
     s.parallelism = {

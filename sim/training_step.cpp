@@ -84,8 +84,11 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                                       std::uint64_t stage, mapper::FusionMode fusion,
                                       const arch::HardwareModel& hw, const StepOptions& options,
                                       Diagnostics& diags) {
-  const llm::LlmPhase phase{.kind = llm::PhaseKind::Training, .batch = layout.micro_batch_size,
-                            .seq_len = seq, .recompute = layout.recompute,
+  const llm::LlmPhase phase{.kind = llm::PhaseKind::Training,
+                            .batch = layout.micro_batch_size,
+                            .seq_len = seq,
+                            .recompute = layout.recompute,
+                            .recompute_layers = layout.recompute_layers,
                             .precision = precision};
   // The virtual stage's layers: pp x virtual_stages stages of the model.
   const llm::Parallelism par{.tp = layout.tp,
@@ -112,6 +115,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "layout.sequence_parallel";
       else if (path == "parallelism.cp")
         path = "layout.cp";
+      else if (path == "phase.recompute_layers")
+        path = "layout.recompute_layers";
       else if (path == "phase.precision")
         path = "framework.precision";
       diags.error({}, path, d.message, d.hint);
@@ -337,9 +342,9 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
 }
 
 // Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism,
-// precision, context parallelism): what the graph depends on.
+// precision, context parallelism, recomputed layers): what the graph depends on.
 using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
-                            llm::Precision, std::uint64_t>;
+                            llm::Precision, std::uint64_t, std::uint64_t>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -511,7 +516,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                        layout.recompute,
                        layout.sequence_parallel,
                        framework.precision,
-                       layout.cp};
+                       layout.cp,
+                       layout.recompute_layers};
     auto found = cache.find(key);
     if (found == cache.end()) {
       auto stage =

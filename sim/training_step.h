@@ -59,6 +59,9 @@ struct Layout {
   std::uint64_t micro_batch_size = 1;  // sequences per micro-batch
   std::uint64_t micro_batches = 1;     // per data-parallel replica per step
   bool recompute = false;              // full activation recomputation
+  // With recompute: the first this many layers of each (virtual) stage only (Megatron-LM's block
+  // method, --recompute-num-layers); 0: all.
+  std::uint64_t recompute_layers = 0;
   // Model chunks per pipeline device (Megatron-LM's interleaved 1F1B, virtual pipeline stages):
   // device d holds virtual stages d, d + pp, ...; 1: plain 1F1B.
   std::uint64_t virtual_stages = 1;

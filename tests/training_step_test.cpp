@@ -257,6 +257,14 @@ TEST(TrainingStep, FlopsCountTheModelAndTheRecomputation) {
     EXPECT_GT(r->mfu, 0.0);
     EXPECT_LT(r->mfu, 1.0);
   }
+  // Recomputing only the first 5 of the 12 layers (Megatron-LM's block method) executes those
+  // 5 layers' forward once more; the model FLOPs do not change.
+  Diagnostics diags;
+  const auto partial =
+      price_training_step(c, 256, {.recompute = true, .recompute_layers = 5}, {}, hw, {}, diags);
+  ASSERT_TRUE(partial.has_value()) << diags.format_all();
+  EXPECT_DOUBLE_EQ(partial->model_flops, 3 * forward);
+  EXPECT_DOUBLE_EQ(partial->hardware_flops, 3 * forward + 5 * layer);
 }
 
 // ---- a TP=8 layer's collectives ------------------------------------------------------------

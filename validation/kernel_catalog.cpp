@@ -131,9 +131,14 @@ constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
 constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
                                                              "tp"};
-constexpr std::array<std::string_view, 15> kLlmTrainingKeys{
-    "batch",     "seq",      "grad_accum", "dp", "recompute",     "tp", "pp", "vp", "zero",
-    "grad_bits", "autocast", "fp8",        "sp", "param_overlap", "cp"};
+constexpr std::array<std::string_view, 16> kLlmTrainingKeys{"batch",      "seq",
+                                                            "grad_accum", "dp",
+                                                            "recompute",  "tp",
+                                                            "pp",         "vp",
+                                                            "zero",       "grad_bits",
+                                                            "autocast",   "fp8",
+                                                            "sp",         "param_overlap",
+                                                            "cp",         "recompute_layers"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 // A training row's optional 0-or-1 keys (0 when absent).
 constexpr std::array<std::string_view, 4> kTrainingFlags{"autocast", "fp8", "sp", "param_overlap"};
@@ -239,7 +244,8 @@ bool shape_key_optional(ShapeKind kind, std::string_view key) {
     case ShapeKind::DecodeGqa:
       return key == "value_dim";
     case ShapeKind::LlmTraining:
-      return key == "pp" || key == "vp" || key == "cp" || training_flag(key);
+      return key == "pp" || key == "vp" || key == "cp" || key == "recompute_layers" ||
+             training_flag(key);
     default: return false;
   }
 }
@@ -266,6 +272,7 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
       if (absent("pp")) s.pp = 1;
       if (absent("vp")) s.vp = 1;
       if (absent("cp")) s.cp = 1;
+      if (absent("recompute_layers")) s.recompute_layers = 0;
       for (const std::string_view flag : kTrainingFlags)
         if (absent(flag)) *shape_field(s, flag) = 0;
       break;
@@ -275,7 +282,7 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
 
 bool shape_key_may_be_zero(std::string_view key) {
   return key == "pad" || key == "causal" || key == "recompute" || key == "zero" ||
-         training_flag(key);
+         key == "recompute_layers" || training_flag(key);
 }
 
 std::uint64_t* shape_field(Shape& s, std::string_view key) {
@@ -317,6 +324,7 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"sp", &s.sp},
       {"param_overlap", &s.param_overlap},
       {"cp", &s.cp},
+      {"recompute_layers", &s.recompute_layers},
   };
   for (const auto& [name, field] : fields) {
     if (name == key) return field;
@@ -545,6 +553,7 @@ std::string shape_text(ShapeKind kind, const Shape& s) {
     // A training row's later flags only where set (rows written before them read as they did).
     if (training_flag(key) && key != "autocast" && shape_value(s, key) == 0) continue;
     if (key == "cp" && shape_value(s, key) == 1) continue;
+    if (key == "recompute_layers" && shape_value(s, key) == 0) continue;
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, shape_value(s, key));
   }
   return text;

@@ -85,7 +85,7 @@ enum class ShapeKind : std::uint8_t {
   LlmGeneration,  // batch, input_len, output_len, tp
   LlmTraining,    // batch, seq, grad_accum, dp, recompute (0 or 1), tp, [pp], [vp], zero (0-3),
                   // grad_bits (16 or 32), [autocast], [fp8], [sp], [param_overlap] (0 or 1),
-                  // [cp]
+                  // [cp], [recompute_layers]
   Network,        // batch
 };
 
@@ -113,6 +113,7 @@ struct Shape {
   // overlap_param_sync). Each 0 when absent. cp: context-parallel ranks (1 when absent).
   std::uint64_t pp = 0, vp = 0, zero = 0, grad_bits = 0, autocast = 0;
   std::uint64_t fp8 = 0, sp = 0, param_overlap = 0, cp = 0;
+  std::uint64_t recompute_layers = 0;  // with recompute=1, the first N layers a stage; 0: all
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 

@@ -571,6 +571,7 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                           .micro_batch_size = s.batch,
                           .micro_batches = s.grad_accum,
                           .recompute = s.recompute != 0,
+                          .recompute_layers = s.recompute_layers,
                           .virtual_stages = s.vp,
                           .zero = static_cast<std::uint32_t>(s.zero),
                           .sequence_parallel = s.sp != 0,

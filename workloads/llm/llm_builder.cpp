@@ -1679,7 +1679,7 @@ class Builder {
       grads[mb.stage_output.value] = {dy};
     }
     for (std::uint64_t i = stage_layers_; i-- > 0;) {
-      if (!phase_.recompute) {
+      if (!phase_.recompute || (phase_.recompute_layers > 0 && i >= phase_.recompute_layers)) {
         backward_tape(grads, mb.layers[i]);
         continue;
       }
@@ -1991,6 +1991,15 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           "each micro-batch holds batch / micro_batches sequences");
   if (phase.recompute && phase.kind != PhaseKind::Training)
     error("phase.recompute", "recomputation applies to training steps only");
+  if (phase.recompute_layers > 0 && !phase.recompute)
+    error("phase.recompute_layers", "a number of recomputed layers needs recomputation on",
+          "turn recomputation on, or leave the number at 0");
+  if (phase.recompute_layers > 0 && par.pp > 0 && c.layers % par.pp == 0 &&
+      phase.recompute_layers > c.layers / par.pp)
+    error("phase.recompute_layers",
+          fmt::format("{} recomputed layers, but a stage holds {}", phase.recompute_layers,
+                      c.layers / par.pp),
+          "at most the stage's layers (0: all of them)");
   if (phase.precision != Precision::Mixed && phase.kind != PhaseKind::Training)
     error("phase.precision",
           fmt::format("precision '{}' applies to training steps only", to_string(phase.precision)),

@@ -122,6 +122,9 @@ struct LlmPhase {
   std::uint64_t seq_len = 1;
   // Training only: re-run each layer's forward just before its backward (full recomputation).
   bool recompute = false;
+  // With recompute: only the stage's first this many layers (Megatron-LM's
+  // --recompute-method block --recompute-num-layers N); 0: every layer.
+  std::uint64_t recompute_layers = 0;
   Precision precision = Precision::Mixed;
   // Inference phases only (quantization.h): the types of the linear layers' weights and inputs
   // and of the KV cache, where they differ from the model's.
