@@ -458,8 +458,9 @@ def train(arch: "Arch | os.PathLike[str] | str | None" = None, *, llm: "os.PathL
           seq: int, cluster: "os.PathLike[str] | str | None" = None, **options: Any) -> dict:
     """`coda train --json` (docs/training.md): one training step (time, MFU, memory per chip),
     or with search_layouts=True, chips=N, global_batch=B every parallel layout ranked. Give an
-    arch (one chip's) or a cluster file. Options as the command's: tp, pp, dp,
-    micro_batch_size, global_batch, recompute, zero, train_precision, ..."""
+    arch (one chip's) or a cluster file. Options as the command's: tp, cp, pp, dp,
+    micro_batch_size, global_batch, recompute, recompute_layers, zero, train_precision
+    ("mixed", "fp8", ...), search_cp, ..."""
     with tempfile.TemporaryDirectory(prefix="coda-train-") as scratch:
         where = (["--cluster", os.fspath(cluster)] if cluster is not None
                  else ["--arch", _arch_file(arch, scratch)])

@@ -218,6 +218,20 @@ def test_train_equals_the_command(tmp_path):
     assert step == json.loads(out.read_text())
 
 
+def test_train_takes_context_parallelism_and_fp8():
+    # cp 2 x dp 4 on 8 chips: the report's layout says so, and the same step in bf16 (mixed) has
+    # the same layout and a longer step (the GEMMs of 1024-token halves of 8 sequences in FP8).
+    llm = "configs/workloads/llm/llama2_7b.yaml"
+    fp8 = coda.train(coda.Arch.load(H100), llm=llm, seq=2048, cp=2, dp=4, global_batch=8,
+                     zero=1, train_precision="fp8")
+    mixed = coda.train(coda.Arch.load(H100), llm=llm, seq=2048, cp=2, dp=4, global_batch=8,
+                       zero=1)
+    fp8, mixed = fp8["training_step"], mixed["training_step"]
+    assert fp8["layout"]["cp"] == 2 and fp8["layout"]["chips"] == 8
+    assert fp8["framework"]["precision"] == "fp8"
+    assert fp8["step_s"] < mixed["step_s"]
+
+
 def test_report_draws_a_sweep_and_a_run(tmp_path):
     coda.sweep(QUICK_SWEEP, out=tmp_path / "sweep", threads=2)
     coda.run(coda.Arch.load(OS_32), coda.Workload.file(RESNET18)).save(tmp_path / "run")
