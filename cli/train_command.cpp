@@ -133,8 +133,9 @@ void print_report(const tr::StepReport& r, std::ostream& out) {
                      to_string(worst.memory.weights), to_string(worst.memory.gradients),
                      to_string(worst.memory.optimizer_state), to_string(worst.memory.activations));
   out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                     "stage", "layers", "forward", "backward", "compute", "tp comm", "bubble",
-                     "dp exposed", "optimizer", "end");
+                     "stage", "layers", "forward", "backward", "compute",
+                     l.cp > 1 ? "tp+cp comm" : "tp comm", "bubble", "dp exposed", "optimizer",
+                     "end");
   const auto cell = [](double s) { return ms(s); };
   for (const tr::StageReport& s : r.stages)
     out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
@@ -145,12 +146,13 @@ void print_report(const tr::StepReport& r, std::ostream& out) {
                        cell(s.end_s));
   const double step = r.step_s > 0 ? r.step_s : 1.0;
   const double tp = static_cast<double>(l.micro_batches) * worst.tp_comm_s;
-  out << fmt::format("time of stage {} (the step's): compute {} (of which TP communication {}), "
-                     "pipeline bubble {}, exposed data-parallel communication {} (of {} in "
-                     "all), optimizer {}\n",
-                     worst.stage, pct((worst.compute_s) / step), pct(tp / step),
-                     pct(worst.bubble_s / step), pct(worst.dp_exposed_s / step),
-                     ms(worst.dp_comm_s), pct(worst.optimizer_s / step));
+  out << fmt::format(
+      "time of stage {} (the step's): compute {} (of which {} communication {}), "
+      "pipeline bubble {}, exposed data-parallel communication {} (of {} in "
+      "all), optimizer {}\n",
+      worst.stage, pct((worst.compute_s) / step), l.cp > 1 ? "TP and CP" : "TP", pct(tp / step),
+      pct(worst.bubble_s / step), pct(worst.dp_exposed_s / step), ms(worst.dp_comm_s),
+      pct(worst.optimizer_s / step));
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ struct StageReport {
   std::string layer_ranges;    // "0-7", or with virtual stages "0-3,16-19"
   double forward_s = 0;        // one micro-batch, TP communication included
   double backward_s = 0;       // one micro-batch, recomputation and TP communication included
-  double tp_comm_s = 0;        // of forward + backward, one micro-batch
+  double tp_comm_s = 0;        // of forward + backward, one micro-batch (and CP's gathers)
   double send_s = 0;           // one boundary transfer to the next stage
   double compute_s = 0;        // micro_batches x (forward + backward)
   double bubble_s = 0;         // waiting in the pipeline: pipeline end - compute
