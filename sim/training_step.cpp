@@ -725,46 +725,48 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
   LayoutSearchResult out;
   StageCache cache;
   const std::uint64_t n = search.chips;
+  // The placements first: tp dividing the heads, KV heads and FFN, pp the layers, each cp that
+  // fits; dp the chips left.
+  std::vector<Layout> placements;
   for (std::uint64_t tp = 1; tp <= n; ++tp) {
     if (n % tp != 0 || model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0)
       continue;
     for (std::uint64_t pp = 1; pp <= n / tp; ++pp) {
       if ((n / tp) % pp != 0 || model.layers % pp != 0) continue;
-      for (const std::uint64_t cp : search.context_parallel) {
-        if (cp == 0 || (n / tp / pp) % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) continue;
-        const std::uint64_t dp = n / tp / pp / cp;
-        for (const std::uint64_t mbs : search.micro_batch_sizes) {
-          if (mbs == 0 || search.global_batch % (dp * mbs) != 0) continue;
-          const std::uint64_t m = search.global_batch / (dp * mbs);
-          for (const bool recompute : search.recompute) {
-            for (const std::uint32_t zero : search.zero_stages) {
-              for (const bool sp : search.sequence_parallel) {
-                if (dp == 1 && zero > 0) continue;  // nothing to shard over
-                if (sp && tp == 1) continue;        // nothing to split the sequence over
-                const Layout layout{.tp = tp,
-                                    .pp = pp,
-                                    .dp = dp,
-                                    .micro_batch_size = mbs,
-                                    .micro_batches = m,
-                                    .recompute = recompute,
-                                    .zero = zero,
-                                    .sequence_parallel = sp,
-                                    .cp = cp};
-                Diagnostics diags;
-                auto report = price_step(model, seq, layout, framework, hw, options, cache, diags);
-                ++out.tried;
-                if (!report) {
-                  ++out.refused;
-                  if (out.first_refusal.empty() && !diags.all().empty())
-                    out.first_refusal = format(diags.all().front());
-                  continue;
-                }
-                out.ranked.push_back(std::move(*report));
-              }
-            }
+      for (const std::uint64_t cp : search.context_parallel)
+        if (cp > 0 && (n / tp / pp) % cp == 0 && (cp == 1 || seq % (2 * cp) == 0))
+          placements.push_back({.tp = tp, .pp = pp, .dp = n / tp / pp / cp, .cp = cp});
+    }
+  }
+  const auto consider = [&](const Layout& layout) {
+    Diagnostics diags;
+    auto report = price_step(model, seq, layout, framework, hw, options, cache, diags);
+    ++out.tried;
+    if (!report) {
+      ++out.refused;
+      if (out.first_refusal.empty() && !diags.all().empty())
+        out.first_refusal = format(diags.all().front());
+      return;
+    }
+    out.ranked.push_back(std::move(*report));
+  };
+  // Then, for each, every micro-batch size that divides the batch, recompute choice, ZeRO stage
+  // (where dp > 1: something to shard over) and sequence parallelism (where tp > 1).
+  for (const Layout& placement : placements) {
+    for (const std::uint64_t mbs : search.micro_batch_sizes) {
+      if (mbs == 0 || search.global_batch % (placement.dp * mbs) != 0) continue;
+      Layout layout = placement;
+      layout.micro_batch_size = mbs;
+      layout.micro_batches = search.global_batch / (placement.dp * mbs);
+      for (const bool recompute : search.recompute)
+        for (const std::uint32_t zero : search.zero_stages)
+          for (const bool sp : search.sequence_parallel) {
+            if ((placement.dp == 1 && zero > 0) || (sp && placement.tp == 1)) continue;
+            layout.recompute = recompute;
+            layout.zero = zero;
+            layout.sequence_parallel = sp;
+            consider(layout);
           }
-        }
-      }
     }
   }
   std::stable_sort(out.ranked.begin(), out.ranked.end(),

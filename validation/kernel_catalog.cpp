@@ -140,10 +140,26 @@ constexpr std::array<std::string_view, 16> kLlmTrainingKeys{"batch",      "seq",
                                                             "sp",         "param_overlap",
                                                             "cp",         "recompute_layers"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
-// A training row's optional 0-or-1 keys (0 when absent).
-constexpr std::array<std::string_view, 4> kTrainingFlags{"autocast", "fp8", "sp", "param_overlap"};
-bool training_flag(std::string_view key) {
-  return std::find(kTrainingFlags.begin(), kTrainingFlags.end(), key) != kTrainingFlags.end();
+// A training row's optional keys: the value an absent one takes, and whether the row's text
+// names it at that value (the keys added after the first training rows are named only where
+// set, so that those rows read as they did).
+struct OptionalKey {
+  std::string_view key;
+  std::uint64_t absent = 0;
+  bool named_when_absent = false;
+};
+constexpr std::array<OptionalKey, 8> kLlmTrainingOptional{{{"pp", 1, true},
+                                                           {"vp", 1, true},
+                                                           {"autocast", 0, true},
+                                                           {"fp8", 0, false},
+                                                           {"sp", 0, false},
+                                                           {"param_overlap", 0, false},
+                                                           {"cp", 1, false},
+                                                           {"recompute_layers", 0, false}}};
+const OptionalKey* training_optional(std::string_view key) {
+  for (const OptionalKey& k : kLlmTrainingOptional)
+    if (k.key == key) return &k;
+  return nullptr;
 }
 
 double d(std::uint64_t v) { return static_cast<double>(v); }
@@ -244,8 +260,7 @@ bool shape_key_optional(ShapeKind kind, std::string_view key) {
     case ShapeKind::DecodeGqa:
       return key == "value_dim";
     case ShapeKind::LlmTraining:
-      return key == "pp" || key == "vp" || key == "cp" || key == "recompute_layers" ||
-             training_flag(key);
+      return training_optional(key) != nullptr;
     default: return false;
   }
 }
@@ -268,21 +283,18 @@ void fill_shape_defaults(ShapeKind kind, Shape& s, std::span<const std::string_v
     case ShapeKind::DecodeGqa:
       if (absent("value_dim")) s.value_dim = s.head_dim;  // values of their own, head_dim wide
       break;
-    case ShapeKind::LlmTraining:  // no pipeline unless the row says so
-      if (absent("pp")) s.pp = 1;
-      if (absent("vp")) s.vp = 1;
-      if (absent("cp")) s.cp = 1;
-      if (absent("recompute_layers")) s.recompute_layers = 0;
-      for (const std::string_view flag : kTrainingFlags)
-        if (absent(flag)) *shape_field(s, flag) = 0;
+    case ShapeKind::LlmTraining:  // no pipeline, no recipe or parallelism unless the row says so
+      for (const OptionalKey& k : kLlmTrainingOptional)
+        if (absent(k.key)) *shape_field(s, k.key) = k.absent;
       break;
     default: break;
   }
 }
 
 bool shape_key_may_be_zero(std::string_view key) {
+  const OptionalKey* training = training_optional(key);
   return key == "pad" || key == "causal" || key == "recompute" || key == "zero" ||
-         key == "recompute_layers" || training_flag(key);
+         (training != nullptr && training->absent == 0);
 }
 
 std::uint64_t* shape_field(Shape& s, std::string_view key) {
@@ -550,10 +562,10 @@ std::string tiling_summary(Kernel kernel, const Shape& shape) {
 std::string shape_text(ShapeKind kind, const Shape& s) {
   std::string text;
   for (std::string_view key : shape_keys(kind)) {
-    // A training row's later flags only where set (rows written before them read as they did).
-    if (training_flag(key) && key != "autocast" && shape_value(s, key) == 0) continue;
-    if (key == "cp" && shape_value(s, key) == 1) continue;
-    if (key == "recompute_layers" && shape_value(s, key) == 0) continue;
+    const OptionalKey* training = kind == ShapeKind::LlmTraining ? training_optional(key) : nullptr;
+    if (training != nullptr && !training->named_when_absent &&
+        shape_value(s, key) == training->absent)
+      continue;
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, shape_value(s, key));
   }
   return text;

@@ -575,7 +575,7 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                           .virtual_stages = s.vp,
                           .zero = static_cast<std::uint32_t>(s.zero),
                           .sequence_parallel = s.sp != 0,
-                          .cp = std::max<std::uint64_t>(s.cp, 1)};  // 0: a Shape built without it
+                          .cp = s.cp};
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
   framework.precision = s.autocast != 0 ? workload::llm::Precision::Autocast

@@ -724,16 +724,17 @@ class Builder {
     if (tp_ > 1) tape.push_back({NodeKind::TpEnter, {}, x, false, {}});
   }
 
-  // A collective over the sequence (dim 0) among the TP ranks: all-gather of [t/tp, h] into
-  // [t, h], or reduce-scatter of [t, h] into [t/tp, h] (sequence parallelism, Korthikanti et al.
-  // 2022).
+  // A collective over dim 0 among `ranks` ranks (the TP ranks unless given): all-gather of
+  // [t/ranks, h] into [t, h], or reduce-scatter of [t, h] into [t/ranks, h] (sequence
+  // parallelism, Korthikanti et al. 2022; context parallelism's K and V, context_gather).
   TensorId sequence_collective(Tape* tape, const std::string& name, Function f, TensorId x,
-                               NodeKind kind) {
+                               NodeKind kind, std::uint64_t ranks = 0) {
+    if (ranks == 0) ranks = tp_;
     Shape s = shape(x);
     Shape out = s;
-    out[0] = f == Function::AllGather ? s[0] * tp_ : s[0] / tp_;
+    out[0] = f == Function::AllGather ? s[0] * ranks : s[0] / ranks;
     const TensorId y = act(name + ".out", out, dtype(x));
-    emit(make_collective(name, f, s, static_cast<std::uint32_t>(tp_), dt_), {x, y}, tape, kind);
+    emit(make_collective(name, f, s, static_cast<std::uint32_t>(ranks), dt_), {x, y}, tape, kind);
     return y;
   }
 
@@ -741,13 +742,11 @@ class Builder {
   // ranks into the sequence's [b][heads][seq][d] (gathered rank-major as [cp x b]..., then a
   // free reshape); the backward reduce-scatters the gradient back to the rank's share.
   TensorId context_gather(Tape* tape, const std::string& name, TensorId x) {
-    const Shape s = shape(x);
-    Shape stacked = s, whole = s;
-    stacked[0] *= cp_;
+    const TensorId gathered =
+        sequence_collective(tape, name, Function::AllGather, x, NodeKind::CpGather, cp_);
+    const Shape stacked = shape(gathered);  // a copy: act() may move the tensors
+    Shape whole = shape(x);
     whole[2] *= cp_;
-    const TensorId gathered = act(name + ".out", stacked, dtype(x));
-    emit(make_collective(name, Function::AllGather, s, static_cast<std::uint32_t>(cp_), dt_),
-         {x, gathered}, tape, NodeKind::CpGather);
     const TensorId y = act(name + ".sequence", whole, dtype(x));
     emit(make_data_movement(name + ".reshape", Function::Reshape, {stacked}, {whole}, dt_),
          {gathered, y}, tape, NodeKind::Movement);
@@ -1644,14 +1643,10 @@ class Builder {
         return;
       }
       case NodeKind::CpGather: {
-        if (const auto dy = grad(grads, t[1])) {
-          const Shape s = shape(*dy);
-          const TensorId dx = act(f.name + ".bwd.out", shape(t[0]), dtype(*dy));
-          emit(make_collective(f.name + ".bwd", Function::ReduceScatter, s,
-                               static_cast<std::uint32_t>(cp_), dt_),
-               {*dy, dx});
-          add_grad(grads, t[0], dx);
-        }
+        if (const auto dy = grad(grads, t[1]))
+          add_grad(grads, t[0],
+                   sequence_collective(nullptr, f.name + ".bwd", Function::ReduceScatter, *dy,
+                                       NodeKind::CpGather, cp_));
         return;
       }
       case NodeKind::TpEnter:
