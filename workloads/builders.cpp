@@ -332,7 +332,7 @@ Op make_collective(std::string name, Function f, std::vector<std::uint64_t> shap
   } else if (f == Function::AllGather) {
     out[0] = shape[0] * ranks;
   } else {
-    CODA_CHECK(f == Function::AllReduce || f == Function::SendRecv);
+    CODA_CHECK(f == Function::AllReduce || f == Function::SendRecv || f == Function::AllToAll);
   }
   Op op = make_data_movement(std::move(name), f, {std::move(shape)}, {std::move(out)}, dtype);
   op.kind = OpKind::Collective;

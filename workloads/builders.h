@@ -132,7 +132,8 @@ Op make_embedding(std::string name, std::uint64_t vocab, std::uint64_t hidden,
                   std::uint64_t tokens, DataType dtype);
 
 // AllReduce (out = in), ReduceScatter (out axis 0 = in axis 0 / ranks), AllGather (out axis 0 =
-// in axis 0 * ranks) or SendRecv (out = in) of a per-rank `shape` among `ranks` devices.
+// in axis 0 * ranks), SendRecv (out = in) or AllToAll (out = in) of a per-rank `shape` among
+// `ranks` devices.
 // ReduceScatter needs axis 0 divisible by ranks.
 Op make_collective(std::string name, Function f, std::vector<std::uint64_t> shape,
                    std::uint32_t ranks, DataType dtype);

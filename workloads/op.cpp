@@ -9,26 +9,46 @@
 namespace coda::workload {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Function>, 38> kFunctionNames{{
-    {"none", Function::None},         {"add", Function::Add},
-    {"sub", Function::Sub},           {"mul", Function::Mul},
-    {"div", Function::Div},           {"relu", Function::Relu},
-    {"gelu", Function::Gelu},         {"silu", Function::Silu},
-    {"sigmoid", Function::Sigmoid},   {"tanh", Function::Tanh},
-    {"exp", Function::Exp},           {"quantize", Function::Quantize},
-    {"dequantize", Function::Dequantize}, {"sum", Function::Sum},
-    {"mean", Function::Mean},         {"max", Function::Max},
-    {"softmax", Function::Softmax},   {"layer_norm", Function::LayerNorm},
-    {"rms_norm", Function::RmsNorm},  {"batch_norm", Function::BatchNorm},
-    {"max_pool", Function::MaxPool},  {"avg_pool", Function::AvgPool},
-    {"copy", Function::Copy},         {"reshape", Function::Reshape},
-    {"transpose", Function::Transpose}, {"concat", Function::Concat},
-    {"split", Function::Split},       {"gather", Function::Gather},
-    {"all_reduce", Function::AllReduce}, {"reduce_scatter", Function::ReduceScatter},
-    {"all_gather", Function::AllGather}, {"send_recv", Function::SendRecv},
-    {"adamw", Function::AdamW},       {"neg", Function::Neg},
-    {"pow", Function::Pow},           {"rsqrt", Function::Rsqrt},
-    {"cos", Function::Cos},           {"sin", Function::Sin},
+constexpr std::array<std::pair<std::string_view, Function>, 39> kFunctionNames{{
+    {"none", Function::None},
+    {"add", Function::Add},
+    {"sub", Function::Sub},
+    {"mul", Function::Mul},
+    {"div", Function::Div},
+    {"relu", Function::Relu},
+    {"gelu", Function::Gelu},
+    {"silu", Function::Silu},
+    {"sigmoid", Function::Sigmoid},
+    {"tanh", Function::Tanh},
+    {"exp", Function::Exp},
+    {"quantize", Function::Quantize},
+    {"dequantize", Function::Dequantize},
+    {"sum", Function::Sum},
+    {"mean", Function::Mean},
+    {"max", Function::Max},
+    {"softmax", Function::Softmax},
+    {"layer_norm", Function::LayerNorm},
+    {"rms_norm", Function::RmsNorm},
+    {"batch_norm", Function::BatchNorm},
+    {"max_pool", Function::MaxPool},
+    {"avg_pool", Function::AvgPool},
+    {"copy", Function::Copy},
+    {"reshape", Function::Reshape},
+    {"transpose", Function::Transpose},
+    {"concat", Function::Concat},
+    {"split", Function::Split},
+    {"gather", Function::Gather},
+    {"all_reduce", Function::AllReduce},
+    {"reduce_scatter", Function::ReduceScatter},
+    {"all_gather", Function::AllGather},
+    {"send_recv", Function::SendRecv},
+    {"all_to_all", Function::AllToAll},
+    {"adamw", Function::AdamW},
+    {"neg", Function::Neg},
+    {"pow", Function::Pow},
+    {"rsqrt", Function::Rsqrt},
+    {"cos", Function::Cos},
+    {"sin", Function::Sin},
 }};
 
 constexpr std::array<std::pair<std::string_view, OpKind>, 9> kKindNames{{
@@ -74,7 +94,9 @@ std::uint64_t flops_per_point(Function f) {
     case Function::None: case Function::Copy: case Function::Reshape: case Function::Transpose:
     case Function::Concat: case Function::Split: case Function::Gather:
     case Function::AllReduce: case Function::ReduceScatter: case Function::AllGather:
-    case Function::SendRecv: return 0;
+    case Function::SendRecv:
+    case Function::AllToAll:
+      return 0;
   }
   return 0;
 }

@@ -40,16 +40,48 @@ enum class OpKind : std::uint8_t {
 
 enum class Function : std::uint8_t {
   None,  // contractions and attention: the kind says it all
-  Add, Sub, Mul, Div, Relu, Gelu, Silu, Sigmoid, Tanh, Exp, Quantize, Dequantize,
-  Sum, Mean, Max,
-  Softmax, LayerNorm, RmsNorm, BatchNorm,
-  MaxPool, AvgPool,
-  Copy, Reshape, Transpose, Concat, Split, Gather,
-  AllReduce, ReduceScatter, AllGather, SendRecv,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Relu,
+  Gelu,
+  Silu,
+  Sigmoid,
+  Tanh,
+  Exp,
+  Quantize,
+  Dequantize,
+  Sum,
+  Mean,
+  Max,
+  Softmax,
+  LayerNorm,
+  RmsNorm,
+  BatchNorm,
+  MaxPool,
+  AvgPool,
+  Copy,
+  Reshape,
+  Transpose,
+  Concat,
+  Split,
+  Gather,
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  SendRecv,
+  // Every rank sends 1/ranks of its buffer to each rank (MoE expert parallelism's token
+  // exchange); the output is the same shape as the input.
+  AllToAll,
   AdamW,
   // Unary math kernels of eager PyTorch code (workloads/llm: the Hugging Face decomposition):
   // -x, x^2 (pow(x, 2), the only power builders emit), 1/sqrt(x), cos x, sin x.
-  Neg, Pow, Rsqrt, Cos, Sin,
+  Neg,
+  Pow,
+  Rsqrt,
+  Cos,
+  Sin,
 };
 
 std::string_view to_string(OpKind kind);      // "contraction", ...

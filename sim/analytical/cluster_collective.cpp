@@ -23,7 +23,10 @@ void finish(CollectiveCost& cost, CollectiveKind kind, double s, const Span& spa
     case CollectiveKind::AllReduce: cost.bytes_sent_per_rank = 2.0 * share; break;
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::AllGather:
-    case CollectiveKind::Broadcast: cost.bytes_sent_per_rank = share; break;
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::AllToAll:
+      cost.bytes_sent_per_rank = share;
+      break;
     case CollectiveKind::SendRecv: cost.bytes_sent_per_rank = s; break;
   }
   if (cost.seconds > 0.0) {
@@ -178,6 +181,17 @@ std::optional<PricedCollective> price_cluster_collective(CollectiveKind kind, st
       out.cost = evaluate_collective(kind, CollectiveAlgorithm::Ring, bytes, ranks,
                                      LinkParams{bus, inter_s});
       return out;
+    case CollectiveKind::AllToAll: {  // the network's share and the node's at once
+      out.algorithm = CollectiveAlgorithm::Direct;
+      out.cost.steps = 1;
+      const double across = (span.p - span.q) / span.p * s / nic;
+      const double within =
+          ranks_per_node > 1 ? (span.q - 1.0) / span.p * s / chip.achievable_link_bytes_per_second()
+                             : 0.0;
+      out.cost.seconds = inter_s + std::max(across, within);
+      finish(out.cost, kind, s, span);
+      return out;
+    }
     case CollectiveKind::AllReduce:
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::AllGather:

@@ -25,6 +25,11 @@
 //                      a_x + (2)(p-1)/p S / B.
 //   broadcast          collective_model.h's pipelined ring broadcast on B with every step at a_x.
 //   send/recv          a_x + S / (inter_node.bandwidth x efficiency): one chip's NIC.
+//   all-to-all         each rank sends S/p to every rank at once (collective_model.h): (p - q)/p
+//                      S leave on its own NIC while (q - 1)/p S go to its node's chips over the
+//                      chip's links, concurrently: a_x + max((p - q)/p S / NIC, (q - 1)/p S /
+//                      B_intra). The network's spine is assumed non-blocking (a rail-optimised
+//                      fat tree, as DGX SuperPODs are built).
 // Left out, and why: NCCL's LL and LL128 protocols across nodes (their caps, llMaxBws, differ
 // by node count and its network latencies by protocol; bulk collectives run Simple), NVLS and
 // NVLS-tree (NVLink SHARP; NCCL disables NVLS across nodes without CollNet), CollNet (in-network

@@ -37,6 +37,8 @@ std::string_view to_string(CollectiveKind kind) {
     case CollectiveKind::AllGather: return "all_gather";
     case CollectiveKind::Broadcast: return "broadcast";
     case CollectiveKind::SendRecv: return "send_recv";
+    case CollectiveKind::AllToAll:
+      return "all_to_all";
   }
   return "?";
 }
@@ -65,7 +67,9 @@ double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t ranks) {
   switch (kind) {
     case CollectiveKind::AllReduce: return 2.0 * (p - 1.0) / p;
     case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllGather: return (p - 1.0) / p;
+    case CollectiveKind::AllGather:
+    case CollectiveKind::AllToAll:
+      return (p - 1.0) / p;
     case CollectiveKind::Broadcast:
     case CollectiveKind::SendRecv: return 1.0;
   }
@@ -91,6 +95,10 @@ CollectiveCost evaluate_collective(CollectiveKind kind, CollectiveAlgorithm algo
     case CollectiveKind::SendRecv:
       shape = {1, a + s / b};
       out.bytes_sent_per_rank = s;
+      break;
+    case CollectiveKind::AllToAll:  // S/p to each of the p - 1 peers at once
+      shape = {1, a + share / b};
+      out.bytes_sent_per_rank = share;
       break;
     case CollectiveKind::AllReduce:
       out.bytes_sent_per_rank = 2.0 * share;

@@ -10,6 +10,7 @@
 //   AllGather      (p-1) a + (p-1)/p S/b          lg p a + (p-1)/p S/b      a + (p-1)/p S/b
 //   Broadcast      (p-2+c)(a + S/(c b)), best c   lg p (a + S/b)            a + (p-1) S/b
 //   SendRecv       a + S/b (every algorithm)
+//   AllToAll       a + (p-1)/p S/b (every algorithm)
 //
 // with a = alpha, b = beta, lg p = ceil(log2 p).
 //
@@ -20,10 +21,14 @@
 // chain pipelined in c chunks, c the integer that minimizes the time (c = 1 for p = 2). Direct
 // means every rank reaches every other at once through a switch, its beta shared by its p - 1
 // concurrent messages: all-reduce is a direct reduce-scatter then a direct all-gather ("two
-// shot"), broadcast is the root sending S to each peer. p = 1 costs nothing.
+// shot"), broadcast is the root sending S to each peer. All-to-all (S a rank's buffer, S/p of it
+// for each rank) is that direct exchange whatever the algorithm: NCCL runs it as one group of
+// p - 1 sends and p - 1 receives at once (ncclGroupStart, ncclSend/ncclRecv to every peer, as
+// nccl-tests' alltoall and PyTorch's all_to_all_single do). p = 1 costs nothing.
 //
 // Bus bandwidth is nccl-tests' (doc/PERFORMANCE.md): algbw = S / t times 2(p-1)/p for
-// all-reduce, (p-1)/p for reduce-scatter and all-gather, 1 for broadcast and send/recv. It is
+// all-reduce, (p-1)/p for reduce-scatter, all-gather and all-to-all, 1 for broadcast and
+// send/recv. It is
 // comparable to beta: a ring all-reduce's bus bandwidth tends to beta as S grows.
 
 #include <array>
@@ -48,6 +53,7 @@ enum class CollectiveKind : std::uint8_t {
   AllGather,
   Broadcast,
   SendRecv,
+  AllToAll,
 };
 enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Direct, Nvls };
 // NCCL's protocols: LL (8-byte stores of 4 data + 4 flag bytes), LL128 (128-byte lines of 120

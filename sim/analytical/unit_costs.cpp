@@ -245,6 +245,9 @@ results::OpResult collective_result(const mapper::ScheduledOp& op,
     case Function::ReduceScatter: kind = CollectiveKind::ReduceScatter; break;
     case Function::AllGather: kind = CollectiveKind::AllGather; break;
     case Function::SendRecv: kind = CollectiveKind::SendRecv; break;
+    case Function::AllToAll:
+      kind = CollectiveKind::AllToAll;
+      break;
     default: break;
   }
   const std::optional<PricedCollective> priced =
@@ -501,7 +504,9 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
   }
   const LinkParams link{hw.achievable_link_bytes_per_second(), ic.latency.value};
   PricedCollective out;
-  out.algorithm = algorithm.value_or(CollectiveAlgorithm::Ring);
+  // All-to-all is one direct exchange (collective_model.h); the rest default to the ring.
+  out.algorithm = algorithm.value_or(kind == CollectiveKind::AllToAll ? CollectiveAlgorithm::Direct
+                                                                      : CollectiveAlgorithm::Ring);
   out.cost = evaluate_collective(kind, out.algorithm, bytes, ranks, link);
   if (!algorithm && kind == CollectiveKind::AllReduce) {
     const CollectiveCost tree =

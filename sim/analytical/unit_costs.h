@@ -67,7 +67,8 @@ struct PricedCollective {
 // one NCCL's tuner prices (all-reduce, reduce-scatter, all-gather): the cheapest of its
 // (algorithm, protocol) pairs (evaluate_nccl), of `algorithm` when given; nullopt when the arch
 // states no pair of `algorithm` for the kind. Otherwise the alpha-beta model on the stated
-// latency: `algorithm` nullopt is ring, or for all-reduce the faster of ring and tree.
+// latency: `algorithm` nullopt is ring, for all-reduce the faster of ring and tree, for
+// all-to-all the direct exchange.
 // Precondition: the arch has an interconnect.
 std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint64_t bytes,
                                                  std::uint32_t ranks,

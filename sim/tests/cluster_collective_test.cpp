@@ -38,7 +38,7 @@ TEST(ClusterCollective, InsideOneNodeIsPriceCollective) {
   const Loaded h100 = load("dgx_h100_superpod.yaml");
   for (const CollectiveKind kind :
        {CollectiveKind::AllReduce, CollectiveKind::ReduceScatter, CollectiveKind::AllGather,
-        CollectiveKind::Broadcast, CollectiveKind::SendRecv})
+        CollectiveKind::Broadcast, CollectiveKind::SendRecv, CollectiveKind::AllToAll})
     for (const std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{1} << 20, kGiB})
       for (const std::uint32_t ranks : {2U, 4U, 8U}) {
         const PricedCollective got = priced(kind, bytes, ranks, ranks, h100);
@@ -105,6 +105,24 @@ TEST(ClusterCollective, OneRankPerNodeRunsOnOneNic) {
   const PricedCollective s = priced(CollectiveKind::SendRecv, 1 << 20, 2, 1, h100);
   EXPECT_NEAR(s.cost.seconds, 14e-6 + 1048576.0 / 48e9, 1e-15);
   EXPECT_EQ(s.cost.steps, 1u);
+}
+
+TEST(ClusterCollective, AllToAllAcrossNodesSendsHalfOnTheNic) {
+  const Loaded h100 = load("dgx_h100_superpod.yaml");
+  // Expert parallelism over 16 ranks in 2 nodes of 8: each rank sends S/16 to each rank, 8/16 S
+  // to the other node's 8 over its own NIC (50 GB/s x 0.96 = 48 GB/s) while 7/16 S go to its
+  // node's 7 over NVLink (450 GB/s x 0.811 = 364.95 GB/s): the NIC's share is the longer.
+  // 128 MiB: 14 us + 0.5 x 134217728 / 48e9 = 14 us + 1.398101 ms.
+  const double s = 128.0 * (1 << 20);
+  const PricedCollective a = priced(CollectiveKind::AllToAll, 128ULL << 20, 16, 8, h100);
+  EXPECT_EQ(a.algorithm, CollectiveAlgorithm::Direct);
+  EXPECT_EQ(a.cost.steps, 1u);
+  EXPECT_NEAR(a.cost.seconds, 14e-6 + 0.5 * s / 48e9, 1e-15);
+  EXPECT_GT(0.5 * s / 48e9, 7.0 / 16.0 * s / (450e9 * 0.811));
+  EXPECT_DOUBLE_EQ(a.cost.bytes_sent_per_rank, 15.0 / 16.0 * s);
+  // One rank in each of 4 nodes: everything but its own quarter on the NIC, 3/4 S / 48 GB/s.
+  const PricedCollective b = priced(CollectiveKind::AllToAll, 128ULL << 20, 4, 1, h100);
+  EXPECT_NEAR(b.cost.seconds, 14e-6 + 0.75 * s / 48e9, 1e-15);
 }
 
 TEST(ClusterCollective, TreeWinsSmallAllReducesAcrossManyNodes) {

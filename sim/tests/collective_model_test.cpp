@@ -31,7 +31,8 @@ TEST(CollectiveModel, RingAllReduceOfOneGiBOverEightRanks) {
 }
 
 TEST(CollectiveModel, OneRankCostsNothing) {
-  for (const CollectiveKind kind : {AllReduce, ReduceScatter, AllGather, Broadcast, SendRecv})
+  for (const CollectiveKind kind :
+       {AllReduce, ReduceScatter, AllGather, Broadcast, SendRecv, AllToAll})
     for (const CollectiveAlgorithm algorithm : {Ring, Tree, Direct})
       EXPECT_EQ(evaluate_collective(kind, algorithm, kGiB, 1, kLink), CollectiveCost{})
           << to_string(kind) << " " << to_string(algorithm);
@@ -55,6 +56,20 @@ TEST(CollectiveModel, TreeBeatsRingOnSmallAllReduces) {
   EXPECT_EQ(evaluate_collective(AllReduce, Tree, 65536, 8, kLink).steps, 6u);
   // p = 5 is not a power of two: ceil(lg 5) = 3, still 6 steps.
   EXPECT_EQ(evaluate_collective(AllReduce, Tree, 65536, 5, kLink).steps, 6u);
+}
+
+TEST(CollectiveModel, AllToAllIsOneDirectExchange) {
+  // p = 8, S = 1 GiB a rank's buffer, S/8 to each rank: the 7 other eighths leave at once,
+  // alpha + 7/8 S/beta = 1 us + 9.39524096 ms, one step, on every algorithm (NCCL's grouped
+  // send/receive); busbw = algbw x 7/8, nccl-tests' alltoall factor.
+  for (const CollectiveAlgorithm algorithm : {Ring, Tree, Direct}) {
+    const CollectiveCost c = evaluate_collective(AllToAll, algorithm, kGiB, 8, kLink);
+    EXPECT_EQ(c.steps, 1u);
+    EXPECT_DOUBLE_EQ(c.bytes_sent_per_rank, 0.875 * kGiB);
+    EXPECT_NEAR(c.seconds, 1e-6 + 0.875 * kGiB / 1e11, kRel);
+    EXPECT_NEAR(c.bus_bytes_per_second, 0.875 * kGiB / c.seconds, 1e-3);
+  }
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(AllToAll, 16), 15.0 / 16.0);
 }
 
 TEST(CollectiveModel, ReduceScatterAndAllGather) {

@@ -66,7 +66,7 @@ Graph every_builder_graph() {
                            DataType::Fp32));
   g.add(make_embedding("embed", 50, 8, 4, DataType::Bf16));
   for (const Function f : {Function::AllReduce, Function::ReduceScatter, Function::AllGather,
-                           Function::SendRecv})
+                           Function::SendRecv, Function::AllToAll})
     g.add(make_collective(std::string(to_string(f)), f, {8, 2}, 4, DataType::Fp8E5M2));
   const TensorId w = g.add_tensor({"w", {6}, DataType::Bf16, TensorKind::Weight});
   const TensorId dw = g.add_tensor({"dw", {6}, DataType::Tf32, TensorKind::Gradient});
