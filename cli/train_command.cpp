@@ -34,10 +34,10 @@ std::string ms(double s) {
 
 std::string layout_text(const tr::Layout& l) {
   return fmt::format(
-      "tp {}{}{} pp {}{} dp {}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp,
+      "tp {}{}{} pp {}{} dp {}{}, micro-batch {} x {}, recompute {}, ZeRO {}", l.tp,
       l.sequence_parallel ? " (SP)" : "", l.cp > 1 ? fmt::format(" cp {}", l.cp) : "", l.pp,
       l.virtual_stages > 1 ? fmt::format(" (x{} virtual)", l.virtual_stages) : "", l.dp,
-      l.micro_batch_size, l.micro_batches,
+      l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.micro_batch_size, l.micro_batches,
       !l.recompute              ? std::string("none")
       : l.recompute_layers == 0 ? std::string("full")
                                 : fmt::format("{} layers a stage", l.recompute_layers),
@@ -80,6 +80,7 @@ ordered_json report_json(const tr::StepReport& r) {
       {"layout",
        {{"tp", l.tp},
         {"cp", l.cp},
+        {"ep", l.ep},
         {"pp", l.pp},
         {"virtual_stages", l.virtual_stages},
         {"dp", l.dp},
@@ -132,10 +133,11 @@ void print_report(const tr::StepReport& r, std::ostream& out) {
                      to_string(r.memory_per_chip), fit, worst.stage,
                      to_string(worst.memory.weights), to_string(worst.memory.gradients),
                      to_string(worst.memory.optimizer_state), to_string(worst.memory.activations));
+  // TP's collectives, with CP's K/V all-gathers and EP's all-to-alls where the layout has them.
+  const std::string comm = fmt::format("tp{}{}", l.cp > 1 ? "+cp" : "", l.ep > 1 ? "+ep" : "");
   out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                     "stage", "layers", "forward", "backward", "compute",
-                     l.cp > 1 ? "tp+cp comm" : "tp comm", "bubble", "dp exposed", "optimizer",
-                     "end");
+                     "stage", "layers", "forward", "backward", "compute", comm + " comm", "bubble",
+                     "dp exposed", "optimizer", "end");
   const auto cell = [](double s) { return ms(s); };
   for (const tr::StageReport& s : r.stages)
     out << fmt::format("{:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
@@ -150,9 +152,10 @@ void print_report(const tr::StepReport& r, std::ostream& out) {
       "time of stage {} (the step's): compute {} (of which {} communication {}), "
       "pipeline bubble {}, exposed data-parallel communication {} (of {} in "
       "all), optimizer {}\n",
-      worst.stage, pct((worst.compute_s) / step), l.cp > 1 ? "TP and CP" : "TP", pct(tp / step),
-      pct(worst.bubble_s / step), pct(worst.dp_exposed_s / step), ms(worst.dp_comm_s),
-      pct(worst.optimizer_s / step));
+      worst.stage, pct((worst.compute_s) / step),
+      l.cp > 1 ? (l.ep > 1 ? "TP, CP and EP" : "TP and CP") : (l.ep > 1 ? "TP and EP" : "TP"),
+      pct(tp / step), pct(worst.bubble_s / step), pct(worst.dp_exposed_s / step),
+      ms(worst.dp_comm_s), pct(worst.optimizer_s / step));
 }
 
 }  // namespace
@@ -188,6 +191,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                   "Context-parallel ranks (Megatron-LM with Transformer Engine): each sequence "
                   "split over them in 2 x cp load-balanced chunks, K and V all-gathered each "
                   "layer; tp x cp within a node")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--ep", args.ep,
+                  "Expert-parallel ranks (MoE models, tp 1; Megatron-Core's all-to-all token "
+                  "dispatcher): each holds experts / ep of every MoE layer; ep divides dp x cp")
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--pp", args.pp, "Pipeline stages (1F1B)")
@@ -261,15 +269,22 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(CLI::IsMember({"fixed", "search"}))
       ->capture_default_str();
   add_search_options(*cmd, args.search);
-  cmd->add_flag("--search-layouts", args.search_layouts,
-                "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO, sequence "
-                "parallelism, --search-cp) layout of --chips chips at --global-batch and print "
-                "the best --top by step time, those that fit in memory first");
+  cmd->add_flag(
+      "--search-layouts", args.search_layouts,
+      "Price every (tp, pp, dp, micro-batch size, recompute, ZeRO, sequence "
+      "parallelism, --search-cp, --search-ep) layout of --chips chips at --global-batch and print "
+      "the best --top by step time, those that fit in memory first");
   cmd->add_option("--chips", args.chips, "With --search-layouts: the chips to lay out")
       ->check(kPositive);
   cmd->add_option("--search-cp", args.search_cp,
                   "With --search-layouts: the context-parallel sizes to try, e.g. 1,2,4 (each "
                   "where it divides the chips left by tp x pp and 2 x cp divides --seq)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--search-ep", args.search_ep,
+                  "With --search-layouts: the expert-parallel sizes to try on a MoE model, e.g. "
+                  "1,8 (each where it divides the experts and dp x cp, at tp 1)")
       ->delimiter(',')
       ->capture_default_str()
       ->check(kPositive);
@@ -357,6 +372,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   if (args.search_layouts) {
     tr::LayoutSearch search{.chips = args.chips, .global_batch = args.global_batch};
     search.context_parallel = args.search_cp;
+    search.expert_parallel = args.search_ep;
     const tr::LayoutSearchResult found =
         tr::search_layouts(*model, args.seq, search, framework, hw, options);
     if (found.ranked.empty()) {
@@ -401,7 +417,8 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
                     .virtual_stages = args.virtual_stages,
                     .zero = args.zero,
                     .sequence_parallel = args.sequence_parallel,
-                    .cp = args.cp};
+                    .cp = args.cp,
+                    .ep = args.ep};
   if (args.global_batch > 0) {
     const std::uint64_t per = args.dp * args.micro_batch_size;
     if (args.global_batch % per != 0) {

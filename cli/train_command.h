@@ -1,5 +1,5 @@
 #pragma once
-// `coda train --arch A --llm M --seq S [--tp --cp --pp --dp --micro-batch-size --micro-batches
+// `coda train --arch A --llm M --seq S [--tp --cp --ep --pp --dp --micro-batch-size --micro-batches
 // --recompute --zero ...]`: one optimizer step of LLM training on tp x pp x dp chips
 // (sim/training_step.h): step time, tokens/s, MFU and HFU, memory per chip and whether it fits,
 // and each pipeline stage's time split into compute, bubble, exposed data-parallel communication
@@ -25,7 +25,7 @@ struct TrainArgs {
   std::string llm;
   std::string dtype;
   std::uint64_t seq = 2048;
-  std::uint64_t tp = 1, pp = 1, dp = 1, cp = 1;
+  std::uint64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   std::uint64_t virtual_stages = 1;
   std::uint64_t micro_batch_size = 1;
   std::uint64_t micro_batches = 1;
@@ -48,6 +48,7 @@ struct TrainArgs {
   std::uint64_t chips = 0;
   std::uint64_t top = 10;
   std::vector<std::uint64_t> search_cp{1};  // --search-cp
+  std::vector<std::uint64_t> search_ep{1};  // --search-ep
   std::string json_out;
 };
 

@@ -53,6 +53,11 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
                  "LLM training: context-parallel ranks (one rank's graph: seq / cp tokens, K "
                  "and V all-gathered)")
       ->capture_default_str();
+  cmd.add_option("--ep", args.ep,
+                 "LLM training of a MoE model: expert-parallel ranks (one rank's graph: experts / "
+                 "ep of each MoE layer, the tokens' rows exchanged by all-to-alls; ep divides "
+                 "--dp x --cp)")
+      ->capture_default_str();
   cmd.add_option("--micro-batches", args.micro_batches, "LLM pipeline micro-batches per step")
       ->capture_default_str();
   add_quantization_options(cmd, args.quant, args.kv_dtype, args.fp8_context_fmha);
@@ -130,7 +135,8 @@ std::optional<workload::WorkloadSource> workload_source(const WorkloadSourceArgs
     if (!read_quantization(args.quant, args.kv_dtype, args.fp8_context_fmha, s.phase.quant, diags))
       return std::nullopt;
     s.parallelism = {
-        args.tp, args.pp, args.dp, args.stage, args.micro_batches, args.sequence_parallel, args.cp};
+        args.tp, args.pp, args.dp, args.stage, args.micro_batches, args.sequence_parallel,
+        args.cp, args.ep};
     if (!read_dtype(args, s.dtype, diags)) return std::nullopt;
     return s;
   }

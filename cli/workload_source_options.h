@@ -35,6 +35,7 @@ struct WorkloadSourceArgs {
   std::uint64_t tp = 1, pp = 1, dp = 1, stage = 0, micro_batches = 1;
   bool sequence_parallel = false;
   std::uint64_t cp = 1;  // --cp
+  std::uint64_t ep = 1;  // --ep
   // LLM inference quantization (workloads/llm/quantization.h): a scheme and the KV cache's type;
   // empty: none, the model's type.
   std::string quant;

@@ -192,9 +192,9 @@ std::optional<ScheduledOp> place(const workload::Op& op, const arch::HardwareMod
                           describe(op), ranks, hw.name());
         return std::nullopt;
       }
-      if (ranks > 1 && links->chips < ranks) {
+      if (ranks > 1 && options.collective_ranks.value_or(links->chips) < ranks) {
         why = fmt::format("{} spans {} ranks, but '{}' joins {} chips", describe(op), ranks,
-                          hw.name(), links->chips);
+                          hw.name(), options.collective_ranks.value_or(links->chips));
         return std::nullopt;
       }
       scheduled.placement = Placement::Collective;

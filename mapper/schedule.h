@@ -239,6 +239,10 @@ struct ScheduleOptions {
   // plan_memory(graph) made before (it depends on the graph only; a sweep makes it once per
   // workload); nullptr: schedule_graph makes it.
   const MemoryPlan* memory_plan = nullptr;
+  // The most ranks a collective may join: the chips of the cluster whose network the caller
+  // prices it on (sim/training_step.h re-prices expert parallelism's all-to-alls that span
+  // nodes); nullopt: the arch's interconnect.chips.
+  std::optional<std::uint32_t> collective_ranks;
 };
 
 // The precision an op computes in: its first input's element type.

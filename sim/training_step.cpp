@@ -1,6 +1,7 @@
 #include "sim/training_step.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <map>
@@ -33,13 +34,53 @@ Bytes scaled(std::uint64_t elements, double bytes_each) {
   return Bytes{static_cast<std::uint64_t>(static_cast<double>(elements) * bytes_each)};
 }
 
+// Where a group's ranks sit: `ranks` chips, `per_node` of them in each node it spans.
+struct Group {
+  std::uint64_t ranks = 1;
+  std::uint64_t per_node = 1;
+};
+
+// A collective among a group's chips, inside a node on the chip's interconnect and across nodes
+// on the cluster's network (price_cluster_collective), with its kernel's fixed cost as the engine
+// prices a collective op. nullopt with `why` when the hardware cannot hold the group.
+std::optional<double> collective_seconds(analytical::CollectiveKind kind, std::uint64_t bytes,
+                                         Group group, const arch::HardwareModel& hw,
+                                         const arch::ClusterSpec* cluster, std::string& why) {
+  if (group.ranks <= 1 || bytes == 0) return 0.0;
+  const auto priced = analytical::price_cluster_collective(
+      kind, bytes, static_cast<std::uint32_t>(group.ranks),
+      static_cast<std::uint32_t>(group.per_node), hw, cluster, why);
+  if (!priced) return std::nullopt;
+  return priced->cost.seconds + hw.kernel_fixed_seconds(arch::KernelKind::Collective);
+}
+
+// Chips in a node: the cluster's, else the chip's interconnect's (1 without one).
+std::uint64_t node_chips(const arch::HardwareModel& hw, const arch::ClusterSpec* cluster) {
+  if (cluster != nullptr) return cluster->chips_per_node;
+  const auto& ic = hw.spec().interconnect;
+  return ic ? ic->chips : 1;
+}
+
+// Expert parallelism's groups (Layout::ep, tp 1): the ep consecutive ranks that exchange tokens,
+// and the dp x cp / ep ranks, ep apart, that hold the same experts.
+Group expert_group(const Layout& layout, std::uint64_t node) {
+  return {layout.ep, std::min(layout.ep, std::max<std::uint64_t>(node / layout.tp, 1))};
+}
+Group expert_data_group(const Layout& layout, std::uint64_t node) {
+  const std::uint64_t ranks = layout.dp * layout.cp / layout.ep;
+  const std::uint64_t spread = layout.tp * layout.ep;
+  return {ranks, spread >= node ? 1 : std::min(ranks, node / spread)};
+}
+
 // What one stage's graph of one micro-batch costs and holds.
 struct StagePrice {
   std::uint64_t first_layer = 0, layers = 0;
   double forward = 0, backward = 0, optimizer = 0, tp_comm = 0, send = 0;
+  double expert_optimizer = 0;  // of optimizer: AdamW over the routed experts' weights
   double weight_cast = 0;  // Precision::Fp8's casts of the weights, once a step on every rank
   double forward_matrix_flops = 0, executed_matrix_flops = 0;  // one micro-batch, one rank
   std::uint64_t parameters = 0;  // elements of the rank's weights on the stage
+  std::uint64_t expert_parameters = 0;  // of them, the routed experts' (Layout::ep shards them)
   Bytes peak_activations;        // the one-micro-batch run's, at its peak
   Bytes saved_activations;       // written by the forward, read by the backward
 };
@@ -97,7 +138,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                              .stage = stage,
                              .micro_batches = 1,
                              .sequence_parallel = layout.sequence_parallel,
-                             .cp = layout.cp};
+                             .cp = layout.cp,
+                             .ep = layout.ep};
   Diagnostics build_diags;
   auto built = llm::try_build_llm_parts(model, phase, par, build_diags);
   if (!built) {
@@ -115,6 +157,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "layout.sequence_parallel";
       else if (path == "parallelism.cp")
         path = "layout.cp";
+      else if (path == "parallelism.ep")
+        path = "layout.ep";
       else if (path == "phase.recompute_layers")
         path = "layout.recompute_layers";
       else if (path == "phase.precision")
@@ -124,9 +168,15 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
     return std::nullopt;
   }
   const workload::Graph& g = built->graph;
-  const mapper::Schedule schedule =
-      mapper::schedule_graph(g, hw, {.precision = std::nullopt, .fusion = fusion,
-                                     .search = options.search});
+  const mapper::Schedule schedule = mapper::schedule_graph(
+      g, hw,
+      {.precision = std::nullopt,
+       .fusion = fusion,
+       .search = options.search,
+       .memory_plan = nullptr,
+       .collective_ranks = options.cluster != nullptr
+                               ? std::optional<std::uint32_t>(options.cluster->chips())
+                               : std::nullopt});
   if (!schedule.unsupported.empty()) {
     for (const mapper::UnsupportedOp& op : schedule.unsupported)
       diags.error({}, "arch", fmt::format("'{}' cannot run on '{}': {}", op.name, hw.name(),
@@ -143,12 +193,38 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
   out.first_layer = stats.first_layer;
   out.layers = stats.stage_layers;
   const double clock = hw.clock().value;
+  std::set<std::uint32_t> experts;
+  for (const workload::TensorId t : built->expert_weights) experts.insert(t.value);
+  const auto expert_op = [&](const workload::Op& op) {
+    return std::any_of(op.tensors.begin(), op.tensors.end(),
+                       [&](workload::TensorId t) { return experts.contains(t.value); });
+  };
+  // Expert parallelism's all-to-alls on the ranks they join: across nodes on the cluster's
+  // network when the ep ranks span nodes.
+  const Group ep_group = expert_group(layout, node_chips(hw, options.cluster));
   for (const llm::OpSpan& span : built->spans) {
     std::vector<double> kernels;  // the part's kernels (an op with the ops fused into it)
     double part = 0;
     for (std::size_t i = span.first; i < span.end; ++i) {
       const workload::Op& op = g.ops[i];
-      const double seconds = static_cast<double>(run.ops[i].cost.cycles.value) / clock;
+      double seconds = static_cast<double>(run.ops[i].cost.cycles.value) / clock;
+      if (op.function == Function::AllToAll) {
+        std::string why;
+        const auto exchange =
+            collective_seconds(analytical::CollectiveKind::AllToAll,
+                               workload::storage_bytes(g.tensors[op.tensors[0].value]).value,
+                               ep_group, hw, options.cluster, why);
+        if (!exchange) {
+          diags.error({}, "layout.ep",
+                      fmt::format("the all-to-all among the ep {} ranks cannot be priced: {}",
+                                  layout.ep, why));
+          return std::nullopt;
+        }
+        seconds = *exchange;
+      }
+      // The graph's gradient reductions (over the cp ranks of its single replica: dp is 1 here)
+      // are the step's data-parallel communication, priced below by ZeRO stage.
+      if (op.kind == OpKind::Collective && span.part == llm::StepPart::Optimizer) continue;
       if (op.function == Function::SendRecv) {  // the pipeline's transfers: simulate_pipeline's
         out.send = std::max(out.send, seconds);
         continue;
@@ -163,10 +239,9 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
       const double flops = matrix_op(op) ? 2.0 * static_cast<double>(workload::mac_count(op)) : 0.0;
       out.executed_matrix_flops += flops;
       if (span.part == llm::StepPart::Forward) out.forward_matrix_flops += flops;
-      // The stage graph has no data parallelism: its collectives are TP's (all-reduces, or
-      // sequence parallelism's all-gathers and reduce-scatters).
-      if (op.kind == OpKind::Collective && span.part != llm::StepPart::Optimizer)
-        out.tp_comm += seconds;
+      // The rest are TP's (all-reduces, or sequence parallelism's all-gathers and
+      // reduce-scatters), CP's K/V all-gathers and EP's all-to-alls.
+      if (op.kind == OpKind::Collective) out.tp_comm += seconds;
     }
     // Launched eagerly, a part's kernels wait on the host where they are shorter than its issue
     // time (analytical::host_issued_seconds, as coda run --launch eager prices a graph).
@@ -174,37 +249,26 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
     switch (span.part) {
       case llm::StepPart::Forward: out.forward += part; break;
       case llm::StepPart::Backward: out.backward += part; break;
-      case llm::StepPart::Optimizer: out.optimizer += part; break;
+      case llm::StepPart::Optimizer:
+        out.optimizer += part;
+        for (std::size_t i = span.first; i < span.end; ++i)
+          if (expert_op(g.ops[i]))
+            out.expert_optimizer += static_cast<double>(run.ops[i].cost.cycles.value) / clock;
+        break;
       case llm::StepPart::WeightCast:
         out.weight_cast += part;
         break;
     }
   }
-  for (const workload::Tensor& t : g.tensors)
-    if (t.kind == workload::TensorKind::Weight) out.parameters += workload::element_count(t.shape);
+  for (std::size_t t = 0; t < g.tensors.size(); ++t) {
+    if (g.tensors[t].kind != workload::TensorKind::Weight) continue;
+    const std::uint64_t elements = workload::element_count(g.tensors[t].shape);
+    out.parameters += elements;
+    if (experts.contains(static_cast<std::uint32_t>(t))) out.expert_parameters += elements;
+  }
   out.peak_activations = schedule.memory.peak_activations;
   out.saved_activations = saved_activations(*built);
   return out;
-}
-
-// Where a group's ranks sit: `ranks` chips, `per_node` of them in each node it spans.
-struct Group {
-  std::uint64_t ranks = 1;
-  std::uint64_t per_node = 1;
-};
-
-// A collective among a group's chips, inside a node on the chip's interconnect and across nodes
-// on the cluster's network (price_cluster_collective), with its kernel's fixed cost as the engine
-// prices a collective op. nullopt with `why` when the hardware cannot hold the group.
-std::optional<double> collective_seconds(analytical::CollectiveKind kind, std::uint64_t bytes,
-                                         Group group, const arch::HardwareModel& hw,
-                                         const arch::ClusterSpec* cluster, std::string& why) {
-  if (group.ranks <= 1 || bytes == 0) return 0.0;
-  const auto priced = analytical::price_cluster_collective(
-      kind, bytes, static_cast<std::uint32_t>(group.ranks),
-      static_cast<std::uint32_t>(group.per_node), hw, cluster, why);
-  if (!priced) return std::nullopt;
-  return priced->cost.seconds + hw.kernel_fixed_seconds(arch::KernelKind::Collective);
 }
 
 // `bytes` in buckets of at most `bucket`, each a collective of the group.
@@ -227,13 +291,6 @@ std::optional<std::vector<double>> buckets(analytical::CollectiveKind kind, std:
   return out;
 }
 
-// Chips in a node: the cluster's, else the chip's interconnect's (1 without one).
-std::uint64_t node_chips(const arch::HardwareModel& hw, const arch::ClusterSpec* cluster) {
-  if (cluster != nullptr) return cluster->chips_per_node;
-  const auto& ic = hw.spec().interconnect;
-  return ic ? ic->chips : 1;
-}
-
 // Megatron-LM's rank order (tensor innermost, then context, data, pipeline): the ranks that
 // reduce a weight's gradients (dp x cp of them) have node / tp in each node when TP leaves room
 // in a node, else one.
@@ -249,10 +306,12 @@ double sum(std::span<const double> xs) {
   return s;
 }
 
-// "tp 2 x pp 4 x dp 8", with "x cp 2" after tp where the layout has context parallelism.
+// "tp 2 x pp 4 x dp 8", with "x cp 2" after tp where the layout has context parallelism, and
+// " (ep 8)" where it has expert parallelism (its ranks are dp x cp ranks).
 std::string product(const Layout& layout) {
-  return fmt::format("tp {}{} x pp {} x dp {}", layout.tp,
-                     layout.cp > 1 ? fmt::format(" x cp {}", layout.cp) : "", layout.pp, layout.dp);
+  return fmt::format("tp {}{} x pp {} x dp {}{}", layout.tp,
+                     layout.cp > 1 ? fmt::format(" x cp {}", layout.cp) : "", layout.pp, layout.dp,
+                     layout.ep > 1 ? fmt::format(" (ep {})", layout.ep) : "");
 }
 
 bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& layout,
@@ -266,6 +325,7 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
   positive("pp", layout.pp);
   positive("dp", layout.dp);
   positive("cp", layout.cp);
+  positive("ep", layout.ep);
   positive("micro_batch_size", layout.micro_batch_size);
   positive("micro_batches", layout.micro_batches);
   positive("virtual_stages", layout.virtual_stages);
@@ -324,6 +384,17 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
                             "parallelism's K/V all-gathers across the network are not modelled",
                             layout.tp, layout.cp, node),
                 "keep tp x cp a divisor of the chips per node");
+  } else if (layout.ep > 1 && (layout.dp * layout.cp) % layout.ep != 0) {
+    diags.error({}, "layout.ep",
+                fmt::format("ep {} does not divide dp {} x cp {}: coda takes the expert-parallel "
+                            "ranks from the data- and context-parallel ones (Megatron-Core's MoE "
+                            "parallel folding, which also takes them from tp, is not modelled)",
+                            layout.ep, layout.dp, layout.cp),
+                "use an ep that divides dp x cp");
+  } else if (layout.ep > node && layout.ep % node != 0) {
+    diags.error({}, "layout.ep",
+                fmt::format("ep {} spans nodes of {} chips unevenly", layout.ep, node),
+                "use an ep that divides a node's chips or is a multiple of them");
   } else if (chips > node && (layout.dp * layout.cp) % data_group(layout, node).per_node != 0) {
     diags.error({}, "layout.dp",
                 fmt::format("dp {} does not fill whole nodes ({} of its ranks in each)",
@@ -342,9 +413,10 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
 }
 
 // Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism,
-// precision, context parallelism, recomputed layers): what the graph depends on.
+// precision, context parallelism, recomputed layers, expert parallelism): what the graph depends
+// on.
 using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
-                            llm::Precision, std::uint64_t, std::uint64_t>;
+                            llm::Precision, std::uint64_t, std::uint64_t, std::uint64_t>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -517,7 +589,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                        layout.sequence_parallel,
                        framework.precision,
                        layout.cp,
-                       layout.recompute_layers};
+                       layout.recompute_layers,
+                       layout.ep};
     auto found = cache.find(key);
     if (found == cache.end()) {
       auto stage =
@@ -546,8 +619,48 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   out.fusion = std::string(mapper::to_string(fusion));
   out.peak_flops_per_chip = hw.peak_ops_per_second(model.dtype);
   const std::uint64_t node = node_chips(hw, cluster);
-  const Group dp_group = data_group(layout, node);
   std::string why;
+  // The weights by the ranks that reduce their gradients: the routed experts' over the expert
+  // data-parallel group (dp x cp / ep ranks; dp x cp without expert parallelism), the rest over
+  // dp x cp.
+  struct Share {
+    std::uint64_t parameters = 0;
+    Group group;
+  };
+  const auto shares = [&](const StagePrice& c) {
+    return std::array<Share, 2>{Share{c.parameters - c.expert_parameters, data_group(layout, node)},
+                                Share{c.expert_parameters, expert_data_group(layout, node)}};
+  };
+  // One collective per share, one after the other on the link (nullopt: `why` says why not).
+  const auto each_share = [&](const StagePrice& c, CollectiveKind kind,
+                              double bytes_each) -> std::optional<double> {
+    double total = 0;
+    for (const Share& share : shares(c)) {
+      const auto t = collective_seconds(kind, scaled(share.parameters, bytes_each).value,
+                                        share.group, hw, cluster, why);
+      if (!t) return std::nullopt;
+      total += *t;
+    }
+    return total;
+  };
+  // Bucketed, the buckets of each share in turn.
+  const auto bucketed = [&](const StagePrice& c,
+                            CollectiveKind kind) -> std::optional<std::vector<double>> {
+    std::vector<double> all;
+    for (const Share& share : shares(c)) {
+      const auto b = buckets(kind, scaled(share.parameters, ge).value, framework.bucket.value,
+                             share.group, hw, cluster, why);
+      if (!b) return std::nullopt;
+      all.insert(all.end(), b->begin(), b->end());
+    }
+    return all;
+  };
+  // A share's elements on a rank when sharded over its group's ranks.
+  const auto sharded = [&](const StagePrice& c) {
+    std::uint64_t total = 0;
+    for (const Share& share : shares(c)) total += ceil_div(share.parameters, share.group.ranks);
+    return total;
+  };
   const auto fail = [&](std::string_view what) -> std::optional<StepReport> {
     diags.error({}, "layout",
                 fmt::format("the {} among the dp {} ranks cannot be priced: {}", what, dp, why));
@@ -584,16 +697,14 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     t.forward = c.forward;
     t.backward = c.backward;
     t.send = network_send.value_or(c.send);
-    const std::uint64_t weight_bytes = scaled(c.parameters, e).value;
-    const std::uint64_t grad_bytes = scaled(c.parameters, ge).value;
     if (dp > 1 && layout.zero == 3) {  // FSDP: gathers hidden under the forward and backward
-      const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp_group, hw, cluster, why);
-      const auto scatter = collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp_group, hw, cluster, why);
+      const auto gather = each_share(c, CollectiveKind::AllGather, e);
+      const auto scatter = each_share(c, CollectiveKind::ReduceScatter, ge);
       if (!gather || !scatter) return fail("all-gather or reduce-scatter");
       t.forward = std::max(c.forward, *gather);
       t.backward = std::max(c.backward, *gather + *scatter);
     } else if (dp > 1 && layout.zero == 2) {  // a bucketed reduce-scatter after every backward
-      const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value, dp_group, hw, cluster, why);
+      const auto rs = bucketed(c, CollectiveKind::ReduceScatter);
       if (!rs) return fail("reduce-scatter");
       t.backward = c.backward + exposed_bucketed(c.backward, *rs);
     }
@@ -613,12 +724,14 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
       sum_chunks.forward += sp.forward;
       sum_chunks.backward += sp.backward;
       sum_chunks.optimizer += sp.optimizer;
+      sum_chunks.expert_optimizer += sp.expert_optimizer;
       sum_chunks.weight_cast += sp.weight_cast;
       sum_chunks.tp_comm += sp.tp_comm;
       sum_chunks.send = std::max(sum_chunks.send, sp.send);
       sum_chunks.forward_matrix_flops += sp.forward_matrix_flops;
       sum_chunks.executed_matrix_flops += sp.executed_matrix_flops;
       sum_chunks.parameters += sp.parameters;
+      sum_chunks.expert_parameters += sp.expert_parameters;
       sum_chunks.peak_activations = std::max(sum_chunks.peak_activations, sp.peak_activations);
       sum_chunks.saved_activations = std::max(sum_chunks.saved_activations, sp.saved_activations);
       sum_chunks.layers += sp.layers;
@@ -635,13 +748,11 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     r.send_s = p > 1 ? network_send.value_or(sp.send) : 0.0;
     r.compute_s = static_cast<double>(m) * (sp.forward + sp.backward);
     r.dp_exposed_s = stretch[d];
-    const std::uint64_t weight_bytes = scaled(sp.parameters, e).value;
-    const std::uint64_t grad_bytes = scaled(sp.parameters, ge).value;
     double after = 0;  // exposed after the device's last backward
     if (dp > 1) {
       switch (layout.zero) {
         case 0: {
-          const auto ar = buckets(CollectiveKind::AllReduce, grad_bytes, framework.bucket.value, dp_group, hw, cluster, why);
+          const auto ar = bucketed(sp, CollectiveKind::AllReduce);
           if (!ar) return fail("all-reduce");
           r.dp_comm_s = sum(*ar);
           after = exposed_bucketed(sp.backward, *ar);
@@ -649,8 +760,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
         }
         case 1:
         case 2: {
-          const auto rs = buckets(CollectiveKind::ReduceScatter, grad_bytes, framework.bucket.value, dp_group, hw, cluster, why);
-          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp_group, hw, cluster, why);
+          const auto rs = bucketed(sp, CollectiveKind::ReduceScatter);
+          const auto gather = each_share(sp, CollectiveKind::AllGather, e);
           if (!rs || !gather) return fail("reduce-scatter or all-gather");
           const double per_backward = sum(*rs);
           r.dp_comm_s =
@@ -660,9 +771,8 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
           break;
         }
         default: {
-          const auto gather = collective_seconds(CollectiveKind::AllGather, weight_bytes, dp_group, hw, cluster, why);
-          const auto scatter =
-              collective_seconds(CollectiveKind::ReduceScatter, grad_bytes, dp_group, hw, cluster, why);
+          const auto gather = each_share(sp, CollectiveKind::AllGather, e);
+          const auto scatter = each_share(sp, CollectiveKind::ReduceScatter, ge);
           if (!gather || !scatter) return fail("all-gather or reduce-scatter");
           r.dp_comm_s = static_cast<double>(m) * (2 * *gather + *scatter);
           break;
@@ -672,17 +782,23 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     r.dp_exposed_s += after;
     // AdamW on the rank's share of the weights under ZeRO; then, under fp8, every weight of the
     // rank cast to FP8 for the next step (on the whole stage: ZeRO shards only the update).
+    // The routed experts' share over their expert data-parallel ranks.
+    const double expert_ranks = static_cast<double>(dp / layout.ep);
     r.optimizer_s =
-        (layout.zero >= 1 ? sp.optimizer / static_cast<double>(dp) : sp.optimizer) + sp.weight_cast;
+        (layout.zero >= 1 ? (sp.optimizer - sp.expert_optimizer) / static_cast<double>(dp) +
+                                sp.expert_optimizer / expert_ranks
+                          : sp.optimizer) +
+        sp.weight_cast;
     r.end_s = timeline.end[d] + after + r.optimizer_s;
     // The pipeline's idle time, less what the stretch by ZeRO's communication took of it.
     r.bubble_s = std::max(0.0, timeline.end[d] - timeline.busy[d]);
 
     // Memory per chip. In flight: 1F1B holds min(p - d, m) micro-batches' activations; the
     // interleaved schedule its warm-up forwards' chunks and the one running.
-    const std::uint64_t shard_w = layout.zero >= 3 ? ceil_div(sp.parameters, dp) : sp.parameters;
-    const std::uint64_t shard_g = layout.zero >= 2 ? ceil_div(sp.parameters, dp) : sp.parameters;
-    const std::uint64_t shard_o = layout.zero >= 1 ? ceil_div(sp.parameters, dp) : sp.parameters;
+    const std::uint64_t shard = sharded(sp);
+    const std::uint64_t shard_w = layout.zero >= 3 ? shard : sp.parameters;
+    const std::uint64_t shard_g = layout.zero >= 2 ? shard : sp.parameters;
+    const std::uint64_t shard_o = layout.zero >= 1 ? shard : sp.parameters;
     r.in_flight = v == 1 ? std::min<std::uint64_t>(p - d, m)
                          : std::min<std::uint64_t>((p - d - 1) * 2 + (v - 1) * p + 1, m * v);
     r.memory.weights = scaled(shard_w, e);
@@ -726,16 +842,20 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
   StageCache cache;
   const std::uint64_t n = search.chips;
   // The placements first: tp dividing the heads, KV heads and FFN, pp the layers, each cp that
-  // fits; dp the chips left.
+  // fits, dp the chips left, each ep that divides the experts and dp x cp (at tp 1).
   std::vector<Layout> placements;
   for (std::uint64_t tp = 1; tp <= n; ++tp) {
     if (n % tp != 0 || model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0)
       continue;
     for (std::uint64_t pp = 1; pp <= n / tp; ++pp) {
       if ((n / tp) % pp != 0 || model.layers % pp != 0) continue;
-      for (const std::uint64_t cp : search.context_parallel)
-        if (cp > 0 && (n / tp / pp) % cp == 0 && (cp == 1 || seq % (2 * cp) == 0))
-          placements.push_back({.tp = tp, .pp = pp, .dp = n / tp / pp / cp, .cp = cp});
+      for (const std::uint64_t cp : search.context_parallel) {
+        if (cp == 0 || (n / tp / pp) % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) continue;
+        const std::uint64_t dp = n / tp / pp / cp;
+        for (const std::uint64_t ep : search.expert_parallel)
+          if (ep == 1 || (ep > 1 && tp == 1 && model.moe.experts % ep == 0 && (dp * cp) % ep == 0))
+            placements.push_back({.tp = tp, .pp = pp, .dp = dp, .cp = cp, .ep = ep});
+      }
     }
   }
   const auto consider = [&](const Layout& layout) {

@@ -29,8 +29,8 @@
 // then pipeline; a data-parallel group has node / tp ranks in each node; a stage boundary
 // crosses the network when a stage fills whole nodes.
 //
-// Not modelled (errors where a layout asks for it): TP across nodes, sequence/context/expert
-// parallelism, selective recomputation, interference of overlapped communication with compute.
+// Not modelled (errors where a layout asks for it): TP across nodes, expert parallelism with
+// tp > 1, selective recomputation, interference of overlapped communication with compute.
 
 #include <cstdint>
 #include <optional>
@@ -80,6 +80,12 @@ struct Layout {
   // cp ranks, between TP and DP in Megatron-LM's rank order (tp x cp within a node); the weights'
   // gradients are reduced, and ZeRO shards, over dp x cp ranks.
   std::uint64_t cp = 1;
+  // Expert parallelism (workloads/llm/llm_builder.h, Parallelism::ep; MoE models, tp 1): each
+  // MoE layer's routed experts split over ep of the dp x cp ranks, consecutive in Megatron-LM's
+  // rank order, with an all-to-all of the tokens' rows each way. A routed expert's gradient is
+  // reduced, and ZeRO shards its optimizer state, over the dp x cp / ep ranks that hold it
+  // (Megatron-Core's expert data-parallel group, strided by ep); the rest over dp x cp.
+  std::uint64_t ep = 1;
   std::uint64_t chips() const { return tp * cp * pp * dp; }
   std::uint64_t global_batch() const { return dp * micro_batches * micro_batch_size; }
   friend bool operator==(const Layout&, const Layout&) = default;
@@ -168,7 +174,8 @@ struct StageReport {
   std::string layer_ranges;    // "0-7", or with virtual stages "0-3,16-19"
   double forward_s = 0;        // one micro-batch, TP communication included
   double backward_s = 0;       // one micro-batch, recomputation and TP communication included
-  double tp_comm_s = 0;        // of forward + backward, one micro-batch (and CP's gathers)
+  double tp_comm_s = 0;        // of forward + backward, one micro-batch (and CP's gathers and
+                               // EP's all-to-alls)
   double send_s = 0;           // one boundary transfer to the next stage
   double compute_s = 0;        // micro_batches x (forward + backward)
   double bubble_s = 0;         // waiting in the pipeline: pipeline end - compute
@@ -224,6 +231,9 @@ struct LayoutSearch {
   // Context-parallel sizes; each cp > 1 where it divides the chips left by tp x pp and splits
   // the sequence into 2 x cp chunks (Layout::cp). 1 alone: no context parallelism.
   std::vector<std::uint64_t> context_parallel{1};
+  // Expert-parallel sizes (MoE models); each ep > 1 where it divides the experts and dp x cp
+  // and tp is 1 (Layout::ep). 1 alone: no expert parallelism.
+  std::vector<std::uint64_t> expert_parallel{1};
 };
 struct LayoutSearchResult {
   std::vector<StepReport> ranked;  // the layouts that fit first, each group by step time
@@ -234,8 +244,8 @@ struct LayoutSearchResult {
 // Every layout of `search.chips` chips: tp dividing the heads, kv heads and FFN; pp dividing the
 // layers; dp the rest; each micro-batch size that divides global_batch / dp; each recompute
 // choice, ZeRO stage, where tp > 1 sequence parallelism, and each of search.context_parallel
-// that fits (dp the chips left by tp x cp x pp). A stage's graph is priced once for all layouts
-// that share it.
+// that fits (dp the chips left by tp x cp x pp), and each of search.expert_parallel that fits. A
+// stage's graph is priced once for all layouts that share it.
 LayoutSearchResult search_layouts(const workload::llm::LlmConfig& model, std::uint64_t seq,
                                   const LayoutSearch& search, const Framework& framework,
                                   const arch::HardwareModel& hw, const StepOptions& options);

@@ -556,5 +556,69 @@ TEST(TrainCommand, PrintsTheStepAndWritesJson) {
   EXPECT_EQ(coda({"train", "--llm", "configs/workloads/llm/gpt2_small.yaml"}, out, err), 2);
 }
 
+// ---- expert parallelism -----------------------------------------------------------------------
+
+// Qwen3-30B-A3B (30,532,122,624 parameters by hand, configs/workloads/llm/qwen3_30b_a3b.yaml;
+// its routed experts 48 layers x 128 x 3 x 2048 x 768 = 28,991,029,248, the rest 1,541,093,376)
+// on 8 H100s, dp 8, ZeRO 1, one sequence of 256 tokens each. With ep 8 a rank holds 1/8 of the
+// experts: 1,541,093,376 + 3,623,878,656 = 5,164,972,032 parameters, 10,329,944,064 bytes of
+// bf16 weights (61,064,245,248 without). ZeRO 1 shards the rest over the 8 ranks and the experts
+// over the dp / ep = 1 rank that holds them: 192,636,672 + 3,623,878,656 = 3,816,515,328 of
+// optimizer state at 12 B each, as many as 30,532,122,624 / 8 without expert parallelism. The
+// model FLOPs do not change; the experts' gradients are not reduced at all (one rank holds each).
+TEST(TrainingStep, ExpertParallelismShardsTheExperts) {
+  const llm::LlmConfig c = model("qwen3_30b_a3b");
+  const arch::HardwareModel hw = h100();
+  const auto price = [&](const Layout& layout) {
+    Diagnostics diags;
+    auto r = price_training_step(c, 256, layout, {}, hw, {}, diags);
+    EXPECT_TRUE(r.has_value()) << diags.format_all();
+    return r;
+  };
+  const auto dense = price({.dp = 8, .zero = 1});
+  const auto ep8 = price({.dp = 8, .zero = 1, .ep = 8});
+  ASSERT_TRUE(dense && ep8);
+  EXPECT_EQ(dense->stages[0].memory.weights, Bytes{61'064'245'248});
+  EXPECT_EQ(ep8->stages[0].memory.weights, Bytes{10'329'944'064});
+  EXPECT_EQ(ep8->stages[0].memory.optimizer_state, Bytes{3'816'515'328ull * 12});
+  EXPECT_EQ(dense->stages[0].memory.optimizer_state, Bytes{3'816'515'328ull * 12});
+  EXPECT_NEAR(ep8->model_flops, dense->model_flops, 1e-9 * dense->model_flops);
+  EXPECT_LT(ep8->stages[0].dp_comm_s, dense->stages[0].dp_comm_s);
+  EXPECT_GT(ep8->stages[0].dp_comm_s, 0.0);
+  EXPECT_EQ(dense->stages[0].tp_comm_s, 0.0);
+  EXPECT_GT(ep8->stages[0].tp_comm_s, 0.0);  // the all-to-alls
+  // The expert-parallel ranks are data-parallel ranks: ep divides dp x cp.
+  for (const std::uint64_t ep : {3u, 16u}) {
+    Diagnostics diags;
+    EXPECT_FALSE(price_training_step(c, 256, {.dp = 8, .ep = ep}, {}, hw, {}, diags));
+    ASSERT_FALSE(diags.all().empty());
+    EXPECT_EQ(diags.all().front().path, "layout.ep");
+  }
+}
+
+// The same model on two DGX H100 nodes, dp 16, ep 16: every all-to-all sends half of a rank's
+// rows to the other node on its NIC (sim/analytical/cluster_collective.h). Each moves the
+// rank's 256 tokens x 8 experts x 2048 x 2 B = 8 MiB; a layer has 2 in its forward and 2 in its
+// backward, 48 layers: 192 collective kernels, each the network's price plus its fixed cost,
+// and nothing else is TP's or EP's communication at tp 1.
+TEST(TrainingStep, ExpertParallelismAcrossNodesUsesTheNetwork) {
+  namespace an = analytical;
+  const arch::LoadedCluster cluster = dgx_h100();
+  const arch::HardwareModel hw(cluster.chip.spec);
+  StepOptions options;
+  options.cluster = &cluster.spec;
+  Diagnostics diags;
+  const auto r = price_training_step(model("qwen3_30b_a3b"), 256, {.dp = 16, .zero = 1, .ep = 16},
+                                     {}, hw, options, diags);
+  ASSERT_TRUE(r.has_value()) << diags.format_all();
+  std::string why;
+  const auto exchange = an::price_cluster_collective(an::CollectiveKind::AllToAll, 8u << 20, 16, 8,
+                                                     hw, &cluster.spec, why);
+  ASSERT_TRUE(exchange) << why;
+  const double each =
+      exchange->cost.seconds + hw.kernel_fixed_seconds(arch::KernelKind::Collective);
+  EXPECT_NEAR(r->stages[0].tp_comm_s, 192 * each, 1e-9 * 192 * each);
+}
+
 }  // namespace
 }  // namespace coda::sim::training

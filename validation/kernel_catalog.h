@@ -111,9 +111,9 @@ struct Shape {
   // linear layers (Precision::Fp8); sp 1 for Megatron-LM's sequence parallelism; param_overlap 1
   // for ZeRO 1/2's weight all-gather under the next forward (--overlap-param-gather, NeMo's
   // overlap_param_sync). Each 0 when absent. cp: context-parallel ranks (1 when absent, and in
-  // a Shape built in code, as stride).
+  // a Shape built in code, as stride); ep: expert-parallel ranks of a MoE model (1 likewise).
   std::uint64_t pp = 0, vp = 0, zero = 0, grad_bits = 0, autocast = 0;
-  std::uint64_t fp8 = 0, sp = 0, param_overlap = 0, cp = 1;
+  std::uint64_t fp8 = 0, sp = 0, param_overlap = 0, cp = 1, ep = 1;
   std::uint64_t recompute_layers = 0;  // with recompute=1, the first N layers a stage; 0: all
   friend bool operator==(const Shape&, const Shape&) = default;
 };

@@ -575,7 +575,8 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                           .virtual_stages = s.vp,
                           .zero = static_cast<std::uint32_t>(s.zero),
                           .sequence_parallel = s.sp != 0,
-                          .cp = s.cp};
+                          .cp = s.cp,
+                          .ep = s.ep};
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
   framework.precision = s.autocast != 0 ? workload::llm::Precision::Autocast
@@ -616,9 +617,10 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
       "backward {:.4g} ms, bubble {:.4g} ms, data-parallel communication {:.4g} ms ({:.4g} ms "
       "exposed), AdamW {:.4g} ms; MFU {:.1f}%{}{}",
       config->name,
-      fmt::format("tp {}{} pp {}{} dp {} ZeRO {}", s.tp,
+      fmt::format("tp {}{} pp {}{} dp {}{} ZeRO {}", s.tp,
                   s.cp > 1 ? fmt::format(" cp {}", s.cp) : "", s.pp,
-                  s.vp > 1 ? fmt::format(" x{} virtual", s.vp) : "", s.dp, s.zero),
+                  s.vp > 1 ? fmt::format(" x{} virtual", s.vp) : "", s.dp,
+                  s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", s.zero),
       step->critical_stage, s.pp, s.grad_accum, st.forward_s * 1e3, st.backward_s * 1e3,
       st.bubble_s * 1e3, st.dp_comm_s * 1e3, st.dp_exposed_s * 1e3, st.optimizer_s * 1e3,
       100.0 * step->mfu, learned ? fmt::format("; a learned position table of {} rows", s.seq) : "",

@@ -95,6 +95,16 @@ std::optional<LoadedWorkload> load_llm(const LlmSource& source, Diagnostics& dia
                                                      : llm::load_llm_config(source.config, diags);
   if (!config) return std::nullopt;
   if (source.dtype) config->dtype = *source.dtype;
+  const llm::Parallelism& p = source.parallelism;
+  if (p.ep > 1 && p.cp > 0 && (p.dp * p.cp) % p.ep != 0) {  // a whole graph's ranks (the step
+    // model checks the same of a layout: sim/training_step.h)
+    diags.error({}, "parallelism.ep",
+                fmt::format("ep {} does not divide dp {} x cp {}: the expert-parallel ranks are "
+                            "data- and context-parallel ranks",
+                            p.ep, p.dp, p.cp),
+                "give --dp (and --cp) whose product ep divides (Megatron-Core's requirement)");
+    return std::nullopt;
+  }
   auto graph = llm::try_build_llm(*config, source.phase, source.parallelism, diags);
   if (!graph) return std::nullopt;
   const llm::Parallelism& par = source.parallelism;
@@ -139,7 +149,7 @@ std::string dtype_text(const std::optional<DataType>& dtype) {
 constexpr std::string_view kLlmKeys[] = {"phase", "batch", "seq", "dtype", "tp", "pp", "dp",
                                          "stage", "micro_batches", "recompute",
                                          "sequence_parallel", "train_precision", "quant",
-                                         "kv_dtype", "runtime", "cp"};
+                                         "kv_dtype", "runtime", "cp", "ep"};
 // clang-format on
 constexpr std::string_view kCnnKeys[] = {"batch", "image", "dtype"};
 constexpr std::string_view kFileKeys[] = {"bind", "skip_unsupported", "fuse_attention",
@@ -234,11 +244,13 @@ std::string describe(const WorkloadSource& source) {
                            : fmt::format(" train_precision={}",
                                          llm::to_string(s.phase.precision))) +
                    quant_text(s.phase.quant) +
-                   // Likewise the runtime (since 2026-12-06) and context parallelism (2026-12-07).
+                   // Likewise the runtime (since 2026-12-06) and context and expert parallelism
+                   // (2026-12-07).
                    (s.phase.runtime == llm::Runtime::Default
                         ? std::string()
                         : fmt::format(" runtime={}", llm::to_string(s.phase.runtime))) +
-                   (p.cp == 1 ? std::string() : fmt::format(" cp={}", p.cp));
+                   (p.cp == 1 ? std::string() : fmt::format(" cp={}", p.cp)) +
+                   (p.ep == 1 ? std::string() : fmt::format(" ep={}", p.ep));
           },
           [](const CnnSource& s) {
             return fmt::format("cnn {} batch={} image={} dtype={}", s.name, s.batch, s.image,
@@ -334,6 +346,7 @@ std::optional<WorkloadSource> read_workload_source(const YamlReader& item,
     item.optional("micro_batches", s.parallelism.micro_batches, diags);
     item.optional("sequence_parallel", s.parallelism.sequence_parallel, diags);
     item.optional("cp", s.parallelism.cp, diags);
+    item.optional("ep", s.parallelism.ep, diags);
     out = std::move(s);
   } else {
     CnnSource s;

@@ -177,7 +177,7 @@ class Workload:
     def llm(cls, config: "os.PathLike[str] | str", *, phase: str, **options: Any) -> "Workload":
         """An LLM from a coda model YAML or a Hugging Face config.json. Options as a sweep's
         llm entry: batch, seq, dtype, tp, pp, dp, stage, micro_batches, recompute,
-        sequence_parallel, cp, train_precision, quant, kv_dtype."""
+        sequence_parallel, cp, ep, train_precision, quant, kv_dtype."""
         return cls({"llm": os.path.abspath(os.fspath(config)), "phase": phase, **options})
 
     @classmethod
@@ -458,9 +458,9 @@ def train(arch: "Arch | os.PathLike[str] | str | None" = None, *, llm: "os.PathL
           seq: int, cluster: "os.PathLike[str] | str | None" = None, **options: Any) -> dict:
     """`coda train --json` (docs/training.md): one training step (time, MFU, memory per chip),
     or with search_layouts=True, chips=N, global_batch=B every parallel layout ranked. Give an
-    arch (one chip's) or a cluster file. Options as the command's: tp, cp, pp, dp,
+    arch (one chip's) or a cluster file. Options as the command's: tp, cp, ep, pp, dp,
     micro_batch_size, global_batch, recompute, recompute_layers, zero, train_precision
-    ("mixed", "fp8", ...), search_cp, ..."""
+    ("mixed", "fp8", ...), search_cp, search_ep, ..."""
     with tempfile.TemporaryDirectory(prefix="coda-train-") as scratch:
         where = (["--cluster", os.fspath(cluster)] if cluster is not None
                  else ["--arch", _arch_file(arch, scratch)])

@@ -232,6 +232,18 @@ def test_train_takes_context_parallelism_and_fp8():
     assert fp8["step_s"] < mixed["step_s"]
 
 
+def test_train_takes_expert_parallelism():
+    # Qwen3-30B-A3B on 8 chips, dp 8: with ep 8 each chip holds 1/8 of the routed experts, so its
+    # weights take less memory; the layout says so.
+    llm = "configs/workloads/llm/qwen3_30b_a3b.yaml"
+    ep8 = coda.train(coda.Arch.load(H100), llm=llm, seq=256, dp=8, ep=8, global_batch=8, zero=1)
+    ep1 = coda.train(coda.Arch.load(H100), llm=llm, seq=256, dp=8, global_batch=8, zero=1)
+    ep8, ep1 = ep8["training_step"], ep1["training_step"]
+    assert ep8["layout"]["ep"] == 8 and ep1["layout"]["ep"] == 1
+    weights = lambda step: step["stages"][0]["memory"]["weights_bytes"]
+    assert weights(ep8) < weights(ep1) / 5
+
+
 def test_report_draws_a_sweep_and_a_run(tmp_path):
     coda.sweep(QUICK_SWEEP, out=tmp_path / "sweep", threads=2)
     coda.run(coda.Arch.load(OS_32), coda.Workload.file(RESNET18)).save(tmp_path / "run")

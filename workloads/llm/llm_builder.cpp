@@ -172,6 +172,7 @@ enum class NodeKind : std::uint8_t {
   SpGather,     // sequence parallelism's g-bar: all-gather forward, reduce-scatter backward
   SpScatter,    // sequence parallelism's g: reduce-scatter forward, all-gather backward
   CpGather,     // context parallelism's K or V: all-gather forward, reduce-scatter backward
+  AllToAll,     // expert parallelism's token exchange: an all-to-all both ways
   StageInput,   // received from the previous stage: send its gradient back
   Cast,         // autocast's cast of an activation to the compute type: the gradient cast back
 };
@@ -252,6 +253,7 @@ class Builder {
     training_ = phase.kind == PhaseKind::Training;
     sp_ = par.sequence_parallel && tp_ > 1;
     cp_ = phase.kind == PhaseKind::Training ? par.cp : 1;
+    ep_ = phase.kind == PhaseKind::Training ? par.ep : 1;
     q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len / cp_;
     kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
     mb_sequences_ = phase.batch / par.micro_batches;
@@ -298,6 +300,7 @@ class Builder {
   }
 
   std::vector<OpSpan> take_spans() { return std::move(spans_); }
+  std::vector<TensorId> take_expert_weights() { return std::move(expert_weights_); }
 
  private:
   // ---- tensors and ops --------------------------------------------------------------------
@@ -542,6 +545,13 @@ class Builder {
     }
     f.down = linear_weight(p + "down.weight", width, h, experts);
     if (c_.mlp_bias) f.down_bias = bias(p + "down.bias", h);
+    if (experts > 0) {
+      expert_weights_.push_back(f.up);
+      if (gated(c_.ffn_type)) expert_weights_.push_back(f.gate);
+      expert_weights_.push_back(f.down);
+      for (const auto& b : {f.up_bias, f.gate_bias, f.down_bias})
+        if (b) expert_weights_.push_back(*b);
+    }
     return f;
   }
 
@@ -601,8 +611,8 @@ class Builder {
         w.router = weight(p + "router.weight", {h, c_.moe.experts});
         const std::uint64_t routed = routed_experts();
         w.experts = ffn_weights(p + "experts.", ffn_, routed);
-        if (routed < c_.moe.experts)
-          w.unrouted = ffn_weights(p + "experts_unrouted.", ffn_, c_.moe.experts - routed);
+        if (routed < c_.moe.experts / ep_)
+          w.unrouted = ffn_weights(p + "experts_unrouted.", ffn_, c_.moe.experts / ep_ - routed);
         if (c_.moe.shared_experts > 0) {
           w.shared = ffn_weights(p + "shared.", shared_ffn_);
           if (c_.moe.shared_gate)
@@ -798,9 +808,33 @@ class Builder {
 
   // The experts a layer's tokens reach, tokens spread evenly: all of them, or, with fewer
   // token-expert assignments (tokens x top_k) than experts (a small decode batch), that many,
-  // one row each; the others do not run and their weights stay unread.
+  // one row each; the others do not run and their weights stay unread. Under expert parallelism
+  // the rank's experts / ep, which receive as many rows from the ep ranks as its tokens send.
   std::uint64_t routed_experts() const {
-    return std::min(c_.moe.experts, mb_sequences_ * q_len_ * c_.moe.top_k);
+    return std::min(c_.moe.experts / ep_, mb_sequences_ * q_len_ * c_.moe.top_k);
+  }
+
+  // Expert parallelism's exchange of the dispatched rows [experts / ep][rows][h] among the ep
+  // ranks (Megatron-Core's MoEAlltoAllTokenDispatcher, balanced routing: a rank receives as
+  // many rows as it sends); its gradient goes back the same way.
+  TensorId all_to_all(Tape* tape, const std::string& name, TensorId x) {
+    const Shape s = shape(x);
+    const TensorId y = act(name + ".out", s, dtype(x));
+    emit(make_collective(name, Function::AllToAll, s, static_cast<std::uint32_t>(ep_), dt_), {x, y},
+         tape, NodeKind::AllToAll);
+    return y;
+  }
+
+  // Megatron-Core's sort_chunks_by_idxs: the rows received from each rank regrouped by local
+  // expert (before the experts) and back into rank order (after them): a copy, needed only when
+  // a rank holds more than one expert.
+  TensorId sort_chunks(Tape& tape, const std::string& name, TensorId x) {
+    if (shape(x)[0] <= 1) return x;
+    const Shape s = shape(x);
+    const TensorId y = act(name + ".out", s, dtype(x));
+    emit(make_data_movement(name, Function::Copy, {s}, {s}, dt_), {x, y}, &tape,
+         NodeKind::Movement);
+    return y;
   }
 
   TensorId moe(Tape& tape, const std::string& p, TensorId x, std::uint64_t tokens,
@@ -818,12 +852,20 @@ class Builder {
     const std::uint64_t routed = shape(w.experts->up)[0];
     const std::uint64_t rows = (tokens * k + routed - 1) / routed;
     const Shape expert_shape{routed, rows, h};
-    const TensorId dispatched = act(p + "dispatch.out", expert_shape);
+    TensorId dispatched = act(p + "dispatch.out", expert_shape);
     emit(make_data_movement(p + "dispatch", Function::Gather, {{tokens, h}, {tokens, experts}},
                             {expert_shape}, dt_),
          {x, probs, dispatched}, &tape, NodeKind::Movement);
-    const TensorId expert_out =
+    if (ep_ > 1) {  // to the ranks that hold the experts, grouped by expert there
+      dispatched = all_to_all(&tape, p + "dispatch.all_to_all", dispatched);
+      dispatched = sort_chunks(tape, p + "dispatch.sort_chunks", dispatched);
+    }
+    TensorId expert_out =
         ffn_core(tape, p + "experts.", dispatched, rows, *w.experts, ffn_, true, routed);
+    if (ep_ > 1) {  // back in rank order, to the ranks that hold the tokens
+      expert_out = sort_chunks(tape, p + "combine.unsort_chunks", expert_out);
+      expert_out = all_to_all(&tape, p + "combine.all_to_all", expert_out);
+    }
     const TensorId gathered = act(p + "combine.out", {tokens, k, h});
     emit(make_data_movement(p + "combine", Function::Gather, {expert_shape}, {{tokens, k, h}}, dt_),
          {expert_out, gathered}, &tape, NodeKind::Movement);
@@ -1642,6 +1684,11 @@ class Builder {
         }
         return;
       }
+      case NodeKind::AllToAll: {
+        if (const auto dy = grad(grads, t[1]))
+          add_grad(grads, t[0], all_to_all(nullptr, f.name + ".bwd", *dy));
+        return;
+      }
       case NodeKind::CpGather: {
         if (const auto dy = grad(grads, t[1]))
           add_grad(grads, t[0],
@@ -1693,8 +1740,15 @@ class Builder {
     for (const TensorId w : weights_) {
       const Tensor param = g_.tensors[w.value];
       TensorId gw = weight_grad(w);
-      if (par_.dp > 1) gw = all_reduce(nullptr, param.name + ".grad.dp_all_reduce", gw, par_.dp,
-                                       TensorKind::Gradient);
+      // Reduced over the replicas that hold the weight: dp x cp ranks, or for a routed expert
+      // under expert parallelism the dp x cp / ep that hold the same experts (Megatron-Core's
+      // expert data-parallel group).
+      const bool expert =
+          std::find(expert_weights_.begin(), expert_weights_.end(), w) != expert_weights_.end();
+      const std::uint64_t replicas = par_.dp * cp_ / (expert ? ep_ : 1);
+      if (replicas > 1)
+        gw = all_reduce(nullptr, param.name + ".grad.dp_all_reduce", gw, replicas,
+                        TensorKind::Gradient);
       const TensorId m = tensor(param.name + ".adam_m", param.shape, TensorKind::OptimizerState,
                                 false, DataType::Fp32);
       const TensorId v = tensor(param.name + ".adam_v", param.shape, TensorKind::OptimizerState,
@@ -1725,6 +1779,8 @@ class Builder {
   std::uint64_t dense_ffn_ = 0;   // a dense layer's FFN width on this rank (LlmConfig::dense_width)
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   std::uint64_t cp_ = 1;  // Parallelism::cp (q_len_ is a rank's share of the sequence)
+  std::uint64_t ep_ = 1;  // Parallelism::ep (the rank holds experts / ep_ of each MoE layer)
+  std::vector<TensorId> expert_weights_;  // the routed experts' stacked weights and biases
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   bool hf_ = false;    // Runtime::HfTransformers
   DataType param_dt_;  // the parameters' (and the residual stream's) type
@@ -2032,6 +2088,26 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
             fmt::format("context parallelism with a sliding window of {} is not modelled",
                         c.sliding_window));
   }
+  if (par.ep == 0) error("parallelism.ep", "ep must be at least 1");
+  if (par.ep > 1) {
+    if (phase.kind != PhaseKind::Training)
+      error("parallelism.ep", "expert parallelism is modelled for training steps only");
+    else if (c.moe.experts == 0)
+      error(
+          "parallelism.ep",
+          fmt::format("expert parallelism shards a mixture of experts, but '{}' is dense", c.name),
+          "use ep 1");
+    else if (c.moe.experts % par.ep != 0)
+      error("parallelism.ep",
+            fmt::format("ep {} does not divide the {} experts", par.ep, c.moe.experts),
+            "each rank holds experts / ep of them");
+    if (par.tp > 1)
+      error("parallelism.ep",
+            fmt::format("expert parallelism with tp {} (Megatron-Core's expert tensor parallelism "
+                        "or MoE parallel folding) is not modelled",
+                        par.tp),
+            "use tp 1 with ep > 1");
+  }
   if (par.sequence_parallel && phase.kind != PhaseKind::Training)
     error("parallelism.sequence_parallel", "sequence parallelism is modelled for training steps only");
   if (par.sequence_parallel && par.tp > 1 && par.micro_batches > 0 &&
@@ -2077,6 +2153,7 @@ std::optional<LlmBuild> try_build_llm_parts(const LlmConfig& config, const LlmPh
   LlmBuild built;
   built.graph = builder.build();
   built.spans = builder.take_spans();
+  built.expert_weights = builder.take_expert_weights();
   return built;
 }
 

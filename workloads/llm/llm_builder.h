@@ -150,6 +150,15 @@ struct Parallelism {
   // queries over the whole sequence, keeping 1/cp of its causal pairs. The weights' gradients are
   // reduced over dp x cp ranks (sim/training_step.h).
   std::uint64_t cp = 1;
+  // Expert parallelism (training, MoE models; Megatron-Core's --expert-model-parallel-size with
+  // its all-to-all token dispatcher): each rank holds experts / ep of every MoE layer's routed
+  // experts, whole (no expert tensor parallelism: tp 1); after the router and the local
+  // permutation, an all-to-all among the ep ranks sends each token's rows to the ranks of its
+  // experts, which regroup them by local expert (sort_chunks) and, after the experts, send them
+  // back (routing balanced: a rank receives as many rows as it sends). The ep ranks are dp x cp
+  // ranks (ep divides dp x cp: sim/training_step.h and the CLI check it); a routed expert's
+  // gradient is reduced over the dp x cp / ep ranks that hold it.
+  std::uint64_t ep = 1;
 };
 
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
@@ -190,6 +199,8 @@ struct OpSpan {
 struct LlmBuild {
   Graph graph;
   std::vector<OpSpan> spans;
+  // The routed experts' stacked weights and biases on the rank (Parallelism::ep shards them).
+  std::vector<TensorId> expert_weights;
 };
 std::optional<LlmBuild> try_build_llm_parts(const LlmConfig& config, const LlmPhase& phase,
                                             const Parallelism& parallelism, Diagnostics& diags);

@@ -468,6 +468,69 @@ TEST(LlmBuilder, ContextParallelismSplitsTheSequence) {
             "parallelism.cp");
 }
 
+// Qwen3-30B-A3B (48 layers, hidden 2048, 128 experts of FFN 768, top 8), one sequence of 64
+// tokens, expert parallelism over 4 ranks: each rank holds 128 / 4 = 32 experts a layer, and
+// its 64 x 8 = 512 token-expert rows, exchanged with the other ranks, come back as 512 rows
+// over its 32 experts (balanced routing): 16 rows each. Each all-to-all moves a rank's whole
+// dispatch buffer, 32 x 16 x 2048 bf16 = 2 MiB (tokens x top_k x hidden x 2 B); a MoE layer has
+// two in the forward (dispatch, combine) and their two conjugates in the backward, each
+// dispatch followed and each combine preceded by the regrouping copy (sort_chunks).
+TEST(LlmBuilder, ExpertParallelismShardsTheExpertsAndExchangesTheTokens) {
+  const LlmConfig c = preset("qwen3_30b_a3b");
+  const LlmPhase phase{.kind = PhaseKind::Training, .batch = 1, .seq_len = 64};
+  Diagnostics diags;
+  const auto built = try_build_llm_parts(c, phase, {.dp = 8, .ep = 4}, diags);
+  ASSERT_TRUE(built.has_value()) << diags.format_all();
+  const Graph& g = built->graph;
+  std::size_t exchanges = 0, sorts = 0;
+  for (const Op& op : g.ops) {
+    if (op.function == Function::AllToAll) {
+      ++exchanges;
+      EXPECT_EQ(workload::tensor_bytes(op, TensorRole::Input), Bytes{64ull * 8 * 2048 * 2});
+      EXPECT_EQ(std::get<CollectiveSpec>(op.attributes).ranks, 4u);
+    }
+    if (op.name.ends_with("sort_chunks") || op.name.ends_with("sort_chunks.bwd")) ++sorts;
+  }
+  EXPECT_EQ(exchanges, 4u * 48u);
+  EXPECT_EQ(sorts, 4u * 48u);
+  // The experts' up, gate and down weights, [32][...] on the rank, 3 a layer.
+  ASSERT_EQ(built->expert_weights.size(), 3u * 48u);
+  for (const TensorId w : built->expert_weights) EXPECT_EQ(g.tensors[w.value].shape[0], 32u);
+  // Gradients: a routed expert's over the dp / ep = 2 ranks that hold it, the rest over dp 8.
+  const auto ranks_of = [&](const std::string& name) -> std::uint32_t {
+    for (const Op& op : g.ops)
+      if (op.name == name) return std::get<CollectiveSpec>(op.attributes).ranks;
+    ADD_FAILURE() << "no op " << name;
+    return 0;
+  };
+  EXPECT_EQ(ranks_of("L0.experts.up.weight.grad.dp_all_reduce"), 2u);
+  EXPECT_EQ(ranks_of("L0.qkv.weight.grad.dp_all_reduce"), 8u);
+  // The same step without expert parallelism does the same expert MACs: 512 rows x 3
+  // projections of 2048 x 768 a layer.
+  const Graph whole = build(c, phase, {.dp = 8});
+  const auto expert_macs = [](const Graph& graph) {
+    std::uint64_t macs = 0;
+    for (const Op& op : graph.ops)
+      if (op.name == "L0.moe.experts.up" || op.name == "L0.moe.experts.gate" ||
+          op.name == "L0.moe.experts.down")
+        macs += mac_count(op);
+    return macs;
+  };
+  EXPECT_EQ(expert_macs(g), 512ull * 3 * 2048 * 768);
+  EXPECT_EQ(expert_macs(whole), expert_macs(g));
+  // Errors: inference, a dense model, ep not dividing the experts, tp > 1.
+  const auto first_path = [&](const LlmConfig& config, const LlmPhase& ph, Parallelism par) {
+    Diagnostics d;
+    EXPECT_FALSE(check_llm_build(config, ph, par, d));
+    return d.all().empty() ? std::string() : d.all().front().path;
+  };
+  EXPECT_EQ(first_path(c, {.kind = PhaseKind::Prefill, .batch = 1, .seq_len = 64}, {.ep = 2}),
+            "parallelism.ep");
+  EXPECT_EQ(first_path(preset("llama2_7b"), phase, {.ep = 2}), "parallelism.ep");
+  EXPECT_EQ(first_path(c, phase, {.ep = 3}), "parallelism.ep");
+  EXPECT_EQ(first_path(c, phase, {.tp = 2, .ep = 2}), "parallelism.ep");
+}
+
 TEST(LlmBuilder, PrecisionErrors) {
   const LlmConfig c = preset("gpt2_small");
   Diagnostics diags;
