@@ -207,10 +207,26 @@ TEST(LlmHeadline, Qwen3PresetsParameters) {
   EXPECT_EQ(moe.parameters, 30'532'122'624u);
   EXPECT_EQ(moe.parameters - moe.embedding_parameters, 29'909'792'768u);
   EXPECT_EQ(moe.active_parameters, 3'353'032'704u);
+  // Qwen3-235B-A22B (the preset's header derives it): 235,093,634,560, of which 1,244,659,712
+  // embeddings (the card's 234B non-embedding), 22,190,763,520 active.
+  const LlmHeadline big = llm_headline(preset("qwen3_235b_a22b"), 0);
+  EXPECT_EQ(big.parameters, 235'093'634'560u);
+  EXPECT_EQ(big.parameters - big.embedding_parameters, 233'848'974'848u);
+  EXPECT_EQ(big.active_parameters, 22'190'763'520u);
   // Without the QK norm the 0.6B model has 28 x 256 = 7,168 fewer.
   LlmConfig plain = preset("qwen3_0p6b");
   plain.qk_norm = false;
   EXPECT_EQ(llm_headline(plain, 0).parameters, 596'049'920u - 7'168u);
+}
+
+// GPT-OSS-120B (the preset's header derives it): 116,829,149,760 parameters (the card's 116.8B
+// less the router's biases and the attention sinks, 6,912, which coda does not model), of which
+// 2 x 201088 x 2880 = 1,158,266,880 embeddings; active a token 5,711,976,000 (4 of 128 experts).
+TEST(LlmHeadline, GptOss120bParameters) {
+  const LlmHeadline h = llm_headline(preset("gpt_oss_120b"), 0);
+  EXPECT_EQ(h.parameters, 116'829'149'760u);
+  EXPECT_EQ(h.embedding_parameters, 1'158'266'880u);
+  EXPECT_EQ(h.active_parameters, 5'711'976'000u);
 }
 
 // Gemma 2 (tied embeddings, four RMSNorms a layer), each against Hugging Face's count:

@@ -47,8 +47,9 @@ TEST(LlmPresets, EveryPresetBuildsEveryPhase) {
   // 21 + the 10 GPTs of Megatron-LM's weak scaling (megatron_gpt_*) + the edge corpus's Qwen2-0.5B,
   // Qwen2.5-1.5B and Phi-3-mini + Qwen3-0.6B, Qwen3-8B and Qwen3-30B-A3B + Gemma 2 2B, 9B, 27B
   // + Qwen1.5-MoE-A2.7B + Gemma 3 1B + DeepSeek-V3 and DeepSeek-V2-Lite + Pythia-160M and
-  // 6.9B, GPT-J-6B, Falcon-7B and Phi-2 + BERT-base, BERT-large and RoBERTa-base.
-  EXPECT_EQ(files, 52u);
+  // 6.9B, GPT-J-6B, Falcon-7B and Phi-2 + BERT-base, BERT-large and RoBERTa-base + the MoE
+  // training corpus's Qwen3-235B-A22B and GPT-OSS-120B.
+  EXPECT_EQ(files, 54u);
 }
 
 }  // namespace
