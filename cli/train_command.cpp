@@ -194,8 +194,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--ep", args.ep,
-                  "Expert-parallel ranks (MoE models, tp 1; Megatron-Core's all-to-all token "
-                  "dispatcher): each holds experts / ep of every MoE layer; ep divides dp x cp")
+                  "Expert-parallel ranks (MoE models; Megatron-Core's all-to-all token "
+                  "dispatcher): each holds experts / ep of every MoE layer, whole; ep divides tp "
+                  "x dp x cp; with --tp > 1 needs --sequence-parallel (MoE parallel folding)")
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--pp", args.pp, "Pipeline stages (1F1B)")
@@ -284,7 +285,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(kPositive);
   cmd->add_option("--search-ep", args.search_ep,
                   "With --search-layouts: the expert-parallel sizes to try on a MoE model, e.g. "
-                  "1,8 (each where it divides the experts and dp x cp, at tp 1)")
+                  "1,8 (each where it divides the experts and tp x dp x cp)")
       ->delimiter(',')
       ->capture_default_str()
       ->check(kPositive);

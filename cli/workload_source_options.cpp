@@ -56,7 +56,7 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
   cmd.add_option("--ep", args.ep,
                  "LLM training of a MoE model: expert-parallel ranks (one rank's graph: experts / "
                  "ep of each MoE layer, the tokens' rows exchanged by all-to-alls; ep divides "
-                 "--dp x --cp)")
+                 "--tp x --dp x --cp; with --tp > 1 needs --sequence-parallel)")
       ->capture_default_str();
   cmd.add_option("--micro-batches", args.micro_batches, "LLM pipeline micro-batches per step")
       ->capture_default_str();

@@ -61,15 +61,27 @@ std::uint64_t node_chips(const arch::HardwareModel& hw, const arch::ClusterSpec*
   return ic ? ic->chips : 1;
 }
 
-// Expert parallelism's groups (Layout::ep, tp 1): the ep consecutive ranks that exchange tokens,
-// and the dp x cp / ep ranks, ep apart, that hold the same experts.
+// Megatron-LM's rank order (tensor innermost, then context, data, pipeline): the ranks that
+// reduce a weight's gradients (dp x cp of them) have node / tp in each node when TP leaves room
+// in a node, else one.
+Group data_group(const Layout& layout, std::uint64_t node) {
+  const std::uint64_t ranks = layout.dp * layout.cp;
+  const std::uint64_t per = layout.tp >= node ? 1 : std::min(ranks, node / layout.tp);
+  return {ranks, per};
+}
+
+// Expert parallelism's groups (Layout::ep; Megatron-Core's expert grid, expert tensor
+// parallelism 1, innermost first: ep, then the expert data-parallel ranks): the ep consecutive
+// ranks that exchange tokens, and the tp x dp x cp / ep ranks, ep apart, that hold the same
+// experts. Without expert parallelism the experts are split as the rest of the layer is, and
+// their gradients go with the others' over dp x cp.
 Group expert_group(const Layout& layout, std::uint64_t node) {
-  return {layout.ep, std::min(layout.ep, std::max<std::uint64_t>(node / layout.tp, 1))};
+  return {layout.ep, std::min(layout.ep, node)};
 }
 Group expert_data_group(const Layout& layout, std::uint64_t node) {
-  const std::uint64_t ranks = layout.dp * layout.cp / layout.ep;
-  const std::uint64_t spread = layout.tp * layout.ep;
-  return {ranks, spread >= node ? 1 : std::min(ranks, node / spread)};
+  if (layout.ep == 1) return data_group(layout, node);
+  const std::uint64_t ranks = layout.tp * layout.dp * layout.cp / layout.ep;
+  return {ranks, layout.ep >= node ? 1 : std::min(ranks, node / layout.ep)};
 }
 
 // What one stage's graph of one micro-batch costs and holds.
@@ -291,15 +303,6 @@ std::optional<std::vector<double>> buckets(analytical::CollectiveKind kind, std:
   return out;
 }
 
-// Megatron-LM's rank order (tensor innermost, then context, data, pipeline): the ranks that
-// reduce a weight's gradients (dp x cp of them) have node / tp in each node when TP leaves room
-// in a node, else one.
-Group data_group(const Layout& layout, std::uint64_t node) {
-  const std::uint64_t ranks = layout.dp * layout.cp;
-  const std::uint64_t per = layout.tp >= node ? 1 : std::min(ranks, node / layout.tp);
-  return {ranks, per};
-}
-
 double sum(std::span<const double> xs) {
   double s = 0;
   for (const double x : xs) s += x;
@@ -384,13 +387,12 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
                             "parallelism's K/V all-gathers across the network are not modelled",
                             layout.tp, layout.cp, node),
                 "keep tp x cp a divisor of the chips per node");
-  } else if (layout.ep > 1 && (layout.dp * layout.cp) % layout.ep != 0) {
+  } else if (layout.ep > 1 && (layout.tp * layout.dp * layout.cp) % layout.ep != 0) {
     diags.error({}, "layout.ep",
-                fmt::format("ep {} does not divide dp {} x cp {}: coda takes the expert-parallel "
-                            "ranks from the data- and context-parallel ones (Megatron-Core's MoE "
-                            "parallel folding, which also takes them from tp, is not modelled)",
-                            layout.ep, layout.dp, layout.cp),
-                "use an ep that divides dp x cp");
+                fmt::format("ep {} does not divide tp {} x dp {} x cp {}: the expert-parallel "
+                            "ranks are a stage's ranks (Megatron-Core's MoE parallel folding)",
+                            layout.ep, layout.tp, layout.dp, layout.cp),
+                "use an ep that divides tp x dp x cp");
   } else if (layout.ep > node && layout.ep % node != 0) {
     diags.error({}, "layout.ep",
                 fmt::format("ep {} spans nodes of {} chips unevenly", layout.ep, node),
@@ -783,7 +785,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     // AdamW on the rank's share of the weights under ZeRO; then, under fp8, every weight of the
     // rank cast to FP8 for the next step (on the whole stage: ZeRO shards only the update).
     // The routed experts' share over their expert data-parallel ranks.
-    const double expert_ranks = static_cast<double>(dp / layout.ep);
+    const auto expert_ranks = static_cast<double>(expert_data_group(layout, node).ranks);
     r.optimizer_s =
         (layout.zero >= 1 ? (sp.optimizer - sp.expert_optimizer) / static_cast<double>(dp) +
                                 sp.expert_optimizer / expert_ranks
@@ -842,7 +844,7 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
   StageCache cache;
   const std::uint64_t n = search.chips;
   // The placements first: tp dividing the heads, KV heads and FFN, pp the layers, each cp that
-  // fits, dp the chips left, each ep that divides the experts and dp x cp (at tp 1).
+  // fits, dp the chips left, each ep that divides the experts and tp x dp x cp.
   std::vector<Layout> placements;
   for (std::uint64_t tp = 1; tp <= n; ++tp) {
     if (n % tp != 0 || model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0)
@@ -853,7 +855,7 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
         if (cp == 0 || (n / tp / pp) % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) continue;
         const std::uint64_t dp = n / tp / pp / cp;
         for (const std::uint64_t ep : search.expert_parallel)
-          if (ep == 1 || (ep > 1 && tp == 1 && model.moe.experts % ep == 0 && (dp * cp) % ep == 0))
+          if (ep == 1 || (ep > 1 && model.moe.experts % ep == 0 && (tp * dp * cp) % ep == 0))
             placements.push_back({.tp = tp, .pp = pp, .dp = dp, .cp = cp, .ep = ep});
       }
     }

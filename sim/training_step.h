@@ -29,8 +29,8 @@
 // then pipeline; a data-parallel group has node / tp ranks in each node; a stage boundary
 // crosses the network when a stage fills whole nodes.
 //
-// Not modelled (errors where a layout asks for it): TP across nodes, expert parallelism with
-// tp > 1, selective recomputation, interference of overlapped communication with compute.
+// Not modelled (errors where a layout asks for it): TP across nodes, expert tensor parallelism,
+// selective recomputation, interference of overlapped communication with compute.
 
 #include <cstdint>
 #include <optional>
@@ -80,11 +80,12 @@ struct Layout {
   // cp ranks, between TP and DP in Megatron-LM's rank order (tp x cp within a node); the weights'
   // gradients are reduced, and ZeRO shards, over dp x cp ranks.
   std::uint64_t cp = 1;
-  // Expert parallelism (workloads/llm/llm_builder.h, Parallelism::ep; MoE models, tp 1): each
-  // MoE layer's routed experts split over ep of the dp x cp ranks, consecutive in Megatron-LM's
-  // rank order, with an all-to-all of the tokens' rows each way. A routed expert's gradient is
-  // reduced, and ZeRO shards its optimizer state, over the dp x cp / ep ranks that hold it
-  // (Megatron-Core's expert data-parallel group, strided by ep); the rest over dp x cp.
+  // Expert parallelism (workloads/llm/llm_builder.h, Parallelism::ep; MoE models; with tp > 1
+  // sequence parallelism and MoE parallel folding): each MoE layer's routed experts split over ep
+  // of a stage's tp x dp x cp ranks, consecutive in Megatron-Core's expert grid, with an
+  // all-to-all of the tokens' rows each way. A routed expert's gradient is reduced, and ZeRO
+  // shards its optimizer state, over the tp x dp x cp / ep ranks that hold it (Megatron-Core's
+  // expert data-parallel group, strided by ep); the rest over dp x cp.
   std::uint64_t ep = 1;
   std::uint64_t chips() const { return tp * cp * pp * dp; }
   std::uint64_t global_batch() const { return dp * micro_batches * micro_batch_size; }
@@ -231,8 +232,8 @@ struct LayoutSearch {
   // Context-parallel sizes; each cp > 1 where it divides the chips left by tp x pp and splits
   // the sequence into 2 x cp chunks (Layout::cp). 1 alone: no context parallelism.
   std::vector<std::uint64_t> context_parallel{1};
-  // Expert-parallel sizes (MoE models); each ep > 1 where it divides the experts and dp x cp
-  // and tp is 1 (Layout::ep). 1 alone: no expert parallelism.
+  // Expert-parallel sizes (MoE models); each ep > 1 where it divides the experts and tp x dp x
+  // cp (Layout::ep). 1 alone: no expert parallelism.
   std::vector<std::uint64_t> expert_parallel{1};
 };
 struct LayoutSearchResult {

@@ -587,7 +587,20 @@ TEST(TrainingStep, ExpertParallelismShardsTheExperts) {
   EXPECT_GT(ep8->stages[0].dp_comm_s, 0.0);
   EXPECT_EQ(dense->stages[0].tp_comm_s, 0.0);
   EXPECT_GT(ep8->stages[0].tp_comm_s, 0.0);  // the all-to-alls
-  // The expert-parallel ranks are data-parallel ranks: ep divides dp x cp.
+  // With tp 2 and sequence parallelism (MoE parallel folding) on the same 8 chips, dp 4, ep 8:
+  // the rest is split over tp (embeddings and LM head 2 x 75,968 x 2048 = 311,164,928; a layer's
+  // attention 18,874,368 / 2 = 9,437,184, its QK norms 256, norms 4,096 and router 262,144 whole:
+  // 9,703,680 x 48 = 465,776,640; the final norm 2,048: 776,943,616), the experts not (16 whole:
+  // 3,623,878,656): 4,400,822,272 parameters, 8,801,644,544 bytes. ZeRO 1 shards the rest over
+  // dp 4 (194,235,904) and the experts over tp 2 x dp 4 / ep 8 = 1 rank: 3,818,114,560 x 12 B.
+  // (Two micro-batches each: the same 8 sequences.)
+  const auto folded =
+      price({.tp = 2, .dp = 4, .micro_batches = 2, .zero = 1, .sequence_parallel = true, .ep = 8});
+  ASSERT_TRUE(folded);
+  EXPECT_EQ(folded->stages[0].memory.weights, Bytes{8'801'644'544});
+  EXPECT_EQ(folded->stages[0].memory.optimizer_state, Bytes{3'818'114'560ull * 12});
+  EXPECT_NEAR(folded->model_flops, dense->model_flops, 1e-9 * dense->model_flops);
+  // The expert-parallel ranks are a stage's ranks: ep divides tp x dp x cp.
   for (const std::uint64_t ep : {3u, 16u}) {
     Diagnostics diags;
     EXPECT_FALSE(price_training_step(c, 256, {.dp = 8, .ep = ep}, {}, hw, {}, diags));

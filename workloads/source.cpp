@@ -96,13 +96,14 @@ std::optional<LoadedWorkload> load_llm(const LlmSource& source, Diagnostics& dia
   if (!config) return std::nullopt;
   if (source.dtype) config->dtype = *source.dtype;
   const llm::Parallelism& p = source.parallelism;
-  if (p.ep > 1 && p.cp > 0 && (p.dp * p.cp) % p.ep != 0) {  // a whole graph's ranks (the step
+  if (p.ep > 1 && p.cp > 0 && (p.tp * p.dp * p.cp) % p.ep != 0) {  // a stage's ranks (the step
     // model checks the same of a layout: sim/training_step.h)
-    diags.error({}, "parallelism.ep",
-                fmt::format("ep {} does not divide dp {} x cp {}: the expert-parallel ranks are "
-                            "data- and context-parallel ranks",
-                            p.ep, p.dp, p.cp),
-                "give --dp (and --cp) whose product ep divides (Megatron-Core's requirement)");
+    diags.error(
+        {}, "parallelism.ep",
+        fmt::format("ep {} does not divide tp {} x dp {} x cp {}: the expert-parallel ranks "
+                    "are a stage's ranks",
+                    p.ep, p.tp, p.dp, p.cp),
+        "give --tp, --dp and --cp whose product ep divides (Megatron-Core's requirement)");
     return std::nullopt;
   }
   auto graph = llm::try_build_llm(*config, source.phase, source.parallelism, diags);

@@ -254,6 +254,11 @@ class Builder {
     sp_ = par.sequence_parallel && tp_ > 1;
     cp_ = phase.kind == PhaseKind::Training ? par.cp : 1;
     ep_ = phase.kind == PhaseKind::Training ? par.ep : 1;
+    // MoE parallel folding (Megatron-Core's expert_tensor_parallel_size 1 with tp > 1): the
+    // experts whole on each of the tp x dp x cp ranks they are spread over, run on the rank's
+    // sequence-parallel share of the tokens.
+    folded_ = ep_ > 1 && tp_ > 1;
+    expert_ffn_ = folded_ ? c.ffn : ffn_;
     q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len / cp_;
     kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
     mb_sequences_ = phase.batch / par.micro_batches;
@@ -610,9 +615,10 @@ class Builder {
       } else {
         w.router = weight(p + "router.weight", {h, c_.moe.experts});
         const std::uint64_t routed = routed_experts();
-        w.experts = ffn_weights(p + "experts.", ffn_, routed);
+        w.experts = ffn_weights(p + "experts.", expert_ffn_, routed);
         if (routed < c_.moe.experts / ep_)
-          w.unrouted = ffn_weights(p + "experts_unrouted.", ffn_, c_.moe.experts / ep_ - routed);
+          w.unrouted =
+              ffn_weights(p + "experts_unrouted.", expert_ffn_, c_.moe.experts / ep_ - routed);
         if (c_.moe.shared_experts > 0) {
           w.shared = ffn_weights(p + "shared.", shared_ffn_);
           if (c_.moe.shared_gate)
@@ -811,7 +817,8 @@ class Builder {
   // one row each; the others do not run and their weights stay unread. Under expert parallelism
   // the rank's experts / ep, which receive as many rows from the ep ranks as its tokens send.
   std::uint64_t routed_experts() const {
-    return std::min(c_.moe.experts / ep_, mb_sequences_ * q_len_ * c_.moe.top_k);
+    const std::uint64_t tokens = mb_sequences_ * q_len_ / (folded_ ? tp_ : 1);
+    return std::min(c_.moe.experts / ep_, tokens * c_.moe.top_k);
   }
 
   // Expert parallelism's exchange of the dispatched rows [experts / ep][rows][h] among the ep
@@ -861,7 +868,7 @@ class Builder {
       dispatched = sort_chunks(tape, p + "dispatch.sort_chunks", dispatched);
     }
     TensorId expert_out =
-        ffn_core(tape, p + "experts.", dispatched, rows, *w.experts, ffn_, true, routed);
+        ffn_core(tape, p + "experts.", dispatched, rows, *w.experts, expert_ffn_, true, routed);
     if (ep_ > 1) {  // back in rank order, to the ranks that hold the tokens
       expert_out = sort_chunks(tape, p + "combine.unsort_chunks", expert_out);
       expert_out = all_to_all(&tape, p + "combine.all_to_all", expert_out);
@@ -1159,14 +1166,18 @@ class Builder {
 
     // The FFN's input: norm2 of x1, or in parallel (LlmConfig::parallel_residual) of the layer's
     // input x, or norm1's output itself (shared_norm); x1 + FFN is then x + attention + FFN.
-    const TensorId n2 = c_.shared_norm
-                            ? n1
-                            : enter_tp(tape, p + "norm2",
-                                       norm(tape, p + "norm2", c_.parallel_residual ? x : x1,
-                                            *w.norm2, w.norm2_shift));
+    // Under MoE parallel folding the experts take the rank's sequence-parallel share as it is.
+    const bool folded = folded_ && !w.dense;
+    const TensorId n2 = c_.shared_norm ? n1
+                        : folded       ? norm(tape, p + "norm2", x1, *w.norm2, w.norm2_shift)
+                                       : enter_tp(tape, p + "norm2",
+                                                  norm(tape, p + "norm2", c_.parallel_residual ? x : x1,
+                                                       *w.norm2, w.norm2_shift));
     TensorId ffn_out;
     if (w.dense) {
       ffn_out = dense_ffn(tape, p, n2, tokens, *w.dense);
+    } else if (folded) {
+      ffn_out = moe(tape, p + "moe.", n2, tokens / tp_, w);
     } else {
       ffn_out = moe(tape, p + "moe.", n2, tokens, w);
       ffn_out = leave_tp(tape, p + "moe", ffn_out);
@@ -1741,11 +1752,11 @@ class Builder {
       const Tensor param = g_.tensors[w.value];
       TensorId gw = weight_grad(w);
       // Reduced over the replicas that hold the weight: dp x cp ranks, or for a routed expert
-      // under expert parallelism the dp x cp / ep that hold the same experts (Megatron-Core's
+      // under expert parallelism the tp x dp x cp / ep that hold the same experts (Megatron-Core's
       // expert data-parallel group).
       const bool expert =
           std::find(expert_weights_.begin(), expert_weights_.end(), w) != expert_weights_.end();
-      const std::uint64_t replicas = par_.dp * cp_ / (expert ? ep_ : 1);
+      const std::uint64_t replicas = expert && ep_ > 1 ? par_.dp * cp_ * tp_ / ep_ : par_.dp * cp_;
       if (replicas > 1)
         gw = all_reduce(nullptr, param.name + ".grad.dp_all_reduce", gw, replicas,
                         TensorKind::Gradient);
@@ -1780,6 +1791,8 @@ class Builder {
   std::uint64_t stage_layers_ = 0, first_layer_ = 0, q_len_ = 0, kv_len_ = 0, mb_sequences_ = 0;
   std::uint64_t cp_ = 1;  // Parallelism::cp (q_len_ is a rank's share of the sequence)
   std::uint64_t ep_ = 1;  // Parallelism::ep (the rank holds experts / ep_ of each MoE layer)
+  bool folded_ = false;   // ep_ > 1 with tp_ > 1: MoE parallel folding (the constructor)
+  std::uint64_t expert_ffn_ = 0;  // a routed expert's width on the rank: ffn_, or whole folded
   std::vector<TensorId> expert_weights_;  // the routed experts' stacked weights and biases
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
   bool hf_ = false;    // Runtime::HfTransformers
@@ -2101,10 +2114,17 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
       error("parallelism.ep",
             fmt::format("ep {} does not divide the {} experts", par.ep, c.moe.experts),
             "each rank holds experts / ep of them");
-    if (par.tp > 1)
+    if (par.tp > 1 && !par.sequence_parallel)
       error("parallelism.ep",
-            fmt::format("expert parallelism with tp {} (Megatron-Core's expert tensor parallelism "
-                        "or MoE parallel folding) is not modelled",
+            fmt::format("expert parallelism with tp {} needs sequence parallelism (Megatron-Core's "
+                        "requirement: the experts take each rank's share of the tokens)",
+                        par.tp),
+            "turn sequence parallelism on, or use tp 1");
+    else if (par.tp > 1 && (c.moe.shared_experts > 0 || c.shared_norm || c.parallel_residual))
+      error("parallelism.ep",
+            fmt::format("expert parallelism with tp {} (MoE parallel folding) is modelled for "
+                        "routed experts after their own norm: not with shared experts or a "
+                        "parallel residual",
                         par.tp),
             "use tp 1 with ep > 1");
   }

@@ -152,12 +152,15 @@ struct Parallelism {
   std::uint64_t cp = 1;
   // Expert parallelism (training, MoE models; Megatron-Core's --expert-model-parallel-size with
   // its all-to-all token dispatcher): each rank holds experts / ep of every MoE layer's routed
-  // experts, whole (no expert tensor parallelism: tp 1); after the router and the local
-  // permutation, an all-to-all among the ep ranks sends each token's rows to the ranks of its
-  // experts, which regroup them by local expert (sort_chunks) and, after the experts, send them
-  // back (routing balanced: a rank receives as many rows as it sends). The ep ranks are dp x cp
-  // ranks (ep divides dp x cp: sim/training_step.h and the CLI check it); a routed expert's
-  // gradient is reduced over the dp x cp / ep ranks that hold it.
+  // experts, whole (no expert tensor parallelism); after the router and the local permutation,
+  // an all-to-all among the ep ranks sends each token's rows to the ranks of its experts, which
+  // regroup them by local expert (sort_chunks) and, after the experts, send them back (routing
+  // balanced: a rank receives as many rows as it sends). The ep ranks are tp x dp x cp ranks (ep
+  // divides tp x dp x cp: sim/training_step.h and the CLI check it); a routed expert's gradient
+  // is reduced over the tp x dp x cp / ep ranks that hold it. With tp > 1 (Megatron-Core's MoE
+  // parallel folding, expert_tensor_parallel_size 1) sequence parallelism is required and the
+  // MoE block runs on the rank's 1/tp of the tokens, with no all-gather into it and no
+  // reduce-scatter out of it; no shared experts then.
   std::uint64_t ep = 1;
 };
 

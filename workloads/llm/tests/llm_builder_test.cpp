@@ -528,7 +528,48 @@ TEST(LlmBuilder, ExpertParallelismShardsTheExpertsAndExchangesTheTokens) {
             "parallelism.ep");
   EXPECT_EQ(first_path(preset("llama2_7b"), phase, {.ep = 2}), "parallelism.ep");
   EXPECT_EQ(first_path(c, phase, {.ep = 3}), "parallelism.ep");
-  EXPECT_EQ(first_path(c, phase, {.tp = 2, .ep = 2}), "parallelism.ep");
+  EXPECT_EQ(first_path(c, phase, {.tp = 2, .ep = 2}), "parallelism.ep");  // no SP
+}
+
+// The same step with tp 2 and sequence parallelism (Megatron-Core's MoE parallel folding): the
+// MoE block runs on the rank's 64 / 2 = 32 tokens with the experts whole ([32][2048][768], not
+// split over tp), so each all-to-all moves 32 x 8 x 2048 x 2 B = 1 MiB, and no sequence
+// all-gather enters it nor reduce-scatter leaves it: the layer's SP collectives are the
+// attention's, an all-gather before QKV and a reduce-scatter after the output projection, and
+// their conjugates in the backward (4 a layer, where the FFN's would add 4 more). The experts'
+// gradients are reduced over tp 2 x dp 8 / ep 4 = 4 ranks.
+TEST(LlmBuilder, ExpertParallelismWithTensorParallelismFoldsTheExperts) {
+  const LlmConfig c = preset("qwen3_30b_a3b");
+  const LlmPhase phase{.kind = PhaseKind::Training, .batch = 1, .seq_len = 64};
+  Diagnostics diags;
+  const auto built =
+      try_build_llm_parts(c, phase, {.tp = 2, .dp = 8, .sequence_parallel = true, .ep = 4}, diags);
+  ASSERT_TRUE(built.has_value()) << diags.format_all();
+  const Graph& g = built->graph;
+  std::size_t exchanges = 0, sequence_collectives = 0;
+  for (const Op& op : g.ops) {
+    if (op.function == Function::AllToAll) {
+      ++exchanges;
+      EXPECT_EQ(workload::tensor_bytes(op, TensorRole::Input), Bytes{32ull * 8 * 2048 * 2});
+    }
+    if (op.name.starts_with("L0.") &&
+        (op.function == Function::AllGather || op.function == Function::ReduceScatter))
+      ++sequence_collectives;
+  }
+  EXPECT_EQ(exchanges, 4u * 48u);
+  EXPECT_EQ(sequence_collectives, 4u);
+  for (const TensorId w : built->expert_weights) {
+    const auto& s = g.tensors[w.value].shape;
+    EXPECT_EQ(s[0], 32u);
+    EXPECT_EQ(s[1] * s[2], 2048u * 768u);
+  }
+  std::size_t reductions = 0;
+  for (const Op& op : g.ops) {
+    if (op.name != "L0.experts.up.weight.grad.dp_all_reduce") continue;
+    ++reductions;
+    EXPECT_EQ(std::get<CollectiveSpec>(op.attributes).ranks, 4u);
+  }
+  EXPECT_EQ(reductions, 1u);
 }
 
 TEST(LlmBuilder, PrecisionErrors) {
