@@ -91,7 +91,9 @@ ordered_json report_json(const tr::StepReport& r) {
         {"recompute", l.recompute ? "full" : "none"},
         {"recompute_layers", l.recompute_layers},
         {"zero", l.zero},
-        {"sequence_parallel", l.sequence_parallel}}},
+        {"sequence_parallel", l.sequence_parallel},
+        {"pipeline_counts_embedding", l.pipeline_counts_embedding},
+        {"pipeline_counts_loss", l.pipeline_counts_loss}}},
       {"framework",
        {{"bucket_bytes", r.framework.bucket.value},
         {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
@@ -230,6 +232,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                   "With --recompute: recompute only the first N layers of each (virtual) stage "
                   "(Megatron-LM's --recompute-method block --recompute-num-layers N); 0: all")
       ->capture_default_str();
+  cmd->add_flag("--account-for-embedding-in-pipeline-split", args.pipeline_counts_embedding,
+                "Count the embedding as a layer of the first pipeline stage (Megatron-LM's flag): "
+                "it holds one transformer layer fewer");
+  cmd->add_flag("--account-for-loss-in-pipeline-split", args.pipeline_counts_loss,
+                "Count the LM head and loss as a layer of the last pipeline stage (Megatron-LM's "
+                "flag): it holds one transformer layer fewer");
   cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                 "Megatron-LM's sequence parallelism (tp > 1): norms and residuals split over the "
                 "TP ranks, all-gathers and reduce-scatters for TP's all-reduces");
@@ -419,7 +427,9 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
                     .zero = args.zero,
                     .sequence_parallel = args.sequence_parallel,
                     .cp = args.cp,
-                    .ep = args.ep};
+                    .ep = args.ep,
+                    .pipeline_counts_embedding = args.pipeline_counts_embedding,
+                    .pipeline_counts_loss = args.pipeline_counts_loss};
   if (args.global_batch > 0) {
     const std::uint64_t per = args.dp * args.micro_batch_size;
     if (args.global_batch % per != 0) {

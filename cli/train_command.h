@@ -33,6 +33,8 @@ struct TrainArgs {
   bool recompute = false;
   std::uint64_t recompute_layers = 0;  // --recompute-layers
   bool sequence_parallel = false;
+  bool pipeline_counts_embedding = false;  // --account-for-embedding-in-pipeline-split
+  bool pipeline_counts_loss = false;       // --account-for-loss-in-pipeline-split
   std::uint32_t zero = 0;
   double bucket_mib = 25;
   std::string grad_reduce;

@@ -151,7 +151,9 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                              .micro_batches = 1,
                              .sequence_parallel = layout.sequence_parallel,
                              .cp = layout.cp,
-                             .ep = layout.ep};
+                             .ep = layout.ep,
+                             .pipeline_counts_embedding = layout.pipeline_counts_embedding,
+                             .pipeline_counts_loss = layout.pipeline_counts_loss};
   Diagnostics build_diags;
   auto built = llm::try_build_llm_parts(model, phase, par, build_diags);
   if (!built) {
@@ -415,10 +417,11 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
 }
 
 // Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism,
-// precision, context parallelism, recomputed layers, expert parallelism): what the graph depends
-// on.
-using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
-                            llm::Precision, std::uint64_t, std::uint64_t, std::uint64_t>;
+// precision, context parallelism, recomputed layers, expert parallelism, whether the split counts
+// the embedding and the loss): what the graph depends on.
+using StageKey =
+    std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
+               llm::Precision, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -592,7 +595,9 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                        framework.precision,
                        layout.cp,
                        layout.recompute_layers,
-                       layout.ep};
+                       layout.ep,
+                       layout.pipeline_counts_embedding,
+                       layout.pipeline_counts_loss};
     auto found = cache.find(key);
     if (found == cache.end()) {
       auto stage =
@@ -737,9 +742,15 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
       sum_chunks.peak_activations = std::max(sum_chunks.peak_activations, sp.peak_activations);
       sum_chunks.saved_activations = std::max(sum_chunks.saved_activations, sp.saved_activations);
       sum_chunks.layers += sp.layers;
-      ranges += fmt::format("{}{}-{}", ranges.empty() ? "" : ",", k * sp.layers,
-                            (k + 1) * sp.layers - 1);
-      if (c == 0) r.first_layer = k * sp.layers;
+      // The chunk's own layers (the middle stages' price is one of them: k's may differ).
+      const llm::StageLayers own =
+          llm::stage_layers(model, {.pp = n,
+                                    .stage = k,
+                                    .pipeline_counts_embedding = layout.pipeline_counts_embedding,
+                                    .pipeline_counts_loss = layout.pipeline_counts_loss});
+      ranges +=
+          fmt::format("{}{}-{}", ranges.empty() ? "" : ",", own.first, own.first + own.count - 1);
+      if (c == 0) r.first_layer = own.first;
     }
     const StagePrice& sp = sum_chunks;
     r.layers = sp.layers;

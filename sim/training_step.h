@@ -87,6 +87,11 @@ struct Layout {
   // shards its optimizer state, over the tp x dp x cp / ep ranks that hold it (Megatron-Core's
   // expert data-parallel group, strided by ep); the rest over dp x cp.
   std::uint64_t ep = 1;
+  // Megatron-LM's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-
+  // split (llm_builder.h, Parallelism): the split over pp x virtual_stages counts the embedding
+  // and the loss as a layer each, so the first and last (virtual) stages hold one layer fewer.
+  bool pipeline_counts_embedding = false;
+  bool pipeline_counts_loss = false;
   std::uint64_t chips() const { return tp * cp * pp * dp; }
   std::uint64_t global_batch() const { return dp * micro_batches * micro_batch_size; }
   friend bool operator==(const Layout&, const Layout&) = default;

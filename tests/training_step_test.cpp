@@ -633,5 +633,24 @@ TEST(TrainingStep, ExpertParallelismAcrossNodesUsesTheNetwork) {
   EXPECT_NEAR(r->stages[0].tp_comm_s, 192 * each, 1e-9 * 192 * each);
 }
 
+// Qwen3-30B-A3B's 48 layers with the embedding and the loss counted, 50 = 10 x 5 over pp 2 x
+// virtual 5: virtual stage k holds 5k - 1 .. 5k + 3, the first 0-3 and the last 44-47; device 0
+// runs stages 0, 2, 4, 6, 8 and device 1 stages 1, 3, 5, 7, 9.
+TEST(TrainingStep, ThePipelineSplitCanCountTheEmbeddingAndTheLoss) {
+  Diagnostics diags;
+  const auto r = price_training_step(model("qwen3_30b_a3b"), 256,
+                                     {.pp = 2,
+                                      .micro_batches = 2,
+                                      .virtual_stages = 5,
+                                      .pipeline_counts_embedding = true,
+                                      .pipeline_counts_loss = true},
+                                     {}, h100(), {}, diags);
+  ASSERT_TRUE(r.has_value()) << diags.format_all();
+  EXPECT_EQ(r->stages[0].layer_ranges, "0-3,9-13,19-23,29-33,39-43");
+  EXPECT_EQ(r->stages[1].layer_ranges, "4-8,14-18,24-28,34-38,44-47");
+  EXPECT_EQ(r->stages[0].layers, 24u);
+  EXPECT_EQ(r->stages[1].layers, 24u);
+}
+
 }  // namespace
 }  // namespace coda::sim::training

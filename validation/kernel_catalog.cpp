@@ -131,7 +131,7 @@ constexpr std::array<std::string_view, 2> kCollectiveKeys{"bytes", "ranks"};
 constexpr std::array<std::string_view, 3> kLlmPrefillKeys{"batch", "input_len", "tp"};
 constexpr std::array<std::string_view, 4> kLlmGenerationKeys{"batch", "input_len", "output_len",
                                                              "tp"};
-constexpr std::array<std::string_view, 17> kLlmTrainingKeys{"batch",      "seq",
+constexpr std::array<std::string_view, 19> kLlmTrainingKeys{"batch",      "seq",
                                                             "grad_accum", "dp",
                                                             "recompute",  "tp",
                                                             "pp",         "vp",
@@ -139,7 +139,8 @@ constexpr std::array<std::string_view, 17> kLlmTrainingKeys{"batch",      "seq",
                                                             "autocast",   "fp8",
                                                             "sp",         "param_overlap",
                                                             "cp",         "recompute_layers",
-                                                            "ep"};
+                                                            "ep",         "split_embedding",
+                                                            "split_loss"};
 constexpr std::array<std::string_view, 1> kNetworkKeys{"batch"};
 // A training row's optional keys: the value an absent one takes, and whether the row's text
 // names it at that value (the keys added after the first training rows are named only where
@@ -149,15 +150,17 @@ struct OptionalKey {
   std::uint64_t absent = 0;
   bool named_when_absent = false;
 };
-constexpr std::array<OptionalKey, 9> kLlmTrainingOptional{{{"pp", 1, true},
-                                                           {"vp", 1, true},
-                                                           {"autocast", 0, true},
-                                                           {"fp8", 0, false},
-                                                           {"sp", 0, false},
-                                                           {"param_overlap", 0, false},
-                                                           {"cp", 1, false},
-                                                           {"recompute_layers", 0, false},
-                                                           {"ep", 1, false}}};
+constexpr std::array<OptionalKey, 11> kLlmTrainingOptional{{{"pp", 1, true},
+                                                            {"vp", 1, true},
+                                                            {"autocast", 0, true},
+                                                            {"fp8", 0, false},
+                                                            {"sp", 0, false},
+                                                            {"param_overlap", 0, false},
+                                                            {"cp", 1, false},
+                                                            {"recompute_layers", 0, false},
+                                                            {"ep", 1, false},
+                                                            {"split_embedding", 0, false},
+                                                            {"split_loss", 0, false}}};
 const OptionalKey* training_optional(std::string_view key) {
   for (const OptionalKey& k : kLlmTrainingOptional)
     if (k.key == key) return &k;
@@ -340,6 +343,8 @@ std::uint64_t* shape_field(Shape& s, std::string_view key) {
       {"cp", &s.cp},
       {"recompute_layers", &s.recompute_layers},
       {"ep", &s.ep},
+      {"split_embedding", &s.split_embedding},
+      {"split_loss", &s.split_loss},
   };
   for (const auto& [name, field] : fields) {
     if (name == key) return field;

@@ -114,6 +114,9 @@ struct Shape {
   // a Shape built in code, as stride); ep: expert-parallel ranks of a MoE model (1 likewise).
   std::uint64_t pp = 0, vp = 0, zero = 0, grad_bits = 0, autocast = 0;
   std::uint64_t fp8 = 0, sp = 0, param_overlap = 0, cp = 1, ep = 1;
+  // 1 for Megatron-LM's --account-for-embedding-in-pipeline-split / -loss-in-: the pipeline split
+  // counts the embedding / the loss as a layer (0 when absent).
+  std::uint64_t split_embedding = 0, split_loss = 0;
   std::uint64_t recompute_layers = 0;  // with recompute=1, the first N layers a stage; 0: all
   friend bool operator==(const Shape&, const Shape&) = default;
 };

@@ -576,7 +576,9 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                           .zero = static_cast<std::uint32_t>(s.zero),
                           .sequence_parallel = s.sp != 0,
                           .cp = s.cp,
-                          .ep = s.ep};
+                          .ep = s.ep,
+                          .pipeline_counts_embedding = s.split_embedding != 0,
+                          .pipeline_counts_loss = s.split_loss != 0};
   tr::Framework framework;
   framework.grad_reduce = s.grad_bits == 32 ? DataType::Fp32 : config->dtype;
   framework.precision = s.autocast != 0 ? workload::llm::Precision::Autocast

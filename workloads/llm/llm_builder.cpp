@@ -246,8 +246,9 @@ class Builder {
     dense_ffn_ = c.dense_width() / tp_;
     shared_ffn_ = c.moe.shared_width(c.ffn) / tp_;
     vocab_ = (c.vocab + tp_ - 1) / tp_;
-    stage_layers_ = c.layers / par.pp;
-    first_layer_ = par.stage * stage_layers_;
+    const StageLayers mine = stage_layers(c, par);
+    stage_layers_ = mine.count;
+    first_layer_ = mine.first;
     first_stage_ = par.stage == 0;
     last_stage_ = par.stage + 1 == par.pp;
     training_ = phase.kind == PhaseKind::Training;
@@ -2041,10 +2042,29 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
           "multi-head latent attention is modelled as DeepSeek-V2/V3 run it: RMSNorm, rotary "
           "keys, no QKV bias, QK norm, sliding window or soft cap",
           "drop those settings from the model");
-  if (c.layers % par.pp != 0)
+  const std::uint64_t counted =
+      c.layers + (par.pipeline_counts_embedding ? 1 : 0) + (par.pipeline_counts_loss ? 1 : 0);
+  const bool split_ok = par.pp > 0 && counted % par.pp == 0;
+  if (!split_ok && counted == c.layers)
+    error("parallelism.pp", fmt::format("pp {} does not divide the {} layers", par.pp, c.layers),
+          "each pipeline stage holds the same number of layers (or count the embedding and the "
+          "loss as layers: Megatron-LM's --account-for-*-in-pipeline-split)");
+  else if (!split_ok)
     error("parallelism.pp",
-          fmt::format("pp {} does not divide the {} layers", par.pp, c.layers),
-          "each pipeline stage holds the same number of layers");
+          fmt::format("pp {} does not divide the {} layers and the {} the split counts", par.pp,
+                      c.layers,
+                      counted - c.layers == 2         ? "embedding and loss"
+                      : par.pipeline_counts_embedding ? "embedding"
+                                                      : "loss"),
+          "each pipeline stage holds the same number of layers, the embedding and the loss "
+          "counted as one each");
+  else if (par.pp > 1 &&
+           counted / par.pp < 1 + std::max<std::uint64_t>(par.pipeline_counts_embedding ? 1 : 0,
+                                                          par.pipeline_counts_loss ? 1 : 0))
+    error("parallelism.pp",
+          fmt::format("pp {} leaves the first or last stage of {} layers no layer of its own",
+                      par.pp, c.layers),
+          "use fewer stages");
   if (par.stage >= par.pp)
     error("parallelism.stage", fmt::format("stage {} is not below pp {}", par.stage, par.pp),
           "stages are numbered 0 .. pp-1");
@@ -2058,8 +2078,8 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
   if (phase.recompute_layers > 0 && !phase.recompute)
     error("phase.recompute_layers", "a number of recomputed layers needs recomputation on",
           "turn recomputation on, or leave the number at 0");
-  if (phase.recompute_layers > 0 && par.pp > 0 && c.layers % par.pp == 0 &&
-      phase.recompute_layers > c.layers / par.pp)
+  if (phase.recompute_layers > 0 && split_ok && par.stage < par.pp &&
+      phase.recompute_layers > stage_layers(c, par).count)
     error("phase.recompute_layers",
           fmt::format("{} recomputed layers, but a stage holds {}", phase.recompute_layers,
                       c.layers / par.pp),
@@ -2154,6 +2174,18 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
   return diags.error_count() == errors_before;
 }
 
+StageLayers stage_layers(const LlmConfig& c, const Parallelism& par) {
+  const std::uint64_t embedding = par.pipeline_counts_embedding ? 1 : 0;
+  const std::uint64_t loss = par.pipeline_counts_loss ? 1 : 0;
+  CODA_CHECK(par.pp >= 1 && par.stage < par.pp && (c.layers + embedding + loss) % par.pp == 0);
+  const std::uint64_t per = (c.layers + embedding + loss) / par.pp;
+  StageLayers out;
+  out.first = par.stage == 0 ? 0 : par.stage * per - embedding;
+  out.count = per - (par.stage == 0 ? embedding : 0) - (par.stage + 1 == par.pp ? loss : 0);
+  CODA_CHECK(out.count >= 1 && out.first + out.count <= c.layers);
+  return out;
+}
+
 Graph build_llm(const LlmConfig& config, const LlmPhase& phase, const Parallelism& parallelism) {
   Diagnostics diags;
   CODA_CHECK(check_llm_build(config, phase, parallelism, diags));
@@ -2194,8 +2226,9 @@ LlmStepStats llm_step_stats(const LlmConfig& c, const LlmPhase& phase, const Par
   LlmStepStats s;
   s.tokens = phase.batch * (phase.kind == PhaseKind::Decode ? 1 : phase.seq_len);
   s.micro_batch_size = phase.batch / par.micro_batches;
-  s.stage_layers = c.layers / par.pp;
-  s.first_layer = par.stage * s.stage_layers;
+  const StageLayers mine = stage_layers(c, par);
+  s.stage_layers = mine.count;
+  s.first_layer = mine.first;
   s.pipeline_bubble_fraction = static_cast<double>(par.pp - 1) /
                                static_cast<double>(par.micro_batches + par.pp - 1);
   const std::uint64_t cached = phase.kind == PhaseKind::Prefill  ? phase.seq_len

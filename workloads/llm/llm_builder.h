@@ -162,7 +162,22 @@ struct Parallelism {
   // MoE block runs on the rank's 1/tp of the tokens, with no all-gather into it and no
   // reduce-scatter out of it; no shared experts then.
   std::uint64_t ep = 1;
+  // Megatron-LM's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split: the pipeline split counts the embedding as a layer of
+  // the first stage and the LM head with the loss as a layer of the last, so (layers + those)
+  // divide evenly over pp and the first and last stages hold one transformer layer fewer
+  // (stage_layers below).
+  bool pipeline_counts_embedding = false;
+  bool pipeline_counts_loss = false;
 };
+
+// The transformer layers of pipeline stage `par.stage`: [first, first + count). Preconditions
+// (check_llm_build): pp divides layers plus the embedding and loss the split counts, and each
+// stage holds at least one layer.
+struct StageLayers {
+  std::uint64_t first = 0, count = 0;
+};
+StageLayers stage_layers(const LlmConfig& config, const Parallelism& par);
 
 // Checks that the phase and parallelism fit the model: sizes at least 1, TP dividing heads,
 // kv_heads and the FFN, PP dividing the layers, stage < pp, micro_batches dividing the batch,

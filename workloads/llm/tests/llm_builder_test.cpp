@@ -572,6 +572,44 @@ TEST(LlmBuilder, ExpertParallelismWithTensorParallelismFoldsTheExperts) {
   EXPECT_EQ(reductions, 1u);
 }
 
+// Megatron-LM's --account-for-embedding-in-pipeline-split and -loss-in-: Qwen3-235B-A22B's 94
+// layers, the embedding and the loss are 96 = 32 x 3 over pp 8 x virtual 4: the first virtual
+// stage holds layers 0-1 (and the embedding), stage k in the middle 3k - 1 .. 3k + 1, the last
+// 92-93 (and the loss). 94 layers alone do not split over 32; LLaMA-2-7B's 32 + 2 over 34 leave
+// the first and last stage no layer.
+TEST(LlmBuilder, ThePipelineSplitCanCountTheEmbeddingAndTheLoss) {
+  LlmConfig c = preset("qwen3_235b_a22b");
+  const auto split = [&](std::uint64_t stage) {
+    return stage_layers(c, {.pp = 32,
+                            .stage = stage,
+                            .pipeline_counts_embedding = true,
+                            .pipeline_counts_loss = true});
+  };
+  EXPECT_EQ(split(0).first, 0u);
+  EXPECT_EQ(split(0).count, 2u);
+  EXPECT_EQ(split(1).first, 2u);
+  EXPECT_EQ(split(1).count, 3u);
+  EXPECT_EQ(split(30).first, 89u);
+  EXPECT_EQ(split(30).count, 3u);
+  EXPECT_EQ(split(31).first, 92u);
+  EXPECT_EQ(split(31).count, 2u);
+  const LlmPhase phase{.kind = PhaseKind::Training, .batch = 1, .seq_len = 64};
+  Diagnostics diags;
+  EXPECT_FALSE(check_llm_build(c, phase, {.pp = 32}, diags));
+  ASSERT_FALSE(diags.all().empty());
+  EXPECT_EQ(diags.all().front().path, "parallelism.pp");
+  Diagnostics fine;
+  EXPECT_TRUE(check_llm_build(
+      c, phase, {.pp = 32, .pipeline_counts_embedding = true, .pipeline_counts_loss = true}, fine))
+      << fine.format_all();
+  Diagnostics empty;
+  EXPECT_FALSE(check_llm_build(
+      preset("llama2_7b"), phase,
+      {.pp = 34, .pipeline_counts_embedding = true, .pipeline_counts_loss = true}, empty));
+  ASSERT_FALSE(empty.all().empty());
+  EXPECT_EQ(empty.all().front().path, "parallelism.pp");
+}
+
 TEST(LlmBuilder, PrecisionErrors) {
   const LlmConfig c = preset("gpt2_small");
   Diagnostics diags;
