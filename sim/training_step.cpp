@@ -627,6 +627,9 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
   out.peak_flops_per_chip = hw.peak_ops_per_second(model.dtype);
   const std::uint64_t node = node_chips(hw, cluster);
   std::string why;
+  // Whether any gradient is reduced: dp x cp > 1, or under expert parallelism with tp > 1 an
+  // expert data-parallel group of more than one rank even at dp x cp = 1.
+  const bool reduces = dp > 1 || expert_data_group(layout, node).ranks > 1;
   // The weights by the ranks that reduce their gradients: the routed experts' over the expert
   // data-parallel group (dp x cp / ep ranks; dp x cp without expert parallelism), the rest over
   // dp x cp.
@@ -704,13 +707,13 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     t.forward = c.forward;
     t.backward = c.backward;
     t.send = network_send.value_or(c.send);
-    if (dp > 1 && layout.zero == 3) {  // FSDP: gathers hidden under the forward and backward
+    if (reduces && layout.zero == 3) {  // FSDP: gathers hidden under the forward and backward
       const auto gather = each_share(c, CollectiveKind::AllGather, e);
       const auto scatter = each_share(c, CollectiveKind::ReduceScatter, ge);
       if (!gather || !scatter) return fail("all-gather or reduce-scatter");
       t.forward = std::max(c.forward, *gather);
       t.backward = std::max(c.backward, *gather + *scatter);
-    } else if (dp > 1 && layout.zero == 2) {  // a bucketed reduce-scatter after every backward
+    } else if (reduces && layout.zero == 2) {  // a bucketed reduce-scatter after every backward
       const auto rs = bucketed(c, CollectiveKind::ReduceScatter);
       if (!rs) return fail("reduce-scatter");
       t.backward = c.backward + exposed_bucketed(c.backward, *rs);
@@ -762,7 +765,7 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
     r.compute_s = static_cast<double>(m) * (sp.forward + sp.backward);
     r.dp_exposed_s = stretch[d];
     double after = 0;  // exposed after the device's last backward
-    if (dp > 1) {
+    if (reduces) {
       switch (layout.zero) {
         case 0: {
           const auto ar = bucketed(sp, CollectiveKind::AllReduce);

@@ -600,6 +600,11 @@ TEST(TrainingStep, ExpertParallelismShardsTheExperts) {
   EXPECT_EQ(folded->stages[0].memory.weights, Bytes{8'801'644'544});
   EXPECT_EQ(folded->stages[0].memory.optimizer_state, Bytes{3'818'114'560ull * 12});
   EXPECT_NEAR(folded->model_flops, dense->model_flops, 1e-9 * dense->model_flops);
+  // At tp 4 (SP), dp 1, ep 2 no dense gradient is reduced, but each expert's still is: the 4 / 2
+  // = 2 ranks that hold it saw different tokens.
+  const auto lone = price({.tp = 4, .zero = 1, .sequence_parallel = true, .ep = 2});
+  ASSERT_TRUE(lone);
+  EXPECT_GT(lone->stages[0].dp_comm_s, 0.0);
   // The expert-parallel ranks are a stage's ranks: ep divides tp x dp x cp.
   for (const std::uint64_t ep : {3u, 16u}) {
     Diagnostics diags;
