@@ -492,6 +492,29 @@ TEST(TrainingStep, TheLayoutSearchTriesContextParallelism) {
   EXPECT_EQ(found.tried, plain.tried + cp2);
 }
 
+// Qwen3-30B-A3B on 8 chips with ep 1 and 8: ep 8 fits where 8 divides a stage's tp x dp x cp,
+// that is at pp 1 only (8 chips); at tp > 1 only with sequence parallelism (MoE parallel folding
+// requires it: those without are refused).
+TEST(TrainingStep, TheLayoutSearchTriesExpertParallelism) {
+  const llm::LlmConfig c = model("qwen3_30b_a3b");
+  LayoutSearch search{.chips = 8, .global_batch = 8};
+  search.micro_batch_sizes = {1};
+  search.recompute = {false};
+  search.zero_stages = {1};
+  search.expert_parallel = {1, 8};
+  const LayoutSearchResult found = search_layouts(c, 256, search, {}, h100(), {});
+  std::size_t ep8 = 0;
+  for (const StepReport& r : found.ranked) {
+    EXPECT_TRUE(r.layout.ep == 1 || r.layout.ep == 8);
+    if (r.layout.ep != 8) continue;
+    ++ep8;
+    EXPECT_EQ(r.layout.pp, 1u);
+    EXPECT_TRUE(r.layout.tp == 1 || r.layout.sequence_parallel);
+  }
+  EXPECT_GT(ep8, 0u);
+  EXPECT_GT(found.refused, 0u);
+}
+
 // ---- the command --------------------------------------------------------------------------------
 
 int coda(const std::vector<std::string>& args, std::string& out, std::string& err) {
