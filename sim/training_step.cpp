@@ -248,6 +248,7 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
       else
         kernels.back() += seconds;
       part += seconds;
+      if (span.part == llm::StepPart::Optimizer && expert_op(op)) out.expert_optimizer += seconds;
       // Matrix FLOPs: 2 per MAC of the contractions and attentions; MFU conventions leave the
       // softmax's arithmetic out.
       const double flops = matrix_op(op) ? 2.0 * static_cast<double>(workload::mac_count(op)) : 0.0;
@@ -265,9 +266,6 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
       case llm::StepPart::Backward: out.backward += part; break;
       case llm::StepPart::Optimizer:
         out.optimizer += part;
-        for (std::size_t i = span.first; i < span.end; ++i)
-          if (expert_op(g.ops[i]))
-            out.expert_optimizer += static_cast<double>(run.ops[i].cost.cycles.value) / clock;
         break;
       case llm::StepPart::WeightCast:
         out.weight_cast += part;
@@ -312,7 +310,7 @@ double sum(std::span<const double> xs) {
 }
 
 // "tp 2 x pp 4 x dp 8", with "x cp 2" after tp where the layout has context parallelism, and
-// " (ep 8)" where it has expert parallelism (its ranks are dp x cp ranks).
+// " (ep 8)" where it has expert parallelism (its ranks are a stage's tp x dp x cp ranks).
 std::string product(const Layout& layout) {
   return fmt::format("tp {}{} x pp {} x dp {}{}", layout.tp,
                      layout.cp > 1 ? fmt::format(" x cp {}", layout.cp) : "", layout.pp, layout.dp,

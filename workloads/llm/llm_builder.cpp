@@ -726,15 +726,22 @@ class Builder {
     return shift ? add_weight(tape, name + ".shift", y, *shift) : y;
   }
 
+  // A collective `f` among `ranks` ranks whose output has x's shape and type (an all-reduce, an
+  // all-to-all), recorded on the tape as `node` for its backward.
+  TensorId same_shape_collective(Tape* tape, const std::string& name, Function f, TensorId x,
+                                 std::uint64_t ranks, NodeKind node,
+                                 TensorKind kind = TensorKind::Activation) {
+    const Shape s = shape(x);
+    const DataType type = dtype(x);
+    const TensorId y = tensor(name + ".out", s, kind, kind == TensorKind::Activation, type);
+    emit(make_collective(name, f, s, static_cast<std::uint32_t>(ranks), type), {x, y}, tape, node);
+    return y;
+  }
+
   TensorId all_reduce(Tape* tape, const std::string& name, TensorId x, std::uint64_t ranks,
                       TensorKind kind = TensorKind::Activation) {
-    const Shape s = shape(x);
-    const TensorId y = tensor(name + ".out", s, kind, kind == TensorKind::Activation,
-                              g_.tensors[x.value].dtype);
-    emit(make_collective(name, Function::AllReduce, s, static_cast<std::uint32_t>(ranks),
-                         g_.tensors[x.value].dtype),
-         {x, y}, tape, NodeKind::Passthrough);
-    return y;
+    return same_shape_collective(tape, name, Function::AllReduce, x, ranks, NodeKind::Passthrough,
+                                 kind);
   }
 
   void tp_enter(Tape& tape, TensorId x) {
@@ -826,11 +833,7 @@ class Builder {
   // ranks (Megatron-Core's MoEAlltoAllTokenDispatcher, balanced routing: a rank receives as
   // many rows as it sends); its gradient goes back the same way.
   TensorId all_to_all(Tape* tape, const std::string& name, TensorId x) {
-    const Shape s = shape(x);
-    const TensorId y = act(name + ".out", s, dtype(x));
-    emit(make_collective(name, Function::AllToAll, s, static_cast<std::uint32_t>(ep_), dt_), {x, y},
-         tape, NodeKind::AllToAll);
-    return y;
+    return same_shape_collective(tape, name, Function::AllToAll, x, ep_, NodeKind::AllToAll);
   }
 
   // Megatron-Core's sort_chunks_by_idxs: the rows received from each rank regrouped by local
@@ -2081,8 +2084,8 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
   if (phase.recompute_layers > 0 && split_ok && par.stage < par.pp &&
       phase.recompute_layers > stage_layers(c, par).count)
     error("phase.recompute_layers",
-          fmt::format("{} recomputed layers, but a stage holds {}", phase.recompute_layers,
-                      c.layers / par.pp),
+          fmt::format("{} recomputed layers, but the stage holds {}", phase.recompute_layers,
+                      stage_layers(c, par).count),
           "at most the stage's layers (0: all of them)");
   if (phase.precision != Precision::Mixed && phase.kind != PhaseKind::Training)
     error("phase.precision",
