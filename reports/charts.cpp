@@ -40,14 +40,13 @@ std::string cell(std::string_view text) {
 
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "NaN"; }
 
-// Log scale on an axis when its values are all positive and span more than `decades`.
+}  // namespace
+
 bool wants_log(const std::vector<double>& values, double decades) {
   if (values.empty()) return false;
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return *lo > 0 && std::log10(*hi / *lo) > decades;
 }
-
-}  // namespace
 
 SiScale si_scale(double largest) {
   constexpr std::array<std::pair<double, std::string_view>, 4> kPrefixes{
@@ -57,22 +56,15 @@ SiScale si_scale(double largest) {
   return {};
 }
 
-std::string roofline_script(const std::string& title, const Machine& machine,
-                            const std::vector<OpBound>& ops) {
-  std::string script(kHeader);
-  script += fmt::format("set title {}\n", quoted(title));
-  // MACs per second in the prefix that makes the largest rate (a peak, or the fastest op) read 1
-  // to 999: TMAC/s on a GPU, GMAC/s on an edge NPU.
+RooflinePlot roofline_plot(const Machine& machine, const std::vector<OpBound>& ops) {
+  RooflinePlot plot;
   double top = machine.peak_macs_per_second;
   for (const auto& other : machine.other_peaks) top = std::max(top, other.second);
   for (const OpBound& op : ops)
     if (op.macs > 0 && op.seconds > 0)
       top = std::max(top, static_cast<double>(op.macs) / op.seconds);
-  const auto [f, prefix] = si_scale(top);
-  script +=
-      "set logscale xy\nset key outside right top\nset samples 400\n"
-      "set xlabel 'arithmetic intensity at the level (MACs per byte)'\n";
-  script += fmt::format("set ylabel 'achieved {}MAC/s'\n", prefix);
+  plot.scale = si_scale(top);
+  const double f = plot.scale.factor;
   // Ops per level, in the order the ops first name the levels.
   std::vector<std::string> levels;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = 0;
@@ -81,59 +73,93 @@ std::string roofline_script(const std::string& title, const Machine& machine,
     for (const LevelLoad& load : op.levels)
       if (std::find(levels.begin(), levels.end(), load.level) == levels.end())
         levels.push_back(load.level);
-  std::string plots;
   for (std::size_t l = 0; l < levels.size(); ++l) {
-    std::string data;
+    RooflineSeries series{l, levels[l], {}};
     for (const OpBound& op : ops) {
       if (op.macs == 0 || op.seconds <= 0) continue;
       for (const LevelLoad& load : op.levels) {
         if (load.level != levels[l] || load.bytes == 0) continue;
         const double y = static_cast<double>(op.macs) / op.seconds * f;
-        data += fmt::format("{} {} {}\n", number(load.macs_per_byte), number(y), cell(op.op));
+        series.ops.push_back({load.macs_per_byte, y, op.op});
         x_lo = std::min(x_lo, load.macs_per_byte);
         x_hi = std::max(x_hi, load.macs_per_byte);
         y_lo = std::min(y_lo, y);
         y_hi = std::max(y_hi, y);
       }
     }
-    if (data.empty()) continue;
-    script += fmt::format("$ops{} << EOD\n{}EOD\n", l, data);
-    plots += fmt::format("{}$ops{} using 1:2 with points pt {} ps 1.2 title {}",
-                         plots.empty() ? "" : ", ", l, 5 + 2 * static_cast<int>(l % 4),
-                         quoted("ops at " + levels[l]));
+    if (!series.ops.empty()) plot.series.push_back(std::move(series));
   }
-  const double peak = machine.peak_macs_per_second * f;
-  if (peak > 0) {
-    y_hi = std::max(y_hi, peak);
-    y_lo = std::min(y_lo, peak);
-    script += fmt::format("peak = {}\n", number(peak));
-    plots +=
-        fmt::format("{}peak with lines lw 2 lc rgb '#000000' title {}", plots.empty() ? "" : ", ",
-                    quoted(machine.peak_precision.empty()
-                               ? std::string("compute peak")
-                               : fmt::format("{} peak (the run's)", machine.peak_precision)));
-    for (std::size_t p = 0; p < machine.other_peaks.size(); ++p) {
-      const auto& [name, unscaled] = machine.other_peaks[p];
+  plot.peak = machine.peak_macs_per_second * f;
+  if (plot.peak > 0) {
+    y_hi = std::max(y_hi, plot.peak);
+    y_lo = std::min(y_lo, plot.peak);
+    plot.peak_label = machine.peak_precision.empty()
+                          ? std::string("compute peak")
+                          : fmt::format("{} peak (the run's)", machine.peak_precision);
+    for (const auto& [name, unscaled] : machine.other_peaks) {
       const double other = unscaled * f;
       if (other <= 0) continue;
       y_hi = std::max(y_hi, other);
       y_lo = std::min(y_lo, other);
-      script += fmt::format("peak{} = {}\n", p, number(other));
-      plots += fmt::format(", peak{} with lines lw 1 lc rgb '#999999' dt 3 title {}", p,
-                           quoted(fmt::format("{} peak", name)));
+      plot.other_peaks.emplace_back(fmt::format("{} peak", name), other);
     }
-    for (std::size_t l = 0; l < machine.levels.size(); ++l) {
-      const double bw = machine.levels[l].bytes_per_second * f;  // in the axis's unit per byte
+    for (const LevelRoof& level : machine.levels) {
+      const double bw = level.bytes_per_second * f;  // in the axis's unit per byte
       if (bw <= 0) continue;
-      const double ridge = peak / bw;
+      const double ridge = plot.peak / bw;
       x_lo = std::min(x_lo, ridge);
       x_hi = std::max(x_hi, ridge);
-      script += fmt::format("bw{} = {}\n", l, number(bw));
-      plots += fmt::format(", (x * bw{0} < peak ? x * bw{0} : peak) with lines dt {1} lw 1.5 "
-                           "title {2}",
-                           l, 2 + static_cast<int>(l % 4),
-                           quoted(fmt::format("{} roof (ridge {:.3g} MACs/B)",
-                                              machine.levels[l].name, ridge)));
+      plot.roofs.push_back({level.name, bw, ridge});
+    }
+  } else {
+    plot.peak = 0;
+  }
+  if (!std::isfinite(x_lo)) x_lo = x_hi = 1;
+  if (!std::isfinite(y_lo)) y_lo = y_hi = 1;
+  plot.x_lo = x_lo / 4;
+  plot.x_hi = x_hi * 4;
+  plot.y_lo = y_lo / 4;
+  plot.y_hi = y_hi * 4;
+  return plot;
+}
+
+std::string roofline_script(const std::string& title, const Machine& machine,
+                            const std::vector<OpBound>& ops) {
+  std::string script(kHeader);
+  script += fmt::format("set title {}\n", quoted(title));
+  const RooflinePlot plot = roofline_plot(machine, ops);
+  script +=
+      "set logscale xy\nset key outside right top\nset samples 400\n"
+      "set xlabel 'arithmetic intensity at the level (MACs per byte)'\n";
+  script += fmt::format("set ylabel 'achieved {}MAC/s'\n", plot.scale.prefix);
+  std::string plots;
+  for (const RooflineSeries& series : plot.series) {
+    std::string data;
+    for (const RooflinePoint& p : series.ops)
+      data += fmt::format("{} {} {}\n", number(p.intensity), number(p.rate), cell(p.op));
+    const std::size_t l = series.index;
+    script += fmt::format("$ops{} << EOD\n{}EOD\n", l, data);
+    plots += fmt::format("{}$ops{} using 1:2 with points pt {} ps 1.2 title {}",
+                         plots.empty() ? "" : ", ", l, 5 + 2 * static_cast<int>(l % 4),
+                         quoted("ops at " + series.level));
+  }
+  if (plot.peak > 0) {
+    script += fmt::format("peak = {}\n", number(plot.peak));
+    plots += fmt::format("{}peak with lines lw 2 lc rgb '#000000' title {}",
+                         plots.empty() ? "" : ", ", quoted(plot.peak_label));
+    for (std::size_t p = 0; p < plot.other_peaks.size(); ++p) {
+      script += fmt::format("peak{} = {}\n", p, number(plot.other_peaks[p].second));
+      plots += fmt::format(", peak{} with lines lw 1 lc rgb '#999999' dt 3 title {}", p,
+                           quoted(plot.other_peaks[p].first));
+    }
+    for (std::size_t l = 0; l < plot.roofs.size(); ++l) {
+      const RooflineRoof& roof = plot.roofs[l];
+      script += fmt::format("bw{} = {}\n", l, number(roof.rate_per_intensity));
+      plots += fmt::format(
+          ", (x * bw{0} < peak ? x * bw{0} : peak) with lines dt {1} lw 1.5 "
+          "title {2}",
+          l, 2 + static_cast<int>(l % 4),
+          quoted(fmt::format("{} roof (ridge {:.3g} MACs/B)", roof.name, roof.ridge)));
     }
   }
   if (plots.empty()) {  // nothing to place: an empty frame with a note
@@ -141,10 +167,8 @@ std::string roofline_script(const std::string& title, const Machine& machine,
               "unset logscale\nplot [0:1][0:1] NaN notitle\n";
     return script;
   }
-  if (!std::isfinite(x_lo)) x_lo = x_hi = 1;
-  if (!std::isfinite(y_lo)) y_lo = y_hi = 1;
-  script += fmt::format("set xrange [{}:{}]\nset yrange [{}:{}]\n", number(x_lo / 4),
-                        number(x_hi * 4), number(y_lo / 4), number(y_hi * 4));
+  script += fmt::format("set xrange [{}:{}]\nset yrange [{}:{}]\n", number(plot.x_lo),
+                        number(plot.x_hi), number(plot.y_lo), number(plot.y_hi));
   return script + "plot " + plots + "\n";
 }
 

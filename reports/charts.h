@@ -22,6 +22,40 @@ struct SiScale {
 };
 SiScale si_scale(double largest);
 
+// Log scale on an axis when its values are all positive and span more than `decades`.
+bool wants_log(const std::vector<double>& values, double decades);
+
+// A roofline's numbers in the units it is drawn in, for both renderers (gnuplot's and Vega-Lite's):
+// rates in MAC/s scaled by `scale` (the prefix that makes the largest rate, a peak or the fastest
+// op, read 1 to 999: TMAC/s on a GPU, GMAC/s on an edge NPU), intensities in MACs per byte.
+struct RooflinePoint {
+  double intensity = 0;
+  double rate = 0;
+  std::string op;
+};
+struct RooflineSeries {
+  std::size_t index = 0;  // the level's place among the levels the ops name, first named first
+  std::string level;
+  std::vector<RooflinePoint> ops;  // never empty
+};
+struct RooflineRoof {
+  std::string name;               // the level's
+  double rate_per_intensity = 0;  // its bandwidth in the rate's unit per byte
+  double ridge = 0;               // peak / bandwidth, MACs per byte
+};
+struct RooflinePlot {
+  SiScale scale;
+  std::vector<RooflineSeries> series;  // the ops at each level they have bytes at
+  double peak = 0;                     // 0: none (no roofs either)
+  std::string peak_label;
+  std::vector<std::pair<std::string, double>> other_peaks;  // label, rate (> 0)
+  std::vector<RooflineRoof> roofs;
+  // The axes' range: every op, peak and ridge with a factor of 4 of margin each side.
+  double x_lo = 1, x_hi = 1, y_lo = 1, y_hi = 1;
+  bool empty() const { return series.empty() && peak <= 0; }
+};
+RooflinePlot roofline_plot(const Machine& machine, const std::vector<OpBound>& ops);
+
 // Roofline (log-log): each level's roof min(peak, bandwidth x intensity) and the compute peak,
 // and every op with MACs placed at (its intensity at a level, MACs / its time), one series per
 // level. Without a peak, the ops are placed with no roofs.
