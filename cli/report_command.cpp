@@ -114,8 +114,8 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
       "Write the co-design report (docs/report.md) from stored results: a sweep's "
       "output folder or results.json, and/or run.json files, and/or training steps "
       "(coda train --json), and/or serving simulations (coda serve --out); "
-      "DIR/report.html "
-      "(self-contained) and DIR/report.md");
+      "DIR/report.html (self-contained, interactive Vega-Lite charts), DIR/report.md and "
+      "DIR/charts/ (each chart as gnuplot's SVG and as a Vega-Lite spec, .vl.json)");
   cmd->add_option("results", args.results,
                   "A sweep output folder or its results.json, and/or run.json files or the "
                   "folders holding them, and/or training steps as coda train --json writes "
@@ -272,8 +272,13 @@ int run_report_command(const ReportArgs& args, std::ostream& out, std::ostream& 
     err << fmt::format("error: cannot create '{}': {}\n", (dir / "charts").string(), ec.message());
     return 1;
   }
+  // Each chart twice: gnuplot's SVG (report.md links it) and its Vega-Lite spec (for vega-embed,
+  // Altair or the Vega editor), named alike: roofline_1.svg and roofline_1.vl.json.
   for (const reports::ReportChart& chart : outcome.report->charts)
-    if (!write_file(dir / "charts" / chart.file, chart.svg, err)) return 1;
+    if (!write_file(dir / "charts" / chart.file, chart.svg, err) ||
+        !write_file(dir / "charts" / fs::path(chart.file).replace_extension(".vl.json"), chart.spec,
+                    err))
+      return 1;
   if (!write_file(dir / "report.md", outcome.report->markdown, err) ||
       !write_file(dir / "report.html", outcome.report->html, err))
     return 1;

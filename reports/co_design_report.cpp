@@ -15,6 +15,8 @@
 #include "reports/charts.h"
 #include "reports/pareto.h"
 #include "reports/sensitivity.h"
+#include "reports/vega_bundle.h"
+#include "reports/vega_charts.h"
 
 namespace coda::reports {
 namespace {
@@ -68,6 +70,29 @@ constexpr std::string_view kStyle =
     "figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}"
     "figcaption{font-size:0.9em;color:#555}code{background:#f5f5f5}";
 
+// Draws each figure's Vega-Lite spec in place of its static SVG; a chart Vega cannot draw keeps
+// the SVG and logs why. `figure.drawn` marks those drawn, `figure.vegaView` holds the view.
+constexpr std::string_view kDrawCharts = R"js(
+document.querySelectorAll('figure.chart').forEach(function (figure) {
+  var plot = figure.querySelector('div.plot');
+  var spec = figure.querySelector('script.spec');
+  if (!plot || !spec || typeof vegaEmbed !== 'function') return;
+  var host = document.createElement('div');
+  plot.appendChild(host);
+  vegaEmbed(host, JSON.parse(spec.textContent),
+            {renderer: 'svg', actions: {export: true, source: false, compiled: false, editor: false}})
+    .then(function (result) {
+      plot.querySelectorAll(':scope > svg').forEach(function (svg) { svg.remove(); });
+      figure.classList.add('drawn');
+      figure.vegaView = result.view;
+    })
+    .catch(function (error) {
+      host.remove();
+      console.error('chart ' + figure.id + ' kept its static SVG: ' + error);
+    });
+});
+)js";
+
 class Document {
  public:
   explicit Document(const ChartRenderer& render) : render_(render) {}
@@ -77,7 +102,8 @@ class Document {
   void table(Table table) { blocks_.emplace_back(std::move(table)); }
 
   // Renders the chart and places it; after the first failure nothing more is rendered.
-  void chart(std::string file, std::string title, std::string script) {
+  // `spec`: the same chart as Vega-Lite (vega_charts.h), drawn over the SVG where the page can.
+  void chart(std::string file, std::string title, std::string script, std::string spec) {
     if (!error_.empty()) return;
     GnuplotOutput out = render_(script);
     if (!out.ok) {
@@ -85,7 +111,15 @@ class Document {
       return;
     }
     blocks_.emplace_back(ChartRef{charts_.size()});
-    charts_.push_back({std::move(file), std::move(title), std::move(script), std::move(out.svg)});
+    charts_.push_back({std::move(file), std::move(title), std::move(script), std::move(out.svg),
+                       std::move(spec)});
+  }
+
+  void chart(std::string file, const BarChart& c) {
+    chart(std::move(file), c.title, bar_script(c), bar_spec(c));
+  }
+  void chart(std::string file, const LineChart& c) {
+    chart(std::move(file), c.title, line_script(c), line_spec(c));
   }
 
   const std::string& error() const { return error_; }
@@ -121,8 +155,12 @@ class Document {
   std::string html(std::string_view title) const {
     std::string out = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
+        "<title>{}</title>\n<style>{}</style>\n",
         html_escape(title), kStyle);
+    const std::vector<std::string_view> scripts = vega_scripts();
+    for (const std::string_view script : scripts)
+      out += fmt::format("<script>{}</script>\n", script);
+    out += "</head>\n<body>\n";
     for (const Block& block : blocks_) {
       if (const auto* h = std::get_if<Heading>(&block)) {
         out += fmt::format("<h{0}>{1}</h{0}>\n", h->level, html_escape(h->text));
@@ -140,12 +178,16 @@ class Document {
         out += "</table>\n";
       } else if (const auto* c = std::get_if<ChartRef>(&block)) {
         const ReportChart& chart = charts_[c->index];
-        out += fmt::format("<figure class=\"chart\" id=\"chart{}\">\n{}\n<figcaption>{}</figcaption>"
-                           "\n</figure>\n",
-                           c->index, inline_svg(chart.svg, fmt::format("c{}_", c->index)),
-                           html_escape(chart.title));
+        // The static SVG stays inside the chart's div until Vega has drawn the chart.
+        out += fmt::format(
+            "<figure class=\"chart\" id=\"chart{0}\">\n<div class=\"plot\">{1}\n"
+            "</div>\n<script type=\"application/json\" class=\"spec\">{2}</script>"
+            "\n<figcaption>{3}</figcaption>\n</figure>\n",
+            c->index, inline_svg(chart.svg, fmt::format("c{}_", c->index)), chart.spec,
+            html_escape(chart.title));
       }
     }
+    if (!scripts.empty()) out += fmt::format("<script>{}</script>\n", kDrawCharts);
     return out + "</body>\n</html>\n";
   }
 
@@ -586,7 +628,16 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     for (const auto& [index, text] : why)
       scatter.labelled.emplace_back(index,
                                     fmt::format("point {}: {}", feasible[index]->point, text));
-    doc.chart(fmt::format("pareto_{}.svg", w), scatter.title, pareto_script(scatter));
+    // Hover names each design by its point and axis values.
+    std::vector<std::string> hover;
+    for (const SweepRow* row : feasible) {
+      std::string text = fmt::format("point {}", row->point);
+      for (std::size_t a = 0; a < s.axes.size() && a < row->values.size(); ++a)
+        text += fmt::format(", {}={}", s.axes[a].path, row->values[a]);
+      hover.push_back(std::move(text));
+    }
+    doc.chart(fmt::format("pareto_{}.svg", w), scatter.title, pareto_script(scatter),
+              pareto_spec(scatter, hover));
 
     // The top designs by the first objective, with every objective, power and area.
     std::vector<const SweepRow*> ranked = feasible;
@@ -646,7 +697,7 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     table.rows.push_back(std::move(cells));
   }
   doc.table(std::move(table));
-  doc.chart(fmt::format("sensitivity_{}.svg", w), bars.title, bar_script(bars));
+  doc.chart(fmt::format("sensitivity_{}.svg", w), bars);
 }
 
 void sweep_section(Document& doc, const SweepInput& in, std::size_t top) {
@@ -743,9 +794,11 @@ void run_section(Document& doc, const RunInput& in, std::size_t index) {
   }
   doc.table(std::move(table));
 
+  const std::string roofline_title =
+      fmt::format("Roofline, {} ({} on {})", in.label, r.workload, r.arch);
   doc.chart(fmt::format("roofline_{}.svg", index), fmt::format("Roofline, {}", in.label),
-            roofline_script(fmt::format("Roofline, {} ({} on {})", in.label, r.workload, r.arch),
-                            in.machine, ops));
+            roofline_script(roofline_title, in.machine, ops),
+            roofline_spec(roofline_title, in.machine, ops));
   // Latency by kind of op, stacked by class; energy by kind of op.
   const std::vector<std::string> kinds = kinds_in_order(ops);
   BarChart latency{fmt::format("Latency by op kind, {}", in.label), "time (us)", kinds, {}, {},
@@ -759,14 +812,14 @@ void run_section(Document& doc, const RunInput& in, std::size_t index) {
             std::find(kinds.begin(), kinds.end(), op.op_class) - kinds.begin())] +=
             op.seconds * 1e6;
   }
-  doc.chart(fmt::format("latency_{}.svg", index), latency.title, bar_script(latency));
+  doc.chart(fmt::format("latency_{}.svg", index), latency);
   BarChart energy{fmt::format("Energy by op kind, {}", in.label), "energy (uJ)", kinds,
                   {"energy"}, {std::vector<double>(kinds.size(), 0.0)}, false};
   for (std::size_t i = 0; i < r.ops.size(); ++i)
     energy.values[0][static_cast<std::size_t>(
         std::find(kinds.begin(), kinds.end(), ops[i].op_class) - kinds.begin())] +=
         r.ops[i].cost.energy.value * 1e6;
-  doc.chart(fmt::format("energy_{}.svg", index), energy.title, bar_script(energy));
+  doc.chart(fmt::format("energy_{}.svg", index), energy);
 }
 
 // A training step (`coda train --json`): its headline, each pipeline stage's time split, and the
@@ -814,7 +867,7 @@ void training_section(Document& doc, const TrainingInput& in, std::size_t index)
       "exposed data-parallel communication {}, optimizer {}.",
       c.stage, pct((c.compute_s - c.tp_comm_s) / step), pct(c.tp_comm_s / step),
       pct(c.bubble_s / step), pct(c.dp_exposed_s / step), pct(c.optimizer_s / step)));
-  doc.chart(fmt::format("training_{}.svg", index), split.title, bar_script(split));
+  doc.chart(fmt::format("training_{}.svg", index), split);
 }
 
 // A serving simulation (`coda serve --out`): its headline and, when it has one, its latency
@@ -886,8 +939,8 @@ void serving_section(Document& doc, const ServingInput& in, std::size_t index) {
     tpot.values[1].push_back(p.tpot.p99 * 1e3);
   }
   doc.table(std::move(curve));
-  doc.chart(fmt::format("serving_ttft_{}.svg", index), ttft.title, line_script(ttft));
-  doc.chart(fmt::format("serving_tpot_{}.svg", index), tpot.title, line_script(tpot));
+  doc.chart(fmt::format("serving_ttft_{}.svg", index), ttft);
+  doc.chart(fmt::format("serving_tpot_{}.svg", index), tpot);
 }
 
 // What the runs differ in, for the comparison's title.
@@ -944,8 +997,8 @@ void comparison_section(Document& doc, const std::vector<RunInput>& runs) {
       latency.values.back()[static_cast<std::size_t>(
           std::find(kinds.begin(), kinds.end(), op.op_class) - kinds.begin())] += op.seconds * 1e6;
   }
-  doc.chart("comparison_latency.svg", latency.title, bar_script(latency));
-  doc.chart("comparison_speedup.svg", speedup.title, bar_script(speedup));
+  doc.chart("comparison_latency.svg", latency);
+  doc.chart("comparison_speedup.svg", speedup);
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ struct ReportChart {
   std::string title;
   std::string script;  // the gnuplot script it was drawn from
   std::string svg;     // gnuplot's output as it came
+  std::string spec;    // the same chart as a Vega-Lite specification (JSON; vega_charts.h)
 };
 
 struct Report {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Compiles coda in its minimal configuration, in build-minimal/: without MPI (CODA_WITH_MPI=OFF)
-# and without the ONNX importer (CODA_WITH_ONNX=OFF), so the code paths that stand in for them
-# (cli/sweep_command.cpp's "built without MPI", coda workload's "built without ONNX") keep compiling
-# and linking. Every other build has both on whenever their packages are installed, so nothing
+# Compiles coda in its minimal configuration, in build-minimal/: without MPI (CODA_WITH_MPI=OFF),
+# without the ONNX importer (CODA_WITH_ONNX=OFF) and without the report's chart libraries
+# (CODA_WITH_VEGA=OFF), so the code paths that stand in for them (cli/sweep_command.cpp's "built
+# without MPI", coda workload's "built without ONNX", reports/vega_bundle_none.cpp) keep compiling
+# and linking. Every other build has them on whenever their packages are installed, so nothing
 # else builds these paths. Compile only: no tests, no benchmarks, no CUDA; just the libraries the
 # `coda` binary links and the binary itself.
 #
@@ -20,7 +21,7 @@ source scripts/packages.sh
 scripts/ensure_packages.sh "${CODA_BUILD_PACKAGES[@]}"
 
 build="build-minimal"
-cmake -S . -B "$build" -G Ninja -DCODA_WITH_MPI=OFF -DCODA_WITH_ONNX=OFF \
+cmake -S . -B "$build" -G Ninja -DCODA_WITH_MPI=OFF -DCODA_WITH_ONNX=OFF -DCODA_WITH_VEGA=OFF \
   -DCODA_BUILD_TESTS=OFF -DCODA_BUILD_BENCH=OFF -DCODA_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 >/dev/null
 if ! ninja -C "$build" -j "$(nproc)" coda >"$build/build.log" 2>&1; then

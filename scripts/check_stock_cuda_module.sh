@@ -21,7 +21,7 @@ mkdir -p "$work/modules"
 sed -e 's/if(TARGET CUDA::nvToolsExt AND CMAKE_MINIMUM_REQUIRED_VERSION/if(CMAKE_MINIMUM_REQUIRED_VERSION/' \
     -e "s|\${CMAKE_CURRENT_LIST_DIR}|$(dirname "$module")|g" "$module" > "$work/modules/FindCUDAToolkit.cmake"
 if ! cmake -S . -B "$work/build" -G Ninja -DCMAKE_MODULE_PATH="$work/modules" \
-      -DCMAKE_CUDA_COMPILER="$nvcc" -DCODA_BUILD_TESTS=OFF -DCODA_BUILD_BENCH=OFF \
+      -DCMAKE_CUDA_COMPILER="$nvcc" -DCODA_BUILD_TESTS=OFF -DCODA_BUILD_BENCH=OFF -DCODA_WITH_VEGA=OFF \
       > "$work/configure.log" 2>&1; then
   cat "$work/configure.log" >&2
   echo "check_stock_cuda_module: configuring against the stock FindCUDAToolkit failed" >&2

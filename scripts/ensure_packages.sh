@@ -7,6 +7,9 @@ set -euo pipefail
 
 missing=()
 for p in "$@"; do
+  # npm: any npm on the PATH will do. NodeSource's nodejs package ships its own and conflicts with
+  # Debian's npm package, so a machine with it must not be asked to install Debian's.
+  if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -6,7 +6,8 @@ CODA_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev
                      libonnx-dev libprotobuf-dev libsqlite3-dev python3-onnx python3-numpy
                      libsystemc-dev gnuplot-nox chromium libeigen3-dev
                      openmpi-bin libopenmpi-dev libboost-dev
-                     pybind11-dev python3-dev python3-pytest)
+                     pybind11-dev python3-dev python3-pytest
+                     npm)  # the report's chart libraries (web/package.json), installed by npm ci
 # Optional: the Python API gives DataFrames where pandas is installed, and its tests of them skip
 # where it is not. CI installs it (with the list above, so apt-get update runs once); setup does
 # not, as 65 packages is a lot to ask of a first run.

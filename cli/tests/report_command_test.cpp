@@ -81,8 +81,10 @@ TEST(ReportCommand, SweepAndTwoRuns) {
   const std::string md = read(dir / "out" / "report.md");
   EXPECT_NE(md.find("| 3 | 128 | 34 GB/s | 1 | 2 | knee |\n"), std::string::npos) << md;  // ms, mJ
   EXPECT_NE(md.find("| b | edge | w | none | 0.00022 | 8e-06 | 0.5 | 2 |\n"), std::string::npos);
+  // Ten charts, each as an SVG and a Vega-Lite spec.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir / "out" / "charts"), fs::directory_iterator()),
-            10);
+            20);
+  EXPECT_TRUE(fs::exists(dir / "out" / "charts" / "pareto_0.vl.json"));
   const std::string html = read(dir / "out" / "report.html");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0U);
   EXPECT_EQ(html.find("<?xml"), std::string::npos);
@@ -137,6 +139,10 @@ TEST(ReportCommand, TheRooflinePeakIsAtTheRunsType) {
   const std::string chart = read(dir / "out" / "charts" / "roofline_1.svg");
   EXPECT_NE(chart.find("bf16 peak (the run's)"), std::string::npos);
   EXPECT_NE(chart.find("int8 peak"), std::string::npos);
+  // The same chart as Vega-Lite, written beside the SVG: the same peaks, as lines.
+  const std::string spec = read(dir / "out" / "charts" / "roofline_1.vl.json");
+  EXPECT_NE(spec.find("\"line\":\"bf16 peak (the run's)\""), std::string::npos) << spec;
+  EXPECT_NE(spec.find("\"line\":\"int8 peak\""), std::string::npos) << spec;
 }
 
 TEST(ReportCommand, ABrokenRunJsonIsLocated) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "reports/tests/report_fixtures.h"
+
 namespace coda::reports {
 namespace {
 
@@ -17,17 +19,10 @@ TEST(Charts, InlineSvgDropsThePrologAndPrefixesIds) {
 }
 
 TEST(Charts, RooflinePlacesOpsAndDrawsRoofs) {
-  // One op: 1e6 MACs in 20 us = 5e10 MACs/s, 20 MACs per DRAM byte; peak 1e11 MACs/s and DRAM
-  // at 1e10 B/s (ridge 10 MACs/B).
-  OpBound op;
-  op.op = "layer1.conv2";
-  op.macs = 1'000'000;
-  op.seconds = 20e-6;
-  op.levels = {{"dram", 50'000, 20.0, 10.0, 0.25}};
-  // The peak at bf16, an int8 peak twice it beside it. Rates in GMAC/s: the largest, the int8
-  // peak's 2e11, reads 200.
-  const Machine machine{1e11, {{"dram", 1e10}}, "test", "bf16", {{"int8", 2e11}}};
-  const std::string script = roofline_script("Roofline, it's a test", machine, {op});
+  // test::one_conv_op() on test::bf16_machine(): the op at (20 MACs/B, 50 GMAC/s), peaks 100 and
+  // 200 GMAC/s, ridge 10 MACs/B.
+  const std::string script =
+      roofline_script("Roofline, it's a test", test::bf16_machine(), {test::one_conv_op()});
   EXPECT_NE(script.find("set title 'Roofline, it''s a test'\n"), std::string::npos) << script;
   EXPECT_NE(script.find("set ylabel 'achieved GMAC/s'\n"), std::string::npos) << script;
   EXPECT_NE(script.find("$ops0 << EOD\n20 50 \"layer1.conv2\"\nEOD\n"), std::string::npos)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/tests/report_fixtures.h"
+#include "reports/vega_bundle.h"
 
 namespace coda::reports {
 namespace {
@@ -144,7 +145,15 @@ TEST(CoDesignReport, ChartsAreInlinedAndLinked) {
   ASSERT_EQ(out.report->charts.size(), 2U + 3U * 2U + 2U);
   EXPECT_TRUE(has(out.report->markdown, "![Pareto front, w](charts/pareto_0.svg)"));
   const std::string& html = out.report->html;
-  EXPECT_TRUE(has(html, "<figure class=\"chart\" id=\"chart0\">\n\n<svg id='c0_x'>"));
+  EXPECT_TRUE(
+      has(html, "<figure class=\"chart\" id=\"chart0\">\n<div class=\"plot\">\n<svg id='c0_x'>"))
+      << html.substr(0, 2000);
+  // Each chart's Vega-Lite spec sits beside its SVG, and the chart keeps it.
+  EXPECT_TRUE(has(html, "<script type=\"application/json\" class=\"spec\">{\"$schema\":"));
+  for (const ReportChart& chart : out.report->charts)
+    EXPECT_TRUE(has(html, chart.spec)) << chart.file;
+  // The chart libraries are in the page when the build embedded them (-DCODA_WITH_VEGA=ON).
+  EXPECT_EQ(has(html, "vegaEmbed("), !vega_scripts().empty());
   EXPECT_FALSE(has(html, "<?xml"));
   EXPECT_FALSE(has(html, "http://") && has(html, "<link"));  // nothing to fetch
 }
@@ -220,36 +229,11 @@ TEST(CoDesignReport, ABrokenTrainingStepIsALocatedError) {
   EXPECT_GT(diags.all().front().where.line, 1u);
 }
 
-// serve.json as coda serve --out writes it (sim/serving/serve_output.cpp), with a rate curve.
-constexpr std::string_view kServeJson = R"({
-  "config": {"model": "llama2_7b", "arch": "h100", "tp": 2, "replicas": 2,
-             "arrivals": "poisson", "rate": 8, "requests": 100,
-             "slo": {"ttft_s": 2.0, "tpot_s": 0.1, "percentile": 99}},
-  "kv_cache": {"blocks": 5000},
-  "max_batched_tokens": 2048,
-  "summary": {"requests": 100, "requests_per_s": 7.5, "output_tokens_per_s": 960,
-              "ttft_s": {"mean": 0.1, "p50": 0.05, "p90": 0.2, "p99": 0.4, "max": 0.5},
-              "tpot_s": {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04, "max": 0.05},
-              "itl_s": {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.06, "max": 0.1},
-              "e2e_s": {"mean": 3, "p50": 2.5, "p90": 4, "p99": 5, "max": 6},
-              "slo_attainment": 0.97, "goodput_rps": 7.275, "meets_slo": true,
-              "iterations": 900, "mean_batch": 12.5, "max_batch": 30,
-              "kv_utilisation_mean": 0.25, "kv_utilisation_max": 0.5, "preemptions": 3},
-  "rate_curve": [
-    {"rate": 4, "meets_slo": true, "summary": {"requests_per_s": 4, "output_tokens_per_s": 512,
-      "ttft_s": {"p50": 0.04, "p99": 0.1}, "tpot_s": {"p50": 0.015, "p99": 0.02},
-      "meets_slo": true}},
-    {"rate": 16, "meets_slo": false, "summary": {"requests_per_s": 9, "output_tokens_per_s": 1100,
-      "ttft_s": {"p50": 3, "p99": 9}, "tpot_s": {"p50": 0.05, "p99": 0.12},
-      "meets_slo": false}}
-  ]
-})";
-
 TEST(CoDesignReport, ServingShowsItsLatenciesAndTheirCurveAgainstLoad) {
   Diagnostics diags;
-  ASSERT_TRUE(is_serve_json(kServeJson));
+  ASSERT_TRUE(is_serve_json(test::kServeJson));
   EXPECT_FALSE(is_serve_json(kTrainJson));
-  auto served = read_serve_json(kServeJson, "serve.json", diags);
+  auto served = read_serve_json(test::kServeJson, "serve.json", diags);
   ASSERT_TRUE(served) << diags.format_all();
   EXPECT_EQ(served->curve.size(), 2u);
   EXPECT_DOUBLE_EQ(served->curve[1].ttft.p99, 9);
@@ -266,7 +250,7 @@ TEST(CoDesignReport, ServingShowsItsLatenciesAndTheirCurveAgainstLoad) {
 }
 
 TEST(CoDesignReport, ABrokenServeJsonIsALocatedError) {
-  std::string text(kServeJson);
+  std::string text(test::kServeJson);
   const std::string bad = "\"preemptions\": 3";
   text.replace(text.find(bad), bad.size(), "\"preemptions\": -3");
   Diagnostics diags;

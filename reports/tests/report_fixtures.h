@@ -41,6 +41,19 @@ inline std::filesystem::path scratch_dir(const std::string& suite, const std::st
   return dir;
 }
 
+// One op, 1e6 MACs in 20 us = 5e10 MACs/s at 20 MACs per DRAM byte, on a machine with a bf16 peak
+// of 1e11 MACs/s (an int8 peak twice it beside it) and DRAM at 1e10 B/s: ridge 10 MACs/B. Rates
+// in GMAC/s (the largest, the int8 peak's 2e11, reads 200): the op 50, the peaks 100 and 200.
+inline OpBound one_conv_op() {
+  OpBound op;
+  op.op = "layer1.conv2";
+  op.macs = 1'000'000;
+  op.seconds = 20e-6;
+  op.levels = {{"dram", 50'000, 20.0, 10.0, 0.25}};
+  return op;
+}
+inline Machine bf16_machine() { return {1e11, {{"dram", 1e10}}, "test", "bf16", {{"int8", 2e11}}}; }
+
 // array.rows in {64, 128, 256} x dram.bandwidth in {17, 34} GB/s, rows turning slowest:
 //   latency = 1 ms x (128 / rows) x sqrt(34 GB/s / bandwidth)   (elasticities -1 and -0.5)
 //   energy  = 1 mJ x rows / 64                                   (elasticities +1 and 0)
@@ -136,5 +149,30 @@ inline ReportInput full_input() {
   input.runs.push_back(four_op_run("edge", "edge", 2));
   return input;
 }
+
+// serve.json as coda serve --out writes it (sim/serving/serve_output.cpp), with a rate curve.
+constexpr std::string_view kServeJson = R"({
+  "config": {"model": "llama2_7b", "arch": "h100", "tp": 2, "replicas": 2,
+             "arrivals": "poisson", "rate": 8, "requests": 100,
+             "slo": {"ttft_s": 2.0, "tpot_s": 0.1, "percentile": 99}},
+  "kv_cache": {"blocks": 5000},
+  "max_batched_tokens": 2048,
+  "summary": {"requests": 100, "requests_per_s": 7.5, "output_tokens_per_s": 960,
+              "ttft_s": {"mean": 0.1, "p50": 0.05, "p90": 0.2, "p99": 0.4, "max": 0.5},
+              "tpot_s": {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.04, "max": 0.05},
+              "itl_s": {"mean": 0.02, "p50": 0.02, "p90": 0.03, "p99": 0.06, "max": 0.1},
+              "e2e_s": {"mean": 3, "p50": 2.5, "p90": 4, "p99": 5, "max": 6},
+              "slo_attainment": 0.97, "goodput_rps": 7.275, "meets_slo": true,
+              "iterations": 900, "mean_batch": 12.5, "max_batch": 30,
+              "kv_utilisation_mean": 0.25, "kv_utilisation_max": 0.5, "preemptions": 3},
+  "rate_curve": [
+    {"rate": 4, "meets_slo": true, "summary": {"requests_per_s": 4, "output_tokens_per_s": 512,
+      "ttft_s": {"p50": 0.04, "p99": 0.1}, "tpot_s": {"p50": 0.015, "p99": 0.02},
+      "meets_slo": true}},
+    {"rate": 16, "meets_slo": false, "summary": {"requests_per_s": 9, "output_tokens_per_s": 1100,
+      "ttft_s": {"p50": 3, "p99": 9}, "tpot_s": {"p50": 0.05, "p99": 0.12},
+      "meets_slo": false}}
+  ]
+})";
 
 }  // namespace coda::reports::test
