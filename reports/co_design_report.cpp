@@ -37,7 +37,12 @@ struct Table {
 struct ChartRef {
   std::size_t index = 0;  // into the report's charts
 };
-using Block = std::variant<Heading, Paragraph, Table, ChartRef>;
+// A table folded under a one-line summary (HTML's <details>, which GitHub's Markdown renders too).
+struct Details {
+  std::string summary;
+  Table table;
+};
+using Block = std::variant<Heading, Paragraph, Table, ChartRef, Details>;
 
 std::string html_escape(std::string_view text) {
   std::string out;
@@ -93,6 +98,31 @@ document.querySelectorAll('figure.chart').forEach(function (figure) {
 });
 )js";
 
+std::string md_table(const Table& t) {
+  const auto row = [](const std::vector<std::string>& cells) {
+    std::string line = "|";
+    for (const std::string& c : cells) line += " " + md_cell(c) + " |";
+    return line + "\n";
+  };
+  std::string out = row(t.header) + "|";
+  for (std::size_t i = 0; i < t.header.size(); ++i) out += i == 0 ? "---|" : "---:|";
+  out += "\n";
+  for (const auto& r : t.rows) out += row(r);
+  return out + "\n";
+}
+
+std::string html_table(const Table& t) {
+  std::string out = "<table>\n<tr>";
+  for (const std::string& name : t.header) out += fmt::format("<th>{}</th>", html_escape(name));
+  out += "</tr>\n";
+  for (const auto& r : t.rows) {
+    out += "<tr>";
+    for (const std::string& c : r) out += fmt::format("<td>{}</td>", html_escape(c));
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
 class Document {
  public:
   explicit Document(const ChartRenderer& render) : render_(render) {}
@@ -100,6 +130,9 @@ class Document {
   void heading(int level, std::string text) { blocks_.emplace_back(Heading{level, std::move(text)}); }
   void paragraph(std::string text) { blocks_.emplace_back(Paragraph{std::move(text)}); }
   void table(Table table) { blocks_.emplace_back(std::move(table)); }
+  void details(std::string summary, Table table) {
+    blocks_.emplace_back(Details{std::move(summary), std::move(table)});
+  }
 
   // Renders the chart and places it; after the first failure nothing more is rendered.
   // `spec`: the same chart as Vega-Lite (vega_charts.h), drawn over the SVG where the page can.
@@ -133,17 +166,10 @@ class Document {
       } else if (const auto* p = std::get_if<Paragraph>(&block)) {
         out += p->text + "\n\n";
       } else if (const auto* t = std::get_if<Table>(&block)) {
-        const auto row = [](const std::vector<std::string>& cells) {
-          std::string line = "|";
-          for (const std::string& c : cells) line += " " + md_cell(c) + " |";
-          return line + "\n";
-        };
-        out += row(t->header);
-        out += "|";
-        for (std::size_t i = 0; i < t->header.size(); ++i) out += i == 0 ? "---|" : "---:|";
-        out += "\n";
-        for (const auto& r : t->rows) out += row(r);
-        out += "\n";
+        out += md_table(*t);
+      } else if (const auto* d = std::get_if<Details>(&block)) {
+        out += fmt::format("<details><summary>{}</summary>\n\n{}</details>\n\n",
+                           html_escape(d->summary), md_table(d->table));
       } else if (const auto* c = std::get_if<ChartRef>(&block)) {
         const ReportChart& chart = charts_[c->index];
         out += fmt::format("![{}](charts/{})\n\n", chart.title, chart.file);
@@ -167,15 +193,10 @@ class Document {
       } else if (const auto* p = std::get_if<Paragraph>(&block)) {
         out += fmt::format("<p>{}</p>\n", html_escape(p->text));
       } else if (const auto* t = std::get_if<Table>(&block)) {
-        out += "<table>\n<tr>";
-        for (const std::string& name : t->header) out += fmt::format("<th>{}</th>", html_escape(name));
-        out += "</tr>\n";
-        for (const auto& r : t->rows) {
-          out += "<tr>";
-          for (const std::string& c : r) out += fmt::format("<td>{}</td>", html_escape(c));
-          out += "</tr>\n";
-        }
-        out += "</table>\n";
+        out += html_table(*t);
+      } else if (const auto* d = std::get_if<Details>(&block)) {
+        out += fmt::format("<details><summary>{}</summary>\n{}</details>\n",
+                           html_escape(d->summary), html_table(d->table));
       } else if (const auto* c = std::get_if<ChartRef>(&block)) {
         const ReportChart& chart = charts_[c->index];
         // The static SVG stays inside the chart's div until Vega has drawn the chart.
@@ -751,6 +772,56 @@ std::string machine_note(const RunInput& in) {
       roofs.empty() ? "no level bandwidths known" : "level bandwidths: " + roofs);
 }
 
+// The ops by kind (conv, gemm, softmax ...): one row per kind with its time, share, MACs, energy
+// and time per class, in the order the kinds first run; then each kind's ops, folded.
+void op_kind_tables(Document& doc, const results::RunResult& r, const std::vector<OpBound>& ops) {
+  double total = 0;
+  for (const OpBound& op : ops) total += op.seconds;
+  Table kinds_table{
+      {"op kind", "ops", "time (us)", "share of time", "MACs", "energy (uJ)", "time by class"}, {}};
+  std::vector<Details> folded;
+  for (const std::string& kind : kinds_in_order(ops)) {
+    std::size_t count = 0;
+    double seconds = 0, energy = 0;
+    std::uint64_t macs = 0;
+    std::vector<OpBound> of_kind;
+    Table table{{"op", "time (us)", "MACs", "class", "basis", "intensity MACs/B (balance)",
+                 "bottleneck (busy)"},
+                {}};
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const OpBound& op = ops[i];
+      if (op.op_class != kind) continue;
+      ++count;
+      seconds += op.seconds;
+      macs += op.macs;
+      energy += i < r.ops.size() ? r.ops[i].cost.energy.value : 0;
+      of_kind.push_back(op);
+      std::string levels;
+      for (const LevelLoad& l : op.levels)
+        levels +=
+            fmt::format("{}{}: {}{}", levels.empty() ? "" : "; ", l.level, num(l.macs_per_byte),
+                        l.balance ? fmt::format(" ({})", num(*l.balance)) : "");
+      table.rows.push_back({op.op, num(op.seconds * 1e6), fmt::format("{}", op.macs),
+                            class_label(op), op.basis, levels,
+                            op.bottleneck == "latency"
+                                ? op.bottleneck
+                                : fmt::format("{} ({})", op.bottleneck, pct(op.bottleneck_busy))});
+    }
+    std::string by_class;
+    for (const ClassShare& c : class_shares(of_kind))
+      by_class += fmt::format("{}{} {}", by_class.empty() ? "" : ", ", c.label, pct(c.share));
+    const std::string share = total > 0 ? pct(seconds / total) : "n/a";
+    kinds_table.rows.push_back({kind, fmt::format("{}", count), num(seconds * 1e6), share,
+                                fmt::format("{}", macs), num(energy * 1e6), by_class});
+    folded.push_back({fmt::format("{}: {} op{}, {} us ({} of the time)", kind, count,
+                                  count == 1 ? "" : "s", num(seconds * 1e6), share),
+                      std::move(table)});
+  }
+  doc.table(std::move(kinds_table));
+  doc.paragraph("Each kind's ops (open a kind to see them):");
+  for (Details& d : folded) doc.details(std::move(d.summary), std::move(d.table));
+}
+
 void run_section(Document& doc, const RunInput& in, std::size_t index) {
   const results::RunResult& r = in.run;
   doc.heading(2, "Run " + in.label);
@@ -778,21 +849,7 @@ void run_section(Document& doc, const RunInput& in, std::size_t index) {
   for (const ClassShare& s : class_shares(ops))
     shares.rows.push_back({s.label, num(s.seconds), pct(s.share)});
   doc.table(std::move(shares));
-  Table table{{"op", "kind", "time (us)", "MACs", "class", "basis", "intensity MACs/B (balance)",
-               "bottleneck (busy)"},
-              {}};
-  for (const OpBound& op : ops) {
-    std::string levels;
-    for (const LevelLoad& l : op.levels)
-      levels += fmt::format("{}{}: {}{}", levels.empty() ? "" : "; ", l.level, num(l.macs_per_byte),
-                            l.balance ? fmt::format(" ({})", num(*l.balance)) : "");
-    table.rows.push_back({op.op, op.op_class, num(op.seconds * 1e6), fmt::format("{}", op.macs),
-                          class_label(op), op.basis, levels,
-                          op.bottleneck == "latency"
-                              ? op.bottleneck
-                              : fmt::format("{} ({})", op.bottleneck, pct(op.bottleneck_busy))});
-  }
-  doc.table(std::move(table));
+  op_kind_tables(doc, r, ops);
 
   const std::string roofline_title =
       fmt::format("Roofline, {} ({} on {})", in.label, r.workload, r.arch);

@@ -128,14 +128,38 @@ TEST(CoDesignReport, RunTablesAndComparison) {
                       "| latency | 5e-05 | 45.5% |\n"))
       << md;
   // fc: intensity 5 at sram (balance 1) and dram (balance 10); dram busy 20 of 30 us.
-  EXPECT_TRUE(has(md, "| layer1.fc | fc | 30 | 1000000 | memory(dram) | roofline | sram: 5 (1); "
-                      "dram: 5 (10) | dram (66.7%) |\n"))
+  EXPECT_TRUE(has(md,
+                  "| layer1.fc | 30 | 1000000 | memory(dram) | roofline | sram: 5 (1); "
+                  "dram: 5 (10) | dram (66.7%) |\n"))
       << md;
+  // The ops by kind, each kind's ops folded under it.
+  EXPECT_TRUE(has(md, "| fc | 1 | 30 | 27.3% | 1000000 | 1 | memory(dram) 100.0% |\n")) << md;
+  EXPECT_TRUE(has(md, "<details><summary>fc: 1 op, 30 us (27.3% of the time)</summary>\n\n| op |"))
+      << md;
+  EXPECT_TRUE(has(out.report->html,
+                  "<details><summary>fc: 1 op, 30 us (27.3% of the time)"
+                  "</summary>\n<table>\n<tr><th>op</th>"));
   // Same workload, different archs; edge takes twice the time and energy of dc.
   EXPECT_TRUE(has(md, "## Hardware comparison on w\n")) << md;
   EXPECT_TRUE(has(md, "| dc | datacenter | w | none | 0.00011 | 4e-06 | 1 | 1 |\n"
                       "| edge | edge | w | none | 0.00022 | 8e-06 | 0.5 | 2 |\n"))
       << md;
+}
+
+TEST(CoDesignReport, OpsOfOneKindAddUp) {
+  // four_op_run's conv renamed into a second fc: fc is then 2 ops, 20 us compute-bound + 30 us
+  // memory(dram)-bound = 50 us of the 110 us (45.5%), 2e6 MACs, 1 + 1 uJ; by class 20 / 50 = 40%
+  // compute and 30 / 50 = 60% memory(dram).
+  ReportInput input;
+  input.runs.push_back(test::four_op_run("dc", "datacenter", 1));
+  input.runs[0].run.ops[0].name = "layer0.fc";
+  const ReportOutcome out = build_report(input, fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  EXPECT_TRUE(
+      has(md, "| fc | 2 | 50 | 45.5% | 2000000 | 2 | compute 40.0%, memory(dram) 60.0% |\n"))
+      << md;
+  EXPECT_TRUE(has(md, "<details><summary>fc: 2 ops, 50 us (45.5% of the time)</summary>")) << md;
 }
 
 TEST(CoDesignReport, ChartsAreInlinedAndLinked) {
