@@ -235,6 +235,37 @@ std::string pareto_script(const ScatterChart& chart) {
          "$front using 1:2 with linespoints pt 7 ps 1 lw 2 lc rgb '#1f77b4' title 'Pareto front'\n";
 }
 
+std::string pairs_script(const PairChart& chart) {
+  const std::size_t k = chart.labels.size();
+  const std::size_t panels = k * (k - 1) / 2;
+  std::string script(kHeader);
+  script +=
+      fmt::format("set key off\nset multiplot layout 1,{} title {}\n", panels, quoted(chart.title));
+  for (std::size_t a = 0; a < k; ++a)
+    for (std::size_t b = a + 1; b < k; ++b) {
+      std::string all, front;
+      std::vector<double> xs, ys;
+      for (std::size_t d = 0; d < chart.values.size(); ++d) {
+        const double x = chart.values[d][a], y = chart.values[d][b];
+        const std::string point = fmt::format("{} {}\n", number(x), number(y));
+        (d < chart.front.size() && chart.front[d] ? front : all) += point;
+        xs.push_back(x);
+        ys.push_back(y);
+      }
+      script += fmt::format("set xlabel {}\nset ylabel {}\n{}logscale x\n{}logscale y\n",
+                            quoted(chart.labels[a]), quoted(chart.labels[b]),
+                            wants_log(xs, 1.3) ? "set " : "unset ",
+                            wants_log(ys, 1.3) ? "set " : "unset ");
+      script += fmt::format("$all{0}{1} << EOD\n{2}EOD\n$front{0}{1} << EOD\n{3}EOD\n", a, b,
+                            all.empty() ? "NaN NaN\n" : all, front.empty() ? "NaN NaN\n" : front);
+      script += fmt::format(
+          "plot $all{0}{1} using 1:2 with points pt 7 ps 0.5 lc rgb '#aaaaaa', "
+          "$front{0}{1} using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4'\n",
+          a, b);
+    }
+  return script + "unset multiplot\n";
+}
+
 std::string line_script(const LineChart& chart) {
   std::string script(kHeader);
   script += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset key outside right top\n",

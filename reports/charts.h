@@ -85,6 +85,19 @@ struct ScatterChart {
 };
 std::string pareto_script(const ScatterChart& chart);
 
+// Every design in every pair of three or more objectives (the front is computed over all of
+// them, so its designs need not look undominated in any one pair): `values[d][k]` is design d's
+// objective k, `front[d]` whether d is on the front, `names[d]` its hover text.
+struct PairChart {
+  std::string title;
+  std::vector<std::string> labels;  // an axis title per objective, unit included
+  std::vector<std::vector<double>> values;
+  std::vector<bool> front;
+  std::vector<std::string> names;
+};
+// One panel per pair of objectives (k (k - 1) / 2 of them), side by side.
+std::string pairs_script(const PairChart& chart);
+
 // Lines over a numeric x: one series per entry of `series`, `values[s][i]` at x[i] (NaN: a gap).
 // The y axis is logarithmic when `log_y` and every value is positive.
 struct LineChart {

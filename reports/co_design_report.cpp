@@ -659,6 +659,26 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     }
     doc.chart(fmt::format("pareto_{}.svg", w), scatter.title, pareto_script(scatter),
               pareto_spec(scatter, hover));
+    // Three or more objectives: the front is over all of them, which one pair's projection hides
+    // (a front design can look dominated there); every pair shows where each front design wins.
+    if (k_count >= 3) {
+      PairChart pairs{
+          fmt::format("Pareto front over {} objectives, every pair, {}", k_count, workload),
+          {},
+          {},
+          std::vector<bool>(feasible.size(), false),
+          hover};
+      for (std::size_t k = 0; k < k_count; ++k)
+        pairs.labels.push_back(axis_label(*objectives[k], scales[k]));
+      for (const auto& v : values) {
+        pairs.values.emplace_back();
+        for (std::size_t k = 0; k < k_count; ++k)
+          pairs.values.back().push_back(v[k] * scales[k].factor);
+      }
+      for (const std::size_t i : front) pairs.front[i] = true;
+      doc.chart(fmt::format("pareto_pairs_{}.svg", w), pairs.title, pairs_script(pairs),
+                pairs_spec(pairs));
+    }
 
     // The top designs by the first objective, with every objective, power and area.
     std::vector<const SweepRow*> ranked = feasible;

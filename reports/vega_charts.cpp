@@ -68,6 +68,7 @@ std::string dump(const json& spec) {
 }
 
 bool finite(double v) { return std::isfinite(v); }
+constexpr double kNaNValue = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
@@ -137,6 +138,63 @@ std::string pareto_spec(const ScatterChart& chart, const std::vector<std::string
                     {"color", "#d62728"}}},
                   {"encoding", {{"text", {{"field", "n"}, {"type", "nominal"}}}}}};
   spec["layer"] = {points, front, rings, numbers};
+  return dump(spec);
+}
+
+std::string pairs_spec(const PairChart& chart) {
+  // Field names are the axis titles, with the characters Vega-Lite reads as nested access escaped.
+  std::vector<std::string> fields;
+  for (const std::string& label : chart.labels) {
+    std::string field;
+    for (const char c : label) {
+      if (c == '.' || c == '[' || c == ']' || c == '\\') field += '\\';
+      field += c;
+    }
+    fields.push_back(std::move(field));
+  }
+  json rows = json::array();
+  for (std::size_t d = 0; d < chart.values.size(); ++d) {
+    json row = {
+        {"design", d < chart.names.size() ? chart.names[d] : fmt::format("design {}", d + 1)},
+        {"role", d < chart.front.size() && chart.front[d] ? "Pareto front" : "design"}};
+    bool finite_row = true;
+    for (std::size_t k = 0; k < chart.labels.size(); ++k) {
+      const double v = k < chart.values[d].size() ? chart.values[d][k] : kNaNValue;
+      finite_row = finite_row && finite(v);
+      row[chart.labels[k]] = v;
+    }
+    if (finite_row) rows.push_back(std::move(row));
+  }
+  json tooltip = json::array({tip("design", "design", false)});
+  for (std::size_t k = 0; k < fields.size(); ++k)
+    tooltip.push_back(tip(fields[k], chart.labels[k], true));
+  const json axis = {{"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 8}}}};
+  json x = axis, y = axis;
+  x["field"] = {{"repeat", "column"}};
+  y["field"] = {{"repeat", "row"}};
+  json spec = frame(chart.title);
+  spec.erase("width");
+  spec.erase("height");
+  spec["data"] = {{"values", rows}};
+  spec["repeat"] = {{"row", fields}, {"column", fields}};
+  spec["spec"] = {
+      {"width", 170},
+      {"height", 170},
+      {"params", {{{"name", "brush"}, {"select", {{"type", "interval"}, {"resolve", "global"}}}}}},
+      {"mark", {{"type", "circle"}, {"size", 35}}},
+      {"encoding",
+       {{"x", x},
+        {"y", y},
+        {"color",
+         {{"condition",
+           {{"param", "brush"},
+            {"field", "role"},
+            {"type", "nominal"},
+            {"title", nullptr},
+            {"scale",
+             {{"domain", {"design", "Pareto front"}}, {"range", {"#aaaaaa", "#1f77b4"}}}}}},
+          {"value", "#eeeeee"}}},
+        {"tooltip", tooltip}}}};
   return dump(spec);
 }
 

@@ -22,6 +22,11 @@ inline constexpr std::string_view kVegaLiteSchema =
 // `names[i]`, when given, is point i's hover text.
 std::string pareto_spec(const ScatterChart& chart, const std::vector<std::string>& names = {});
 
+// A scatter-plot matrix: every objective against every other, the front's designs blue; dragging
+// a rectangle in any panel selects designs and greys the others in every panel (a double-click
+// clears it).
+std::string pairs_spec(const PairChart& chart);
+
 // Bars per category, one colour per series, stacked or side by side.
 std::string bar_spec(const BarChart& chart);
 

@@ -104,10 +104,11 @@ setTimeout(async function () {
 </script>
 )";
 
-// The full fixture and a serving simulation: every kind of chart the report draws (scatter, bars,
-// roofline, lines).
+// The full fixture with a third objective, and a serving simulation: every kind of chart the
+// report draws (scatter, the pairs of three objectives, bars, roofline, lines).
 ReportInput every_chart_kind() {
   ReportInput input = test::full_input();
+  input.sweep->results.objectives.emplace_back("edp");
   Diagnostics diags;
   auto served = read_serve_json(test::kServeJson, "serve.json", diags);
   if (served) input.servings.push_back({"tp2", "serve.json", std::move(*served)});
@@ -122,7 +123,7 @@ TEST(ReportRender, ChromiumDrawsEveryChart) {
   });
   ASSERT_TRUE(out.report) << out.error;
   const std::size_t charts = out.report->charts.size();
-  ASSERT_EQ(charts, 12U);  // sweep 2, each run 3, comparison 2, serving 2
+  ASSERT_EQ(charts, 13U);  // sweep 3, each run 3, comparison 2, serving 2
   std::string html = out.report->html;
   const auto head = html.find("<head>\n");
   const auto body_end = html.rfind("</body>");

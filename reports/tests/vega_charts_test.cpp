@@ -56,6 +56,29 @@ TEST(VegaCharts, ParetoDropsPointsALogAxisCannotShow) {
   EXPECT_FALSE(spec.at("encoding").at("x").at("scale").contains("type"));
 }
 
+TEST(VegaCharts, PairsRepeatEveryObjectiveAgainstEveryOther) {
+  // A dot in a title would be read as a nested field: it is escaped in the field, not in the data.
+  const PairChart chart{"pairs",
+                        {"perf (TOPS/W, v1.0)", "b", "c"},
+                        {{1, 2, 3}, {2, 1, 1}, {kNaN, 3, 3}},
+                        {true, true, false},
+                        {"point 0", "point 1", "point 2"}};
+  const json spec = json::parse(pairs_spec(chart));
+  const json fields = {"perf (TOPS/W, v1\\.0)", "b", "c"};
+  EXPECT_EQ(spec.at("repeat").at("row"), fields);
+  EXPECT_EQ(spec.at("repeat").at("column"), fields);
+  // Design 2 has a NaN: no row. The others keep their values under the unescaped titles.
+  ASSERT_EQ(values(spec).size(), 2U);
+  EXPECT_EQ(values(spec)[1], json({{"design", "point 1"},
+                                   {"role", "Pareto front"},
+                                   {"perf (TOPS/W, v1.0)", 2},
+                                   {"b", 1},
+                                   {"c", 1}}));
+  // One brush for every panel.
+  EXPECT_EQ(spec.at("spec").at("params")[0].at("select").at("resolve"), "global");
+  EXPECT_EQ(spec.at("spec").at("encoding").at("color").at("condition").at("param"), "brush");
+}
+
 TEST(VegaCharts, BarsStackOrStandSideBySide) {
   BarChart chart{"Latency by op kind",  "time (us)",         {"gemm", "softmax"},
                  {"compute", "memory"}, {{3, kNaN}, {1, 2}}, true};
