@@ -4,7 +4,7 @@
 CODA_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev
                      nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
                      libonnx-dev libprotobuf-dev libsqlite3-dev python3-onnx python3-numpy
-                     libsystemc-dev gnuplot-nox chromium libeigen3-dev
+                     libsystemc-dev gnuplot-nox chromium libpng-dev libeigen3-dev
                      openmpi-bin libopenmpi-dev libboost-dev
                      pybind11-dev python3-dev python3-pytest
                      npm)  # the report's chart libraries (web/package.json), installed by npm ci
