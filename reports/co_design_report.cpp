@@ -584,6 +584,28 @@ std::vector<std::uint64_t> recommendation_section(
   return named;
 }
 
+// The designs folded into `row` in a top-designs table: "4 (points 307, 311, 315, 319: sram.ifmap
+// 1 MiB .. 8 MiB)", naming the axes in which they differ from it; empty when none.
+std::string alike_text(const SweepResults& s, const SweepRow& row,
+                       const std::vector<const SweepRow*>& alike) {
+  if (alike.empty()) return "";
+  std::vector<std::string> points, axes;
+  for (const SweepRow* a : alike) points.push_back(fmt::format("{}", a->point));
+  for (std::size_t x = 0; x < s.axes.size(); ++x) {
+    std::vector<std::string> values;
+    for (const SweepRow* a : alike)
+      if (a->values.at(x) != row.values.at(x) &&
+          std::find(values.begin(), values.end(), a->values.at(x)) == values.end())
+        values.push_back(a->values.at(x));
+    if (values.empty()) continue;
+    axes.push_back(values.size() == 1
+                       ? fmt::format("{} {}", s.axes[x].path, values.front())
+                       : fmt::format("{} {} .. {}", s.axes[x].path, values.front(), values.back()));
+  }
+  return fmt::format("{} (point{} {}: {})", alike.size(), alike.size() == 1 ? "" : "s",
+                     fmt::join(points, ", "), fmt::join(axes, "; "));
+}
+
 void sweep_workload(Document& doc, const SweepResults& s, const std::string& workload,
                     std::size_t w, const std::vector<const SweepObjective*>& objectives,
                     std::size_t top) {
@@ -685,8 +707,42 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     std::sort(ranked.begin(), ranked.end(), [&](const SweepRow* a, const SweepRow* b) {
       return better(*a, *b, *objectives[0]);
     });
-    ranked.resize(std::min(ranked.size(), top));
-    doc.paragraph(fmt::format("Top {} feasible designs by {}:", ranked.size(), objectives[0]->name));
+    // A design as good on the first objective (within 0.05%) as one already listed, and no better
+    // on any objective, is not another choice: it is folded into that row (the designs that
+    // differ only in an axis with no effect on the ranking, and cost more elsewhere), so the
+    // table lists `top` distinct choices.
+    const auto no_worse = [&](const SweepRow& a, const SweepRow& b) {
+      for (const SweepObjective* o : objectives) {
+        const double x = metric(a, o->metric), y = metric(b, o->metric);
+        if (!equal(x, y) && (o->minimise ? x > y : x < y)) return false;
+      }
+      return true;
+    };
+    std::vector<std::vector<const SweepRow*>> folded;  // per listed row, the designs folded in
+    std::vector<const SweepRow*> listed;
+    for (const SweepRow* row : ranked) {
+      std::size_t into = listed.size();
+      for (std::size_t l = 0; l < listed.size() && into == listed.size(); ++l)
+        if (equal(metric(*listed[l], objectives[0]->metric), metric(*row, objectives[0]->metric)) &&
+            no_worse(*listed[l], *row))
+          into = l;
+      if (into < listed.size()) {
+        folded[into].push_back(row);
+      } else if (listed.size() < top) {
+        listed.push_back(row);
+        folded.emplace_back();
+      }
+    }
+    ranked = listed;
+    std::size_t folded_count = 0;
+    for (const auto& f : folded) folded_count += f.size();
+    doc.paragraph(fmt::format(
+        "Top {} feasible designs by {}{}:", ranked.size(), objectives[0]->name,
+        folded_count == 0
+            ? std::string()
+            : fmt::format(" ({} more designs as good on {} but no better on any objective are "
+                          "folded into the row they match, under 'alike')",
+                          folded_count, objectives[0]->name)));
     Table best{{"rank"}, {}};
     best.header.insert(best.header.end(), design_header.begin(), design_header.end());
     std::vector<Scale> ranked_scales;
@@ -696,6 +752,7 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
     }
     best.header.emplace_back("power (W)");
     best.header.emplace_back("area (mm2)");
+    if (folded_count > 0) best.header.emplace_back("alike");
     for (std::size_t r = 0; r < ranked.size(); ++r) {
       std::vector<std::string> cells{fmt::format("{}", r + 1)};
       for (std::string& c : design_cells(*ranked[r])) cells.push_back(std::move(c));
@@ -703,6 +760,7 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
         cells.push_back(num(metric(*ranked[r], objectives[k]->metric) * ranked_scales[k].factor));
       cells.push_back(num(metric(*ranked[r], "power_w")));
       cells.push_back(num(metric(*ranked[r], "area_mm2")));
+      if (folded_count > 0) cells.push_back(alike_text(s, *ranked[r], folded[r]));
       best.rows.push_back(std::move(cells));
     }
     doc.table(std::move(best));

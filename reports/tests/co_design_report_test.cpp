@@ -162,6 +162,38 @@ TEST(CoDesignReport, OpsOfOneKindAddUp) {
   EXPECT_TRUE(has(md, "<details><summary>fc: 2 ops, 50 us (45.5% of the time)</summary>")) << md;
 }
 
+TEST(CoDesignReport, TheTopTableFoldsDesignsThatAreNoOtherChoice) {
+  // six_point_sweep with a third axis, sram.ifmap: each design at 1 MiB, and a copy of each at
+  // 2 MiB (points 6..11) with the same latency and 10% more energy, so no better on any objective:
+  // each copy folds into its original. Point 5 (256 rows, 34 GB/s) is the fastest: 1 ms x 128 /
+  // 256 = 0.5 ms, 256 / 64 = 4 mJ, 4 mJ / 0.5 ms = 8 W; its copy is point 11.
+  ReportInput input;
+  SweepResults s = test::six_point_sweep();
+  s.axes.push_back({"sram.ifmap", {"1 MiB", "2 MiB"}});
+  const std::size_t n = s.rows.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    s.rows[i].values.emplace_back("1 MiB");
+    SweepRow copy = s.rows[i];
+    copy.point = n + i;
+    copy.values.back() = "2 MiB";
+    copy.metrics["energy_j"] *= 1.1;
+    s.rows.push_back(std::move(copy));
+  }
+  input.sweep = SweepInput{"sweep/results.json", s};
+  const ReportOutcome out = build_report(input, fake_svg);
+  ASSERT_TRUE(out.report) << out.error;
+  const std::string& md = out.report->markdown;
+  EXPECT_TRUE(has(md,
+                  "Top 6 feasible designs by latency (6 more designs as good on latency but no "
+                  "better on any objective are folded into the row they match, under "
+                  "'alike'):"))
+      << md;
+  EXPECT_TRUE(has(md,
+                  "| 1 | 5 | 256 | 34 GB/s | 1 MiB | 0.5 | 4 | 8 | 10 | 1 (point 11: "
+                  "sram.ifmap 2 MiB) |\n"))
+      << md;
+}
+
 TEST(CoDesignReport, ChartsAreInlinedAndLinked) {
   const ReportOutcome out = build_report(test::full_input(), fake_svg);
   ASSERT_TRUE(out.report) << out.error;
