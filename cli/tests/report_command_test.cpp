@@ -109,7 +109,7 @@ TEST(ReportCommand, LevelBandwidthsComeFromTheRecordedArchFile) {
   const std::string md = read(dir / "out" / "report.md");
   EXPECT_NE(md.find("level bandwidths: dram 34 GB/s"), std::string::npos) << md;
   // fc: 5 MACs per DRAM byte against a balance of 2.941: compute-bound on this machine.
-  EXPECT_NE(md.find("| layer1.fc | fc | 30 | 1000000 | compute | roofline | sram: 5; dram: 5 "
+  EXPECT_NE(md.find("| layer1.fc | 30 | 1000000 | compute | roofline | sram: 5; dram: 5 "
                     "(2.941) |"),
             std::string::npos)
       << md;
