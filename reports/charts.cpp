@@ -243,12 +243,13 @@ std::string pairs_script(const PairChart& chart) {
       fmt::format("set key off\nset multiplot layout 1,{} title {}\n", panels, quoted(chart.title));
   for (std::size_t a = 0; a < k; ++a)
     for (std::size_t b = a + 1; b < k; ++b) {
-      std::string all, front;
+      std::string all, front, chosen;
       std::vector<double> xs, ys;
       for (std::size_t d = 0; d < chart.values.size(); ++d) {
         const double x = chart.values[d][a], y = chart.values[d][b];
         const std::string point = fmt::format("{} {}\n", number(x), number(y));
         (d < chart.front.size() && chart.front[d] ? front : all) += point;
+        if (d < chart.chosen.size() && !chart.chosen[d].empty()) chosen += point;
         xs.push_back(x);
         ys.push_back(y);
       }
@@ -256,11 +257,14 @@ std::string pairs_script(const PairChart& chart) {
                             quoted(chart.labels[a]), quoted(chart.labels[b]),
                             wants_log(xs, 1.3) ? "set " : "unset ",
                             wants_log(ys, 1.3) ? "set " : "unset ");
-      script += fmt::format("$all{0}{1} << EOD\n{2}EOD\n$front{0}{1} << EOD\n{3}EOD\n", a, b,
-                            all.empty() ? "NaN NaN\n" : all, front.empty() ? "NaN NaN\n" : front);
+      script += fmt::format(
+          "$all{0}{1} << EOD\n{2}EOD\n$front{0}{1} << EOD\n{3}EOD\n$chosen{0}{1} << EOD\n{4}EOD\n",
+          a, b, all.empty() ? "NaN NaN\n" : all, front.empty() ? "NaN NaN\n" : front,
+          chosen.empty() ? "NaN NaN\n" : chosen);
       script += fmt::format(
           "plot $all{0}{1} using 1:2 with points pt 7 ps 0.5 lc rgb '#aaaaaa', "
-          "$front{0}{1} using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4'\n",
+          "$front{0}{1} using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4', "
+          "$chosen{0}{1} using 1:2 with points pt 6 ps 1.6 lw 1.5 lc rgb '#d62728'\n",
           a, b);
     }
   return script + "unset multiplot\n";

@@ -87,15 +87,18 @@ std::string pareto_script(const ScatterChart& chart);
 
 // Every design in every pair of three or more objectives (the front is computed over all of
 // them, so its designs need not look undominated in any one pair): `values[d][k]` is design d's
-// objective k, `front[d]` whether d is on the front, `names[d]` its hover text.
+// objective k, `front[d]` whether d is on the front, `names[d]` its hover text, `chosen[d]` why
+// the report points it out ("best latency, knee", "base design"; empty: not chosen).
 struct PairChart {
   std::string title;
   std::vector<std::string> labels;  // an axis title per objective, unit included
   std::vector<std::vector<double>> values;
   std::vector<bool> front;
   std::vector<std::string> names;
+  std::vector<std::string> chosen;
 };
-// One panel per pair of objectives (k (k - 1) / 2 of them), side by side.
+// One panel per pair of objectives (k (k - 1) / 2 of them), side by side; the chosen designs
+// ringed in red.
 std::string pairs_script(const PairChart& chart);
 
 // Lines over a numeric x: one series per entry of `series`, `values[s][i]` at x[i] (NaN: a gap).

@@ -689,7 +689,9 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
           {},
           {},
           std::vector<bool>(feasible.size(), false),
-          hover};
+          hover,
+          std::vector<std::string>(feasible.size())};
+      for (const auto& [index, text] : why) pairs.chosen[index] = text;
       for (std::size_t k = 0; k < k_count; ++k)
         pairs.labels.push_back(axis_label(*objectives[k], scales[k]));
       for (const auto& v : values) {

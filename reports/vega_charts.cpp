@@ -157,6 +157,10 @@ std::string pairs_spec(const PairChart& chart) {
     json row = {
         {"design", d < chart.names.size() ? chart.names[d] : fmt::format("design {}", d + 1)},
         {"role", d < chart.front.size() && chart.front[d] ? "Pareto front" : "design"}};
+    if (d < chart.chosen.size() && !chart.chosen[d].empty()) {
+      row["role"] = "chosen";
+      row["chosen"] = chart.chosen[d];
+    }
     bool finite_row = true;
     for (std::size_t k = 0; k < chart.labels.size(); ++k) {
       const double v = k < chart.values[d].size() ? chart.values[d][k] : kNaNValue;
@@ -165,7 +169,7 @@ std::string pairs_spec(const PairChart& chart) {
     }
     if (finite_row) rows.push_back(std::move(row));
   }
-  json tooltip = json::array({tip("design", "design", false)});
+  json tooltip = json::array({tip("design", "design", false), tip("chosen", "chosen as", false)});
   for (std::size_t k = 0; k < fields.size(); ++k)
     tooltip.push_back(tip(fields[k], chart.labels[k], true));
   const json axis = {{"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 8}}}};
@@ -192,8 +196,11 @@ std::string pairs_spec(const PairChart& chart) {
             {"type", "nominal"},
             {"title", nullptr},
             {"scale",
-             {{"domain", {"design", "Pareto front"}}, {"range", {"#aaaaaa", "#1f77b4"}}}}}},
+             {{"domain", {"design", "Pareto front", "chosen"}},
+              {"range", {"#aaaaaa", "#1f77b4", "#d62728"}}}}}},
           {"value", "#eeeeee"}}},
+        {"size",
+         {{"condition", {{"test", "datum.role === 'chosen'"}, {"value", 110}}}, {"value", 35}}},
         {"tooltip", tooltip}}}};
   return dump(spec);
 }

@@ -49,15 +49,19 @@ TEST(Charts, BarsWithAMissingValue) {
 }
 
 TEST(Charts, PairsDrawEachPairOnceWithTheFrontApart) {
-  // Three designs, three objectives; A and B on the front. Pairs (0,1), (0,2), (1,2): three panels.
+  // Three designs, three objectives; A and B on the front, B chosen. Pairs (0,1), (0,2), (1,2):
+  // three panels.
   const PairChart chart{
-      "pairs", {"a", "b", "c"}, {{1, 2, 3}, {2, 1, 1}, {3, 3, 3}}, {true, true, false}, {}};
+      "pairs", {"a", "b", "c"}, {{1, 2, 3}, {2, 1, 1}, {3, 3, 3}}, {true, true, false},
+      {},      {"", "knee", ""}};
   const std::string script = pairs_script(chart);
   EXPECT_NE(script.find("set multiplot layout 1,3 title 'pairs'\n"), std::string::npos) << script;
   EXPECT_NE(script.find("$all01 << EOD\n3 3\nEOD\n$front01 << EOD\n1 2\n2 1\nEOD\n"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("$front12 << EOD\n2 3\n1 1\nEOD\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("$front12 << EOD\n2 3\n1 1\nEOD\n$chosen12 << EOD\n1 1\nEOD\n"),
+            std::string::npos)
+      << script;
   EXPECT_NE(script.find("set xlabel 'b'\nset ylabel 'c'\n"), std::string::npos) << script;
   EXPECT_EQ(script.find("$all10"), std::string::npos);  // each pair once
 }

@@ -62,15 +62,18 @@ TEST(VegaCharts, PairsRepeatEveryObjectiveAgainstEveryOther) {
                         {"perf (TOPS/W, v1.0)", "b", "c"},
                         {{1, 2, 3}, {2, 1, 1}, {kNaN, 3, 3}},
                         {true, true, false},
-                        {"point 0", "point 1", "point 2"}};
+                        {"point 0", "point 1", "point 2"},
+                        {"", "knee", ""}};
   const json spec = json::parse(pairs_spec(chart));
   const json fields = {"perf (TOPS/W, v1\\.0)", "b", "c"};
   EXPECT_EQ(spec.at("repeat").at("row"), fields);
   EXPECT_EQ(spec.at("repeat").at("column"), fields);
   // Design 2 has a NaN: no row. The others keep their values under the unescaped titles.
   ASSERT_EQ(values(spec).size(), 2U);
+  // Point 1 is chosen: its role says so (red, larger), and why is in its tooltip.
   EXPECT_EQ(values(spec)[1], json({{"design", "point 1"},
-                                   {"role", "Pareto front"},
+                                   {"role", "chosen"},
+                                   {"chosen", "knee"},
                                    {"perf (TOPS/W, v1.0)", 2},
                                    {"b", 1},
                                    {"c", 1}}));
