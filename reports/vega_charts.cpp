@@ -13,6 +13,10 @@ namespace {
 
 using nlohmann::json;
 
+// A one-element array is always written json::array({x}): `{x}` with x a json is, under C++'s
+// rules for braced lists of one element of the same type (CWG 1467, which clang applies), a copy of
+// x rather than an array holding it.
+
 constexpr int kWidth = 720;
 constexpr int kHeight = 380;
 constexpr std::string_view kNumber = ".4~g";  // d3-format: 4 significant digits, no trailing 0s
@@ -34,7 +38,7 @@ json zoom() { return {{"name", "zoom"}, {"select", "interval"}, {"bind", "scales
 // Clicking a legend entry picks the marks with that value of `field`; shift-click adds one.
 json legend_pick(const std::string& field) {
   return {
-      {"name", "pick"}, {"select", {{"type", "point"}, {"fields", {field}}}}, {"bind", "legend"}};
+      {"name", "pick"}, {"select", {{"type", "point"}, {"fields", json::array({field})}}}, {"bind", "legend"}};
 }
 json faded_unless_picked() {
   return {{"condition", {{"param", "pick"}, {"value", 1}}}, {"value", 0.15}};
@@ -217,7 +221,7 @@ std::string bar_spec(const BarChart& chart) {
     }
   json spec = frame(chart.title);
   spec["data"] = {{"values", values}};
-  spec["params"] = {legend_pick("series")};
+  spec["params"] = json::array({legend_pick("series")});
   spec["mark"] = {{"type", "bar"}, {"tooltip", true}};
   json y = {{"field", "value"}, {"type", "quantitative"}, {"title", chart.y_label}};
   if (!chart.stacked) y["stack"] = nullptr;
@@ -266,7 +270,7 @@ std::string line_spec(const LineChart& chart) {
         {"tooltip",
          {tip("series", "series", false), tip("x", chart.x_label, true),
           tip("value", chart.y_label, true)}}}}};
-  spec["layer"] = {lines};
+  spec["layer"] = json::array({lines});
   if (finite(chart.limit) && (!log_y || chart.limit > 0)) {
     json limit = {
         {"data", {{"values", {{{"limit", chart.limit}, {"name", chart.limit_label}}}}}},
