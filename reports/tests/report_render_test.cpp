@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -221,9 +222,9 @@ TEST(ReportRender, AScreenshotOfEachChartKindHasInk) {
     const auto from = html.find(open, body);
     ASSERT_NE(from, std::string::npos) << kind;
     const auto to = html.find("</figure>\n", from) + 10;
-    const std::string page = html.substr(0, body) + hide_static + body_start +
-                             html.substr(from, to - from) + html.substr(draw);
-    std::ofstream(dir / (kind + ".html"), std::ios::binary) << page;
+    std::ofstream(dir / (kind + ".html"), std::ios::binary)
+        << std::string_view(html).substr(0, body) << hide_static << body_start
+        << std::string_view(html).substr(from, to - from) << std::string_view(html).substr(draw);
     const fs::path png = dir / (kind + ".png");
     const std::string command = chromium(
         dir, fmt::format("--window-size=1000,800 --screenshot='{}' 'file://{}' > /dev/null",
