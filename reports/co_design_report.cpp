@@ -662,8 +662,13 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
                          {},
                          front,
                          {}};
-    for (const auto& v : values)
-      scatter.points.emplace_back(v[0] * scales[0].factor, v[1] * scales[1].factor);
+    // Every objective in its unit, for this chart and the pairs chart.
+    std::vector<std::vector<double>> scaled;
+    for (const auto& v : values) {
+      scaled.emplace_back();
+      for (std::size_t k = 0; k < k_count; ++k) scaled.back().push_back(v[k] * scales[k].factor);
+      scatter.points.emplace_back(scaled.back()[0], scaled.back()[1]);
+    }
     // The base design is marked too (with its labels when it was chosen).
     for (std::size_t i = 0; i < feasible.size(); ++i)
       if (is_base_design(s, *feasible[i]))
@@ -673,12 +678,8 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
                                     fmt::format("point {}: {}", feasible[index]->point, text));
     // Hover names each design by its point and axis values.
     std::vector<std::string> hover;
-    for (const SweepRow* row : feasible) {
-      std::string text = fmt::format("point {}", row->point);
-      for (std::size_t a = 0; a < s.axes.size() && a < row->values.size(); ++a)
-        text += fmt::format(", {}={}", s.axes[a].path, row->values[a]);
-      hover.push_back(std::move(text));
-    }
+    hover.reserve(feasible.size());
+    for (const SweepRow* row : feasible) hover.push_back(design_text(s, *row));
     doc.chart(fmt::format("pareto_{}.svg", w), scatter.title, pareto_script(scatter),
               pareto_spec(scatter, hover));
     // Three or more objectives: the front is over all of them, which one pair's projection hides
@@ -687,18 +688,13 @@ void sweep_workload(Document& doc, const SweepResults& s, const std::string& wor
       PairChart pairs{
           fmt::format("Pareto front over {} objectives, every pair, {}", k_count, workload),
           {},
-          {},
+          std::move(scaled),
           std::vector<bool>(feasible.size(), false),
           hover,
           std::vector<std::string>(feasible.size())};
       for (const auto& [index, text] : why) pairs.chosen[index] = text;
       for (std::size_t k = 0; k < k_count; ++k)
         pairs.labels.push_back(axis_label(*objectives[k], scales[k]));
-      for (const auto& v : values) {
-        pairs.values.emplace_back();
-        for (std::size_t k = 0; k < k_count; ++k)
-          pairs.values.back().push_back(v[k] * scales[k].factor);
-      }
       for (const std::size_t i : front) pairs.front[i] = true;
       doc.chart(fmt::format("pareto_pairs_{}.svg", w), pairs.title, pairs_script(pairs),
                 pairs_spec(pairs));
@@ -852,30 +848,58 @@ std::string machine_note(const RunInput& in) {
       roofs.empty() ? "no level bandwidths known" : "level bandwidths: " + roofs);
 }
 
-// The ops by kind (conv, gemm, softmax ...): one row per kind with its time, share, MACs, energy
-// and time per class, in the order the kinds first run; then each kind's ops, folded.
-void op_kind_tables(Document& doc, const results::RunResult& r, const std::vector<OpBound>& ops) {
+// A run's ops of one kind, added up: the op-kind table and the latency and energy charts read it.
+struct KindTotals {
+  std::string kind;
+  std::vector<std::size_t> ops;  // indices into the run's ops, in run order
+  double seconds = 0, energy_j = 0;
+  std::uint64_t macs = 0;
+  std::vector<ClassShare> classes;  // the kind's time by class
+};
+
+// Per kind, in the order the kinds first run.
+std::vector<KindTotals> kind_totals(const results::RunResult& r, const std::vector<OpBound>& ops) {
+  std::vector<KindTotals> out;
+  for (const std::string& kind : kinds_in_order(ops)) {
+    KindTotals t{kind, {}, 0, 0, 0, {}};
+    std::vector<OpBound> of_kind;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].op_class != kind) continue;
+      t.ops.push_back(i);
+      t.seconds += ops[i].seconds;
+      t.macs += ops[i].macs;
+      t.energy_j += i < r.ops.size() ? r.ops[i].cost.energy.value : 0;
+      of_kind.push_back(ops[i]);
+    }
+    t.classes = class_shares(of_kind);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// One row per kind (ops, time, share, MACs, energy, time by class); then each kind's ops, folded.
+void op_kind_tables(Document& doc, const std::vector<KindTotals>& kinds,
+                    const std::vector<OpBound>& ops) {
   double total = 0;
   for (const OpBound& op : ops) total += op.seconds;
   Table kinds_table{
       {"op kind", "ops", "time (us)", "share of time", "MACs", "energy (uJ)", "time by class"}, {}};
-  std::vector<Details> folded;
-  for (const std::string& kind : kinds_in_order(ops)) {
-    std::size_t count = 0;
-    double seconds = 0, energy = 0;
-    std::uint64_t macs = 0;
-    std::vector<OpBound> of_kind;
+  for (const KindTotals& k : kinds) {
+    std::string by_class;
+    for (const ClassShare& c : k.classes)
+      by_class += fmt::format("{}{} {}", by_class.empty() ? "" : ", ", c.label, pct(c.share));
+    kinds_table.rows.push_back({k.kind, fmt::format("{}", k.ops.size()), num(k.seconds * 1e6),
+                                total > 0 ? pct(k.seconds / total) : "n/a",
+                                fmt::format("{}", k.macs), num(k.energy_j * 1e6), by_class});
+  }
+  doc.table(std::move(kinds_table));
+  doc.paragraph("Each kind's ops (open a kind to see them):");
+  for (const KindTotals& k : kinds) {
     Table table{{"op", "time (us)", "MACs", "class", "basis", "intensity MACs/B (balance)",
                  "bottleneck (busy)"},
                 {}};
-    for (std::size_t i = 0; i < ops.size(); ++i) {
+    for (const std::size_t i : k.ops) {
       const OpBound& op = ops[i];
-      if (op.op_class != kind) continue;
-      ++count;
-      seconds += op.seconds;
-      macs += op.macs;
-      energy += i < r.ops.size() ? r.ops[i].cost.energy.value : 0;
-      of_kind.push_back(op);
       std::string levels;
       for (const LevelLoad& l : op.levels)
         levels +=
@@ -887,19 +911,11 @@ void op_kind_tables(Document& doc, const results::RunResult& r, const std::vecto
                                 ? op.bottleneck
                                 : fmt::format("{} ({})", op.bottleneck, pct(op.bottleneck_busy))});
     }
-    std::string by_class;
-    for (const ClassShare& c : class_shares(of_kind))
-      by_class += fmt::format("{}{} {}", by_class.empty() ? "" : ", ", c.label, pct(c.share));
-    const std::string share = total > 0 ? pct(seconds / total) : "n/a";
-    kinds_table.rows.push_back({kind, fmt::format("{}", count), num(seconds * 1e6), share,
-                                fmt::format("{}", macs), num(energy * 1e6), by_class});
-    folded.push_back({fmt::format("{}: {} op{}, {} us ({} of the time)", kind, count,
-                                  count == 1 ? "" : "s", num(seconds * 1e6), share),
-                      std::move(table)});
+    doc.details(fmt::format("{}: {} op{}, {} us ({} of the time)", k.kind, k.ops.size(),
+                            k.ops.size() == 1 ? "" : "s", num(k.seconds * 1e6),
+                            total > 0 ? pct(k.seconds / total) : "n/a"),
+                std::move(table));
   }
-  doc.table(std::move(kinds_table));
-  doc.paragraph("Each kind's ops (open a kind to see them):");
-  for (Details& d : folded) doc.details(std::move(d.summary), std::move(d.table));
 }
 
 void run_section(Document& doc, const RunInput& in, std::size_t index) {
@@ -929,7 +945,8 @@ void run_section(Document& doc, const RunInput& in, std::size_t index) {
   for (const ClassShare& s : class_shares(ops))
     shares.rows.push_back({s.label, num(s.seconds), pct(s.share)});
   doc.table(std::move(shares));
-  op_kind_tables(doc, r, ops);
+  const std::vector<KindTotals> totals = kind_totals(r, ops);
+  op_kind_tables(doc, totals, ops);
 
   const std::string roofline_title =
       fmt::format("Roofline, {} ({} on {})", in.label, r.workload, r.arch);
@@ -937,25 +954,29 @@ void run_section(Document& doc, const RunInput& in, std::size_t index) {
             roofline_script(roofline_title, in.machine, ops),
             roofline_spec(roofline_title, in.machine, ops));
   // Latency by kind of op, stacked by class; energy by kind of op.
-  const std::vector<std::string> kinds = kinds_in_order(ops);
+  std::vector<std::string> kinds;
+  kinds.reserve(totals.size());
+  for (const KindTotals& k : totals) kinds.push_back(k.kind);
   BarChart latency{fmt::format("Latency by op kind, {}", in.label), "time (us)", kinds, {}, {},
                    true};
   for (const ClassShare& s : class_shares(ops)) {
     latency.series.push_back(s.label);
-    latency.values.emplace_back(kinds.size(), 0.0);
-    for (const OpBound& op : ops)
-      if (class_label(op) == s.label)
-        latency.values.back()[static_cast<std::size_t>(
-            std::find(kinds.begin(), kinds.end(), op.op_class) - kinds.begin())] +=
-            op.seconds * 1e6;
+    latency.values.emplace_back();
+    for (const KindTotals& k : totals) {
+      double us = 0;
+      for (const ClassShare& c : k.classes)
+        if (c.label == s.label) us = c.seconds * 1e6;
+      latency.values.back().push_back(us);
+    }
   }
   doc.chart(fmt::format("latency_{}.svg", index), latency);
-  BarChart energy{fmt::format("Energy by op kind, {}", in.label), "energy (uJ)", kinds,
-                  {"energy"}, {std::vector<double>(kinds.size(), 0.0)}, false};
-  for (std::size_t i = 0; i < r.ops.size(); ++i)
-    energy.values[0][static_cast<std::size_t>(
-        std::find(kinds.begin(), kinds.end(), ops[i].op_class) - kinds.begin())] +=
-        r.ops[i].cost.energy.value * 1e6;
+  BarChart energy{fmt::format("Energy by op kind, {}", in.label),
+                  "energy (uJ)",
+                  kinds,
+                  {"energy"},
+                  {{}},
+                  false};
+  for (const KindTotals& k : totals) energy.values[0].push_back(k.energy_j * 1e6);
   doc.chart(fmt::format("energy_{}.svg", index), energy);
 }
 
