@@ -317,7 +317,13 @@ int finish_sweep(const SweepArgs& args, const dse::SweepSpec& spec,
 // run_sweep_command across the ranks of mpirun (dse/mpi/sweep_mpi.h): every rank reads the spec
 // and the workloads; only rank 0 opens the store, prints and writes the exports.
 int run_sweep_mpi(const SweepArgs& args, std::ostream& out, std::ostream& err) {
-  const dse::mpi::Session mpi;
+  std::string why;
+  const dse::mpi::TransportTable* transport = dse::mpi::load_transport(why);
+  if (transport == nullptr) {  // every rank fails alike, before MPI starts: each says so
+    err << "error: " << why << '\n';
+    return 1;
+  }
+  const dse::mpi::Session mpi(*transport);
   // Timed from here, as a one-process sweep is (spec, store, workloads, points): MPI's start-up
   // is mpirun's, not the sweep's.
   const auto start = std::chrono::steady_clock::now();

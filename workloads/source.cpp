@@ -15,7 +15,7 @@
 #include "workloads/llm/llm_config.h"
 #include "workloads/passes/builtin_passes.h"
 #if CODA_WITH_ONNX
-#include "workloads/onnx/onnx_importer.h"
+#include "workloads/onnx/onnx_plugin.h"
 #endif
 
 namespace coda::workload {
@@ -46,7 +46,7 @@ std::optional<LoadedWorkload> load_file(const FileSource& source, Diagnostics& d
   options.dim_bindings = source.dim_bindings;
   options.fuse_functions = source.fuse_functions;
   options.float_dtype = source.dtype;
-  auto imported = onnx::import_onnx(source.file, options, diags);
+  auto imported = onnx::import_onnx_via_plugin(source.file, options, diags);
   if (!imported) return std::nullopt;
   LoadedWorkload out{std::move(imported->graph), {}};
   if (!imported->functions.empty()) {

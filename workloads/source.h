@@ -4,7 +4,8 @@
 // config.json for a phase and a parallelism, or a network of the CNN zoo. `coda run`, `coda map`,
 // `coda workload` and sweeps all load through load_source, so an LLM or an ONNX model runs
 // without a trace exported first. A library of its own (coda::workload_sources) because the
-// ONNX importer it calls is optional (CODA_WITH_ONNX) and needs libonnx.
+// ONNX importer it calls is optional (CODA_WITH_ONNX) and needs libonnx; it reaches it through
+// the module coda-onnx.so (workloads/onnx/onnx_plugin.h), loaded on the first ONNX file.
 
 #include <cstdint>
 #include <filesystem>

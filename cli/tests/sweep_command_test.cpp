@@ -15,6 +15,7 @@
 
 #include "cli/sweep_command.h"
 #include "cli/tests/run_coda.h"
+#include "core/subprocess.h"
 #include "dse/sweep_spec.h"
 #include "dse/sweep_store.h"
 #include "testing/temp_dir.h"
@@ -457,6 +458,19 @@ TEST(SweepCommand, MpirunWithThreeRanksLimitedThenResumedStoresWhatOneProcessSto
   EXPECT_NE(second.log.find(", 3 ranks)"), std::string::npos) << second.log;
   expect_what_one_process_stores(ranks, one);
 #endif
+}
+
+// Issue 22, item 4: the libraries of ONNX (libonnx, protobuf) and of MPI (Open MPI's) are loaded
+// only by the command that needs them, from coda-onnx.so and coda-mpi.so (core/plugin.h); the
+// coda binary itself does not load them at start. LD_TRACE_LOADED_OBJECTS makes the dynamic
+// loader list what it would load and exit (what ldd prints), without running coda.
+TEST(CodaBinary, LoadsNeitherOnnxNorMpiAtStart) {
+  const ProgramRun run =
+      run_program(CODA_BINARY, "", {.environment = {"LD_TRACE_LOADED_OBJECTS=1"}});
+  ASSERT_TRUE(run.exited_ok()) << run.err;
+  EXPECT_NE(run.out.find("libyaml-cpp"), std::string::npos) << run.out;  // the listing is there
+  for (const char* library : {"libonnx", "libprotobuf", "libmpi", "libopen-pal", "libhwloc"})
+    EXPECT_EQ(run.out.find(library), std::string::npos) << library << " in\n" << run.out;
 }
 
 }  // namespace

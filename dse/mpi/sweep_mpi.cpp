@@ -12,8 +12,10 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <mpi.h>
+#include <fmt/ranges.h>
 
+#include "core/plugin.h"
+#include "dse/mpi/mpi_plugin.h"
 #include "dse/sweep_store.h"
 #include "mapper/search.h"
 
@@ -70,18 +72,13 @@ struct Message {
   std::vector<std::uint8_t> bytes;
 };
 
-// A message from any rank, if one has arrived.
-std::optional<Message> poll(int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) {
-  int arrived = 0;
-  MPI_Status status;
-  MPI_Iprobe(source, tag, MPI_COMM_WORLD, &arrived, &status);
-  if (arrived == 0) return std::nullopt;
+// A message from `source` with `tag` (-1: any), if one has arrived.
+std::optional<Message> poll(const TransportTable& mpi, int source = -1, int tag = -1) {
+  Message message;
   int count = 0;
-  MPI_Get_count(&status, MPI_BYTE, &count);
-  Message message{status.MPI_SOURCE, status.MPI_TAG,
-                  std::vector<std::uint8_t>(static_cast<std::size_t>(count))};
-  MPI_Recv(message.bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG,
-           MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (mpi.probe(source, tag, &message.source, &message.tag, &count) == 0) return std::nullopt;
+  message.bytes.resize(static_cast<std::size_t>(count));
+  mpi.recv(message.bytes.data(), count, message.source, message.tag);
   return message;
 }
 
@@ -91,25 +88,20 @@ std::optional<Message> poll(int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) 
 // rank r's core from its workers (each of its points took 1.6x as long as in one process).
 class Outbox {
  public:
-  Outbox() = default;
+  explicit Outbox(const TransportTable& mpi) : mpi_(mpi) {}
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
   ~Outbox() { drain(); }
 
   void post(std::vector<std::uint8_t> bytes, int tag) {
-    Pending& p = pending_.emplace_back(Pending{std::move(bytes), MPI_REQUEST_NULL});
-    MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, 0, tag,
-              MPI_COMM_WORLD, &p.request);
+    Pending& p = pending_.emplace_back(Pending{std::move(bytes), nullptr});
+    p.request = mpi_.isend(p.bytes.data(), static_cast<int>(p.bytes.size()), 0, tag);
     progress();
   }
 
   // Forgets the sends that completed.
   void progress() {
-    pending_.remove_if([](Pending& p) {
-      int done = 0;
-      MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
-      return done != 0;
-    });
+    pending_.remove_if([this](const Pending& p) { return mpi_.test(p.request) != 0; });
   }
 
   // Waits for every send, checking every 0.2 ms rather than spinning.
@@ -121,17 +113,17 @@ class Outbox {
  private:
   struct Pending {
     std::vector<std::uint8_t> bytes;
-    MPI_Request request;
+    void* request;  // the isend's handle
   };
-  std::list<Pending> pending_;  // a list: MPI holds the address of each request
+  const TransportTable& mpi_;
+  std::list<Pending> pending_;  // a list: MPI holds the address of each buffer
 };
 
 // Rank 0's answer to a request: small (at most kMaxShare indices, 2 KiB), so MPI_Send returns
 // at once (Open MPI's eager protocol).
-void send_share(const std::vector<std::uint64_t>& points, int to) {
+void send_share(const TransportTable& mpi, const std::vector<std::uint64_t>& points, int to) {
   // As bytes, because poll() receives every message as bytes (MPI matches types exactly).
-  MPI_Send(points.data(), static_cast<int>(points.size() * sizeof(std::uint64_t)), MPI_BYTE, to,
-           kShareTag, MPI_COMM_WORLD);
+  mpi.send(points.data(), static_cast<int>(points.size() * sizeof(std::uint64_t)), to, kShareTag);
 }
 
 std::vector<std::uint64_t> read_share(const std::vector<std::uint8_t>& bytes) {
@@ -170,13 +162,13 @@ RankOutcome root(const Session& session, const Shared& s, SweepStore& store, con
     });
     std::vector<std::string> failures;
     for (int finished = 0; finished < session.size() - 1;) {
-      auto message = poll();
+      auto message = poll(session.mpi());
       if (!message) {
         std::this_thread::sleep_for(kRootPoll);
         continue;
       }
       if (message->tag == kRequestTag) {
-        send_share(dispenser.share(), message->source);
+        send_share(session.mpi(), dispenser.share(), message->source);
         continue;
       }
       if (message->tag == kDoneTag) {
@@ -218,7 +210,7 @@ RankOutcome root(const Session& session, const Shared& s, SweepStore& store, con
 // is more, so that they never wait for one; it sends the finished points to rank 0 (those
 // queued, in one message, once kBatch have finished or kBatchAge has passed since the last
 // message); and once rank 0 has no points left and the workers are done, a done message.
-RankOutcome other(const Shared& s) {
+RankOutcome other(const Session& session, const Shared& s) {
   constexpr std::size_t kLowWater = 4;
   constexpr auto kAhead = 8 * kRootPoll;
   constexpr std::size_t kBatch = 64;
@@ -270,11 +262,11 @@ RankOutcome other(const Shared& s) {
     finished = true;
     ready.notify_one();
   });
-  Outbox outbox;
+  Outbox outbox(session.mpi());
   auto last_sent = std::chrono::steady_clock::now();
   for (;;) {
     if (asking) {
-      if (auto share = poll(0, kShareTag)) {
+      if (auto share = poll(session.mpi(), 0, kShareTag)) {
         const std::vector<std::uint64_t> arrived = read_share(share->bytes);
         const std::scoped_lock lock(mutex);
         asking = false;
@@ -320,32 +312,40 @@ RankOutcome other(const Shared& s) {
 
 }  // namespace
 
-Session::Session() {
-  int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+const TransportTable* load_transport(std::string& why) {
+  std::vector<std::string> tried;
+  // RTLD_GLOBAL: Open MPI's components, which libmpi loads itself, resolve libmpi's symbols
+  // from the global scope.
+  const auto* table = static_cast<const TransportTable*>(
+      load_plugin(kMpiPluginFile, kMpiPluginEntry, PluginScope::global, tried));
+  if (table != nullptr && table->abi != TransportTable::kAbi) {
+    tried.push_back(fmt::format("the module found is not of this build (ABI {}, this coda's {})",
+                                table->abi, TransportTable::kAbi));
+    table = nullptr;
+  }
+  if (table == nullptr)
+    why = fmt::format(
+        "this coda runs MPI through its module {}, which could not be loaded: {} "
+        "(build it: cmake --build build --target coda_mpi_plugin, and keep it "
+        "beside the coda binary)",
+        kMpiPluginFile, fmt::join(tried, "; "));
+  return table;
 }
 
-Session::~Session() {
-  MPI_Request barrier = MPI_REQUEST_NULL;
-  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-  for (int done = 0; MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0;)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  MPI_Finalize();
-}
+Session::Session(const TransportTable& mpi) : mpi_(mpi) { mpi_.init(&rank_, &size_); }
+
+Session::~Session() { mpi_.finalize(); }
 
 int Session::first_failed(bool ok) const {
   std::vector<int> flags(static_cast<std::size_t>(size_));
-  int mine = ok ? 1 : 0;
-  MPI_Allgather(&mine, 1, MPI_INT, flags.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  mpi_.allgather_int(ok ? 1 : 0, flags.data());
   for (int r = 0; r < size_; ++r)
     if (flags[static_cast<std::size_t>(r)] == 0) return r;
   return -1;
 }
 
 std::uint64_t Session::broadcast(std::uint64_t value) const {
-  MPI_Bcast(&value, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  mpi_.broadcast_u64(&value);
   return value;
 }
 
@@ -356,9 +356,9 @@ RankOutcome run_root(const Session& session, const SweepSpec& spec, const SweepI
               plan, progress);
 }
 
-RankOutcome run_other(const Session& /*session*/, const SweepSpec& spec,
-                      const SweepInputs& inputs, std::size_t points, unsigned threads) {
-  return other(Shared{spec, inputs, points, threads});
+RankOutcome run_other(const Session& session, const SweepSpec& spec, const SweepInputs& inputs,
+                      std::size_t points, unsigned threads) {
+  return other(session, Shared{spec, inputs, points, threads});
 }
 
 }  // namespace coda::dse::mpi

@@ -14,9 +14,11 @@
 // thread of a rank calls MPI (MPI_THREAD_FUNNELED); rank 0 polls for messages (MPI_Iprobe, then
 // a sleep of a few ms) rather than spinning in MPI_Recv, so it leaves its core to its workers.
 //
-// Its own target, coda::dse_mpi, built when CMake finds MPI (CODA_WITH_MPI): the only code that
-// sees <mpi.h>. world_size() is here for every build (it reads mpirun's environment). The
-// library does not print: failures come back as messages for the caller to show.
+// Its own target, coda::dse_mpi, built when CMake finds MPI (CODA_WITH_MPI). It calls MPI through
+// coda-mpi.so (mpi_plugin.h), which it loads when a sweep starts under mpirun, so that coda does
+// not load Open MPI's libraries at every start. world_size() is here for every build (it reads
+// mpirun's environment). The library does not print: failures come back as messages for the
+// caller to show.
 
 #include <charconv>
 #include <cstdint>
@@ -26,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dse/mpi/mpi_plugin.h"
 #include "dse/sweep.h"
 
 namespace coda::dse::mpi {
@@ -44,15 +47,20 @@ inline int world_size() {
   return 1;
 }
 
-// MPI_Init_thread / MPI_Finalize around one sweep. Only the main thread calls MPI.
+// coda-mpi.so's table (core/plugin.h finds it), or nullptr with `why` saying what was tried.
+const TransportTable* load_transport(std::string& why);
+
+// MPI_Init_thread / MPI_Finalize around one sweep, through `mpi` (which outlives the session:
+// a loaded module stays loaded). Only the main thread calls MPI.
 class Session {
  public:
-  Session();
+  explicit Session(const TransportTable& mpi);
   // Waits for every rank in a barrier checked every millisecond, then MPI_Finalize (Open MPI
   // waits there by spinning, which would keep the ranks done first busy for nothing).
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
+  const TransportTable& mpi() const { return mpi_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   // Collective (every rank calls it): the first rank whose `ok` is false, or -1 when none is.
@@ -61,6 +69,7 @@ class Session {
   std::uint64_t broadcast(std::uint64_t value) const;
 
  private:
+  const TransportTable& mpi_;
   int rank_ = 0;
   int size_ = 1;
 };
