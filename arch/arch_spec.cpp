@@ -106,8 +106,9 @@ constexpr std::array<std::pair<std::string_view, DecodeAttention>, 2> kDecodeAtt
     {"per_head", DecodeAttention::PerHead},
 }};
 
-constexpr std::array<std::pair<std::string_view, FusionMode>, 3> kFusionModes{{
+constexpr std::array<std::pair<std::string_view, FusionMode>, 4> kFusionModes{{
     {"none", FusionMode::None},
+    {"eager", FusionMode::Eager},
     {"epilogue", FusionMode::Epilogue},
     {"all", FusionMode::All},
 }};

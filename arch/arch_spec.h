@@ -113,12 +113,15 @@ std::string_view to_string(NormImpl impl);  // "fused", "torch"
 
 // Which ops run fused, so the tensors between them stay on chip (mapper/fusion.h, docs/fusion.md):
 //   none      every op on its own: every tensor goes through DRAM
+//   eager     what PyTorch runs eagerly: attention groups (scaled_dot_product_attention's fused
+//             kernels) and a contraction with its bias add (F.linear's and addmm's cuBLASLt bias
+//             epilogue); every other op on its own
 //   epilogue  epilogue, conv_bn_relu and attention groups (what GPU libraries do)
 //   all       also elementwise chains, and activation residency (mapper/residency.h)
 // The schedule's choice (mapper::FusionMode); an arch's calibration may state the one its vendor's
 // compiler applies to whole models.
-enum class FusionMode : std::uint8_t { None, Epilogue, All };
-std::string_view to_string(FusionMode mode);  // "none", "epilogue", "all"
+enum class FusionMode : std::uint8_t { None, Eager, Epilogue, All };
+std::string_view to_string(FusionMode mode);  // "none", "eager", "epilogue", "all"
 std::optional<FusionMode> parse_fusion_mode(std::string_view text);
 
 // What a kernel is, for its fixed cost (launch, ramp-up and tail).

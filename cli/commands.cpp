@@ -334,12 +334,14 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "int8, int4, int32) instead of its tensors' own");
   run->add_option("--fusion", run_args.fusion,
                   "Which ops run fused, so the tensors between them stay on chip: none (every op "
-                  "on its own), epilogue (a contraction with its elementwise followers, conv + "
+                  "on its own), eager (as PyTorch runs eagerly: attention as one kernel, a "
+                  "GEMM with its bias; every other op on its own), epilogue (a contraction with "
+                  "its elementwise followers, conv + "
                   "batch norm + relu, attention as FlashAttention) or all (also elementwise "
                   "chains, and on systolic NPUs every activation that fits stays on chip from "
                   "its producer to its last reader); default: the arch's (calibration.fusion: "
                   "what its vendor's compiler fuses), else none; docs/fusion.md")
-      ->check(CLI::IsMember({"none", "epilogue", "all"}));
+      ->check(CLI::IsMember({"none", "eager", "epilogue", "all"}));
   run->add_option("--attention", run_args.attention,
                   "The fused-attention implementation on GPUs: fa2 (FlashAttention-2's kind: "
                   "mma.sync, softmax between the GEMMs), fa3 (FlashAttention-3's: wgmma, softmax "

@@ -344,9 +344,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
       ->capture_default_str()
       ->check(CLI::Range(1, 40));
   cmd->add_option("--fusion", args.fusion,
-                  "none, epilogue or all (docs/fusion.md); default: the arch's, else epilogue "
+                  "none, eager (as PyTorch runs eagerly), epilogue or all (docs/fusion.md); "
+                  "default: the arch's, else epilogue "
                   "(attention as one kernel, as every serving engine runs it)")
-      ->check(CLI::IsMember({"none", "epilogue", "all"}));
+      ->check(CLI::IsMember({"none", "eager", "epilogue", "all"}));
   cmd->add_option("--attention", args.attention,
                   "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
       ->check(CLI::IsMember({"fa2", "fa3", "triton"}));

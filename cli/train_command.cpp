@@ -99,6 +99,7 @@ ordered_json report_json(const tr::StepReport& r) {
         {"grad_reduce", r.framework.grad_reduce ? std::string(to_string(*r.framework.grad_reduce))
                                                 : std::string("model")},
         {"precision", workload::llm::to_string(r.framework.precision)},
+        {"runtime", workload::llm::to_string(r.framework.runtime)},
         {"overlap_param_gather", r.framework.overlap_param_gather}}},
       {"seq", r.seq},
       {"tokens", r.tokens},
@@ -119,10 +120,14 @@ ordered_json report_json(const tr::StepReport& r) {
 
 void print_report(const tr::StepReport& r, std::ostream& out) {
   const tr::Layout& l = r.layout;
-  out << fmt::format("{} training on {} x '{}': {}; global batch {} sequences of {} tokens "
-                     "({} tokens), fusion {}, precision {}\n",
-                     r.model, l.chips(), r.arch, layout_text(l), l.global_batch(), r.seq,
-                     r.tokens, r.fusion, workload::llm::to_string(r.framework.precision));
+  out << fmt::format(
+      "{} training on {} x '{}': {}; global batch {} sequences of {} tokens "
+      "({} tokens), fusion {}, precision {}{}\n",
+      r.model, l.chips(), r.arch, layout_text(l), l.global_batch(), r.seq, r.tokens, r.fusion,
+      workload::llm::to_string(r.framework.precision),
+      r.framework.runtime == workload::llm::Runtime::HfTransformers
+          ? ", as Hugging Face transformers runs it"
+          : "");
   out << fmt::format("step {}, {:.0f} tokens/s ({:.0f} per chip), MFU {}, HFU {}\n",
                      ms(r.step_s), r.tokens_per_s,
                      r.tokens_per_s / static_cast<double>(l.chips()), pct(r.mfu), pct(r.hfu));
@@ -259,12 +264,19 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args) {
                   "fp8 (mixed, the linear layers' GEMMs in FP8 as Transformer Engine runs them)")
       ->capture_default_str()
       ->check(CLI::IsMember({"pure", "mixed", "autocast", "fp8"}));
+  cmd->add_option("--runtime", args.runtime,
+                  "default (coda's kernels) or hf_transformers (Hugging Face transformers' "
+                  "GPT2LMHeadModel trained eagerly under autocast: its dropouts and written-out "
+                  "GELU, fused as PyTorch fuses them; docs/training.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"default", "hf_transformers"}));
   cmd->add_flag("--overlap-param-gather", args.overlap_param_gather,
                 "ZeRO 1/2: the updated weights' all-gather runs under the next step's forward "
                 "(Megatron-LM --overlap-param-gather)");
   cmd->add_option("--fusion", args.fusion,
-                  "none, epilogue or all (docs/fusion.md); default: the arch's, else epilogue")
-      ->check(CLI::IsMember({"none", "epilogue", "all"}));
+                  "none, eager (as PyTorch runs eagerly), epilogue or all (docs/fusion.md); "
+                  "default: the arch's, else epilogue")
+      ->check(CLI::IsMember({"none", "eager", "epilogue", "all"}));
   cmd->add_option("--attention", args.attention,
                   "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
       ->check(CLI::IsMember({"fa2", "fa3", "triton"}));
@@ -334,6 +346,7 @@ int run_train_command(const TrainArgs& args, std::ostream& out, std::ostream& er
   framework.bucket = Bytes{static_cast<std::uint64_t>(args.bucket_mib * 1024.0 * 1024.0)};
   framework.overlap_param_gather = args.overlap_param_gather;
   framework.precision = *enum_value(workload::llm::precision_names(), args.precision);  // checked
+  framework.runtime = *enum_value(workload::llm::runtime_names(), args.runtime);        // checked
   if (!args.grad_reduce.empty()) {
     framework.grad_reduce = parse_data_type(args.grad_reduce);
     if (!framework.grad_reduce) {

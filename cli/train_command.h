@@ -39,6 +39,7 @@ struct TrainArgs {
   double bucket_mib = 25;
   std::string grad_reduce;
   std::string precision = "mixed";
+  std::string runtime = "default";  // default or hf_transformers (GPT2LMHeadModel, autocast)
   bool overlap_param_gather = false;
   std::string fusion;
   std::string attention;

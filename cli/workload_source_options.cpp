@@ -62,9 +62,10 @@ void add_workload_source_options(CLI::App& cmd, WorkloadSourceArgs& args, CLI::O
       ->capture_default_str();
   add_quantization_options(cmd, args.quant, args.kv_dtype, args.fp8_context_fmha);
   cmd.add_option("--runtime", args.runtime,
-                 "LLM inference: default (coda's kernels, fused further by --fusion) or "
-                 "hf_transformers (Hugging Face transformers run eagerly: every PyTorch op of "
-                 "LlamaForCausalLM a kernel; price it with --fusion none and --launch eager)")
+                 "LLM: default (coda's kernels, fused further by --fusion) or hf_transformers "
+                 "(Hugging Face transformers run eagerly: every PyTorch op of LlamaForCausalLM's "
+                 "inference a kernel, or GPT2LMHeadModel's training step under autocast; price "
+                 "it with --fusion eager and --launch eager)")
       ->capture_default_str();
   cmd.add_option("--image", args.image, "CNN input height and width")->capture_default_str();
   cmd.add_option("--dtype", args.dtype,

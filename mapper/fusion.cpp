@@ -83,6 +83,14 @@ class Planner {
   static bool is_chain_op(const Op& op) {
     return op.kind == OpKind::Elementwise || op.kind == OpKind::Normalization;
   }
+  // A bias add: an elementwise Add of a weight broadcast over the rows (F.linear's and addmm's
+  // bias, which cuBLASLt adds in the GEMM's epilogue).
+  static bool is_bias_add(const Op& op) {
+    if (op.kind != OpKind::Elementwise || op.function != Function::Add) return false;
+    return std::any_of(
+        op.space.accesses.begin(), op.space.accesses.end(),
+        [](const workload::TensorAccess& a) { return a.role == TensorRole::Weight; });
+  }
   // An epilogue follower: an elementwise op or an inference batch norm (a per-channel scale and
   // shift, elementwise on the contraction's output tile).
   static bool is_epilogue_op(const Op& op) {
@@ -176,6 +184,8 @@ class Planner {
     for (; j < graph_.ops.size(); ++j) {
       const Op& next = graph_.ops[j];
       if (!(chain ? is_chain_op(next) : is_epilogue_op(next))) break;
+      // Eager PyTorch: a GEMM's epilogue holds its bias and nothing more.
+      if (mode_ == FusionMode::Eager && (group.ops.size() > 1 || !is_bias_add(next))) break;
       const auto t = chain_tensor(j - 1, j);
       if (!t) break;  // does not consume the previous op's output: not a candidate
       std::vector<std::size_t> candidate = group.ops;

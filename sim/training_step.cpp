@@ -133,7 +133,7 @@ Bytes saved_activations(const llm::LlmBuild& built) {
 }
 
 std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t seq,
-                                      const Layout& layout, llm::Precision precision,
+                                      const Layout& layout, const Framework& framework,
                                       std::uint64_t stage, mapper::FusionMode fusion,
                                       const arch::HardwareModel& hw, const StepOptions& options,
                                       Diagnostics& diags) {
@@ -142,7 +142,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
                             .seq_len = seq,
                             .recompute = layout.recompute,
                             .recompute_layers = layout.recompute_layers,
-                            .precision = precision};
+                            .precision = framework.precision,
+                            .runtime = framework.runtime};
   // The virtual stage's layers: pp x virtual_stages stages of the model.
   const llm::Parallelism par{.tp = layout.tp,
                              .pp = layout.pp * layout.virtual_stages,
@@ -177,6 +178,8 @@ std::optional<StagePrice> price_stage(const llm::LlmConfig& model, std::uint64_t
         path = "layout.recompute_layers";
       else if (path == "phase.precision")
         path = "framework.precision";
+      else if (path == "phase.runtime")
+        path = "framework.runtime";
       diags.error({}, path, d.message, d.hint);
     }
     return std::nullopt;
@@ -416,10 +419,10 @@ bool check_layout(const llm::LlmConfig& model, std::uint64_t seq, const Layout& 
 
 // Stage prices by (tp, pp, stage, micro-batch size, recompute, sequence parallelism,
 // precision, context parallelism, recomputed layers, expert parallelism, whether the split counts
-// the embedding and the loss): what the graph depends on.
-using StageKey =
-    std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
-               llm::Precision, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool>;
+// the embedding and the loss, runtime): what the graph depends on.
+using StageKey = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
+                            llm::Precision, std::uint64_t, std::uint64_t, std::uint64_t, bool, bool,
+                            llm::Runtime>;
 using StageCache = std::map<StageKey, StagePrice>;
 
 std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t seq,
@@ -569,8 +572,12 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                 "(nvidia_h100_sxm)");
     return std::nullopt;
   }
+  // Unless asked otherwise: what PyTorch fuses eagerly under Hugging Face transformers, else the
+  // arch's vendor fusion.
   const mapper::FusionMode fusion = options.fusion.value_or(
-      hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
+      framework.runtime == llm::Runtime::HfTransformers
+          ? mapper::FusionMode::Eager
+          : hw.spec().calibration.fusion.value_or(mapper::FusionMode::Epilogue));
   const std::uint64_t p = layout.pp, v = layout.virtual_stages, n = p * v;
   // dp: the ranks that reduce a weight's gradients and that ZeRO shards over (dp x cp).
   const std::uint64_t m = layout.micro_batches, dp = layout.dp * layout.cp;
@@ -595,11 +602,11 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
                        layout.recompute_layers,
                        layout.ep,
                        layout.pipeline_counts_embedding,
-                       layout.pipeline_counts_loss};
+                       layout.pipeline_counts_loss,
+                       framework.runtime};
     auto found = cache.find(key);
     if (found == cache.end()) {
-      auto stage =
-          price_stage(model, seq, layout, framework.precision, kind, fusion, hw, options, diags);
+      auto stage = price_stage(model, seq, layout, framework, kind, fusion, hw, options, diags);
       if (!stage) return std::nullopt;
       found = cache.emplace(key, *stage).first;
     }

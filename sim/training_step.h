@@ -108,6 +108,10 @@ struct Framework {
   // How the step keeps its numbers (workload/llm/llm_builder.h): mixed, fp32 master weights in
   // the optimizer (Megatron-LM, DeepSpeed, FSDP); autocast, PyTorch AMP over fp32 parameters.
   workload::llm::Precision precision = workload::llm::Precision::Mixed;
+  // What runs the model: coda's kernels (default), or Hugging Face transformers eagerly
+  // (GPT2LMHeadModel under autocast: llm_builder.h, Runtime::HfTransformers), which a caller
+  // prices with FusionMode::Eager.
+  workload::llm::Runtime runtime = workload::llm::Runtime::Default;
   // ZeRO 1/2: the updated weights' all-gather runs under the next step's forward
   // (Megatron-LM --overlap-param-gather); false: after the optimizer, exposed.
   bool overlap_param_gather = false;

@@ -365,7 +365,8 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
 
 // A step of `config` as the row's software ran it: coda's kernels fused as whole-model rows are
 // (whole_model_fusion), or Hugging Face transformers' eager ops, which PyTorch launches one by
-// one and fuses nothing (FusionMode::None).
+// one and fuses nothing (FusionMode::None; its SDPA attention is one kernel, which
+// FusionMode::Eager would price, but these rows' kernel is not known: docs/llm.md).
 std::optional<Prediction> llm_step(const workload::llm::LlmConfig& config,
                                    const workload::llm::Quantization& quant,
                                    workload::llm::Runtime runtime, workload::llm::PhaseKind phase,
@@ -540,13 +541,7 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
 std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareModel& arch_hw,
                                     const PublishedPricing& pricing,
                                     const arch::ClusterSpec* cluster, std::string& why) {
-  if (m.runtime != RowRuntime::Default) {
-    why = fmt::format(
-        "runtime {}: coda decomposes its inference forwards only, not a training "
-        "step's backward",
-        runtime_name(m.runtime));
-    return std::nullopt;
-  }
+  const bool hf = m.runtime == RowRuntime::HfTransformers;
   const Shape& s = m.shape;
   // The row's attention class over the arch's.
   const auto named =
@@ -585,10 +580,15 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                         : s.fp8 != 0    ? workload::llm::Precision::Fp8
                                         : workload::llm::Precision::Mixed;
   framework.overlap_param_gather = s.param_overlap != 0;
+  // Hugging Face transformers' GPT2LMHeadModel trained eagerly (llm_builder.h), fused as PyTorch
+  // runs it (FusionMode::Eager).
+  if (hf) framework.runtime = workload::llm::Runtime::HfTransformers;
   tr::StepOptions options;
   // An unfused row (attention as its parts, S and P through DRAM: frameworks before
   // FlashAttention) prices every op on its own.
-  options.fusion = m.impl == Impl::Unfused ? mapper::FusionMode::None : whole_model_fusion(hw);
+  options.fusion = m.impl == Impl::Unfused ? mapper::FusionMode::None
+                   : hf                    ? mapper::FusionMode::Eager
+                                           : whole_model_fusion(hw);
   options.host_issue_s = m.launch == Launch::Eager ? hw.eager_issue_seconds() : 0.0;
   options.cluster = cluster;
   Diagnostics diags;

@@ -58,10 +58,10 @@ def main():
         raw.append({"kernel": kernel, "dtype": dtype, "shape": shape, "impl": impl, "model": model,
                     "median_us": "" if us is None else f"{us:.1f}", "note": note, "error": error})
         if us is not None and not error:
-            # The LLaMA inference rows ran transformers' own modeling code op by op, which coda
-            # prices as its hf_transformers runtime (docs/llm.md "Runtimes"); the training rows
-            # are left unnamed: coda does not decompose a training step's backward.
-            runtime = "" if kernel == "llm_train" else "hf_transformers"
+            # Every row ran transformers' own modeling code op by op, which coda prices as its
+            # hf_transformers runtime (docs/llm.md "Runtimes": LlamaForCausalLM's inference,
+            # GPT2LMHeadModel's training step under autocast, docs/training.md).
+            runtime = "hf_transformers"
             rows.append({"kernel": kernel, "dtype": dtype, "shape": shape, "impl": impl,
                          "model": model, "launch": "eager", "runtime": runtime,
                          "median_us": f"{us:.1f}",

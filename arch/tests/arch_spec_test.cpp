@@ -362,8 +362,9 @@ TEST(ArchCalibration, ReadsTheVendorCompilersFusion) {
   EXPECT_EQ(calibration_yaml(spec->calibration, 2), "calibration:\n  fusion: all\n");
   const auto errors = errors_of(std::string(kGpu) + "calibration: {fusion: everything}\n");
   ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
-  EXPECT_EQ(errors[0], "a.yaml:9:23: error: calibration.fusion: \"everything\" is not valid; "
-                       "expected one of: none, epilogue, all");
+  EXPECT_EQ(errors[0],
+            "a.yaml:9:23: error: calibration.fusion: \"everything\" is not valid; "
+            "expected one of: none, eager, epilogue, all");
 }
 
 TEST(ArchCalibration, ReadsTheNormKernels) {

@@ -571,7 +571,7 @@ TEST(Cli, CompletionScriptCompletesSubcommandsOptionsAndValues) {
   // validator, as --help lists them); files where a path goes; hidden options left out.
   EXPECT_EQ(complete(script, "coda r"), "run report");
   EXPECT_EQ(complete(script, "coda run --fu"), "--fusion");
-  EXPECT_EQ(complete(script, "coda run --fusion e"), "epilogue");
+  EXPECT_EQ(complete(script, "coda run --fusion ep"), "epilogue");
   EXPECT_EQ(complete(script, "coda train --train-precision \"\""), "pure mixed autocast fp8");
   EXPECT_EQ(complete(script, "coda completion z"), "");  // a positional: files, none match
   EXPECT_EQ(complete(script, "coda run --arch configs/arch/nvidia_h10"),

@@ -22,7 +22,8 @@ using workload::TensorId;
 using workload::TensorRole;
 
 TEST(Fusion, ModesParseAndPrint) {
-  for (const FusionMode mode : {FusionMode::None, FusionMode::Epilogue, FusionMode::All})
+  for (const FusionMode mode :
+       {FusionMode::None, FusionMode::Eager, FusionMode::Epilogue, FusionMode::All})
     EXPECT_EQ(parse_fusion_mode(to_string(mode)), mode);
   EXPECT_EQ(parse_fusion_mode("fused"), std::nullopt);
   EXPECT_EQ(to_string(FusionKind::ConvBnRelu), "conv_bn_relu");
@@ -40,6 +41,19 @@ TEST(Fusion, NoneFusesNothingAndLeavesTheScheduleAsItWas) {
   // bias reads C (64 x 32 x 2 = 4096 B) and b (32 x 2 = 64 B), writes Y1 (4096 B).
   EXPECT_EQ(std::get<VectorWork>(s.ops[1].work).reads, Bytes{4096 + 64});
   EXPECT_EQ(std::get<VectorWork>(s.ops[1].work).writes, Bytes{4096});
+}
+
+// Eager PyTorch: F.linear's bias rides in cuBLASLt's epilogue, the ReLU is a kernel of its own.
+TEST(Fusion, EagerFusesAGemmWithItsBiasOnly) {
+  const auto hw = parse_arch(kMiniGpu);
+  const auto g = gemm_bias_relu();
+  const FusionPlan plan = plan_fusion(g, hw, FusionMode::Eager);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].kind, FusionKind::Epilogue);
+  EXPECT_EQ(plan.groups[0].ops, (std::vector<std::size_t>{0, 1}));
+  // Only C stays on chip (64 x 32 x 2 = 4096 B), written once and read once: 8192 B saved.
+  EXPECT_EQ(plan.groups[0].intermediates, (std::vector<TensorId>{TensorId{2}}));
+  EXPECT_EQ(total_dram_bytes_saved(plan), Bytes{8192});
 }
 
 TEST(Fusion, GemmBiasReluIsOneEpilogueGroup) {

@@ -497,7 +497,9 @@ TEST(PublishedPricing, AnHfTransformersRowIsPricedAsItsEagerOps) {
   Measurement own = hf;
   own.runtime = RowRuntime::Default;
   EXPECT_LT(seconds(p, own), 1e-3 * 32 * 20);
-  // A training row under the runtime is refused (its backward is not decomposed).
+  // A training row under the runtime is GPT2LMHeadModel's under autocast: a LLaMA step is refused,
+  // GPT-2's priced with transformers' dropouts and written-out GELU, more work than coda's own
+  // autocast step of the same model.
   Measurement train = row(Kernel::LlmTrain, DType::Bf16,
                           {.batch = 2,
                            .seq = 128,
@@ -509,10 +511,15 @@ TEST(PublishedPricing, AnHfTransformersRowIsPricedAsItsEagerOps) {
                            .grad_bits = 32},
                           Impl::Default, "llama2_7b");
   train.runtime = RowRuntime::HfTransformers;
+  train.shape.autocast = 1;
   EXPECT_FALSE(p.predict(train, why));
-  EXPECT_NE(why.find("runtime hf_transformers: coda decomposes its inference forwards only"),
-            std::string::npos)
-      << why;
+  EXPECT_NE(why.find("modelled on GPT2LMHeadModel's code"), std::string::npos) << why;
+  train.model = "gpt2_small";
+  const auto gpt2 = p.predict(train, why);
+  ASSERT_TRUE(gpt2) << why;
+  Measurement coda_kernels = train;
+  coda_kernels.runtime = RowRuntime::Default;
+  EXPECT_GT(gpt2->seconds, seconds(p, coda_kernels));
 }
 
 TEST(PublishedPricing, RowsCodaCannotPriceSayWhy) {

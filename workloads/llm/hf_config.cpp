@@ -28,6 +28,15 @@ constexpr std::array<std::string_view, 19> kLlamaStyle{
 constexpr std::array<std::string_view, 5> kEncoders{"distilbert", "albert", "electra", "deberta",
                                                     "deberta-v2"};
 
+// The GELU form of an ACT2FN name (llm_config.h GeluForm); unstated for the names transformers
+// computes otherwise (gelu_fast, gelu_accurate, quick_gelu, ...), which no runtime prices apart.
+GeluForm gelu_form(std::string_view act) {
+  if (act == "gelu") return GeluForm::Erf;
+  if (act == "gelu_pytorch_tanh") return GeluForm::Tanh;
+  if (act == "gelu_new") return GeluForm::WrittenTanh;
+  return GeluForm::Unstated;
+}
+
 std::string supported_model_types() {
   std::string out = "gpt2, gptj";
   for (const std::string_view t : kLlamaStyle) out += fmt::format(", {}", t);
@@ -467,6 +476,11 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
     if (act.rfind("gelu", 0) != 0)
       r.error("activation_function", fmt::format("'{}' is not a GELU", act),
               "GPT-2 configs use gelu_new; other activations are not modeled");
+    c.gelu = gelu_form(act);
+    // resid_pdrop, which embd_pdrop equals by default too: GPT2Config's default 0.1, GPTJConfig's
+    // 0.0.
+    c.dropout = gptj ? 0.0 : 0.1;
+    r.real("resid_pdrop", c.dropout);
     c.ffn_type = FfnType::GeluMlp;
     c.norm = NormType::LayerNorm;
     c.positions = PositionEncoding::Learned;
@@ -515,16 +529,18 @@ std::optional<LlmConfig> parse_hf_config(std::string_view text, const std::strin
                                      : gemma3 && !r.has("hidden_act") ? "hidden_activation"
                                                                       : "hidden_act";
     if (falcon && !r.has(act_key)) {
-      c.ffn_type = FfnType::GeluMlp;
+      c.ffn_type = FfnType::GeluMlp;  // FalconConfig's activation default, "gelu"
+      c.gelu = GeluForm::Erf;
     } else if (!r.has(act_key)) {
       diags.error(r.object_location(), std::string(act_key), "missing required key",
                   "silu (SwiGLU, LLaMA) or gelu (a plain GELU MLP)");
     } else if (r.string(act_key, act)) {
       if (act == "silu" || act == "swish")
         c.ffn_type = FfnType::SwiGlu;
-      else if (act.rfind("gelu", 0) == 0)
+      else if (act.rfind("gelu", 0) == 0) {
         c.ffn_type = gemma ? FfnType::GeGlu : FfnType::GeluMlp;  // Gemma's MLP is gated
-      else
+        c.gelu = gelu_form(act);
+      } else
         r.error(act_key, fmt::format("activation '{}' is not modeled", act),
                 "silu (SwiGLU) or gelu, gelu_new, gelu_pytorch_tanh (a GELU MLP)");
     }

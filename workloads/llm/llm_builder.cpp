@@ -175,6 +175,7 @@ enum class NodeKind : std::uint8_t {
   AllToAll,     // expert parallelism's token exchange: an all-to-all both ways
   StageInput,   // received from the previous stage: send its gradient back
   Cast,         // autocast's cast of an activation to the compute type: the gradient cast back
+  Dropout,      // nn.Dropout in training: x in, y and the keep mask out; the gradient masked
 };
 
 struct Node {
@@ -263,13 +264,17 @@ class Builder {
     q_len_ = phase.kind == PhaseKind::Decode ? 1 : phase.seq_len / cp_;
     kv_len_ = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
     mb_sequences_ = phase.batch / par.micro_batches;
-    hf_ = phase.runtime == Runtime::HfTransformers;
+    // Hugging Face transformers: LlamaForCausalLM's inference forward decomposed op by op (hf_),
+    // or GPT2LMHeadModel's training step, coda's graph with the ops transformers adds (hf_train_).
+    const bool hf = phase.runtime == Runtime::HfTransformers;
+    hf_ = hf && phase.kind != PhaseKind::Training;
+    hf_train_ = hf && phase.kind == PhaseKind::Training;
   }
 
   Graph build() {
     g_.name = fmt::format("{}.{}.b{}.s{}.tp{}.pp{}.stage{}{}", c_.name, to_string(phase_.kind),
                           phase_.batch, phase_.seq_len, par_.tp, par_.pp, par_.stage,
-                          hf_ ? ".hf_transformers" : "");
+                          hf_ || hf_train_ ? ".hf_transformers" : "");
     g_.source = c_.source;
     make_weights();
     if (c_.positions == PositionEncoding::Rotary && !hf_)  // hf: computed in the forward
@@ -805,7 +810,9 @@ class Builder {
     if (c_.ffn_type == FfnType::GeluMlp) {
       const TensorId up =
           linear(tape, p + "up", x, rows, h, width, w.up, w.up_bias, false, experts);
-      hidden_act = unary(tape, p + "gelu", Function::Gelu, up);
+      hidden_act = hf_train_ && c_.gelu == GeluForm::WrittenTanh
+                       ? hf_new_gelu(tape, p + "gelu", up)
+                       : unary(tape, p + "gelu", Function::Gelu, up);
     } else {
       const TensorId gate =
           linear(tape, p + "gate", x, rows, h, width, w.gate, w.gate_bias, false, experts);
@@ -1166,6 +1173,7 @@ class Builder {
                                              : attention(tape, p, n1, w, sequences, recomputing);
     TensorId attn = attention_output(tape, p, merged, tokens, w);
     if (w.post_norm1) attn = norm(tape, p + "post_norm1", attn, *w.post_norm1, w.post_norm1_shift);
+    attn = hf_dropout(tape, p + "attn.dropout", attn);  // GPT2Attention's resid_dropout
     const TensorId x1 = binary(tape, p + "residual1", Function::Add, x, attn);
 
     // The FFN's input: norm2 of x1, or in parallel (LlmConfig::parallel_residual) of the layer's
@@ -1188,7 +1196,46 @@ class Builder {
     }
     if (w.post_norm2)
       ffn_out = norm(tape, p + "post_norm2", ffn_out, *w.post_norm2, w.post_norm2_shift);
+    ffn_out = hf_dropout(tape, p + "ffn.dropout", ffn_out);  // GPT2MLP's dropout
     return binary(tape, p + "residual2", Function::Add, x1, ffn_out);
+  }
+
+  // ---- Hugging Face transformers, training (hf_train_: GPT2LMHeadModel) ----------------------
+  // coda's graph of the step, under autocast, plus what transformers' GPT-2 code launches beyond
+  // it (transformers 5, attn_implementation "sdpa"): nn.Dropout after the embeddings and after
+  // each branch's output projection, and GPT-2's GELU written out in PyTorch operators.
+
+  // nn.Dropout(p) in training, p > 0 (LlmConfig::dropout): PyTorch's fused dropout kernel reads
+  // x and writes y and the keep mask, a bool a element; its backward multiplies the gradient by
+  // the mask (and 1 / (1 - p)), one kernel. x itself where no dropout runs (p = 0: at::dropout
+  // returns its input).
+  TensorId hf_dropout(Tape& tape, const std::string& name, TensorId x) {
+    if (!hf_train_ || c_.dropout <= 0) return x;
+    const Shape s = shape(x);
+    const TensorId y = act(name + ".out", s, dtype(x));
+    const TensorId mask = tensor(name + ".mask", s, TensorKind::Activation, false, DataType::Int8);
+    Op op = make_elementwise(name, Function::Mul, s, dt_);
+    op.space.accesses.push_back(op.space.accesses.back());  // a second output: the mask
+    op.space.accesses.back().tensor = "mask";
+    emit(std::move(op), {x, y, mask}, &tape, NodeKind::Dropout);
+    return y;
+  }
+
+  // NewGELUActivation.forward (transformers' activations.py; GPT-2's "gelu_new"):
+  // 0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0)))), a kernel per operator.
+  // Autocast runs pow in fp32 (its fp32 list), casting x first, so everything after it is fp32
+  // by type promotion but 0.5 * x: 9 kernels, 7 of them writing fp32, and the down projection
+  // then casts their fp32 result back (linear's input cast).
+  TensorId hf_new_gelu(Tape& tape, const std::string& name, TensorId x) {
+    const TensorId x32 = cast(&tape, name + ".pow.to_fp32", x, param_dt_);
+    const TensorId cube = unary(tape, name + ".pow", Function::Pow, x32);
+    const TensorId scaled = unary(tape, name + ".mul_coef", Function::Mul, cube);
+    const TensorId inner = binary(tape, name + ".add", Function::Add, x, scaled);
+    const TensorId arg = unary(tape, name + ".mul_sqrt", Function::Mul, inner);
+    const TensorId th = unary(tape, name + ".tanh", Function::Tanh, arg);
+    const TensorId one_plus = unary(tape, name + ".add_one", Function::Add, th);
+    const TensorId half = unary(tape, name + ".mul_half", Function::Mul, x);
+    return binary(tape, name + ".mul", Function::Mul, half, one_plus);
   }
 
   // ---- Hugging Face transformers, eager (Runtime::HfTransformers) ---------------------------
@@ -1372,6 +1419,7 @@ class Builder {
         x = binary(mb.pre, p + "embed.add_token_type", Function::Add, x, types);
       }
       if (embed_norm_) x = norm(mb.pre, p + "embed_norm", x, *embed_norm_, embed_norm_shift_);
+      x = hf_dropout(mb.pre, p + "embed.dropout", x);  // GPT2Model's drop (embd_pdrop)
     } else {
       // The residual stream, in the type its adds give it (autocast: fp32).
       const TensorId remote = tensor(p + "recv.from_previous_stage", {local, h},
@@ -1528,6 +1576,16 @@ class Builder {
     const auto& t = f.tensors;
     const std::size_t out_index = acc.size() - 1;
     switch (node.kind) {
+      case NodeKind::Dropout: {  // masked_scale: dy times the keep mask (and 1 / (1 - p))
+        const auto dy = grad(grads, t[1]);
+        if (!dy) return;
+        const Shape s = shape(t[0]);
+        const TensorId dx = act(f.name + ".dx", s, dtype(*dy));
+        emit(make_elementwise(f.name + ".dx", Function::Mul, s, dt_, {{TensorRole::Input, {}}}),
+             {*dy, t[2], dx});
+        add_grad(grads, t[0], dx);
+        return;
+      }
       case NodeKind::Cast: {  // add_grad casts the gradient back to the input's type
         if (const auto dy = grad(grads, t[1])) add_grad(grads, t[0], *dy);
         return;
@@ -1573,6 +1631,22 @@ class Builder {
             else
               add_grad(grads, t[i], *dy);  // residuals: the same shape as the output
           }
+        } else if (f.function == Function::Mul && out_index == 1) {
+          // A multiple of x by a scalar: dx = c dy, one kernel over dy (MulBackward0).
+          const TensorId dx = act(f.name + ".dx", s, dtype(*dy));
+          emit(make_elementwise(f.name + ".dx", Function::Mul, s, dt_), {*dy, dx});
+          add_grad(grads, t[0], dx);
+        } else if (f.function == Function::Pow) {
+          // pow_backward: dy * (n * x.pow(n - 1)): three kernels, x.pow(n - 1), n times it, and
+          // dy times that (transformers' GELU cubes: n = 3).
+          const TensorId lower = act(f.name + ".dx.pow", s, dtype(t[0]));
+          emit(make_elementwise(f.name + ".dx.pow", Function::Pow, s, dt_), {t[0], lower});
+          const TensorId scaled = act(f.name + ".dx.mul_n", s, dtype(t[0]));
+          emit(make_elementwise(f.name + ".dx.mul_n", Function::Mul, s, dt_), {lower, scaled});
+          const TensorId dx = act(f.name + ".dx", s, promoted(*dy, t[0]));
+          emit(make_elementwise(f.name + ".dx", Function::Mul, s, dt_, {{TensorRole::Input, {}}}),
+               {*dy, scaled, dx});
+          add_grad(grads, t[0], dx);
         } else if (f.function == Function::Mul) {
           for (std::size_t i = 0; i < 2; ++i) {
             if (!differentiable(t[i])) continue;
@@ -1799,7 +1873,8 @@ class Builder {
   std::uint64_t expert_ffn_ = 0;  // a routed expert's width on the rank: ffn_, or whole folded
   std::vector<TensorId> expert_weights_;  // the routed experts' stacked weights and biases
   bool first_stage_ = false, last_stage_ = false, training_ = false, sp_ = false;
-  bool hf_ = false;    // Runtime::HfTransformers
+  bool hf_ = false;        // Runtime::HfTransformers, inference: LlamaForCausalLM's ops
+  bool hf_train_ = false;  // Runtime::HfTransformers, training: GPT2LMHeadModel's additions
   DataType param_dt_;  // the parameters' (and the residual stream's) type
   std::unordered_map<std::uint32_t, TensorId> master_of_;  // autocast's weight copy -> weight
   // Precision::Fp8: the linear layers' weights TE runs in FP8; each FP8 operand of a tensor
@@ -1890,19 +1965,58 @@ void check_quantization(const LlmConfig& c, const LlmPhase& phase, const Paralle
   }
 }
 
-// The hf_transformers runtime's rules (check_llm_build): the decomposition is LlamaForCausalLM's,
-// so a model whose Hugging Face class runs other code (LayerNorm, learned positions, a GELU MLP,
-// biases, experts) is refused rather than priced as Llama; inference on one GPU only.
+// The hf_transformers runtime's training rules: the step is GPT2LMHeadModel's under autocast
+// (Trainer's bf16 or fp16 over fp32 parameters), so another architecture or precision is
+// refused rather than priced as GPT-2.
+template <typename Error>
+void check_hf_training(const LlmConfig& c, const LlmPhase& phase, Error& error) {
+  const std::string hint =
+      "leave the runtime at 'default' (coda's kernels), which prices every family and phase";
+  if (phase.precision != Precision::Autocast)
+    error("phase.precision",
+          fmt::format("hf_transformers trains under PyTorch autocast (Trainer's bf16 or fp16 "
+                      "over fp32 parameters), not {} precision",
+                      to_string(phase.precision)),
+          "use --train-precision autocast");
+  std::vector<std::string> differs;
+  if (c.norm != NormType::LayerNorm) differs.emplace_back(to_string(c.norm));
+  if (c.positions != PositionEncoding::Learned) differs.emplace_back("rotary positions");
+  if (c.ffn_type != FfnType::GeluMlp) differs.emplace_back(std::string(to_string(c.ffn_type)));
+  if (!c.tied_embeddings) differs.emplace_back("an untied LM head");
+  if (c.moe.experts > 0) differs.emplace_back("experts");
+  if (c.mla.enabled()) differs.emplace_back("multi-head latent attention");
+  if (c.parallel_residual) differs.emplace_back("parallel attention and FFN");
+  if (c.lm_head_bias) differs.emplace_back("an LM head bias");
+  if (c.encoder || c.post_norm) differs.emplace_back("an encoder's post-norm layers");
+  if (c.qk_norm) differs.emplace_back("QK norms");
+  if (c.post_norms) differs.emplace_back("post norms");
+  if (c.attention_softcap > 0 || c.final_softcap > 0) differs.emplace_back("soft-capping");
+  if (c.sliding_window > 0) differs.emplace_back("a sliding window");
+  if (c.kv_heads != c.heads) differs.emplace_back("grouped KV heads");
+  if (!differs.empty())
+    error("phase.runtime",
+          fmt::format("hf_transformers training is modelled on GPT2LMHeadModel's code (LayerNorm, "
+                      "learned positions, a GELU MLP, tied embeddings), but {} has {}",
+                      c.name, fmt::join(differs, ", ")),
+          hint);
+  if (c.ffn_type == FfnType::GeluMlp && c.gelu == GeluForm::Unstated)
+    error("model.hidden_act",
+          fmt::format("{} does not say how its GELU is computed, which the eager runtime prices "
+                      "(GPT-2's gelu_new is 9 kernels, gelu one)",
+                      c.name),
+          "state hidden_act: gelu_new, gelu or gelu_pytorch_tanh in the model (config.json's "
+          "activation_function)");
+}
+
+// The hf_transformers runtime's rules (check_llm_build): inference is LlamaForCausalLM's
+// decomposition, so a model whose Hugging Face class runs other code (LayerNorm, learned
+// positions, a GELU MLP, biases, experts) is refused rather than priced as Llama; training is
+// GPT2LMHeadModel's (check_hf_training); one GPU (data-parallel replicas of it in training).
 template <typename Error>
 void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par,
                       Error& error) {
   const std::string hint =
       "leave the runtime at 'default' (coda's kernels), which prices every family and phase";
-  if (phase.kind == PhaseKind::Training)
-    error("phase.runtime",
-          "hf_transformers decomposes inference forwards (prefill, decode); a training step's "
-          "backward under it is not modelled",
-          hint);
   if (par.tp != 1 || par.pp != 1 || par.micro_batches != 1)
     error("phase.runtime",
           fmt::format("hf_transformers runs the model on one GPU, but tp {}, pp {} and {} "
@@ -1914,6 +2028,10 @@ void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Paralleli
           "hf_transformers is modelled for the model's own type; quantized linear layers run "
           "other kernels (bitsandbytes, GPTQ, AWQ) that coda does not decompose",
           hint);
+  if (phase.kind == PhaseKind::Training) {
+    check_hf_training(c, phase, error);
+    return;
+  }
   // The context a token attends to: the prompt (prefill) or the cache plus the token.
   const std::uint64_t context = phase.kind == PhaseKind::Decode ? phase.seq_len + 1 : phase.seq_len;
   if (c.sliding_window > 0 && context > c.sliding_window)

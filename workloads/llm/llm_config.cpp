@@ -13,6 +13,11 @@ constexpr std::uint64_t kSchemaVersion = 1;
 
 constexpr std::array<std::pair<std::string_view, FfnType>, 3> kFfnTypes{
     {{"gelu_mlp", FfnType::GeluMlp}, {"swiglu", FfnType::SwiGlu}, {"geglu", FfnType::GeGlu}}};
+// Hugging Face's names (ACT2FN in transformers' activations.py); unstated is not a value.
+constexpr std::array<std::pair<std::string_view, GeluForm>, 3> kGeluForms{
+    {{"gelu", GeluForm::Erf},
+     {"gelu_pytorch_tanh", GeluForm::Tanh},
+     {"gelu_new", GeluForm::WrittenTanh}}};
 constexpr std::array<std::pair<std::string_view, NormType>, 2> kNormTypes{{
     {"layer_norm", NormType::LayerNorm}, {"rms_norm", NormType::RmsNorm}}};
 constexpr std::array<std::pair<std::string_view, PositionEncoding>, 2> kPositions{{
@@ -35,6 +40,9 @@ struct SizeCheck {
 
 std::string_view to_string(FfnType type) { return name_of(kFfnTypes, type); }
 std::string_view to_string(NormType type) { return name_of(kNormTypes, type); }
+std::string_view to_string(GeluForm form) {
+  return form == GeluForm::Unstated ? "unstated" : name_of(kGeluForms, form);
+}
 std::string_view to_string(PositionEncoding type) { return name_of(kPositions, type); }
 
 bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmField)>& place,
@@ -97,6 +105,9 @@ bool validate_llm_config(const LlmConfig& c, const std::function<FieldPlace(LlmF
     if (!std::isfinite(cap) || cap < 0)
       error(field, fmt::format("must be a positive cap (or 0: none), not {}", cap),
             "Gemma 2 caps attention scores at 50 and logits at 30");
+  if (!std::isfinite(c.dropout) || c.dropout < 0 || c.dropout >= 1)
+    error(LlmField::Dropout, fmt::format("must be a probability in [0, 1), not {}", c.dropout),
+          "GPT-2 drops 0.1 of its residual branches and embeddings in training; 0: none");
   if (c.sliding_window_pattern == 1)
     error(LlmField::SlidingWindowPattern, "1 makes every layer global, so no layer has a window",
           "use 0 for a window on every layer (Mistral), 2 for every other (Gemma 2), or drop "
@@ -189,6 +200,12 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
   if (!model.has("head_dim") && c.heads > 0) c.head_dim = c.hidden / c.heads;
   model.required("ffn", c.ffn, diags);
   model.required_enum("ffn_type", c.ffn_type, EnumTable<FfnType>(kFfnTypes), diags);
+  if (model.optional_enum("hidden_act", c.gelu, EnumTable<GeluForm>(kGeluForms), diags) &&
+      c.ffn_type == FfnType::SwiGlu)
+    diags.error(model.at("hidden_act"),
+                fmt::format("names a GELU ({}), but ffn_type swiglu uses SiLU", to_string(c.gelu)),
+                "hidden_act applies to gelu_mlp and geglu FFNs; drop it");
+  model.optional("dropout", c.dropout, diags);
   model.required_enum("norm", c.norm, EnumTable<NormType>(kNormTypes), diags);
   model.required("vocab", c.vocab, diags);
   model.optional("tied_embeddings", c.tied_embeddings, diags);
@@ -281,6 +298,7 @@ std::optional<LlmConfig> read_llm_config(const YamlReader& root, Diagnostics& di
       case LlmField::SharedNorm: key = "shared_norm"; break;
       case LlmField::TypeVocab: key = "type_vocab"; break;
       case LlmField::PostNorm: key = "post_norm"; break;
+      case LlmField::Dropout: key = "dropout"; break;
     }
     // clang-format on
     const YamlReader& map = in_moe && has_moe ? moe : in_mla && has_mla ? mla : model;

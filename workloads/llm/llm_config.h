@@ -29,7 +29,16 @@ enum class NormType : std::uint8_t { LayerNorm, RmsNorm };
 // rotary: RoPE applied to Q and K in every layer, no parameters (LLaMA, Mistral).
 enum class PositionEncoding : std::uint8_t { Learned, Rotary };
 
+// A GELU as the model's Hugging Face code computes it (config.json's activation_function or
+// hidden_act; coda YAML's hidden_act, with the same names). Only an eager runtime
+// (Runtime::HfTransformers, llm_builder.h) prices the forms apart: erf ("gelu", F.gelu) and tanh
+// ("gelu_pytorch_tanh", F.gelu(approximate="tanh")) are one kernel; written_tanh ("gelu_new",
+// transformers' NewGELUActivation: GPT-2's) is the tanh form written out in PyTorch operators,
+// a kernel each. coda's own kernels price every form as one GELU op. unstated: not given.
+enum class GeluForm : std::uint8_t { Unstated, Erf, Tanh, WrittenTanh };
+
 std::string_view to_string(FfnType type);            // "gelu_mlp", "swiglu", "geglu"
+std::string_view to_string(GeluForm form);  // "unstated", "gelu", "gelu_pytorch_tanh", "gelu_new"
 std::string_view to_string(NormType type);           // "layer_norm", "rms_norm"
 std::string_view to_string(PositionEncoding type);  // "learned", "rotary"
 
@@ -88,6 +97,11 @@ struct LlmConfig {
   std::uint64_t head_dim = 0;  // readers default it to hidden / heads
   std::uint64_t ffn = 0;       // intermediate size (per expert for MoE)
   FfnType ffn_type = FfnType::GeluMlp;
+  GeluForm gelu = GeluForm::Unstated;  // the GELU of a gelu_mlp or geglu FFN
+  // The dropout probability of the residual branches and the embeddings (GPT-2's resid_pdrop and
+  // embd_pdrop, 0.1): an nn.Dropout kernel each where the eager runtime trains the model
+  // (Runtime::HfTransformers); coda's own kernels price no dropout. 0: none.
+  double dropout = 0;
   NormType norm = NormType::LayerNorm;
   std::uint64_t vocab = 0;
   bool tied_embeddings = false;  // the LM head reuses the token-embedding table
@@ -171,7 +185,7 @@ enum class LlmField : std::uint8_t {
   Hidden, Layers, Heads, KvHeads, HeadDim, Ffn, Vocab, MaxPositions, Experts, TopK, SharedExperts,
   SharedFfn, AttentionSoftcap, FinalSoftcap, SlidingWindowPattern, FirstDenseLayers, DenseFfn,
   QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim, RotaryDim, SharedNorm,
-  TypeVocab, PostNorm
+  TypeVocab, PostNorm, Dropout
 };
 // clang-format on
 

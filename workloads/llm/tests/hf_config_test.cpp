@@ -128,6 +128,17 @@ TEST(HfConfig, Gpt2Style) {
   EXPECT_TRUE(c->qkv_bias && c->out_bias && c->mlp_bias);
   EXPECT_EQ(c->name, "config");  // no _name_or_path: the file stem
   EXPECT_EQ(llm_headline(*c, 0).parameters, 124'439'808u);  // see llm_config_test.cpp
+  // activation_function gelu_new: transformers' NewGELUActivation; GPT2Config's resid_pdrop
+  // default, 0.1 (the file states none).
+  EXPECT_EQ(c->gelu, GeluForm::WrittenTanh);
+  EXPECT_EQ(c->dropout, 0.1);
+  // Stated otherwise.
+  std::string stated = kGpt2;
+  stated.replace(stated.find("\"gelu_new\""), 10, "\"gelu\", \"resid_pdrop\": 0.0");
+  const auto other = load(stated, diags);
+  ASSERT_TRUE(other) << diags.format_all();
+  EXPECT_EQ(other->gelu, GeluForm::Erf);
+  EXPECT_EQ(other->dropout, 0.0);
 }
 
 TEST(HfConfig, MissingRequiredKey) {

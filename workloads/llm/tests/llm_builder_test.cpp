@@ -1018,11 +1018,104 @@ TEST(LlmBuilderHf, OtherFamiliesPhasesAndLayoutsAreRefused) {
                 "but gpt2_small has layer_norm, learned positions, gelu_mlp, biases"),
             std::string::npos)
       << gpt2.all()[0].message;
-  // Experts, a training step, tensor parallelism.
+  // Experts, tensor parallelism.
   EXPECT_EQ(refused(preset("mixtral_8x7b"), hf(PhaseKind::Decode, 1, 64), {}).error_count(), 1u);
-  EXPECT_EQ(refused(preset("llama2_7b"), hf(PhaseKind::Training, 1, 64), {}).error_count(), 1u);
   EXPECT_EQ(refused(preset("llama2_7b"), hf(PhaseKind::Decode, 1, 64), {.tp = 2}).error_count(),
             1u);
+}
+
+LlmPhase hf_training(std::uint64_t batch, std::uint64_t seq) {
+  return {.kind = PhaseKind::Training,
+          .batch = batch,
+          .seq_len = seq,
+          .precision = Precision::Autocast,
+          .runtime = Runtime::HfTransformers};
+}
+
+bool is_backward(const Op& op) { return op.name.find(".dx") != std::string::npos; }
+
+// GPT2LMHeadModel trained eagerly under autocast: coda's autocast step plus what transformers'
+// GPT-2 code launches beyond it.
+TEST(LlmBuilderHf, Gpt2TrainingAddsItsDropoutsAndWrittenOutGelu) {
+  const LlmConfig c = preset("gpt2_small");  // hidden_act gelu_new, dropout 0.1
+  const std::uint64_t t = 2 * 64, h = 768, f = 3072;
+  const Graph g = build(c, hf_training(2, 64));
+  // The same matmul work as the autocast step of the default runtime.
+  EXPECT_EQ(total_macs(g), total_macs(build(c, {.kind = PhaseKind::Training,
+                                                .batch = 2,
+                                                .seq_len = 64,
+                                                .precision = Precision::Autocast})));
+  // nn.Dropout after the embeddings (GPT2Model.drop) and after each layer's attention and MLP
+  // output projections (resid_dropout, dropout): 1 + 2 x 12, each writing y and a one-byte mask;
+  // each backward reads dy and the mask and writes dx.
+  std::size_t dropouts = 0, masked = 0;
+  for (const Op& op : g.ops) {
+    if (op.name.ends_with(".dropout")) {
+      ++dropouts;
+      ASSERT_EQ(op.space.accesses.size(), 3u) << op.name;
+      EXPECT_EQ(op.space.accesses[2].dtype, DataType::Int8) << op.name;
+    }
+    if (op.name.ends_with(".dropout.dx")) ++masked;
+  }
+  EXPECT_EQ(dropouts, 25u);
+  EXPECT_EQ(masked, 25u);
+  // The embeddings' dropout over the fp32 residual stream [t, h] (autocast's fp32 tables): reads
+  // 4 B, writes 4 B and the mask's 1 B an element. A branch's over its bf16 output: 2 + 2 + 1.
+  for (const Op& op : g.ops) {
+    if (op.name == "embed.dropout") {
+      EXPECT_EQ(op_bytes(op), 9 * t * h);
+    }
+    if (op.name == "L0.attn.dropout") {
+      EXPECT_EQ(op_bytes(op), 5 * t * h);
+    }
+  }
+  // NewGELUActivation over the up projection's bf16 output [t, f], n = t x f elements, a kernel
+  // per operator, bytes an element: autocast's cast to fp32 for pow 2 + 4; pow 4 + 4; * 0.044715
+  // 4 + 4; x + that (bf16 + fp32 -> fp32) 2 + 4 + 4; * sqrt(2 / pi) 4 + 4; tanh 4 + 4; 1 + that
+  // 4 + 4; 0.5 * x (bf16) 2 + 2; their product (bf16 x fp32 -> fp32) 2 + 4 + 4: 70, where one
+  // GELU kernel moves 4.
+  std::uint64_t gelu_ops = 0, gelu_bytes = 0;
+  for (const Op& op : g.ops)
+    if (has_prefix(op.name, "L0.ffn.gelu.") && !is_backward(op)) {
+      ++gelu_ops;
+      gelu_bytes += op_bytes(op);
+    }
+  EXPECT_EQ(gelu_ops, 9u);
+  EXPECT_EQ(gelu_bytes, 70 * t * f);
+  // pow's backward is PyTorch's pow_backward, 3 kernels: x.pow(2), 3 times it, dy times that.
+  EXPECT_EQ(kernels(g, "L0.ffn.gelu.pow.dx"), 4u);  // and the gradient's cast to x's bf16
+}
+
+TEST(LlmBuilderHf, TrainingIsGpt2sUnderAutocast) {
+  const auto refused = [](const LlmConfig& c, const LlmPhase& phase) {
+    Diagnostics diags;
+    EXPECT_FALSE(try_build_llm(c, phase, {}, diags));
+    return diags;
+  };
+  // LLaMA's code is another (RMSNorm, rotary positions, SwiGLU, an untied LM head).
+  const Diagnostics llama = refused(preset("llama2_7b"), hf_training(1, 64));
+  ASSERT_EQ(llama.error_count(), 1u) << llama.format_all();
+  EXPECT_EQ(llama.all()[0].path, "phase.runtime");
+  EXPECT_NE(llama.all()[0].message.find("GPT2LMHeadModel"), std::string::npos);
+  // Mixed precision is Megatron-LM's or FSDP's, not a Trainer's autocast.
+  LlmPhase mixed = hf_training(1, 64);
+  mixed.precision = Precision::Mixed;
+  const Diagnostics mp = refused(preset("gpt2_small"), mixed);
+  ASSERT_EQ(mp.error_count(), 1u) << mp.format_all();
+  EXPECT_EQ(mp.all()[0].path, "phase.precision");
+  // A GELU whose form the config does not state.
+  LlmConfig unstated = preset("gpt2_small");
+  unstated.gelu = GeluForm::Unstated;
+  const Diagnostics form = refused(unstated, hf_training(1, 64));
+  ASSERT_EQ(form.error_count(), 1u) << form.format_all();
+  EXPECT_EQ(form.all()[0].path, "model.hidden_act");
+  // A GELU computed as one kernel (F.gelu): one op a layer, as the default runtime has.
+  LlmConfig erf = preset("gpt2_small");
+  erf.gelu = GeluForm::Erf;
+  Diagnostics diags;
+  const auto g = try_build_llm(erf, hf_training(1, 64), {}, diags);
+  ASSERT_TRUE(g) << diags.format_all();
+  EXPECT_EQ(kernels(*g, "L0.ffn.gelu"), 2u);  // the GELU and its backward
 }
 
 }  // namespace

@@ -61,6 +61,32 @@ TEST(LlmConfigYaml, ANegativeSoftCapIsAnErrorAtItsKey) {
   EXPECT_EQ(diags.all()[0].message, "must be a positive cap (or 0: none), not -1");
 }
 
+// hidden_act names a GELU's form (transformers' names), for gelu_mlp and geglu FFNs only;
+// dropout is a probability.
+TEST(LlmConfigYaml, HiddenActAndDropoutAreCheckedAtTheirKeys) {
+  Diagnostics diags;
+  std::string gelu = tiny_with("  hidden_act: gelu_new\n  dropout: 0.1\n");
+  gelu.replace(gelu.find("swiglu"), 6, "gelu_mlp");
+  const auto c = parse(gelu, diags);
+  ASSERT_TRUE(c) << diags.format_all();
+  EXPECT_EQ(c->gelu, GeluForm::WrittenTanh);
+  EXPECT_EQ(to_string(c->gelu), "gelu_new");
+  EXPECT_EQ(c->dropout, 0.1);
+  Diagnostics swiglu;
+  EXPECT_FALSE(parse(tiny_with("  hidden_act: gelu\n"), swiglu));
+  ASSERT_EQ(swiglu.error_count(), 1u) << swiglu.format_all();
+  EXPECT_EQ(swiglu.all()[0].path, "model.hidden_act");
+  EXPECT_EQ(swiglu.all()[0].message, "names a GELU (gelu), but ffn_type swiglu uses SiLU");
+  Diagnostics unknown;
+  EXPECT_FALSE(parse(tiny_with("  hidden_act: gelu_fast\n"), unknown));
+  EXPECT_EQ(unknown.all().at(0).path, "model.hidden_act");
+  Diagnostics one;
+  EXPECT_FALSE(parse(tiny_with("  dropout: 1\n"), one));
+  ASSERT_EQ(one.error_count(), 1u) << one.format_all();
+  EXPECT_EQ(one.all()[0].path, "model.dropout");
+  EXPECT_EQ(one.all()[0].message, "must be a probability in [0, 1), not 1");
+}
+
 // sliding_window_pattern 1 would make every layer global; a pattern needs a window.
 TEST(LlmConfigYaml, ASlidingWindowPatternIsCheckedAtItsKey) {
   Diagnostics diags;
