@@ -1038,7 +1038,7 @@ bool is_backward(const Op& op) { return op.name.find(".dx") != std::string::npos
 // GPT-2 code launches beyond it.
 TEST(LlmBuilderHf, Gpt2TrainingAddsItsDropoutsAndWrittenOutGelu) {
   const LlmConfig c = preset("gpt2_small");  // hidden_act gelu_new, dropout 0.1
-  const std::uint64_t t = 2 * 64, h = 768, f = 3072;
+  const std::uint64_t t = 128, h = 768, f = 3072;  // t: 2 sequences x 64 tokens
   const Graph g = build(c, hf_training(2, 64));
   // The same matmul work as the autocast step of the default runtime.
   EXPECT_EQ(total_macs(g), total_macs(build(c, {.kind = PhaseKind::Training,
