@@ -363,6 +363,12 @@ std::optional<Prediction> price_cached(const std::string& key, Build build,
   return price_schedule(*schedule, fusion, what, hw, by_unit, why, eager);
 }
 
+// What ran a row's model: coda's kernels or Hugging Face transformers (RowRuntime).
+workload::llm::Runtime llm_runtime(const Measurement& m) {
+  return m.runtime == RowRuntime::HfTransformers ? workload::llm::Runtime::HfTransformers
+                                                 : workload::llm::Runtime::Default;
+}
+
 // A step of `config` as the row's software ran it: coda's kernels fused as whole-model rows are
 // (whole_model_fusion), or Hugging Face transformers' eager ops, which PyTorch launches one by
 // one and fuses nothing (FusionMode::None; its SDPA attention is one kernel, which
@@ -464,9 +470,7 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
   if (quant.any()) config->dtype = DataType::Fp16;  // the model under the quantization
   const bool eager = m.launch == Launch::Eager;
   using workload::llm::PhaseKind;
-  const workload::llm::Runtime runtime = m.runtime == RowRuntime::HfTransformers
-                                             ? workload::llm::Runtime::HfTransformers
-                                             : workload::llm::Runtime::Default;
+  const workload::llm::Runtime runtime = llm_runtime(m);
   const auto prefill = [&] {
     return llm_step(*config, quant, runtime, PhaseKind::Prefill, s.batch, s.input_len, s.tp, eager,
                     hw, pricing, why);
@@ -541,7 +545,6 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
 std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareModel& arch_hw,
                                     const PublishedPricing& pricing,
                                     const arch::ClusterSpec* cluster, std::string& why) {
-  const bool hf = m.runtime == RowRuntime::HfTransformers;
   const Shape& s = m.shape;
   // The row's attention class over the arch's.
   const auto named =
@@ -580,15 +583,13 @@ std::optional<Prediction> llm_train(const Measurement& m, const arch::HardwareMo
                         : s.fp8 != 0    ? workload::llm::Precision::Fp8
                                         : workload::llm::Precision::Mixed;
   framework.overlap_param_gather = s.param_overlap != 0;
-  // Hugging Face transformers' GPT2LMHeadModel trained eagerly (llm_builder.h), fused as PyTorch
-  // runs it (FusionMode::Eager).
-  if (hf) framework.runtime = workload::llm::Runtime::HfTransformers;
+  // Hugging Face transformers' GPT2LMHeadModel trained eagerly (llm_builder.h).
+  framework.runtime = llm_runtime(m);
   tr::StepOptions options;
   // An unfused row (attention as its parts, S and P through DRAM: frameworks before
-  // FlashAttention) prices every op on its own.
-  options.fusion = m.impl == Impl::Unfused ? mapper::FusionMode::None
-                   : hf                    ? mapper::FusionMode::Eager
-                                           : whole_model_fusion(hw);
+  // FlashAttention) prices every op on its own; the others as the step model fuses by default:
+  // the arch's vendor fusion (whole_model_fusion), or PyTorch's eager fusion under transformers.
+  if (m.impl == Impl::Unfused) options.fusion = mapper::FusionMode::None;
   options.host_issue_s = m.launch == Launch::Eager ? hw.eager_issue_seconds() : 0.0;
   options.cluster = cluster;
   Diagnostics diags;

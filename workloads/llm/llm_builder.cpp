@@ -1965,13 +1965,16 @@ void check_quantization(const LlmConfig& c, const LlmPhase& phase, const Paralle
   }
 }
 
+// What the hf_transformers runtime's refusals suggest instead.
+constexpr std::string_view kHfRuntimeHint =
+    "leave the runtime at 'default' (coda's kernels), which prices every family and phase";
+
 // The hf_transformers runtime's training rules: the step is GPT2LMHeadModel's under autocast
 // (Trainer's bf16 or fp16 over fp32 parameters), so another architecture or precision is
 // refused rather than priced as GPT-2.
 template <typename Error>
 void check_hf_training(const LlmConfig& c, const LlmPhase& phase, Error& error) {
-  const std::string hint =
-      "leave the runtime at 'default' (coda's kernels), which prices every family and phase";
+  const std::string hint(kHfRuntimeHint);
   if (phase.precision != Precision::Autocast)
     error("phase.precision",
           fmt::format("hf_transformers trains under PyTorch autocast (Trainer's bf16 or fp16 "
@@ -2015,8 +2018,7 @@ void check_hf_training(const LlmConfig& c, const LlmPhase& phase, Error& error) 
 template <typename Error>
 void check_hf_runtime(const LlmConfig& c, const LlmPhase& phase, const Parallelism& par,
                       Error& error) {
-  const std::string hint =
-      "leave the runtime at 'default' (coda's kernels), which prices every family and phase";
+  const std::string hint(kHfRuntimeHint);
   if (par.tp != 1 || par.pp != 1 || par.micro_batches != 1)
     error("phase.runtime",
           fmt::format("hf_transformers runs the model on one GPU, but tp {}, pp {} and {} "
