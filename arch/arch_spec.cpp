@@ -101,9 +101,10 @@ constexpr std::array<std::pair<std::string_view, NormImpl>, 2> kNormImpls{{
     {"fused", NormImpl::Fused},
     {"torch", NormImpl::Torch},
 }};
-constexpr std::array<std::pair<std::string_view, DecodeAttention>, 2> kDecodeAttentions{{
+constexpr std::array<std::pair<std::string_view, DecodeAttention>, 3> kDecodeAttentions{{
     {"grouped", DecodeAttention::Grouped},
     {"per_head", DecodeAttention::PerHead},
+    {"fa2_forward", DecodeAttention::Fa2Forward},
 }};
 
 constexpr std::array<std::pair<std::string_view, FusionMode>, 4> kFusionModes{{
@@ -1214,6 +1215,9 @@ std::string_view to_string(KernelKind kind) { return enum_name(kKernelKinds, kin
 std::string_view to_string(FusionMode mode) { return enum_name(kFusionModes, mode); }
 std::optional<AttentionImpl> parse_attention_impl(std::string_view text) {
   return enum_value(kAttentionImpls, text);
+}
+std::optional<DecodeAttention> parse_decode_attention(std::string_view text) {
+  return enum_value(kDecodeAttentions, text);
 }
 std::optional<FusionMode> parse_fusion_mode(std::string_view text) {
   return enum_value(kFusionModes, text);

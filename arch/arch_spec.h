@@ -97,8 +97,15 @@ std::optional<AttentionImpl> parse_attention_impl(std::string_view text);
 //             products on the CUDA cores (TensorRT-LLM's masked multi-head attention, MMHA,
 //             before its GQA optimisation in v0.7.1): K and V are loaded group times, the
 //             re-reads partly from L2 (calibration.decode_kv_reread)
-enum class DecodeAttention : std::uint8_t { Grouped, PerHead };
-std::string_view to_string(DecodeAttention impl);  // "grouped", "per_head"
+//   fa2_forward  FlashAttention-2's prefill (forward) kernel called with the decode's one query
+//             (PyTorch's scaled_dot_product_attention on its flash backend, as eager PyTorch and
+//             Hugging Face transformers' sdpa attention run decode): one thread block per
+//             (sequence, query head) whose query tile is padded to the kernel's 128 rows (64
+//             under split-KV), so the tensor cores do that many rows' work; a GQA group's KV
+//             head is loaded once per query head, as per_head
+enum class DecodeAttention : std::uint8_t { Grouped, PerHead, Fa2Forward };
+std::string_view to_string(DecodeAttention impl);  // "grouped", "per_head", "fa2_forward"
+std::optional<DecodeAttention> parse_decode_attention(std::string_view text);
 
 // The LayerNorm and RMSNorm kernels the software runs (docs/cost_models.md, "Norm kernels"):
 //   fused  a kernel that keeps each row on chip between its statistics and its normalising pass

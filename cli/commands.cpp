@@ -189,9 +189,7 @@ int do_run(const RunArgs& args, std::ostream& out, std::ostream& err) {
     if (!args.attention.empty())  // CLI11 has checked the name
       files.attention = arch::parse_attention_impl(args.attention);
     if (!args.decode_attention.empty())  // CLI11 has checked the name
-      files.decode_attention = args.decode_attention == "per_head"
-                                   ? arch::DecodeAttention::PerHead
-                                   : arch::DecodeAttention::Grouped;
+      files.decode_attention = arch::parse_decode_attention(args.decode_attention);
     files.eager = args.launch == "eager";  // CLI11 has checked the name
     if (!read_precision(args.precision, files.precision, err)) return 2;
     if (args.mapper == "search") {
@@ -355,9 +353,12 @@ int dispatch(std::span<const char* const> args, std::ostream& out, std::ostream&
                   "(a GQA group's query heads share one load of their KV head, on the tensor "
                   "cores, as FlashAttention's and TensorRT-LLM's XQA kernels do) or per_head (one "
                   "thread block per query head on the CUDA cores, each loading its KV head: "
-                  "TensorRT-LLM's MMHA before v0.7.1); default: the arch's "
-                  "(calibration.decode_attention, else grouped); docs/cost_models.md")
-      ->check(CLI::IsMember({"grouped", "per_head"}));
+                  "TensorRT-LLM's MMHA before v0.7.1) or fa2_forward (FlashAttention-2's prefill "
+                  "kernel called with one query, its query tile padded to 128 rows: PyTorch's "
+                  "scaled_dot_product_attention as eager PyTorch and Hugging Face transformers "
+                  "decode); default: the arch's (calibration.decode_attention, else grouped); "
+                  "docs/cost_models.md")
+      ->check(CLI::IsMember({"grouped", "per_head", "fa2_forward"}));
   run->add_option("--launch", run_args.launch,
                   "How the kernels are launched: graph (from a CUDA graph: the host never holds "
                   "the GPU back) or eager (one by one from the host, the arch's "

@@ -352,8 +352,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeArgs& args) {
                   "GPUs' fused-attention class: fa2, fa3 or triton (as coda run --attention)")
       ->check(CLI::IsMember({"fa2", "fa3", "triton"}));
   cmd->add_option("--decode-attention", args.decode_attention,
-                  "GPUs' decode-attention class: grouped or per_head (as coda run)")
-      ->check(CLI::IsMember({"grouped", "per_head"}));
+                  "GPUs' decode-attention class: grouped, per_head or fa2_forward (as coda run)")
+      ->check(CLI::IsMember({"grouped", "per_head", "fa2_forward"}));
   cmd->add_option("--out", args.out,
                   "Folder to write serve.json, requests.csv and iterations.csv into");
   return cmd;
@@ -386,10 +386,9 @@ int run_serve_command(const ServeArgs& args, std::ostream& out, std::ostream& er
   arch::ArchSpec arch_spec = arch->spec;
   const std::optional<arch::AttentionImpl> attention =
       args.attention.empty() ? std::nullopt : arch::parse_attention_impl(args.attention);
-  std::optional<arch::DecodeAttention> decode_attention;
-  if (!args.decode_attention.empty())  // CLI11 has checked the name
-    decode_attention = args.decode_attention == "per_head" ? arch::DecodeAttention::PerHead
-                                                           : arch::DecodeAttention::Grouped;
+  const std::optional<arch::DecodeAttention> decode_attention =  // CLI11 has checked the name
+      args.decode_attention.empty() ? std::nullopt
+                                    : arch::parse_decode_attention(args.decode_attention);
   if (!sim::apply_attention_choice(arch_spec, args.arch, attention, decode_attention, diags)) {
     err << diags.format_all();
     return 1;

@@ -225,12 +225,10 @@ bool read_run_options(const Json& o, sim::RunFiles& files, Diagnostics& diags) {
                   "fa2, fa3 or triton");
   }
   if (const auto decode = text("decode_attention")) {
-    if (*decode == "grouped" || *decode == "per_head")
-      files.decode_attention =
-          *decode == "grouped" ? arch::DecodeAttention::Grouped : arch::DecodeAttention::PerHead;
-    else
+    files.decode_attention = arch::parse_decode_attention(*decode);
+    if (!files.decode_attention)
       diags.error(here, "decode_attention", fmt::format("unknown class '{}'", *decode),
-                  "grouped or per_head");
+                  "grouped, per_head or fa2_forward");
   }
   if (const auto launch = text("launch")) {
     if (*launch == "eager" || *launch == "graph")

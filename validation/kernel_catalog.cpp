@@ -29,8 +29,9 @@ constexpr std::array kNetworkTypes{DType::Int8, DType::Fp16, DType::Fp32};
 constexpr std::array kGemmImpls{Impl::Wgmma, Impl::MmaSync};
 constexpr std::array kAttentionImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::Unfused};
 constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
-// llm_decode, llm_generate: the decode attention's class (arch::DecodeAttention).
-constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead};
+// attention_decode, llm_decode, llm_generate: the decode attention's class
+// (arch::DecodeAttention).
+constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead, Impl::Fa2Forward};
 constexpr std::array kTrainImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::Unfused};
 // layer_norm, rms_norm: PyTorch's native kernel (arch::NormImpl::Torch); default a fused one.
 constexpr std::array kNormImpls{Impl::Torch};
@@ -52,7 +53,8 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
      "safe online softmax: one sweep for (max, sum), one for the output"},
     {Kernel::LayerNorm, "layernorm", ShapeKind::Rows, kFp32, "Welford mean and variance"},
     {Kernel::RmsNorm, "rmsnorm", ShapeKind::Rows, kFp32, "root mean square normalisation"},
-    {Kernel::BiasGeluFused, "bias_gelu_fused", ShapeKind::Rows, kFp32, "y = gelu(x + b), one kernel"},
+    {Kernel::BiasGeluFused, "bias_gelu_fused", ShapeKind::Rows, kFp32,
+     "y = gelu(x + b), one kernel"},
     {Kernel::BiasGeluUnfused, "bias_gelu_unfused", ShapeKind::Rows, kFp32,
      "t = x + b; y = gelu(t): two kernels"},
     {Kernel::AttentionUnfused, "attention_unfused", ShapeKind::Attention, kFp16,
@@ -81,7 +83,7 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
     {Kernel::AttentionFwdBwd, "attention_fwd_bwd", ShapeKind::AttentionGqa, kAttentionTypes,
      "published: attention forward + backward, the sum of the two", true, kAttentionImpls},
     {Kernel::AttentionDecode, "attention_decode", ShapeKind::DecodeGqa, kAttentionTypes,
-     "published: one query token over a KV cache of seq tokens", true},
+     "published: one query token over a KV cache of seq tokens", true, kDecodeImpls},
     {Kernel::Softmax, "softmax", ShapeKind::Rows, kRowTypes, "published: softmax over cols", true},
     {Kernel::PublishedLayerNorm, "layer_norm", ShapeKind::Rows, kRowTypes,
      "published: layer norm over cols", true, kNormImpls},
@@ -89,8 +91,7 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
      "published: RMS norm over cols", true, kNormImpls},
     {Kernel::Gelu, "gelu", ShapeKind::Elements, kRowTypes, "published: y = gelu(x)", true},
     {Kernel::Silu, "silu", ShapeKind::Elements, kRowTypes, "published: y = silu(x)", true},
-    {Kernel::Copy, "copy", ShapeKind::Buffer, kCopyTypes, "published: device-to-device copy",
-     true},
+    {Kernel::Copy, "copy", ShapeKind::Buffer, kCopyTypes, "published: device-to-device copy", true},
     {Kernel::AllReduce, "all_reduce", ShapeKind::Collective, kRowTypes,
      "published: all-reduce among ranks GPUs of one node", true, kCollectiveImpls},
     {Kernel::AllGather, "all_gather", ShapeKind::Collective, kRowTypes,
@@ -111,9 +112,10 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
 
 constexpr std::array kAllDTypes{DType::Fp32, DType::Tf32,    DType::Fp16,
                                 DType::Bf16, DType::Fp8E4M3, DType::Int8};
-constexpr std::array kAllImpls{Impl::Wgmma, Impl::MmaSync, Impl::Fa2,  Impl::Fa3,
-                               Impl::Unfused, Impl::Ring,  Impl::Tree, Impl::Nvls,
-                               Impl::Grouped, Impl::PerHead, Impl::Triton, Impl::Torch};
+constexpr std::array kAllImpls{Impl::Wgmma,     Impl::MmaSync, Impl::Fa2,    Impl::Fa3,
+                               Impl::Unfused,   Impl::Ring,    Impl::Tree,   Impl::Nvls,
+                               Impl::Grouped,   Impl::PerHead, Impl::Triton, Impl::Torch,
+                               Impl::Fa2Forward};
 
 constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
 constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
@@ -226,6 +228,8 @@ std::string_view impl_name(Impl impl) {
     case Impl::PerHead: return "per_head";
     case Impl::Triton: return "triton";
     case Impl::Torch: return "torch";
+    case Impl::Fa2Forward:
+      return "fa2_forward";
   }
   return "?";
 }

@@ -127,8 +127,40 @@ std::optional<Prediction> unfused_attention(const Measurement& m, const arch::Ha
                      hw, false, why);
 }
 
-std::optional<Prediction> fused_attention(const Measurement& m, const arch::HardwareModel& hw,
+// `hw` with the one calibration choice a row names (its attention class, decode-attention class
+// or norm kernel) set by `set`, or nullopt when the row names none and prices on `hw` itself.
+template <class Set>
+std::optional<arch::HardwareModel> recalibrated(const arch::HardwareModel& hw, bool named,
+                                                Set set) {
+  if (!named) return std::nullopt;
+  arch::ArchSpec with = hw.spec();
+  set(with.calibration);
+  return arch::HardwareModel(with);
+}
+
+// The decode-attention class an attention_decode or llm row names (impl grouped, per_head or
+// fa2_forward); nullopt when it names none.
+std::optional<arch::DecodeAttention> named_decode_attention(Impl impl) {
+  switch (impl) {
+    case Impl::Grouped:
+      return arch::DecodeAttention::Grouped;
+    case Impl::PerHead:
+      return arch::DecodeAttention::PerHead;
+    case Impl::Fa2Forward:
+      return arch::DecodeAttention::Fa2Forward;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<Prediction> fused_attention(const Measurement& m, const arch::HardwareModel& arch_hw,
                                           std::string& why) {
+  // A decode row that names its class prices on the arch with that class.
+  const std::optional<arch::DecodeAttention> decode_class = named_decode_attention(m.impl);
+  const auto named = recalibrated(arch_hw, decode_class.has_value(), [&](arch::CalibrationSpec& c) {
+    c.decode_attention = decode_class;
+  });
+  const arch::HardwareModel& hw = named ? *named : arch_hw;
   const Shape& s = m.shape;
   const DataType type = data_type_of(m.dtype);
   if (!hw.has_tensor_cores() || hw.vector_unit() == nullptr) {
@@ -188,9 +220,12 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
                 c.dram_bytes, bound_of(c.bound),
                 fmt::format("fused attention, {} class{}: matrix {:.4g} us, softmax {:.4g} us, "
                             "DRAM {:.4g} us, fixed {:.4g} us",
-                            arch::to_string(impl), backward ? ", backward" : "",
-                            c.matrix_seconds * 1e6, c.vector_seconds * 1e6,
-                            c.dram_seconds * 1e6, c.fixed_seconds * 1e6));
+                            c.fa2_forward ? fmt::format("fa2_forward decode ({} split{})", c.splits,
+                                                        c.splits == 1 ? "" : "s")
+                            : c.per_head  ? std::string("per_head decode")
+                                          : std::string(arch::to_string(impl)),
+                            backward ? ", backward" : "", c.matrix_seconds * 1e6,
+                            c.vector_seconds * 1e6, c.dram_seconds * 1e6, c.fixed_seconds * 1e6));
 }
 
 // An attention_fwd or attention_bwd row: by its implementation class, unfused or fused.
@@ -221,17 +256,6 @@ std::optional<Prediction> attention_fwd_bwd(const Measurement& m, const arch::Ha
     }
   }
   return out;
-}
-
-// `hw` with the one calibration choice a row names (its attention class, decode-attention class
-// or norm kernel) set by `set`, or nullopt when the row names none and prices on `hw` itself.
-template <class Set>
-std::optional<arch::HardwareModel> recalibrated(const arch::HardwareModel& hw, bool named,
-                                                Set set) {
-  if (!named) return std::nullopt;
-  arch::ArchSpec with = hw.spec();
-  set(with.calibration);
-  return arch::HardwareModel(with);
 }
 
 // ---- row kernels and copies --------------------------------------------------------------------
@@ -458,11 +482,10 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
                               const PublishedPricing& pricing, std::string& why) {
   const Shape& s = m.shape;
   // A row that names its decode attention's class prices on the arch with that class.
-  const auto named = recalibrated(
-      arch_hw, m.impl == Impl::Grouped || m.impl == Impl::PerHead, [&](arch::CalibrationSpec& c) {
-        c.decode_attention = m.impl == Impl::PerHead ? arch::DecodeAttention::PerHead
-                                                     : arch::DecodeAttention::Grouped;
-      });
+  const std::optional<arch::DecodeAttention> decode_class = named_decode_attention(m.impl);
+  const auto named = recalibrated(arch_hw, decode_class.has_value(), [&](arch::CalibrationSpec& c) {
+    c.decode_attention = decode_class;
+  });
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;

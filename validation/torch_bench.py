@@ -102,9 +102,18 @@ def classify(kernel, impl_claim, names):
     flash_fwd/flash_bwd kernels without sm90; 'fa3' a cuDNN (cudnn) kernel or an sm90 flash
     kernel; 'unfused' at least three kernels and no fp32 GEMM (added after
     the first run, whose MATH-backend rows ran fp32 FFMA GEMMs); row kernels and copies exactly one kernel
-    (norms: 'torch' when it is aten's vectorized_layer_norm_kernel)."""
+    (norms: 'torch' when it is aten's vectorized_layer_norm_kernel); attention_decode
+    'fa2_forward' when it ran FlashAttention-2's forward kernels (flash_fwd_kernel, or
+    flash_fwd_splitkv_kernel and its combine) with the one query."""
     low = [n.lower() for n in names]
     joined = " ".join(low)
+    if kernel == "attention_decode":
+        # Added 2026-12-07, after the runs of 2026-12-04, whose decode rows all launched
+        # pytorch_flash::flash_fwd_kernel or flash_fwd_splitkv_kernel (torch_raw.csv's names): the
+        # prefill kernel with its query tile padded (arch::DecodeAttention::Fa2Forward).
+        if "flash_fwd_kernel" in joined or "flash_fwd_splitkv_kernel" in joined:
+            return "fa2_forward"
+        return "" if "flash" in joined else None
     if kernel == "gemm":
         if any(t in joined for t in ("sm90", "nvjet", "wgmma", "gmma")):
             return "wgmma"
@@ -324,7 +333,8 @@ def main():
                 else:
                     cw.writerow({
                         "kernel": kernel, "dtype": dtype, "shape": shape,
-                        "impl": shown if kernel in ("gemm", "layer_norm", "rms_norm") else impl,
+                        "impl": shown if kernel in ("gemm", "layer_norm", "rms_norm",
+                                                    "attention_decode") else impl,
                         "model": "", "median_us": f"{us:.4f}", "device": device,
                         "software": software, "source": source, "derivation": "copied (measured)",
                         "note": f"{timing_note}; {len(names)} kernel(s): " + " | ".join(short)})

@@ -394,6 +394,9 @@ TEST(ArchCalibration, ReadsTheDecodeAttentionClassAndTheLlmStepCost) {
   EXPECT_EQ(spec->calibration.decode_kv_reread, 0.0);  // 0 is valid: every re-read hits L2
   const HardwareModel hw(*spec);
   EXPECT_EQ(hw.decode_attention(), DecodeAttention::PerHead);
+  EXPECT_EQ(parse_decode_attention("fa2_forward"), DecodeAttention::Fa2Forward);
+  EXPECT_EQ(to_string(DecodeAttention::Fa2Forward), "fa2_forward");
+  EXPECT_EQ(parse_decode_attention("mmha"), std::nullopt);
   EXPECT_DOUBLE_EQ(hw.llm_step_fixed_seconds(), 150e-6);
   EXPECT_EQ(calibration_yaml(spec->calibration, 2),
             "calibration:\n  decode_attention: per_head\n  decode_kv_reread: 0\n"
@@ -411,8 +414,9 @@ TEST(ArchCalibration, ReadsTheDecodeAttentionClassAndTheLlmStepCost) {
   llm_step_fixed_cost: 2 ms
 )");
   ASSERT_EQ(errors.size(), 3u) << ::testing::PrintToString(errors);
-  EXPECT_EQ(errors[0], "a.yaml:10:21: error: calibration.decode_attention: \"mmha\" is not "
-                       "valid; expected one of: grouped, per_head");
+  EXPECT_EQ(errors[0],
+            "a.yaml:10:21: error: calibration.decode_attention: \"mmha\" is not "
+            "valid; expected one of: grouped, per_head, fa2_forward");
   EXPECT_EQ(errors[1], "a.yaml:11:21: error: calibration.decode_kv_reread: 1.5 is not a share "
                        "of the K and V re-reads; give 0 (every re-read hits L2) to 1 (every "
                        "re-read reaches DRAM)");

@@ -236,7 +236,7 @@ def run(arch: Arch, workload: Workload, *, precision: Optional[str] = None,
         engine: Optional[str] = None) -> RunResult:
     """`coda run` on the analytical engine. precision: int8, fp8, fp16, bf16, ...; fusion: none,
     epilogue, all (default: the arch's calibration.fusion); attention: fa2, fa3, triton;
-    decode_attention: grouped, per_head; launch: graph or eager; search: a loop-nest mapping
+    decode_attention: grouped, per_head, fa2_forward; launch: graph or eager; search: a loop-nest mapping
     search per contraction, e.g. {"objective": "energy", "strategy": "heuristic",
     "evaluations": 20000, "seed": 1} ({} for the defaults)."""
     options = {"precision": precision, "fusion": fusion, "attention": attention,

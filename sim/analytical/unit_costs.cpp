@@ -392,7 +392,7 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
   out.name = op.name;
   out.unit = results::OpUnit::Attention;
   out.mapping = {{"fused", 1}, {"block", work.block}, {"pairs", work.pairs}};
-  if (hw.has_tensor_cores())
+  if (hw.has_tensor_cores() && !c.fa2_forward)
     out.mapping.emplace_back(std::string(arch::to_string(impl)), 1);
   out.cost.macs = op.macs;
   set_time(out, c.seconds, c.compute_seconds, hw);
@@ -401,6 +401,10 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
                          static_cast<std::uint64_t>(std::llround(std::max(
                              0.0, c.dram_bytes - shape.reads - shape.writes)))};
   if (c.per_head) out.mapping.emplace_back("per_head", 1);
+  if (c.fa2_forward) {
+    out.mapping.emplace_back("fa2_forward", 1);
+    out.mapping.emplace_back("splits", c.splits);
+  }
   out.cost.dram_reads = dram_reads;
   out.cost.dram_writes = work.writes;
   // On-chip traffic: Q, K, V and O pass once through the level feeding the matrix unit; the
@@ -519,6 +523,42 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
   return out;
 }
 
+Fa2ForwardTile fa2_forward_tile(std::uint64_t head_dim, std::uint64_t smem_bytes_per_sm,
+                                bool split_kv) {
+  // Dao-AILab/flash-attention csrc/flash_attn/src/flash_fwd_launch_template.h (the copy PyTorch
+  // builds, aten/src/ATen/native/transformers/cuda/flash_attn/): run_mha_fwd_splitkv_dispatch
+  // takes kBlockM 64 and kBlockN 256 / 128 / 64 for head dims <= 64 / <= 128 / above;
+  // run_mha_fwd_hdim{32,...,192} take kBlockM 128 on sm80 and sm90 (sm86/89's smaller tiles
+  // aside), kBlockN 128 at head dims <= 64 and 64 above; hdim 256 takes 64 x 64 where an SM's
+  // shared memory reaches 4 x 256 x (64 + 2 x 64) bytes (H100; two 64 x 64 blocks of 2-byte
+  // tiles), else 128 x 64 (A100).
+  if (split_kv) return {64, head_dim <= 64 ? 256u : head_dim <= 128 ? 128u : 64u};
+  if (head_dim > 192 && smem_bytes_per_sm >= 4 * head_dim * (64 + 2 * 64)) return {64, 64};
+  return {128, head_dim <= 64 ? 128u : 64u};
+}
+
+std::uint64_t fa2_num_splits(std::uint64_t query_blocks, std::uint64_t sms,
+                             std::uint64_t key_blocks, std::uint64_t max_splits) {
+  // flash_api.cpp, num_splits_heuristic: one split when the grid fills 80% of the SMs; else the
+  // wave efficiency n / ceil(n) of n = query_blocks x splits / SMs for each eligible split count
+  // up to min(max_splits, SMs, key_blocks) (a count is eligible when it changes the key blocks
+  // per split), and the smallest whose efficiency reaches 85% of the best.
+  if (sms == 0 || static_cast<double>(query_blocks) >= 0.8 * static_cast<double>(sms)) return 1;
+  const std::uint64_t most = std::min({max_splits, sms, key_blocks});
+  const auto per_split = [&](std::uint64_t s) { return (key_blocks + s - 1) / s; };
+  const auto eligible = [&](std::uint64_t s) { return s == 1 || per_split(s) != per_split(s - 1); };
+  const auto efficiency = [&](std::uint64_t s) {
+    const double waves = static_cast<double>(query_blocks * s) / static_cast<double>(sms);
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (std::uint64_t s = 1; s <= most; ++s)
+    if (eligible(s)) best = std::max(best, efficiency(s));
+  for (std::uint64_t s = 1; s <= most; ++s)
+    if (eligible(s) && efficiency(s) >= 0.85 * best) return s;
+  return 1;
+}
+
 FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::AttentionImpl impl,
                                         const arch::HardwareModel& hw, bool own_kernel,
                                         std::optional<double> systolic_matrix_seconds,
@@ -540,11 +580,59 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   // the vector unit's fp32 rate (blocks of one query head in waves over the SMs), the softmax on
   // the same warps, and a GQA group's KV head is loaded once per query head: group - 1 re-reads
   // of K and V, decode_kv_reread of them from DRAM.
-  const bool per_head = !systolic_matrix_seconds && !shape.backward && shape.q_len == 1 &&
-                        hw.decode_attention() == arch::DecodeAttention::PerHead;
+  const bool decode = !systolic_matrix_seconds && !shape.backward && shape.q_len == 1;
+  const bool per_head = decode && hw.decode_attention() == arch::DecodeAttention::PerHead;
+  const bool fa2_forward = decode && hw.decode_attention() == arch::DecodeAttention::Fa2Forward;
+  const std::uint64_t group =
+      std::max<std::uint64_t>(shape.heads / std::max<std::uint64_t>(shape.kv_heads, 1), 1);
+  const std::uint64_t element_bytes = (bit_width(shape.precision) + 7) / 8;
+  // K and V of every (sequence, KV head), for the classes that load them once per query head.
+  const double kv_bytes = static_cast<double>(shape.batch * shape.kv_heads) *
+                          static_cast<double>(shape.kv_len) * (d + e) *
+                          static_cast<double>(element_bytes);
   double reread_bytes = 0;
+  double combine_bytes = 0;  // fa2_forward's split-KV partial outputs, written and read back
+  double softmax_rows = 1;   // rows the softmax runs per query (fa2_forward: its padded tile)
+  double key_block = block;  // keys a block's softmax rescale covers
   out.per_head = per_head;
-  if (per_head) {
+  out.fa2_forward = fa2_forward;
+  if (fa2_forward) {
+    // FlashAttention-2's forward kernel with one query per (sequence, query head): its grid is
+    // (query blocks, batch, heads) of the kernel's tile, padded to the tile's kBlockM rows; a
+    // grid under 80% of the SMs runs the split-KV kernel instead (kBlockM 64) with the splits
+    // FlashAttention's num_splits_heuristic picks, and a combine kernel after it.
+    double rate = hw.achievable_macs_per_cycle(shape.precision, arch::TensorPath::MmaSync);
+    if (rate <= 0) {
+      why = fmt::format("the tensor cores of '{}' do not run {}", hw.name(),
+                        to_string(shape.precision));
+      return out;
+    }
+    const auto* smem = hw.core_level(arch::Holds::Inputs);
+    const std::uint64_t smem_per_sm = smem != nullptr ? smem->capacity.value * smem->instances : 0;
+    const Fa2ForwardTile whole = fa2_forward_tile(shape.head_dim, smem_per_sm, false);
+    const Fa2ForwardTile split = fa2_forward_tile(shape.head_dim, smem_per_sm, true);
+    const std::uint64_t sms = hw.cores();
+    const std::uint64_t query_blocks = shape.batch * shape.heads * ((shape.q_len + 63) / 64);
+    const std::uint64_t key_blocks = (shape.kv_len + split.block_n - 1) / split.block_n;
+    out.splits = fa2_num_splits(query_blocks, sms, key_blocks, 128);
+    const Fa2ForwardTile& tile = out.splits > 1 ? split : whole;
+    const double splits = static_cast<double>(out.splits);
+    const double padding = static_cast<double>(tile.block_m);  // rows a query costs
+    softmax_rows = padding;
+    key_block = static_cast<double>(tile.block_n);
+    const double grid = static_cast<double>(shape.batch * shape.heads) * splits;
+    out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
+    const double steps = std::max(
+        std::ceil(static_cast<double>(shape.kv_len) / splits / static_cast<double>(tile.block_n)),
+        1.0);
+    const double overhead = (steps + hw.tile_overhead_steps(arch::KernelKind::Attention)) / steps;
+    out.matrix_seconds =
+        pairs * padding * macs_per_pair * overhead / (rate * cores * clock * out.wave_efficiency);
+    reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
+    if (out.splits > 1)  // oaccum (fp32, d wide) and the log-sum-exp a split a query
+      combine_bytes = 2.0 * splits * static_cast<double>(shape.batch * shape.heads) *
+                      static_cast<double>(shape.q_len) * (e + 1.0) * 4.0;
+  } else if (per_head) {
     const double fma = hw.achievable_vector_ops_per_cycle(DataType::Fp32);
     if (fma <= 0) {
       why = fmt::format("'{}' has no fp32 vector rate for per_head decode attention", hw.name());
@@ -553,12 +641,6 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     const double grid = static_cast<double>(shape.batch * shape.heads);
     out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
     out.matrix_seconds = pairs * macs_per_pair / (fma * cores * clock * out.wave_efficiency);
-    const std::uint64_t group = std::max<std::uint64_t>(
-        shape.heads / std::max<std::uint64_t>(shape.kv_heads, 1), 1);
-    const std::uint64_t element_bytes = (bit_width(shape.precision) + 7) / 8;
-    const double kv_bytes = static_cast<double>(shape.batch * shape.kv_heads) *
-                            static_cast<double>(shape.kv_len) * (d + e) *
-                            static_cast<double>(element_bytes);
     reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
   } else if (systolic_matrix_seconds) {
     out.matrix_seconds = *systolic_matrix_seconds;
@@ -592,8 +674,6 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     const std::uint64_t mma_m = path == arch::TensorPath::Wgmma
                                     ? 64
                                     : unit.tensor_core.value_or(arch::TensorCoreSpec{}).mma_m;
-    const std::uint64_t group = std::max<std::uint64_t>(shape.heads / std::max<std::uint64_t>(
-                                                                          shape.kv_heads, 1), 1);
     const std::uint64_t rows = group * shape.q_len;
     const std::uint64_t padded = (rows + mma_m - 1) / mma_m * mma_m;
     const double padding = static_cast<double>(padded) / static_cast<double>(rows);
@@ -618,7 +698,7 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   const DataType vector_type = hw.achievable_vector_ops_per_cycle(DataType::Fp32) > 0
                                    ? DataType::Fp32
                                    : shape.softmax_precision;
-  const double rescale = shape.backward ? 0.0 : e / block;
+  const double rescale = shape.backward ? 0.0 : e / key_block;
   // A soft cap, cap x tanh(S / cap): tanh's ops (vector_model.h) and the multiply by the cap
   // (the division folds into the 1 / sqrt(d) scale); the backward recomputes it and multiplies
   // dS by its derivative 1 - t^2 (3 ops).
@@ -626,27 +706,33 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   const double cap_ops =
       shape.softcap ? tanh.ops_per_element + 1.0 + (shape.backward ? 3.0 : 0.0) : 0.0;
   const double cap_special = shape.softcap ? tanh.special_ops_per_element : 0.0;
-  const VectorWork online{.elements = shape.pairs,
+  const double softmax_pairs = pairs * softmax_rows;
+  const VectorWork online{.elements = static_cast<std::uint64_t>(std::llround(softmax_pairs)),
                           .ops_per_element = kOnlineSoftmaxOps + rescale + cap_ops,
                           .special_ops_per_element = kOnlineSoftmaxSpecialOps + cap_special};
   const VectorCost v = evaluate_vector(online, vector_params(vector_type, hw));
   out.vector_seconds = std::max(v.arithmetic_seconds, v.special_seconds);
-  out.vector_ops =
-      pairs * (kOnlineSoftmaxOps + rescale + cap_ops + kOnlineSoftmaxSpecialOps + cap_special);
+  out.vector_ops = softmax_pairs *
+                   (kOnlineSoftmaxOps + rescale + cap_ops + kOnlineSoftmaxSpecialOps + cap_special);
   // fa2 runs a block's softmax between its two GEMMs on the same warps; fa3 (and a systolic
   // array beside its vector unit) overlaps them: max(matrix, softmax), and on fa3 the part of
   // the shorter that attention_overlap leaves unhidden.
   // fa3 hides attention_overlap of the shorter under the longer.
-  const double hidden = systolic_matrix_seconds ? 1.0
-                        : per_head                         ? 0.0
+  const double hidden = systolic_matrix_seconds            ? 1.0
+                        : per_head || fa2_forward          ? 0.0
                         : impl == arch::AttentionImpl::Fa3 ? hw.attention_overlap()
                                                            : 0.0;
   out.compute_seconds = std::max(out.matrix_seconds, out.vector_seconds) +
                         (1.0 - hidden) * std::min(out.matrix_seconds, out.vector_seconds);
   const double rate = dram_rate(hw);
-  out.dram_bytes = shape.reads + reread_bytes + shape.writes;
+  out.dram_bytes = shape.reads + reread_bytes + combine_bytes + shape.writes;
   out.dram_seconds = rate > 0 ? out.dram_bytes / rate : 0.0;
-  out.fixed_seconds = own_kernel ? hw.kernel_fixed_seconds(arch::KernelKind::Attention) : 0.0;
+  // Split-KV adds its combine kernel (FlashAttention-2's flash_fwd_splitkv_combine_kernel), a
+  // reduction of the splits' partial outputs: a vector kernel's fixed cost.
+  out.fixed_seconds =
+      own_kernel ? hw.kernel_fixed_seconds(arch::KernelKind::Attention) +
+                       (out.splits > 1 ? hw.kernel_fixed_seconds(arch::KernelKind::Vector) : 0.0)
+                 : 0.0;
   const double busiest = std::max(out.compute_seconds, out.dram_seconds);
   out.seconds = out.fixed_seconds + busiest;
   out.bound = out.fixed_seconds >= busiest             ? results::Bound::Latency

@@ -99,7 +99,12 @@ std::optional<PricedCollective> price_collective(CollectiveKind kind, std::uint6
 //            the vector unit's fp32 rate (one block per query head, waves over the SMs), plus the
 //            softmax (no overlap), and K and V re-read by each further query head of a GQA
 //            group: (group - 1) x b kv_heads kv_len (d + e) x bytes x decode_kv_reread more DRAM
-//            bytes.
+//            bytes. fa2_forward (FlashAttention-2's prefill kernel run with the one query): each
+//            query costs the kernel's padded tile rows (fa2_forward_tile: 128, 64 under
+//            split-KV) of matrix and softmax work at fa2's rate, one block per (sequence, query
+//            head) and split (fa2_num_splits), K and V re-read as per_head, and under split-KV
+//            the partial outputs (fp32, e + 1 a query a split) written and read back by a
+//            combine kernel that pays the vector fixed cost.
 struct AttentionShape {
   std::uint64_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, kv_len = 1, head_dim = 1;
   std::uint64_t value_dim = 0;  // V's and O's head dim (e); 0: head_dim
@@ -118,10 +123,26 @@ struct FusedAttentionCost {
   double fixed_seconds = 0;
   double dram_bytes = 0;  // reads + writes, and per_head decode's K/V re-reads from DRAM
   bool per_head = false;  // priced as per_head decode attention
+  bool fa2_forward = false;  // priced as fa2_forward decode attention
+  std::uint64_t splits = 1;  // fa2_forward: the split-KV splits (1: the whole-key kernel)
   double wave_efficiency = 1;
   double vector_ops = 0;
   results::Bound bound = results::Bound::Compute;
 };
+// FlashAttention-2's forward-kernel tile (rows of queries x keys a thread block takes) for a head
+// dim, the SM's shared memory in bytes and whether it is the split-KV kernel (unit_costs.cpp cites
+// the source).
+struct Fa2ForwardTile {
+  std::uint64_t block_m = 128, block_n = 64;
+};
+Fa2ForwardTile fa2_forward_tile(std::uint64_t head_dim, std::uint64_t smem_bytes_per_sm,
+                                bool split_kv);
+// FlashAttention-2's split-KV count (flash_api.cpp's num_splits_heuristic) for a grid of
+// `query_blocks` (batch x heads x query blocks of 64) over `sms` SMs and `key_blocks` key blocks
+// of the split kernel's kBlockN: 1 when the grid fills 80% of the SMs.
+std::uint64_t fa2_num_splits(std::uint64_t query_blocks, std::uint64_t sms,
+                             std::uint64_t key_blocks, std::uint64_t max_splits);
+
 // `systolic_matrix_seconds`: the matrix time on an arch without tensor cores (nullopt on GPUs).
 // `why` is set (and the cost meaningless) when the tensor cores lack the precision.
 FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::AttentionImpl impl,

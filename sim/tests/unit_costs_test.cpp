@@ -210,4 +210,41 @@ TEST(UnitCosts, ASystolicSliceRunsOnEveryArrayAtOnce) {
 }
 
 }  // namespace
+// FlashAttention-2's split-KV count, num_splits_heuristic (flash_api.cpp), on the example of its
+// own comment: 48 blocks (batch x heads) on 108 SMs take 2 splits (efficiency 96 / 108 = 0.89),
+// not 3 (144 / 216 = 0.67); the best efficiency is 9 splits' 1.0 (432 / 432), and 2 is the
+// smallest count reaching 85% of it. 64 key blocks make every count up to 9 eligible.
+TEST(UnitCosts, Fa2SplitsAsFlashAttentionsHeuristic) {
+  EXPECT_EQ(fa2_num_splits(48, 108, 64, 128), 2u);
+  // 32 blocks (one sequence, 32 heads) on 132 SMs over 8 key blocks of 128 keys (1024 keys):
+  // efficiencies 0.24, 0.48, 0.73, 0.97 for 1-4 splits; 5-7 are not eligible (2 key blocks a
+  // split, as 4), 8 gives 256 / 264 = 0.97. 85% of 0.97 is first reached at 4.
+  EXPECT_EQ(fa2_num_splits(32, 132, 8, 128), 4u);
+  // 512 blocks fill 80% of 132 SMs (105.6): one split. So does 106; 105 does not.
+  EXPECT_EQ(fa2_num_splits(512, 132, 32, 128), 1u);
+  EXPECT_EQ(fa2_num_splits(106, 132, 32, 128), 1u);
+  EXPECT_GT(fa2_num_splits(105, 132, 32, 128), 1u);
+  // One key block leaves nothing to split.
+  EXPECT_EQ(fa2_num_splits(4, 132, 1, 128), 1u);
+}
+
+// FlashAttention-2's forward tiles (flash_fwd_launch_template.h) by head dim: 128 query rows on
+// sm80/sm90 with 128 keys at d <= 64 and 64 above; split-KV 64 rows with 256 / 128 / 64 keys; d 256
+// takes 64 x 64 where an SM's shared memory reaches 4 x 256 x (64 + 2 x 64) = 196,608 B (H100's
+// 228 KiB), else 128 x 64 (A100's 164 KiB).
+TEST(UnitCosts, Fa2ForwardTilesAsFlashAttentionLaunchesThem) {
+  const auto tile = [](std::uint64_t d, std::uint64_t smem, bool split) {
+    const Fa2ForwardTile t = fa2_forward_tile(d, smem, split);
+    return std::pair{t.block_m, t.block_n};
+  };
+  constexpr std::uint64_t kH100 = 228 * 1024, kA100 = 164 * 1024;
+  EXPECT_EQ(tile(128, kH100, false), (std::pair<std::uint64_t, std::uint64_t>{128, 64}));
+  EXPECT_EQ(tile(64, kH100, false), (std::pair<std::uint64_t, std::uint64_t>{128, 128}));
+  EXPECT_EQ(tile(128, kH100, true), (std::pair<std::uint64_t, std::uint64_t>{64, 128}));
+  EXPECT_EQ(tile(64, kH100, true), (std::pair<std::uint64_t, std::uint64_t>{64, 256}));
+  EXPECT_EQ(tile(256, kH100, true), (std::pair<std::uint64_t, std::uint64_t>{64, 64}));
+  EXPECT_EQ(tile(256, kH100, false), (std::pair<std::uint64_t, std::uint64_t>{64, 64}));
+  EXPECT_EQ(tile(256, kA100, false), (std::pair<std::uint64_t, std::uint64_t>{128, 64}));
+}
+
 }  // namespace coda::sim::analytical

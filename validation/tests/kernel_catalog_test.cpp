@@ -46,7 +46,7 @@ TEST(KernelCatalog, PublishedKernelsAsTheReadmeLists) {
   EXPECT_EQ(info(Kernel::AttentionBwd).impls.size(), 4u);  // fa2, fa3, triton, unfused
   EXPECT_EQ(info(Kernel::AttentionFwdBwd).name, "attention_fwd_bwd");
   EXPECT_EQ(info(Kernel::AttentionFwdBwd).impls.size(), 4u);
-  EXPECT_TRUE(info(Kernel::AttentionDecode).impls.empty());
+  EXPECT_EQ(info(Kernel::AttentionDecode).impls.size(), 3u);  // grouped, per_head, fa2_forward
   EXPECT_EQ(info(Kernel::ReduceScatter).impls.front(), Impl::Ring);
   EXPECT_TRUE(takes_model(Kernel::LlmPrefill));
   EXPECT_TRUE(takes_model(Kernel::Network));

@@ -381,6 +381,44 @@ TEST(PublishedPricing, PerHeadDecodeAttentionReReadsItsGroupsKvHead) {
   EXPECT_NEAR(seconds(Predictor(spec), decode), 4e-6 + (kKv + kQo) / 4.8e12, 2 * kCycle);
 }
 
+// Decode attention of the fa2_forward class (PyTorch's SDPA flash backend: FlashAttention-2's
+// forward kernel with one query), on the pinned H200 (mma.sync at 2048 fp16 MACs per SM per
+// cycle, 132 SMs at 1.83 GHz, 4.8 TB/s, fixed costs 4 us, no tile overhead). By hand:
+//   b 16, 32 heads (no GQA), 4096 keys, d 64, fp16. 16 x 32 = 512 blocks fill 80% of 132 SMs:
+//   one split, the 128 x 128 tile. pairs = 16 x 32 x 4096 = 2^21; each query costs the tile's
+//   128 rows: MACs = 2^21 x 128 x 128 = 2^35, in 4 waves of 132 (efficiency 512 / 528):
+//     matrix  = 2^35 / (2048 x 132 x 1.83e9 x 512 / 528) = 71.62 us
+//   the softmax over the padded rows, 2^28 elements: 2^28 exps on 16 x 132 special-function
+//   units = 69.45 us (outlasting 5.5 ops an element, 5 + 64 / 128 keys, on 128 x 132 lanes:
+//   47.75 us), after the matrix on the same warps: compute = 141.07 us. DRAM: K and V
+//   2 x 16 x 32 x 4096 x 64 x 2 = 2^29 B, Q and O 2 x 65,536 B: 111.88 us. Compute-bound:
+//   4 us + 141.07 us, where the grouped class (the query padded to wgmma's 64 rows: 35.8 us of
+//   matrix) is memory-bound at 4 us + 111.88 us.
+//   b 1, 32 heads, 1024 keys, d 128: 32 blocks take 4 splits (fa2_num_splits) of the split
+//   kernel's 64 x 128 tile; the partial outputs, 4 x 32 x (128 + 1) fp32 values, are written and
+//   read back (132,096 B): DRAM = 2^24 + 16,384 + 132,096 B = 3.526 us; the matrix, 32,768 pairs
+//   x 64 x 256 MACs on 128 of 132 SMs, 1.12 us, and the softmax, 2^21 exps, 0.54 us, are shorter.
+//   The combine kernel adds the vector fixed cost: 4 + 4 + 3.526 us.
+TEST(PublishedPricing, Fa2ForwardDecodePadsItsQueryToTheKernelsTile) {
+  const Predictor p(pinned());
+  const Shape big{.batch = 16, .heads = 32, .seq = 4096, .head_dim = 64, .kv_heads = 32};
+  const double matrix = 34359738368.0 / (2048 * kSms * kClock * 512.0 / 528.0);
+  const double softmax = 268435456.0 / (16 * kSms * kClock);
+  EXPECT_NEAR(seconds(p, row(Kernel::AttentionDecode, DType::Fp16, big, Impl::Fa2Forward)),
+              4e-6 + matrix + softmax, 4 * kCycle);
+  EXPECT_NEAR(seconds(p, row(Kernel::AttentionDecode, DType::Fp16, big, Impl::Grouped)),
+              4e-6 + (536870912.0 + 131072.0) / 4.8e12, 2 * kCycle);
+  const Shape one{.batch = 1, .heads = 32, .seq = 1024, .head_dim = 128, .kv_heads = 32};
+  std::string why;
+  const auto split =
+      p.predict(row(Kernel::AttentionDecode, DType::Fp16, one, Impl::Fa2Forward), why);
+  ASSERT_TRUE(split) << why;
+  ASSERT_EQ(split->parts.size(), 1u);
+  EXPECT_NEAR(split->parts[0].dram_bytes, 16777216.0 + 16384.0 + 132096.0, 1.0);
+  EXPECT_NEAR(split->seconds, 8e-6 + (16777216.0 + 16384.0 + 132096.0) / 4.8e12, 2 * kCycle);
+  EXPECT_NE(split->model.find("fa2_forward decode (4 splits)"), std::string::npos) << split->model;
+}
+
 // MLA's absorbed decode (FlashMLA's row: value_dim below head_dim): the values are the latent
 // rows' first 512 columns, so the cache is read once. Batch 8, 16 heads over one KV head, 4096
 // keys, d 576, bf16: the cache 8 x 4096 x 576 x 2 = 37,748,736 B, Q 8 x 16 x 576 x 2 = 147,456,
