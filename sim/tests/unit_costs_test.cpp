@@ -237,7 +237,7 @@ TEST(UnitCosts, Fa2ForwardTilesAsFlashAttentionLaunchesThem) {
     const Fa2ForwardTile t = fa2_forward_tile(d, smem, split);
     return std::pair{t.block_m, t.block_n};
   };
-  constexpr std::uint64_t kH100 = 228 * 1024, kA100 = 164 * 1024;
+  constexpr std::uint64_t kH100 = 233'472, kA100 = 167'936;  // 228 KiB, 164 KiB
   EXPECT_EQ(tile(128, kH100, false), (std::pair<std::uint64_t, std::uint64_t>{128, 64}));
   EXPECT_EQ(tile(64, kH100, false), (std::pair<std::uint64_t, std::uint64_t>{128, 128}));
   EXPECT_EQ(tile(128, kH100, true), (std::pair<std::uint64_t, std::uint64_t>{64, 128}));
