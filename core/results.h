@@ -224,7 +224,7 @@ struct RunResult {
   // priced ("wgmma", "fa3"); empty on archs without tensor cores.
   std::string gemm_path;
   std::string attention_impl;
-  std::string decode_attention;      // "grouped" or "per_head" (arch::DecodeAttention)
+  std::string decode_attention;  // "grouped", "per_head" or "fa2_forward" (arch::DecodeAttention)
   // How the kernels were launched: empty (from a CUDA graph, or no host modelled) or "eager"
   // (issued one by one by the host, at least host_issue apart: calibration.eager_issue_time).
   // host_wait is the time the GPU waited on the host beyond the ops' own; run_time adds it.
