@@ -1,5 +1,6 @@
 #include "sim/driver.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -149,6 +150,32 @@ TEST(Driver, DecodeAttentionClassIsTheUsersChoiceAndRecorded) {
     EXPECT_LT(per_head->ops[i].cost.compute_cycles.value, 11700u) << per_head->ops[i].cost.compute_cycles.value;
   }
   EXPECT_EQ(attention_ops, 32);  // one per layer
+
+  // fa2_forward: FlashAttention-2's prefill kernel with the one query, in a fused attention (the
+  // classes price a fused attention kernel). One sequence x 32 heads is 32 blocks, under 80% of
+  // 132 SMs, so its split-KV kernel runs: over 2048 keys in 16 blocks of 128, FlashAttention's
+  // heuristic takes 4 splits (wave efficiency 128 / 132 = 0.97, the best; 1-3 splits reach
+  // 0.24-0.73), and the combine kernel adds the splits' partial outputs,
+  // 2 x 4 x 32 x (128 + 1) x 4 B = 132,096 B, to the reads (recorded as the op's DRAM reads).
+  files.fusion = mapper::FusionMode::Epilogue;
+  files.decode_attention = arch::DecodeAttention::Grouped;
+  const auto fused = run_files(files, diags);
+  files.decode_attention = arch::DecodeAttention::Fa2Forward;
+  const auto fa2_forward = run_files(files, diags);
+  ASSERT_TRUE(fused && fa2_forward) << diags.format_all();
+  EXPECT_EQ(fa2_forward->decode_attention, "fa2_forward");
+  ASSERT_EQ(fa2_forward->ops.size(), fused->ops.size());
+  int fa2_ops = 0;
+  for (std::size_t i = 0; i < fa2_forward->ops.size(); ++i) {
+    const results::OpResult& op = fa2_forward->ops[i];
+    if (op.unit != results::OpUnit::Attention) continue;
+    ++fa2_ops;
+    const auto splits = std::find(op.mapping.begin(), op.mapping.end(),
+                                  std::pair<std::string, std::uint64_t>{"splits", 4});
+    EXPECT_NE(splits, op.mapping.end()) << op.name;
+    EXPECT_EQ(op.cost.dram_reads.value, fused->ops[i].cost.dram_reads.value + 132'096);
+  }
+  EXPECT_EQ(fa2_ops, 32);
 
   // On an arch without tensor cores the flag is a located error.
   RunFiles npu = llama2_7b_decode("configs/arch/rk3588_npu.yaml");
