@@ -622,9 +622,11 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     key_block = static_cast<double>(tile.block_n);
     const double grid = static_cast<double>(shape.batch * shape.heads) * splits;
     out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
-    const double steps = std::max(
-        std::ceil(static_cast<double>(shape.kv_len) / splits / static_cast<double>(tile.block_n)),
-        1.0);
+    // A block walks its split's share of the key blocks (flash_fwd_splitkv_kernel's
+    // n_blocks_per_split = ceil(key blocks / splits)).
+    const std::uint64_t tile_key_blocks = (shape.kv_len + tile.block_n - 1) / tile.block_n;
+    const double steps = static_cast<double>(
+        std::max<std::uint64_t>((tile_key_blocks + out.splits - 1) / out.splits, 1));
     const double overhead = (steps + hw.tile_overhead_steps(arch::KernelKind::Attention)) / steps;
     out.matrix_seconds =
         pairs * padding * macs_per_pair * overhead / (rate * cores * clock * out.wave_efficiency);
