@@ -254,8 +254,9 @@ struct LayoutSearchResult {
 // Every layout of `search.chips` chips: tp dividing the heads, kv heads and FFN; pp dividing the
 // layers; dp the rest; each micro-batch size that divides global_batch / dp; each recompute
 // choice, ZeRO stage, where tp > 1 sequence parallelism, and each of search.context_parallel
-// that fits (dp the chips left by tp x cp x pp), and each of search.expert_parallel that fits. A
-// stage's graph is priced once for all layouts that share it.
+// that fits (dp the chips left by tp x cp x pp), and each of search.expert_parallel that fits;
+// under framework.runtime hf_transformers only data parallelism (tp, pp, cp and ep 1), the one
+// layout family that runtime runs. A stage's graph is priced once for all layouts that share it.
 LayoutSearchResult search_layouts(const workload::llm::LlmConfig& model, std::uint64_t seq,
                                   const LayoutSearch& search, const Framework& framework,
                                   const arch::HardwareModel& hw, const StepOptions& options);

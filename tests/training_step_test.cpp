@@ -468,6 +468,26 @@ TEST(TrainingStep, TheLayoutSearchRanksEveryLayout) {
   }
 }
 
+// Under Hugging Face transformers' runtime (one GPU's code, data-parallel replicas) the search
+// lays out data parallelism only: GPT-2 small on 8 H100s at a global batch of 16 is dp 8 with
+// micro-batches of 1 or 2 (16 / 8 = 2 sequences a replica; 4 and 8 do not divide it), each with
+// and without recompute and at ZeRO 0, 1 and 3: 2 x 2 x 3 = 12 layouts, none refused (the
+// default runtime's search tries tp and pp too and refuses none either).
+TEST(TrainingStep, TheLayoutSearchUnderTransformersIsDataParallel) {
+  const llm::LlmConfig c = model("gpt2_small");
+  const Framework hf{.precision = llm::Precision::Autocast,
+                     .runtime = llm::Runtime::HfTransformers};
+  const LayoutSearchResult found =
+      search_layouts(c, 1024, {.chips = 8, .global_batch = 16}, hf, h100(), {});
+  EXPECT_EQ(found.refused, 0u) << found.first_refusal;
+  EXPECT_EQ(found.tried, 12u);
+  for (const StepReport& r : found.ranked) {
+    EXPECT_EQ(r.layout.tp, 1u);
+    EXPECT_EQ(r.layout.pp, 1u);
+    EXPECT_EQ(r.layout.dp, 8u);
+  }
+}
+
 // With --search-cp 1,2 the search also lays out context parallelism: every cp = 1 layout again,
 // plus one for each (tp, pp) that leaves an even number of chips (dp = 8 / tp / pp / 2), each
 // with the same micro-batch, recompute, ZeRO and SP choices; every layout still has 8 chips and
