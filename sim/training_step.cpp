@@ -868,19 +868,19 @@ LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq
   // rest): its placements are data-parallel only.
   const bool data_parallel_only = framework.runtime == llm::Runtime::HfTransformers;
   std::vector<Layout> placements;
-  for (std::uint64_t tp = 1; tp <= (data_parallel_only ? 1 : n); ++tp) {
+  for (std::uint64_t tp = 1; tp <= n; ++tp) {
     if (n % tp != 0 || model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0)
       continue;
-    for (std::uint64_t pp = 1; pp <= (data_parallel_only ? 1 : n / tp); ++pp) {
+    for (std::uint64_t pp = 1; pp <= n / tp; ++pp) {
       if ((n / tp) % pp != 0 || model.layers % pp != 0) continue;
       for (const std::uint64_t cp : search.context_parallel) {
         if (cp == 0 || (n / tp / pp) % cp != 0 || (cp > 1 && seq % (2 * cp) != 0)) continue;
         const std::uint64_t dp = n / tp / pp / cp;
-        if (data_parallel_only && cp != 1) continue;
-        for (const std::uint64_t ep : search.expert_parallel)
-          if (ep == 1 || (!data_parallel_only && ep > 1 && model.moe.experts % ep == 0 &&
-                          (tp * dp * cp) % ep == 0))
+        for (const std::uint64_t ep : search.expert_parallel) {
+          if (data_parallel_only && tp * pp * cp * ep != 1) continue;
+          if (ep == 1 || (ep > 1 && model.moe.experts % ep == 0 && (tp * dp * cp) % ep == 0))
             placements.push_back({.tp = tp, .pp = pp, .dp = dp, .cp = cp, .ep = ep});
+        }
       }
     }
   }

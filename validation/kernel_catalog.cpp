@@ -228,8 +228,7 @@ std::string_view impl_name(Impl impl) {
     case Impl::PerHead: return "per_head";
     case Impl::Triton: return "triton";
     case Impl::Torch: return "torch";
-    case Impl::Fa2Forward:
-      return "fa2_forward";
+    case Impl::Fa2Forward: return "fa2_forward";
   }
   return "?";
 }

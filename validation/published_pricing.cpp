@@ -138,28 +138,22 @@ std::optional<arch::HardwareModel> recalibrated(const arch::HardwareModel& hw, b
   return arch::HardwareModel(with);
 }
 
-// The decode-attention class an attention_decode or llm row names (impl grouped, per_head or
-// fa2_forward); nullopt when it names none.
-std::optional<arch::DecodeAttention> named_decode_attention(Impl impl) {
-  switch (impl) {
-    case Impl::Grouped:
-      return arch::DecodeAttention::Grouped;
-    case Impl::PerHead:
-      return arch::DecodeAttention::PerHead;
-    case Impl::Fa2Forward:
-      return arch::DecodeAttention::Fa2Forward;
-    default:
-      return std::nullopt;
-  }
+// `hw` with the decode-attention class an attention_decode or llm row names (impl grouped,
+// per_head or fa2_forward), or nullopt when it names none.
+std::optional<arch::HardwareModel> with_named_decode_attention(const arch::HardwareModel& hw,
+                                                               Impl impl) {
+  std::optional<arch::DecodeAttention> named;
+  if (impl == Impl::Grouped) named = arch::DecodeAttention::Grouped;
+  if (impl == Impl::PerHead) named = arch::DecodeAttention::PerHead;
+  if (impl == Impl::Fa2Forward) named = arch::DecodeAttention::Fa2Forward;
+  return recalibrated(hw, named.has_value(),
+                      [&](arch::CalibrationSpec& c) { c.decode_attention = named; });
 }
 
 std::optional<Prediction> fused_attention(const Measurement& m, const arch::HardwareModel& arch_hw,
                                           std::string& why) {
   // A decode row that names its class prices on the arch with that class.
-  const std::optional<arch::DecodeAttention> decode_class = named_decode_attention(m.impl);
-  const auto named = recalibrated(arch_hw, decode_class.has_value(), [&](arch::CalibrationSpec& c) {
-    c.decode_attention = decode_class;
-  });
+  const auto named = with_named_decode_attention(arch_hw, m.impl);
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   const Shape& s = m.shape;
   const DataType type = data_type_of(m.dtype);
@@ -482,10 +476,7 @@ std::optional<Prediction> llm(const Measurement& m, const arch::HardwareModel& a
                               const PublishedPricing& pricing, std::string& why) {
   const Shape& s = m.shape;
   // A row that names its decode attention's class prices on the arch with that class.
-  const std::optional<arch::DecodeAttention> decode_class = named_decode_attention(m.impl);
-  const auto named = recalibrated(arch_hw, decode_class.has_value(), [&](arch::CalibrationSpec& c) {
-    c.decode_attention = decode_class;
-  });
+  const auto named = with_named_decode_attention(arch_hw, m.impl);
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   auto config = row_model(m, pricing, why);
   if (!config) return std::nullopt;

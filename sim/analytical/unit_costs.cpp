@@ -566,6 +566,14 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
   FusedAttentionCost out;
   const double clock = hw.clock().value;
   const double cores = static_cast<double>(hw.cores());
+  // A grid of `grid` blocks in waves over the SMs, and a block's key-block steps with its
+  // prologue and epilogue (calibration.tile_overhead.attention more steps) over the steps alone.
+  const auto wave_efficiency = [&](double grid) {
+    return grid / (std::ceil(grid / cores) * cores);
+  };
+  const auto tile_overhead = [&](double steps) {
+    return (steps + hw.tile_overhead_steps(arch::KernelKind::Attention)) / steps;
+  };
   const double pairs = static_cast<double>(shape.pairs);
   const double d = static_cast<double>(shape.head_dim);
   const double e = shape.value_dim > 0 ? static_cast<double>(shape.value_dim) : d;
@@ -621,13 +629,13 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     softmax_rows = padding;
     key_block = static_cast<double>(tile.block_n);
     const double grid = static_cast<double>(shape.batch * shape.heads) * splits;
-    out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
+    out.wave_efficiency = wave_efficiency(grid);
     // A block walks its split's share of the key blocks (flash_fwd_splitkv_kernel's
     // n_blocks_per_split = ceil(key blocks / splits)).
     const std::uint64_t tile_key_blocks = (shape.kv_len + tile.block_n - 1) / tile.block_n;
     const double steps = static_cast<double>(
         std::max<std::uint64_t>((tile_key_blocks + out.splits - 1) / out.splits, 1));
-    const double overhead = (steps + hw.tile_overhead_steps(arch::KernelKind::Attention)) / steps;
+    const double overhead = tile_overhead(steps);
     out.matrix_seconds =
         pairs * padding * macs_per_pair * overhead / (rate * cores * clock * out.wave_efficiency);
     reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
@@ -641,7 +649,7 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
       return out;
     }
     const double grid = static_cast<double>(shape.batch * shape.heads);
-    out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
+    out.wave_efficiency = wave_efficiency(grid);
     out.matrix_seconds = pairs * macs_per_pair / (fma * cores * clock * out.wave_efficiency);
     reread_bytes = kv_bytes * static_cast<double>(group - 1) * hw.decode_kv_reread();
   } else if (systolic_matrix_seconds) {
@@ -684,12 +692,12 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     const double key_blocks = std::ceil(static_cast<double>(shape.kv_len) / block);
     const double splits = blocks >= cores ? 1.0 : std::min(std::ceil(cores / blocks), key_blocks);
     const double grid = blocks * splits;
-    out.wave_efficiency = grid / (std::ceil(grid / cores) * cores);
+    out.wave_efficiency = wave_efficiency(grid);
     // A block walks its (kept) keys in key blocks: the mean over blocks is the kept pairs per
     // query / block, split over the splits; its prologue and epilogue cost tile_overhead more.
     const double queries = static_cast<double>(shape.batch * shape.heads * shape.q_len);
     const double steps = std::max(pairs / queries / block / splits, 1.0);
-    const double overhead = (steps + hw.tile_overhead_steps(arch::KernelKind::Attention)) / steps;
+    const double overhead = tile_overhead(steps);
     out.matrix_seconds = pairs * padding * macs_per_pair * overhead /
                          (rate * cores * clock * out.wave_efficiency);
   }
