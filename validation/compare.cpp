@@ -101,30 +101,47 @@ struct FixedTile {
 
 // The tile of a kernel that has one (tiling.h); stages = the kernel's shared memory over one
 // stage's A and B slices, rounded, at least 1, so occupancy sees about the kernel's footprint.
+// None of these kernels pipelines its loads: trips = the dependent global round trips a K step
+// waits for (gpu_model.h, "Load latency"), read off `nvcc -arch=sm_90 -ptx`, where each
+// ld.global.nc sits in its own basic block before the st.shared that consumes it:
+//   wmma, int8  4: the A and B copy loops run 2 trips each (256 16-byte vectors over 128
+//               threads), the loop's remainder path, one load -> store pair per branch
+//   tiled, conv 2: the A element, then the B element (each behind its bounds check)
+//   naive       0: not a K-step kernel (one C element a thread, its loads in flight together)
+// regs = the registers a thread uses, as `nvcc -arch=sm_90 -Xptxas -v` (CUDA 13.0, the toolkit
+// the H200 measurements were built with) reports them for validation/kernels/gemm_kernels.cu:
+// naive 32, tiled 32, wmma 71 (fp16; bf16 72, the same 7 blocks an SM), int8 79, conv 39.
 std::optional<FixedTile> fixed_tile(Kernel kernel) {
   using namespace tiling;
-  const auto make = [](int tm, int tn, int tk, int threads, int smem, int element_bytes) {
+  const auto make = [](int tm, int tn, int tk, int threads, int smem, int element_bytes, int trips,
+                       int regs) {
     const auto u = [](int v) { return static_cast<std::uint32_t>(v); };
     const double stage = static_cast<double>((tm + tn) * tk * element_bytes);
     const auto stages = std::max<std::uint32_t>(
         1, static_cast<std::uint32_t>(std::lround(static_cast<double>(smem) / stage)));
-    return FixedTile{{.tile_m = u(tm), .tile_n = u(tn), .tile_k = u(tk), .warps = u(threads / 32),
-                      .stages = stages},
+    return FixedTile{{.tile_m = u(tm),
+                      .tile_n = u(tn),
+                      .tile_k = u(tk),
+                      .warps = u(threads / 32),
+                      .stages = stages,
+                      .serial_load_trips = u(trips),
+                      .registers_per_thread = u(regs)},
                      u(smem)};
   };
   switch (kernel) {
     // One thread per C element, no shared memory: a 16x16 block as a tile with a 16-deep K step
     // (the model stages operands through shared memory; the naive kernel relies on L1 instead).
     case Kernel::GemmNaive:
-      return make(kNaiveBlock, kNaiveBlock, kNaiveBlock, kNaiveBlock * kNaiveBlock, 0, 4);
+      return make(kNaiveBlock, kNaiveBlock, kNaiveBlock, kNaiveBlock * kNaiveBlock, 0, 4, 0, 32);
     case Kernel::GemmTiled:
-      return make(kTiledTile, kTiledTile, kTiledTile, kTiledTile * kTiledTile, kTiledSmemBytes, 4);
+      return make(kTiledTile, kTiledTile, kTiledTile, kTiledTile * kTiledTile, kTiledSmemBytes, 4,
+                  2, 32);
     case Kernel::GemmWmma:
-      return make(kWmmaBlockM, kWmmaBlockN, kWmmaBlockK, kWmmaThreads, kWmmaSmemBytes, 2);
+      return make(kWmmaBlockM, kWmmaBlockN, kWmmaBlockK, kWmmaThreads, kWmmaSmemBytes, 2, 4, 71);
     case Kernel::GemmInt8:
-      return make(kInt8BlockM, kInt8BlockN, kInt8BlockK, kInt8Threads, kInt8SmemBytes, 1);
+      return make(kInt8BlockM, kInt8BlockN, kInt8BlockK, kInt8Threads, kInt8SmemBytes, 1, 4, 79);
     case Kernel::Conv2dImplicitGemm:
-      return make(kConvTile, kConvTile, kConvTile, kConvTile * kConvTile, kConvSmemBytes, 4);
+      return make(kConvTile, kConvTile, kConvTile, kConvTile * kConvTile, kConvSmemBytes, 4, 2, 39);
     default: return std::nullopt;
   }
 }
@@ -160,27 +177,42 @@ std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTi
                       t.tile_m, t.tile_n, t.tile_k, hw.name(), an::to_string(c.limit));
     return std::nullopt;
   }
-  PredictedPart part{
-      .name = std::string(info(m.kernel).name),
-      .unit = "tensor_core",
-      .seconds = c.seconds,
-      .compute_seconds = c.compute_seconds,
-      .dram_bytes = c.dram_bytes,
-      .bound = c.bound == an::GpuBound::Compute  ? PredictedBound::Compute
-               : c.bound == an::GpuBound::Launch ? PredictedBound::Launch
-                                                 : PredictedBound::Memory,
-      .mapping = {{"tile_m", t.tile_m}, {"tile_n", t.tile_n}, {"tile_k", t.tile_k},
-                  {"warps", t.warps}, {"stages", t.stages}, {"blocks", c.blocks},
-                  {"blocks_per_sm", c.blocks_per_sm}, {"waves", c.waves}}};
+  PredictedPart part{.name = std::string(info(m.kernel).name),
+                     .unit = "tensor_core",
+                     .seconds = c.seconds,
+                     .compute_seconds = c.compute_seconds,
+                     .dram_bytes = c.dram_bytes,
+                     .bound = c.bound == an::GpuBound::Compute  ? PredictedBound::Compute
+                              : c.bound == an::GpuBound::Launch ? PredictedBound::Launch
+                                                                : PredictedBound::Memory,
+                     .mapping = {{"tile_m", t.tile_m},
+                                 {"tile_n", t.tile_n},
+                                 {"tile_k", t.tile_k},
+                                 {"warps", t.warps},
+                                 {"stages", t.stages},
+                                 {"load_trips", t.serial_load_trips},
+                                 {"blocks", c.blocks},
+                                 {"blocks_per_sm", c.blocks_per_sm},
+                                 {"waves", c.waves}}};
   Prediction p;
   p.seconds = c.seconds;
   p.bound = part.bound;
+  const std::optional<double> latency = hw.global_load_latency_seconds();
+  const std::string chain =
+      t.serial_load_trips == 0 ? std::string()
+      : latency                ? fmt::format(
+                                     "; no load pipeline: {} dependent global round trips a K step at "
+                                                    "global_load_latency {:.4g} ns, {:.4g} us over the waves",
+                                     t.serial_load_trips, *latency * 1e9, c.chain_seconds * 1e6)
+                : fmt::format(
+                      "; no load pipeline ({} dependent round trips a K step), not "
+                      "priced: the arch states no global_load_latency (a lower bound)",
+                      t.serial_load_trips);
   p.model = fmt::format(
       "GPU GEMM model with the kernel's own tile {}x{}x{}, {} warps, {} stage{} (tiling.h; the "
-      "kernel's {} B of shared memory modelled as {} B){}",
+      "kernel's {} B of shared memory modelled as {} B){}{}",
       t.tile_m, t.tile_n, t.tile_k, t.warps, t.stages, t.stages == 1 ? "" : "s", fixed.smem_bytes,
-      c.smem_bytes_per_block,
-      on_cuda_cores(m) ? "; on the CUDA cores (fp32 FMA rate)" : "");
+      c.smem_bytes_per_block, on_cuda_cores(m) ? "; on the CUDA cores (fp32 FMA rate)" : "", chain);
   p.parts.push_back(std::move(part));
   return p;
 }

@@ -40,8 +40,8 @@ TEST(ValidateCommand, PrintsTheTableSkippedRowsAndClasses) {
   const auto r = coda({"validate", "--measurements", kFixture, "--arch", kArch});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  // The GEMM row: measured 0.9 x coda's 147.25 us, so +11.1% (compare_test.cpp derives it).
-  EXPECT_NE(r.out.find("132.52      147.25   +11.1%  compute"), std::string::npos) << r.out;
+  // The GEMM row: measured 0.9 x coda's 910.24 us, so +11.1% (compare_test.cpp derives it).
+  EXPECT_NE(r.out.find("819.22      910.24   +11.1%  memory"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("skipped (2 rows, not compared):"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not measured: FIXTURE: this case did not run"), std::string::npos);
   EXPECT_NE(r.out.find("FIXTURE: not a measurement (table B)"), std::string::npos);

@@ -51,6 +51,8 @@ std::string_view to_string(GpuBound bound) {
     case GpuBound::L2: return "l2";
     case GpuBound::Dram: return "dram";
     case GpuBound::Launch: return "launch";
+    case GpuBound::Latency:
+      return "latency";
   }
   return "?";
 }
@@ -71,7 +73,9 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
 
   // Resources per block and how many blocks fit on one SM.
   out.smem_bytes_per_block = tile.stages * (tm + tn) * tk * shape.element_bytes;
-  const std::uint64_t regs_per_thread = ceil_div(tm * tn, threads) + kRegisterOverheadPerThread;
+  const std::uint64_t regs_per_thread =
+      tile.registers_per_thread > 0 ? tile.registers_per_thread
+                                    : ceil_div(tm * tn, threads) + kRegisterOverheadPerThread;
   out.registers_per_thread = static_cast<std::uint32_t>(std::min<std::uint64_t>(
       regs_per_thread, std::numeric_limits<std::uint32_t>::max()));
   out.registers_per_block = regs_per_thread * threads;
@@ -167,11 +171,17 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
            spans * static_cast<double>(b_panels) * b_batch / static_cast<double>(tiles_n) +
            share * batches * c_batch;
   };
-  // A wave's compute, L2 and DRAM overlap; waves run one after another.
+  // A block's chain of dependent load round trips, when the kernel does not pipeline its loads.
+  const double chain_s = tile.serial_load_trips > 0 && params.global_load_latency_s > 0
+                             ? static_cast<double>(ceil_div(shape.k, tk)) *
+                                   static_cast<double>(tile.serial_load_trips) *
+                                   params.global_load_latency_s
+                             : 0.0;
+  // A wave's compute, L2, DRAM and chain overlap; waves run one after another.
   auto wave_seconds = [&](std::uint64_t w, double compute_s, double dram) {
     const double l2 = static_cast<double>(w) * block_l2;
     return std::max({compute_s, transfer_seconds(l2, params.l2_bytes_per_second),
-                     transfer_seconds(dram, params.dram_bytes_per_second)});
+                     transfer_seconds(dram, params.dram_bytes_per_second), chain_s});
   };
   double waves_s = 0.0;
   if (full_waves > 0) {
@@ -188,6 +198,7 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
     waves_s += wave_seconds(tail, compute_s, dram);
   }
   out.l2_bytes = blocks * block_l2;
+  out.chain_seconds = static_cast<double>(out.waves) * chain_s;
 
   out.seconds = params.launch_overhead_s + waves_s;
   out.cycles = out.seconds * params.clock_hz;
@@ -201,6 +212,8 @@ GpuKernelCost evaluate_gpu_gemm(const GemmShape& shape, const BlockTile& tile,
   const double dram_s = transfer_seconds(out.dram_bytes, params.dram_bytes_per_second);
   if (params.launch_overhead_s > waves_s)
     out.bound = GpuBound::Launch;
+  else if (out.chain_seconds > std::max({out.compute_seconds, l2_s, dram_s}))
+    out.bound = GpuBound::Latency;
   else if (dram_s > out.compute_seconds && dram_s >= l2_s)
     out.bound = GpuBound::Dram;
   else if (l2_s > out.compute_seconds)

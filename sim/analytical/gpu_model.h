@@ -11,7 +11,8 @@
 //
 // Resources per block. Shared memory = stages x (tm + tn) x tk x element_bytes (A and B slices
 // of every pipeline stage). Registers per thread = ceil(tm x tn / threads) 32-bit accumulators
-// + kRegisterOverheadPerThread (addresses, loop counters, fragments); threads = 32 x warps.
+// + kRegisterOverheadPerThread (addresses, loop counters, fragments), or the compiled kernel's own
+// count where the tile states it (BlockTile::registers_per_thread); threads = 32 x warps.
 // (fp32/int32 accumulators take one register each; allocation granularity is ignored.)
 //
 // Occupancy. blocks_per_sm = min(max_blocks_per_sm, smem_per_sm / smem_per_block,
@@ -53,8 +54,17 @@
 // MACs and its operand delivery. With 128 B/cycle and one output a thread that is 16 FMAs a
 // cycle per SM, an eighth of Hopper's 128; an 8 x 8 register tile (o = 64) reaches 128.
 //
+// Load latency (BlockTile::serial_load_trips > 0 only). A kernel without a software pipeline
+// loads a K step's A and B slices and waits for them before its math, in t dependent global
+// round trips (a load, then the shared-memory store that consumes it, before the next load
+// issues). Its blocks then take at least ceil(k / tk) x t x global_load_latency_s each, whatever
+// the bandwidth: the chain. Resident blocks overlap one another's chains, so a wave lasts at
+// least one chain. The arithmetic, stores and barriers between the loads are not counted, so
+// the chain is a lower bound. Pipelined kernels (t = 0: cp.async or TMA stages, every library
+// candidate) hide the latency behind the math and pay no chain.
+//
 // Time = launch_overhead_s + sum over waves of max(compute, L2 bytes / L2 bandwidth,
-// DRAM bytes / DRAM bandwidth): within a wave the three overlap, waves run one after another.
+// DRAM bytes / DRAM bandwidth, chain): within a wave they overlap, waves run one after another.
 
 #include <cstdint>
 #include <span>
@@ -95,6 +105,9 @@ struct GpuParams {
   // cycle: the innermost core-level memory's read_bandwidth; 0 = not stated. Only a CUDA-core
   // kernel is held to it (cuda_core_operands).
   double smem_bytes_per_cycle = 0.0;
+  // A load that misses L1 and L2 (arch: the tensor-core unit's global_load_latency), seconds;
+  // 0 = not stated, and no chain is priced (see "Load latency" above).
+  double global_load_latency_s = 0.0;
   // A CUDA-core kernel (fp32 FMAs, no tensor cores): each thread loads its A and B operands from
   // shared memory or L1 one element per instruction, as coda's own tiled and naive kernels do.
   // False for tensor-core kernels, whose operand paths (ldmatrix, wgmma's descriptors) this
@@ -127,6 +140,12 @@ struct BlockTile {
   std::uint32_t tile_k = 32;
   std::uint32_t warps = 4;
   std::uint32_t stages = 3;  // shared-memory pipeline depth
+  // Dependent global round trips a K step waits for before its math (see "Load latency"); 0: the
+  // kernel pipelines its loads (every library candidate).
+  std::uint32_t serial_load_trips = 0;
+  // Registers a thread of the kernel uses, as its compiler reports them (ptxas -v); 0: the
+  // estimate above (accumulators + kRegisterOverheadPerThread), for kernels not yet compiled.
+  std::uint32_t registers_per_thread = 0;
   friend constexpr bool operator==(const BlockTile&, const BlockTile&) = default;
 };
 
@@ -149,7 +168,8 @@ enum class GpuLimit : std::uint8_t {
 };
 std::string_view to_string(GpuLimit limit);
 
-enum class GpuBound : std::uint8_t { Compute, L2, Dram, Launch };
+// Latency: the waves' load chains outlast their compute and traffic (see "Load latency").
+enum class GpuBound : std::uint8_t { Compute, L2, Dram, Launch, Latency };
 std::string_view to_string(GpuBound bound);
 
 struct GpuKernelCost {
@@ -169,6 +189,7 @@ struct GpuKernelCost {
   double seconds = 0.0;
   double cycles = 0.0;                     // seconds x clock_hz
   double compute_seconds = 0.0;            // sum of the waves' compute times: no launch, no memory
+  double chain_seconds = 0.0;              // sum of the waves' load chains (0: loads pipelined)
   double l2_bytes = 0.0;                   // L2 <-> SM traffic
   double dram_bytes = 0.0;
   double utilization = 0.0;                // batch*m*n*k / (sms x macs/cycle x clock x seconds)

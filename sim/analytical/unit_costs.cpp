@@ -454,6 +454,7 @@ GpuParams gpu_params(DataType precision, const arch::HardwareModel& hw, arch::Te
         params.l2_bytes_per_second = level.read_bytes_per_second.value_or(0);
   }
   params.dram_bytes_per_second = dram_rate(hw);
+  params.global_load_latency_s = hw.global_load_latency_seconds().value_or(0.0);
   params.launch_overhead_s = hw.kernel_fixed_seconds(arch::KernelKind::Gemm);
   params.tile_overhead_steps = hw.tile_overhead_steps(arch::KernelKind::Gemm);
   params.raster_group = spec.calibration.raster_group.value_or(0);

@@ -411,5 +411,59 @@ TEST(GpuModel, ACudaCoreKernelWithOneOutputAThreadIsBoundByItsOperandLoads) {
   EXPECT_NEAR(evaluate_gpu_gemm(big, reg8, p).compute_seconds, 131072e-9, 131072e-9 * kRel);
 }
 
+TEST(GpuModel, AKernelWithoutALoadPipelineWaitsForItsLoadChain) {
+  // The toy GPU (2 SMs, 1 block each, 1024 MACs a cycle at 1 GHz, unlimited bandwidth) with a
+  // 500 ns global load. coda's WMMA kernel's tile, 64 x 64 x 32 with 4 warps, which waits for 4
+  // dependent round trips a K step. m = 128, n = 64: 2 blocks, one wave. k = 3200: 100 K steps.
+  GpuParams p = toy();
+  p.global_load_latency_s = 500e-9;
+  const GemmShape shape{.m = 128, .n = 64, .k = 3200};
+  const BlockTile unpipelined{
+      .tile_m = 64, .tile_n = 64, .tile_k = 32, .warps = 4, .stages = 1, .serial_load_trips = 4};
+  const GpuKernelCost c = evaluate_gpu_gemm(shape, unpipelined, p);
+  ASSERT_TRUE(c.feasible);
+  // Compute: 64 x 64 x 3200 MACs / 1024 a cycle = 12800 cycles = 12.8 us. The chain: 100 steps x
+  // 4 trips x 500 ns = 200 us, which the wave waits for.
+  EXPECT_NEAR(c.compute_seconds, 12.8e-6, 12.8e-6 * kRel);
+  EXPECT_NEAR(c.chain_seconds, 200e-6, 200e-6 * kRel);
+  EXPECT_NEAR(c.seconds, 200e-6, 200e-6 * kRel);
+  EXPECT_EQ(c.bound, GpuBound::Latency);
+  // k = 3201 pads to 101 steps: 202 us. Two waves (m = 256: 4 blocks) wait for two chains.
+  EXPECT_NEAR(evaluate_gpu_gemm({.m = 128, .n = 64, .k = 3201}, unpipelined, p).seconds, 202e-6,
+              202e-6 * kRel);
+  EXPECT_NEAR(evaluate_gpu_gemm({.m = 256, .n = 64, .k = 3200}, unpipelined, p).seconds, 400e-6,
+              400e-6 * kRel);
+  // A pipelined kernel (no trips), or an arch that states no latency, pays no chain: compute.
+  BlockTile pipelined = unpipelined;
+  pipelined.serial_load_trips = 0;
+  EXPECT_NEAR(evaluate_gpu_gemm(shape, pipelined, p).seconds, 12.8e-6, 12.8e-6 * kRel);
+  p.global_load_latency_s = 0;
+  const GpuKernelCost unstated = evaluate_gpu_gemm(shape, unpipelined, p);
+  EXPECT_EQ(unstated.chain_seconds, 0.0);
+  EXPECT_EQ(unstated.bound, GpuBound::Compute);
+}
+
+TEST(GpuModel, AKernelsOwnRegisterCountSetsItsOccupancy) {
+  // A100's SM (64 Ki registers, 64 warps, 32 blocks, 164 KiB shared memory). The 64 x 64 x 32
+  // tile of 4 warps is estimated at 64 x 64 / 128 + 32 = 64 registers a thread: 65536 / (64 x
+  // 128) = 8 blocks. Compiled, coda's WMMA kernel uses 71 (ptxas -v): 65536 / 9088 = 7.2, so 7.
+  const BlockTile estimated{.tile_m = 64, .tile_n = 64, .tile_k = 32, .warps = 4, .stages = 1};
+  const GemmShape shape{.m = 4096, .n = 4096, .k = 4096};
+  const GpuKernelCost e = evaluate_gpu_gemm(shape, estimated, a100());
+  EXPECT_EQ(e.registers_per_thread, 64u);
+  EXPECT_EQ(e.blocks_per_sm, 8u);
+  BlockTile compiled = estimated;
+  compiled.registers_per_thread = 71;
+  const GpuKernelCost c = evaluate_gpu_gemm(shape, compiled, a100());
+  EXPECT_EQ(c.registers_per_thread, 71u);
+  EXPECT_EQ(c.registers_per_block, 9088u);
+  EXPECT_EQ(c.blocks_per_sm, 7u);
+  EXPECT_EQ(c.limit, GpuLimit::Registers);
+  // 64 x 64 = 4096 blocks over waves of 108 x 7 = 756: 6 waves (5 full + 316), where 8 a SM
+  // (864 a wave) ran 5.
+  EXPECT_EQ(c.waves, 6u);
+  EXPECT_EQ(e.waves, 5u);
+}
+
 }  // namespace
 }  // namespace coda::sim::analytical
