@@ -157,46 +157,29 @@ an::GemmShape gemm_shape(const Measurement& m) {
   return {1, s.m, s.n, s.k, static_cast<std::uint32_t>(dtype_bytes(m.dtype)), 4};
 }
 
-std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTile& fixed,
-                                             const arch::HardwareModel& hw, std::string& why) {
-  const DataType precision = data_type_of(m.dtype);
+// One kernel with its own tile (a FixedTile) on a GEMM shape: the GPU GEMM model's cost as a
+// part, its text in `model`; nullopt (why set) when the tile cannot run on the arch.
+std::optional<PredictedPart> fixed_tile_part(std::string name, const an::GemmShape& shape,
+                                             const FixedTile& fixed, DataType precision,
+                                             bool cuda_core, const arch::HardwareModel& hw,
+                                             std::string& model, std::string& why) {
   const arch::ComputeUnitSpec* unit = hw.matrix_unit();
   if (!unit || unit->kind != arch::UnitKind::TensorCore || !unit->rates.contains(precision)) {
-    why = fmt::format("'{}' has no tensor-core unit running {}", hw.name(), dtype_name(m.dtype));
+    why = fmt::format("'{}' has no tensor-core unit running {}", hw.name(), to_string(precision));
     return std::nullopt;
   }
   // WMMA (and the CUDA-core kernels) compile to warp-level mma.sync-class code. The CUDA-core
   // kernels load their operands one element a thread from shared memory or L1
   // (gpu_model.h, "Operand delivery").
   an::GpuParams params = an::gpu_params(precision, hw, arch::TensorPath::MmaSync);
-  params.cuda_core_operands = on_cuda_cores(m);
-  const an::GpuKernelCost c = an::evaluate_gpu_gemm(gemm_shape(m), fixed.tile, params);
+  params.cuda_core_operands = cuda_core;
+  const an::GpuKernelCost c = an::evaluate_gpu_gemm(shape, fixed.tile, params);
   const an::BlockTile& t = fixed.tile;
   if (!c.feasible) {
     why = fmt::format("the kernel's tile {}x{}x{} does not fit an SM of '{}' (limited by {})",
                       t.tile_m, t.tile_n, t.tile_k, hw.name(), an::to_string(c.limit));
     return std::nullopt;
   }
-  PredictedPart part{.name = std::string(info(m.kernel).name),
-                     .unit = "tensor_core",
-                     .seconds = c.seconds,
-                     .compute_seconds = c.compute_seconds,
-                     .dram_bytes = c.dram_bytes,
-                     .bound = c.bound == an::GpuBound::Compute  ? PredictedBound::Compute
-                              : c.bound == an::GpuBound::Launch ? PredictedBound::Launch
-                                                                : PredictedBound::Memory,
-                     .mapping = {{"tile_m", t.tile_m},
-                                 {"tile_n", t.tile_n},
-                                 {"tile_k", t.tile_k},
-                                 {"warps", t.warps},
-                                 {"stages", t.stages},
-                                 {"load_trips", t.serial_load_trips},
-                                 {"blocks", c.blocks},
-                                 {"blocks_per_sm", c.blocks_per_sm},
-                                 {"waves", c.waves}}};
-  Prediction p;
-  p.seconds = c.seconds;
-  p.bound = part.bound;
   const std::optional<double> latency = hw.global_load_latency_seconds();
   const std::string chain =
       t.serial_load_trips == 0 ? std::string()
@@ -208,12 +191,39 @@ std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTi
                       "; no load pipeline ({} dependent round trips a K step), not "
                       "priced: the arch states no global_load_latency (a lower bound)",
                       t.serial_load_trips);
-  p.model = fmt::format(
+  model = fmt::format(
       "GPU GEMM model with the kernel's own tile {}x{}x{}, {} warps, {} stage{} (tiling.h; the "
       "kernel's {} B of shared memory modelled as {} B){}{}",
       t.tile_m, t.tile_n, t.tile_k, t.warps, t.stages, t.stages == 1 ? "" : "s", fixed.smem_bytes,
-      c.smem_bytes_per_block, on_cuda_cores(m) ? "; on the CUDA cores (fp32 FMA rate)" : "", chain);
-  p.parts.push_back(std::move(part));
+      c.smem_bytes_per_block, cuda_core ? "; on the CUDA cores (fp32 FMA rate)" : "", chain);
+  return PredictedPart{.name = std::move(name),
+                       .unit = "tensor_core",
+                       .seconds = c.seconds,
+                       .compute_seconds = c.compute_seconds,
+                       .dram_bytes = c.dram_bytes,
+                       .bound = c.bound == an::GpuBound::Compute  ? PredictedBound::Compute
+                                : c.bound == an::GpuBound::Launch ? PredictedBound::Launch
+                                                                  : PredictedBound::Memory,
+                       .mapping = {{"tile_m", t.tile_m},
+                                   {"tile_n", t.tile_n},
+                                   {"tile_k", t.tile_k},
+                                   {"warps", t.warps},
+                                   {"stages", t.stages},
+                                   {"load_trips", t.serial_load_trips},
+                                   {"blocks", c.blocks},
+                                   {"blocks_per_sm", c.blocks_per_sm},
+                                   {"waves", c.waves}}};
+}
+
+std::optional<Prediction> predict_fixed_tile(const Measurement& m, const FixedTile& fixed,
+                                             const arch::HardwareModel& hw, std::string& why) {
+  Prediction p;
+  auto part = fixed_tile_part(std::string(info(m.kernel).name), gemm_shape(m), fixed,
+                              data_type_of(m.dtype), on_cuda_cores(m), hw, p.model, why);
+  if (!part) return std::nullopt;
+  p.seconds = part->seconds;
+  p.bound = part->bound;
+  p.parts.push_back(std::move(*part));
   return p;
 }
 
@@ -377,6 +387,77 @@ std::optional<Prediction> predict_launch(const arch::HardwareModel& hw, std::str
   p.parts.push_back({.name = "launch", .unit = "launch", .seconds = seconds,
                      .compute_seconds = 0, .dram_bytes = 0, .bound = PredictedBound::Launch,
                      .mapping = {}});
+  return p;
+}
+
+// ---- coda-bench's unfused attention: its three kernels as written ---------------------------
+
+// attention_unfused (kernels/attention_kernels.cu, validation/harness/runner.cu) launches three
+// kernels per call, each priced as it runs, each paying its fixed cost:
+//   attention_scores_kernel  S = scale Q K^T for every (batch, head): a 16x16 output tile of
+//                            16x16 threads, one S element each, head_dim steps of 16 through
+//                            16x17-float Q and K tiles in shared memory (2176 B), fp32 FMAs on
+//                            the CUDA cores; Q and K read as fp16, S written fp32. The GPU GEMM
+//                            model with that tile, as coda-bench's tiled GEMM: batch b x h,
+//                            m = n = seq, k = head_dim
+//   softmax_online_kernel    over the b x h x seq rows of S (fp32 in, P fp16 out): the row kernel
+//                            that coda-bench's softmax_online rows time, priced as they are
+//   attention_pv_kernel      O = P V: the same tiling, m = seq, n = head_dim, k = seq; P and V
+//                            fp16, O fp32
+// Like the tiled GEMM, each K step waits for 2 dependent global round trips (PTX: the Q (P)
+// element, then the K (V) element, each behind its bounds check), and the registers are ptxas's
+// (CUDA 13.0, sm_90): 30 (scores) and 32 (pv).
+FixedTile attention_matmul_tile(int registers) {
+  using namespace tiling;
+  const auto t = static_cast<std::uint32_t>(kAttnMatmulTile);
+  return {{.tile_m = t,
+           .tile_n = t,
+           .tile_k = t,
+           .warps = t * t / 32,
+           .stages = 1,
+           .serial_load_trips = 2,
+           .registers_per_thread = static_cast<std::uint32_t>(registers)},
+          static_cast<std::uint32_t>(kAttnMatmulSmemBytes)};
+}
+
+std::optional<Prediction> predict_unfused_attention(const Measurement& m,
+                                                    const arch::HardwareModel& cuda_hw,
+                                                    const arch::HardwareModel& hw,
+                                                    std::string& why) {
+  const Shape& s = m.shape;
+  const std::uint64_t heads = s.batch * s.heads;
+  workload::Graph g{"softmax_online", "", {}, {}, {}};
+  workload::Op softmax = workload::make_normalization("softmax", Function::Softmax,
+                                                      {heads * s.seq, s.seq}, {1}, DataType::Fp32);
+  set_output_type(softmax, DataType::Fp16);
+  g.add(std::move(softmax));
+  std::string scores_text, pv_text;
+  auto scores =
+      fixed_tile_part("attention_scores", {heads, s.seq, s.seq, s.head_dim, 2, 4},
+                      attention_matmul_tile(30), DataType::Fp32, true, cuda_hw, scores_text, why);
+  if (!scores) return std::nullopt;
+  auto row = price_graph(g, mapper::FusionMode::None,
+                         "coda's softmax op over S's rows (fp32 in, fp16 out)", hw, false, why);
+  if (!row) return std::nullopt;
+  auto pv = fixed_tile_part("attention_pv", {heads, s.seq, s.head_dim, s.seq, 2, 4},
+                            attention_matmul_tile(32), DataType::Fp32, true, cuda_hw, pv_text, why);
+  if (!pv) return std::nullopt;
+  Prediction p;
+  p.model = fmt::format(
+      "three kernels: attention_scores: {} + softmax_online: {} + "
+      "attention_pv: {}",
+      scores_text, row->model, pv_text);
+  p.parts.push_back(std::move(*scores));
+  for (PredictedPart& part : row->parts) p.parts.push_back(std::move(part));
+  p.parts.push_back(std::move(*pv));
+  double longest = 0;
+  for (const PredictedPart& part : p.parts) {
+    p.seconds += part.seconds;
+    if (part.seconds > longest) {
+      longest = part.seconds;
+      p.bound = part.bound;
+    }
+  }
   return p;
 }
 
@@ -1146,6 +1227,8 @@ std::optional<Prediction> Predictor::predict(const Measurement& m, std::string& 
   const arch::HardwareModel& hw = cuda ? *cuda_cores_ : standalone_;
   if (const auto fixed = fixed_tile(m.kernel)) return predict_fixed_tile(m, *fixed, hw, why);
   if (m.kernel == Kernel::DecodeAttention) return predict_decode(m, standalone_, why);
+  if (m.kernel == Kernel::AttentionUnfused)
+    return predict_unfused_attention(m, hw, standalone_, why);
   return predict_graph(m, hw, why);
 }
 

@@ -195,6 +195,44 @@ TEST(ValidationCompare, DecodeKernelWaitsTwoGlobalLoadLatenciesAKeyPerWarp) {
   EXPECT_NE(bytes->model.find("lower bound"), std::string::npos) << bytes->model;
 }
 
+TEST(ValidationCompare, UnfusedAttentionIsItsThreeKernelsAsWritten) {
+  // coda-bench's unfused attention, batch 1, 1 head, seq 64, head_dim 64, on the pinned H200
+  // (CUDA cores 128 fp32 FMAs a cycle an SM, shared memory 128 B a cycle, 1.83 GHz, 354 ns global
+  // load latency, tile overhead 0, 4 us fixed cost a kernel):
+  //   attention_scores: 16x16x16 tiles, 256 threads: 4 x 4 = 16 blocks, one wave, one an SM. A
+  //     block's 16 x 16 x 64 = 16384 MACs take 128 cycles and its operand loads (8 warps x 2 a
+  //     k x 64 k = 1024 one-wavefront loads) 1024 cycles, 0.56 us, both below its chain: 64 / 16
+  //     = 4 K steps x 2 dependent round trips x 354 ns = 2.832 us. 4 us + 2.832 us.
+  //   attention_pv: m = 64, n = 64, k = 64, the same: 4 us + 2.832 us.
+  //   softmax_online over 64 rows of 64: 4096 x 4 B read and 4096 x 2 B written = 24576 B at
+  //     4.8 TB/s, 5.1 ns, and its exps on 16 special-function lanes an SM, about 1 ns: 4 us and a
+  //     few ns (checked to 10 ns).
+  Diagnostics diags;
+  const auto arch = arch::load_arch(kArch, diags);
+  ASSERT_TRUE(arch) << diags.format_all();
+  Measurement m;
+  m.kernel = Kernel::AttentionUnfused;
+  m.dtype = DType::Fp16;
+  m.shape.batch = 1;
+  m.shape.heads = 1;
+  m.shape.seq = 64;
+  m.shape.head_dim = 64;
+  std::string why;
+  const auto p = Predictor(arch->spec).predict(m, why);
+  ASSERT_TRUE(p) << why;
+  ASSERT_EQ(p->parts.size(), 3u);
+  EXPECT_EQ(p->parts[0].name, "attention_scores");
+  EXPECT_NEAR(p->parts[0].seconds, 4e-6 + 4 * 2 * 354e-9, kCycle);
+  EXPECT_EQ(p->parts[1].unit, "vector");
+  EXPECT_NEAR(p->parts[1].seconds, 4e-6, 10e-9);
+  EXPECT_EQ(p->parts[2].name, "attention_pv");
+  EXPECT_NEAR(p->parts[2].seconds, 4e-6 + 4 * 2 * 354e-9, kCycle);
+  EXPECT_NEAR(p->seconds, p->parts[0].seconds + p->parts[1].seconds + p->parts[2].seconds, 1e-15);
+  // The longest part is the scores kernel, whose 4 us fixed cost outweighs its 2.832 us chain.
+  EXPECT_EQ(p->bound, PredictedBound::Launch);
+  EXPECT_NE(p->model.find("three kernels"), std::string::npos) << p->model;
+}
+
 TEST(ValidationCompare, SubsetNamesAreCheckedWithDidYouMean) {
   std::string why;
   EXPECT_EQ(parse_subset("gemm,launch_overhead,gemm", why),
