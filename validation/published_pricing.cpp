@@ -210,16 +210,20 @@ std::optional<Prediction> fused_attention(const Measurement& m, const arch::Hard
   }
   const an::FusedAttentionCost c = an::fused_attention_cost(shape, impl, hw, true, std::nullopt, why);
   if (!why.empty()) return std::nullopt;
-  return single(std::string(info(m.kernel).name), "attention", c.seconds, c.compute_seconds,
-                c.dram_bytes, bound_of(c.bound),
-                fmt::format("fused attention, {} class{}: matrix {:.4g} us, softmax {:.4g} us, "
-                            "DRAM {:.4g} us, fixed {:.4g} us",
-                            c.fa2_forward ? fmt::format("fa2_forward decode ({} split{})", c.splits,
-                                                        c.splits == 1 ? "" : "s")
-                            : c.per_head  ? std::string("per_head decode")
-                                          : std::string(arch::to_string(impl)),
-                            backward ? ", backward" : "", c.matrix_seconds * 1e6,
-                            c.vector_seconds * 1e6, c.dram_seconds * 1e6, c.fixed_seconds * 1e6));
+  return single(
+      std::string(info(m.kernel).name), "attention", c.seconds, c.compute_seconds, c.dram_bytes,
+      bound_of(c.bound),
+      fmt::format("fused attention, {} class{}: matrix {:.4g} us, softmax {:.4g} us, "
+                  "DRAM {:.4g} us, fixed {:.4g} us{}",
+                  c.fa2_forward ? fmt::format("fa2_forward decode ({} split{})", c.splits,
+                                              c.splits == 1 ? "" : "s")
+                  : c.per_head  ? std::string("per_head decode")
+                                : std::string(arch::to_string(impl)),
+                  backward ? ", backward" : "", c.matrix_seconds * 1e6, c.vector_seconds * 1e6,
+                  c.dram_seconds * 1e6, c.fixed_seconds * 1e6,
+                  c.helper_seconds > 0 ? fmt::format(", the dO.O and dQ helper kernels {:.4g} us",
+                                                     c.helper_seconds * 1e6)
+                                       : std::string()));
 }
 
 // An attention_fwd or attention_bwd row: by its implementation class, unfused or fused.

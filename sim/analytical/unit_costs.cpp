@@ -396,17 +396,20 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
     out.mapping.emplace_back(std::string(arch::to_string(impl)), 1);
   out.cost.macs = op.macs;
   set_time(out, c.seconds, c.compute_seconds, hw);
-  // per_head decode's K/V re-reads from DRAM (0 otherwise) come on top of the op's reads.
+  // per_head decode's K/V re-reads from DRAM (0 otherwise) and the backward helpers' reads come
+  // on top of the op's reads, the helpers' writes on top of its writes.
   const Bytes dram_reads{work.reads.value +
                          static_cast<std::uint64_t>(std::llround(std::max(
-                             0.0, c.dram_bytes - shape.reads - shape.writes)))};
+                             0.0, c.dram_bytes - shape.reads - shape.writes - c.helper_writes)))};
+  const Bytes dram_writes{work.writes.value +
+                          static_cast<std::uint64_t>(std::llround(c.helper_writes))};
   if (c.per_head) out.mapping.emplace_back("per_head", 1);
   if (c.fa2_forward) {
     out.mapping.emplace_back("fa2_forward", 1);
     out.mapping.emplace_back("splits", c.splits);
   }
   out.cost.dram_reads = dram_reads;
-  out.cost.dram_writes = work.writes;
+  out.cost.dram_writes = dram_writes;
   // On-chip traffic: Q, K, V and O pass once through the level feeding the matrix unit; the
   // blocks' reuse inside a core (K and V re-read per query block) is not counted.
   out.cost.sram_reads = work.reads;
@@ -415,7 +418,7 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
   out.traffic = {{"inputs", level, work.reads, {}},
                  {"outputs", level, {}, work.writes},
                  {"inputs", "dram", dram_reads, {}},
-                 {"outputs", "dram", {}, work.writes}};
+                 {"outputs", "dram", {}, dram_writes}};
   out.mapping_efficiency = c.wave_efficiency;
   const double peak = matrix_macs_per_cycle(op.precision, hw) *
                       static_cast<double>(out.cost.cycles.value);
@@ -744,8 +747,31 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
       own_kernel ? hw.kernel_fixed_seconds(arch::KernelKind::Attention) +
                        (out.splits > 1 ? hw.kernel_fixed_seconds(arch::KernelKind::Vector) : 0.0)
                  : 0.0;
+  // The backward of FlashAttention-2 and -3 and cuDNN's (the fa2 and fa3 classes) accumulates dQ
+  // in fp32 (dq_accum) and runs a helper kernel on each side of the main one: before it, one
+  // that reads dO and O for D = rowsum(dO o O) (fp32 a query row) and clears dq_accum; after it,
+  // one that reads dq_accum and writes dQ in the input type (Dao-AILab/flash-attention
+  // csrc/flash_attn/src/flash_bwd_launch_template.h, run_flash_bwd_seqk_parallel:
+  // flash_bwd_dot_do_o_kernel<Clear_dQaccum = true> and flash_bwd_convert_dq_kernel;
+  // hopper/flash_bwd_launch_template.h: flash_bwd_preprocess and flash_bwd_postprocess; cuDNN's
+  // compute_dot_do_o and convert_dq_to_16bits, named in coda_torch_bench_h200's kernel lists).
+  // Each streams its bytes at the achievable DRAM rate after the main kernel, with a vector
+  // kernel's fixed cost. The main kernel's bytes stay as the op states them.
+  if (shape.backward && !systolic_matrix_seconds &&
+      (impl == arch::AttentionImpl::Fa2 || impl == arch::AttentionImpl::Fa3)) {
+    const double rows = static_cast<double>(shape.batch * shape.heads * shape.q_len);
+    const double eb = static_cast<double>(element_bytes);
+    const double pre_reads = rows * 2.0 * e * eb, pre_writes = rows * (d * 4.0 + 4.0);
+    const double post_reads = rows * d * 4.0, post_writes = rows * d * eb;
+    out.helper_writes = pre_writes + post_writes;
+    out.helper_bytes = pre_reads + post_reads + out.helper_writes;
+    out.dram_bytes += out.helper_bytes;
+    out.helper_seconds =
+        (rate > 0 ? out.helper_bytes / rate : 0.0) +
+        (own_kernel ? 2.0 * hw.kernel_fixed_seconds(arch::KernelKind::Vector) : 0.0);
+  }
   const double busiest = std::max(out.compute_seconds, out.dram_seconds);
-  out.seconds = out.fixed_seconds + busiest;
+  out.seconds = out.fixed_seconds + busiest + out.helper_seconds;
   out.bound = out.fixed_seconds >= busiest             ? results::Bound::Latency
               : out.dram_seconds >= out.compute_seconds ? results::Bound::Memory
                                                         : results::Bound::Compute;

@@ -121,6 +121,10 @@ struct FusedAttentionCost {
   double seconds = 0;
   double matrix_seconds = 0, vector_seconds = 0, compute_seconds = 0, dram_seconds = 0;
   double fixed_seconds = 0;
+  // A FlashAttention-family backward's two helper kernels (fa2 and fa3 classes on tensor cores):
+  // their DRAM bytes (in dram_bytes too), the bytes of those they write, and their time with
+  // their fixed costs, after the main kernel's (unit_costs.cpp cites the kernels).
+  double helper_bytes = 0, helper_writes = 0, helper_seconds = 0;
   double dram_bytes = 0;  // reads + writes, and per_head decode's K/V re-reads from DRAM
   bool per_head = false;  // priced as per_head decode attention
   bool fa2_forward = false;  // priced as fa2_forward decode attention

@@ -150,9 +150,12 @@ TEST(FusionPricing, FlashAttentionBackwardKeepsPdPAndDsOffDram) {
   const results::RunResult none = run(attention_backward(), hw, FusionMode::None);
   const results::RunResult fused = run(attention_backward(), hw, FusionMode::Epilogue);
   // Q, K, V, O, dO, dQ, dK, dV are 1 x 4 x 128 x 64 x 2 B = 65536 B each; P, dP, dS are
-  // 4 x 128 x 128 x 2 B = 131072 B. Fused: Q, K, V, O and dO read once, dQ, dK, dV written once.
-  EXPECT_EQ(fused.ops[0].cost.dram_reads, Bytes{5ULL * 65536});
-  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{3ULL * 65536});
+  // 4 x 128 x 128 x 2 B = 131072 B. Fused: Q, K, V, O and dO read once, dQ, dK, dV written once,
+  // and the two helper kernels of a FlashAttention backward: the first reads dO and O
+  // (2 x 65536) and writes the fp32 dQ accumulator's zeros (4 x 128 x 64 x 4 = 131072) and D (512
+  // rows x 4 B = 2048), the last reads the accumulator (131072) and writes dQ (65536).
+  EXPECT_EQ(fused.ops[0].cost.dram_reads, Bytes{5ULL * 65536 + 2 * 65536 + 131072});
+  EXPECT_EQ(fused.ops[0].cost.dram_writes, Bytes{3ULL * 65536 + 131072 + 2048 + 65536});
   // Unfused, every part's operands fit the 4 MiB L2 (compulsory bytes only, as the forward's):
   //   dV = P^T dO     reads P, dO; writes dV
   //   dP = dO V^T     reads dO, V; writes dP
@@ -161,10 +164,11 @@ TEST(FusionPricing, FlashAttentionBackwardKeepsPdPAndDsOffDram) {
   //   dQ = dS K       reads dS, K; writes dQ
   //   dK = dS^T Q     reads dS, Q; writes dK
   // = 5 x 65536 (dO twice, V, K, Q) + 5 x 131072 (P twice, dP, dS twice) read, 3 x 65536 +
-  // 2 x 131072 (dP, dS) written. Against the fused kernel (whose O read stands for the unfused
-  // second dO read): 7 x 131072 more, the plan's dram_bytes_saved.
+  // 2 x 131072 (dP, dS) written. Against the fused kernel alone (whose O read stands for the
+  // unfused second dO read): 7 x 131072 more, the plan's dram_bytes_saved; its helpers' 460800 B
+  // (above) take some of that back.
   EXPECT_EQ(dram(none.total), 8u * 65536 + 7 * 131072);
-  EXPECT_EQ(dram(none.total) - dram(fused.total), 7u * 131072);
+  EXPECT_EQ(dram(none.total) - dram(fused.total), 7u * 131072 - 460800);
   EXPECT_LT(fused.total.cycles, none.total.cycles);
 }
 
@@ -291,7 +295,9 @@ TEST(FusionPricing, TritonAttentionIsFa2AtItsShareOfTheMatrixRate) {
 // (the recompute of S and the four gradient GEMMs: 16384 x 320 / 65536 = 80 cycles; the arch
 // states no attention_backward share, so 1), the vector unit 5 ops and one exp a pair without
 // the forward's rescale (arithmetic 16384 x 5 / 16 = 5120, special 16384 cycles); fa2 adds them:
-// 4 us + 80 + 16384 = 20464 cycles. Its MACs are the model's: the four gradient GEMMs,
+// 4 us + 80 + 16384 = 20464 cycles. Then the backward's two helper kernels (dO.O with the dQ
+// accumulator's clear, dQ's conversion), whose bytes cost nothing on unlimited DRAM, at a vector
+// kernel's fixed cost each (4 us): 28464. Its MACs are the model's: the four gradient GEMMs,
 // 4 x 16384 x 64.
 TEST(FusionPricing, FlashAttention2BackwardIsFiveGemmsPlusTheSoftmax) {
   const auto hw = parse_arch(slow_vector_gpu("[mma_sync]"));
@@ -301,16 +307,51 @@ TEST(FusionPricing, FlashAttention2BackwardIsFiveGemmsPlusTheSoftmax) {
       DataType::Fp16));
   const results::RunResult r = run(g, hw, FusionMode::Epilogue);
   ASSERT_EQ(r.ops.size(), 1u);
-  EXPECT_EQ(r.ops[0].cost.cycles, Cycles{4000 + 80 + 16384});
+  EXPECT_EQ(r.ops[0].cost.cycles, Cycles{4000 + 80 + 16384 + 2 * 4000});
   EXPECT_EQ(r.ops[0].cost.compute_cycles, Cycles{80 + 16384});
   EXPECT_EQ(r.ops[0].cost.macs, 4u * 16384 * 64);
+}
+
+// The helper kernels are the FlashAttention-2/-3 and cuDNN backward's (the fa2 and fa3 classes):
+// one head of 128 queries of head dim 64 in fp16, a kernel that owns its launch. The first reads
+// dO and O (128 x 64 x 2 B each) and writes the fp32 dQ accumulator's zeros (128 x 64 x 4) and D
+// (128 x 4); the last reads the accumulator and writes dQ (128 x 64 x 2): 16384 + 16384 + 32768 +
+// 512 + 32768 + 16384 = 115200 B, of which 32768 + 512 + 16384 = 49664 written. The triton class
+// (the Triton tutorial's backward, FlashAttention v1) and the forward have none.
+TEST(FusionPricing, OnlyTheFlashAttentionBackwardClassesRunTheHelperKernels) {
+  const auto hw =
+      parse_arch(slow_vector_gpu("[mma_sync, wgmma]") + "calibration: {attention_triton: 0.5}\n");
+  analytical::AttentionShape shape{.heads = 1,
+                                   .kv_heads = 1,
+                                   .q_len = 128,
+                                   .kv_len = 128,
+                                   .head_dim = 64,
+                                   .pairs = 16384,
+                                   .backward = true};
+  std::string why;
+  for (const arch::AttentionImpl impl : {arch::AttentionImpl::Fa2, arch::AttentionImpl::Fa3}) {
+    const auto c = analytical::fused_attention_cost(shape, impl, hw, true, std::nullopt, why);
+    EXPECT_EQ(c.helper_bytes, 115200.0);
+    EXPECT_EQ(c.helper_writes, 49664.0);
+    EXPECT_DOUBLE_EQ(c.helper_seconds, 8e-6);  // unlimited DRAM: the two fixed costs
+  }
+  const auto triton = analytical::fused_attention_cost(shape, arch::AttentionImpl::Triton, hw, true,
+                                                       std::nullopt, why);
+  EXPECT_EQ(triton.helper_seconds, 0.0);
+  shape.backward = false;
+  EXPECT_EQ(
+      analytical::fused_attention_cost(shape, arch::AttentionImpl::Fa2, hw, true, std::nullopt, why)
+          .helper_bytes,
+      0.0);
+  EXPECT_EQ(why, "");
 }
 
 // Soft-capped FlashAttention on the same GPU (fa2): the cap adds tanh's 4 ops and 1 special and
 // the multiply by the cap a pair. Forward: arithmetic 16384 x (5 + 64/128 + 5) / 16 = 10752
 // cycles, special 16384 x 2 / 1 = 32768; fa2 adds the GEMMs' 32: 4 us + 32 + 32768 = 36800
 // (20416 uncapped). Backward: the cap's recompute and 3 ops of its derivative, arithmetic
-// 16384 x (5 + 5 + 3) / 16 = 13312, special 32768: 4 us + 80 + 32768 = 36848.
+// 16384 x (5 + 5 + 3) / 16 = 13312, special 32768: 4 us + 80 + 32768 = 36848, and the two
+// helper kernels' fixed costs (2 x 4 us, their bytes free on unlimited DRAM): 44848.
 TEST(FusionPricing, SoftCappedFlashAttentionAddsTheTanhToTheSoftmax) {
   const auto hw = parse_arch(slow_vector_gpu("[mma_sync]"));
   const workload::AttentionParams p{
@@ -322,7 +363,8 @@ TEST(FusionPricing, SoftCappedFlashAttentionAddsTheTanhToTheSoftmax) {
             Cycles{4000 + 32 + 16384});
   workload::Graph bwd{"g", "", {}, {}, {}};
   bwd.add(workload::make_attention_backward("attn", p, DataType::Fp16));
-  EXPECT_EQ(run(bwd, hw, FusionMode::Epilogue).ops.at(0).cost.cycles, Cycles{4000 + 80 + 32768});
+  EXPECT_EQ(run(bwd, hw, FusionMode::Epilogue).ops.at(0).cost.cycles,
+            Cycles{4000 + 80 + 32768 + 2 * 4000});
 }
 
 TEST(ResidencyPricing, TwoLayersKeepTheirIntermediateOnChip) {
