@@ -1065,6 +1065,23 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         out.cluster_multicast = cluster;
     }
   }
+  if (node.has("row_cluster")) {
+    const YamlReader at = node.at("row_cluster");
+    std::uint32_t cluster = 0;
+    if (at.read(cluster, diags)) {
+      if (!has_tensor_path(spec, TensorPath::Wgmma))
+        diags.error(at,
+                    "only GPUs with thread-block clusters (the wgmma generation) spread a row "
+                    "over several SMs",
+                    "list wgmma in the tensor core's instruction_paths, or leave row_cluster out");
+      else if (cluster == 0 || cluster > 16)
+        diags.error(at, fmt::format("{} is not a cluster size", cluster),
+                    "give the SMs a row kernel spreads a row over, 1 to 16 (Hopper's portable "
+                    "cluster limit is 8, 16 with opt-in), e.g. 16");
+      else
+        out.row_cluster = cluster;
+    }
+  }
   if (node.has("gemm_path")) {
     TensorPath path = TensorPath::MmaSync;
     if (node.required_enum("gemm_path", path, EnumTable<TensorPath>(kTensorPaths), diags) &&
@@ -1377,6 +1394,7 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   if (c.raster_group) out += fmt::format("{}raster_group: {}\n", pad, *c.raster_group);
   if (c.cluster_multicast)
     out += fmt::format("{}cluster_multicast: {}\n", pad, *c.cluster_multicast);
+  if (c.row_cluster) out += fmt::format("{}row_cluster: {}\n", pad, *c.row_cluster);
   if (c.gemm_path) out += fmt::format("{}gemm_path: {}\n", pad, to_string(*c.gemm_path));
   if (c.attention) out += fmt::format("{}attention: {}\n", pad, to_string(*c.attention));
   if (c.decode_attention)

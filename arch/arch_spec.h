@@ -360,6 +360,11 @@ struct CalibrationSpec {
   // shared memory (Hopper's TMA multicast, as CUTLASS's and cuBLAS's sm90 GEMMs run in 2-block
   // clusters). Divides that operand's L2 -> SM traffic on the wgmma path. Default: 1 (none).
   std::optional<std::uint32_t> cluster_multicast;
+  // Tensor cores with wgmma only (thread-block clusters, compute capability 9.0): the SMs a row
+  // kernel (softmax, LayerNorm, RMSNorm of the fused class) spreads one row over, holding it in the
+  // cluster's distributed shared memory, so a row is read once while it fits that many SMs' on-chip
+  // memory (QuACK's kernels: cluster_n up to 16). 1 to 16. Default: 1 (a row in one SM).
+  std::optional<std::uint32_t> row_cluster;
   // The instruction path library GEMMs use; default: wgmma when the tensor cores have it, else
   // mma_sync.
   std::optional<TensorPath> gemm_path;

@@ -216,6 +216,10 @@ NormImpl HardwareModel::norm_impl() const {
   return spec_.calibration.norm_kernel.value_or(NormImpl::Fused);
 }
 
+std::uint32_t HardwareModel::row_cluster() const {
+  return spec_.calibration.row_cluster.value_or(1);
+}
+
 DecodeAttention HardwareModel::decode_attention() const {
   return spec_.calibration.decode_attention.value_or(DecodeAttention::Grouped);
 }

@@ -145,6 +145,8 @@ class HardwareModel {
   DecodeAttention decode_attention() const;
   // The norm kernels (calibration.norm_kernel; default fused).
   NormImpl norm_impl() const;
+  // The SMs a fused-class row kernel spreads a row over (calibration.row_cluster; default 1).
+  std::uint32_t row_cluster() const;
   double decode_kv_reread() const;
   double llm_step_fixed_seconds() const;
   // The host's time to issue one kernel in an eager runtime (calibration.eager_issue_time;

@@ -34,7 +34,10 @@ constexpr std::array kCollectiveImpls{Impl::Ring, Impl::Tree, Impl::Nvls};
 constexpr std::array kDecodeImpls{Impl::Grouped, Impl::PerHead, Impl::Fa2Forward};
 constexpr std::array kTrainImpls{Impl::Fa2, Impl::Fa3, Impl::Triton, Impl::Unfused};
 // layer_norm, rms_norm: PyTorch's native kernel (arch::NormImpl::Torch); default a fused one.
-constexpr std::array kNormImpls{Impl::Torch};
+// softmax and the norms: cluster, a fused kernel that spreads a row over a thread-block cluster
+// (calibration.row_cluster: QuACK's kernels).
+constexpr std::array kNormImpls{Impl::Torch, Impl::Cluster};
+constexpr std::array kSoftmaxImpls{Impl::Cluster};
 constexpr std::array kTrainTypes{DType::Fp16, DType::Bf16};
 
 constexpr std::array<KernelInfo, 40> kCatalog{{
@@ -84,7 +87,8 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
      "published: attention forward + backward, the sum of the two", true, kAttentionImpls},
     {Kernel::AttentionDecode, "attention_decode", ShapeKind::DecodeGqa, kAttentionTypes,
      "published: one query token over a KV cache of seq tokens", true, kDecodeImpls},
-    {Kernel::Softmax, "softmax", ShapeKind::Rows, kRowTypes, "published: softmax over cols", true},
+    {Kernel::Softmax, "softmax", ShapeKind::Rows, kRowTypes, "published: softmax over cols", true,
+     kSoftmaxImpls},
     {Kernel::PublishedLayerNorm, "layer_norm", ShapeKind::Rows, kRowTypes,
      "published: layer norm over cols", true, kNormImpls},
     {Kernel::PublishedRmsNorm, "rms_norm", ShapeKind::Rows, kRowTypes,
@@ -112,10 +116,10 @@ constexpr std::array<KernelInfo, 40> kCatalog{{
 
 constexpr std::array kAllDTypes{DType::Fp32, DType::Tf32,    DType::Fp16,
                                 DType::Bf16, DType::Fp8E4M3, DType::Int8};
-constexpr std::array kAllImpls{Impl::Wgmma,     Impl::MmaSync, Impl::Fa2,    Impl::Fa3,
-                               Impl::Unfused,   Impl::Ring,    Impl::Tree,   Impl::Nvls,
-                               Impl::Grouped,   Impl::PerHead, Impl::Triton, Impl::Torch,
-                               Impl::Fa2Forward};
+constexpr std::array kAllImpls{Impl::Wgmma,      Impl::MmaSync, Impl::Fa2,    Impl::Fa3,
+                               Impl::Unfused,    Impl::Ring,    Impl::Tree,   Impl::Nvls,
+                               Impl::Grouped,    Impl::PerHead, Impl::Triton, Impl::Torch,
+                               Impl::Fa2Forward, Impl::Cluster};
 
 constexpr std::array<std::string_view, 3> kGemmKeys{"m", "n", "k"};
 constexpr std::array<std::string_view, 2> kRowKeys{"rows", "cols"};
@@ -229,6 +233,8 @@ std::string_view impl_name(Impl impl) {
     case Impl::Triton: return "triton";
     case Impl::Torch: return "torch";
     case Impl::Fa2Forward: return "fa2_forward";
+    case Impl::Cluster:
+      return "cluster";
   }
   return "?";
 }

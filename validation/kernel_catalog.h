@@ -62,7 +62,8 @@ enum class DType : std::uint8_t { Fp32, Fp16, Bf16, Int8, Tf32, Fp8E4M3 };
 
 // The implementation class of a published row where it matters (validation/published/README.md):
 // GEMMs wgmma (Hopper warpgroup MMA) or mma_sync (Ampere-style); attention fa2, fa3 or unfused;
-// collectives ring, tree or nvls; decode attention grouped, per_head or fa2_forward. Default (an
+// collectives ring, tree or nvls; decode attention grouped, per_head or fa2_forward; norms torch;
+// softmax and norms cluster (a row spread over a thread-block cluster's SMs, QuACK). Default (an
 // empty cell): the arch's default.
 enum class Impl : std::uint8_t {
   Default,
@@ -78,7 +79,8 @@ enum class Impl : std::uint8_t {
   PerHead,
   Triton,
   Torch,
-  Fa2Forward
+  Fa2Forward,
+  Cluster
 };
 
 // Which shape fields a kernel reads (the case-list keys, and the CSV columns it fills).

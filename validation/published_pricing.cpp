@@ -23,6 +23,9 @@ namespace {
 namespace an = sim::analytical;
 using workload::Function;
 
+// The largest thread-block cluster QuACK's row kernels spread a row over (the cluster class).
+constexpr std::uint32_t kQuackMaxCluster = 16;
+
 std::uint32_t bytes_of(DataType t) { return static_cast<std::uint32_t>((bit_width(t) + 7) / 8); }
 
 PredictedBound bound_of(results::Bound b) {
@@ -261,10 +264,22 @@ std::optional<Prediction> attention_fwd_bwd(const Measurement& m, const arch::Ha
 std::optional<Prediction> row_kernel(const Measurement& m, const arch::HardwareModel& arch_hw,
                                      std::string& why) {
   const Shape& s = m.shape;
-  // A norm row that names PyTorch's native kernel prices on the arch with that kernel.
-  const auto named = recalibrated(arch_hw, m.impl == Impl::Torch, [](arch::CalibrationSpec& c) {
-    c.norm_kernel = arch::NormImpl::Torch;
-  });
+  // A norm row that names PyTorch's native kernel prices on the arch with that kernel; a row of
+  // the cluster class with a row spread over QuACK's largest cluster, 16 SMs (quack/rmsnorm.py
+  // and softmax.py: cluster_n 1, 2, 4, 8, 16 for 16-bit rows up to 16K, 32K, 64K, 128K and past).
+  if (m.impl == Impl::Cluster && !has_path(arch_hw, arch::TensorPath::Wgmma)) {
+    why = fmt::format(
+        "the cluster class spreads a row over a thread-block cluster, which '{}' "
+        "lacks (no wgmma generation tensor cores)",
+        arch_hw.name());
+    return std::nullopt;
+  }
+  const auto named = recalibrated(arch_hw, m.impl == Impl::Torch || m.impl == Impl::Cluster,
+                                  [&](arch::CalibrationSpec& c) {
+                                    if (m.impl == Impl::Torch)
+                                      c.norm_kernel = arch::NormImpl::Torch;
+                                    if (m.impl == Impl::Cluster) c.row_cluster = kQuackMaxCluster;
+                                  });
   const arch::HardwareModel& hw = named ? *named : arch_hw;
   const DataType type = data_type_of(m.dtype);
   workload::Graph g{std::string(info(m.kernel).name), "", {}, {}, {}};

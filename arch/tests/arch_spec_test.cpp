@@ -601,6 +601,33 @@ TEST(ArchCalibration, ClusterMulticastNeedsTheWgmmaPath) {
   EXPECT_NE(zero[0].find("0 is not a cluster size"), std::string::npos) << zero[0];
 }
 
+TEST(ArchCalibration, RowClusterNeedsThreadBlockClusters) {
+  Diagnostics diags;
+  const auto spec = parse(std::string(kHopperLike) + "calibration: {row_cluster: 16}\n", diags);
+  ASSERT_TRUE(spec) << diags.format_all();
+  EXPECT_EQ(spec->calibration.row_cluster, 16u);
+  EXPECT_EQ(HardwareModel(*spec).row_cluster(), 16u);
+  EXPECT_NE(calibration_yaml(spec->calibration, 2).find("  row_cluster: 16\n"), std::string::npos);
+  // Absent: a row in one SM.
+  const auto plain = parse(kHopperLike, diags);
+  ASSERT_TRUE(plain) << diags.format_all();
+  EXPECT_EQ(HardwareModel(*plain).row_cluster(), 1u);
+  // kGpu's tensor core lists no instruction path (mma_sync only): no clusters.
+  const auto no_wgmma = errors_of(std::string(kGpu) + "calibration: {row_cluster: 4}\n");
+  ASSERT_EQ(no_wgmma.size(), 1u) << ::testing::PrintToString(no_wgmma);
+  EXPECT_EQ(no_wgmma[0],
+            "a.yaml:9:28: error: calibration.row_cluster: only GPUs with thread-block clusters "
+            "(the wgmma generation) spread a row over several SMs; list wgmma in the tensor "
+            "core's instruction_paths, or leave row_cluster out");
+  for (const char* bad : {"0", "17"}) {
+    const auto errors =
+        errors_of(std::string(kHopperLike) + "calibration: {row_cluster: " + bad + "}\n");
+    ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+    EXPECT_NE(errors[0].find(std::string(bad) + " is not a cluster size"), std::string::npos)
+        << errors[0];
+  }
+}
+
 TEST(ArchCalibration, InstructionPathsAreAListWithoutRepeats) {
   const auto errors = errors_of(R"(schema_version: 2
 name: g

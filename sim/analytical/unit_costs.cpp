@@ -157,9 +157,10 @@ constexpr std::uint32_t kTorchNormWarpsPerRow = 4;
 // Passes a softmax or norm makes over its input: one when the rows a core holds at once fit its
 // on-chip memory, else the function's own count (a statistics pass, then a normalising pass that
 // reads the input again from DRAM). A fused kernel (calibration.norm_kernel: fused) holds the one
-// row it works on. PyTorch's norm kernel (torch) reads each row twice from global memory, and the
-// second read stays on chip only while the rows of all the blocks resident on a core fit there:
-// its resident warps / 4 blocks, at most its resident blocks.
+// row it works on, across calibration.row_cluster cores' memory where it spreads a row over a
+// thread-block cluster (QuACK). PyTorch's norm kernel (torch) reads each row twice from global
+// memory, and the second read stays on chip only while the rows of all the blocks resident on a
+// core fit there: its resident warps / 4 blocks, at most its resident blocks.
 std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
                          const arch::HardwareModel& hw) {
   if (passes <= 1 || work.row_elements == 0 || work.elements == 0) return passes;
@@ -169,15 +170,18 @@ std::uint32_t row_passes(const mapper::VectorWork& work, std::uint32_t passes,
                            static_cast<double>(work.elements) *
                            static_cast<double>(work.row_elements);
   double rows_held = 1;
+  double cores = static_cast<double>(hw.row_cluster());
   const bool norm = work.function == Function::LayerNorm || work.function == Function::RmsNorm;
   if (norm && hw.norm_impl() == arch::NormImpl::Torch) {
+    cores = 1;
     const arch::ComputeUnitSpec* unit = hw.matrix_unit();
     if (unit != nullptr && unit->tensor_core)
       rows_held = static_cast<double>(std::max<std::uint32_t>(
           1, std::min(unit->tensor_core->max_warps_per_core / kTorchNormWarpsPerRow,
                       unit->tensor_core->max_blocks_per_core)));
   }
-  return rows_held * row_bytes <= static_cast<double>(level->capacity.value * level->instances)
+  return rows_held * row_bytes <=
+                 cores * static_cast<double>(level->capacity.value * level->instances)
              ? 1
              : passes;
 }

@@ -324,11 +324,15 @@ TEST(PublishedRows, UnknownImplSuggestsTheClosestAndListsTheKernels) {
 }
 
 TEST(PublishedRows, ImplOnAKernelThatTakesNone) {
-  EXPECT_EQ(only_error("softmax,fp16,rows=64 cols=64,fa2,,10,,,FIXTURE,,\n"),
-            "published.csv:2:30: error: row 2, column 'impl': softmax takes no implementation "
+  EXPECT_EQ(only_error("gelu,fp16,elements=64,fa2,,10,,,FIXTURE,,\n"),
+            "published.csv:2:23: error: row 2, column 'impl': gelu takes no implementation "
             "class; leave the cell empty; only gemm, attention_fwd, attention_bwd, "
-            "attention_fwd_bwd, attention_decode, layer_norm, rms_norm, all_reduce, all_gather, "
-            "reduce_scatter, llm_decode, llm_generate, llm_train name one");
+            "attention_fwd_bwd, attention_decode, softmax, layer_norm, rms_norm, all_reduce, "
+            "all_gather, reduce_scatter, llm_decode, llm_generate, llm_train name one");
+  // softmax takes the cluster class, and nothing else.
+  EXPECT_EQ(only_error("softmax,fp16,rows=64 cols=64,fa2,,10,,,FIXTURE,,\n"),
+            "published.csv:2:30: error: row 2, column 'impl': \"fa2\" is not an implementation "
+            "class of softmax; expected one of: cluster, or nothing (the arch's default)");
 }
 
 TEST(PublishedRows, ModelMissingOrWhereNoneBelongs) {

@@ -99,6 +99,37 @@ TEST(PublishedPricing, PyTorchsNormKernelRereadsRowsThatOutgrowAnSm) {
   EXPECT_EQ(ln(2048, Impl::Torch), ln(2048, Impl::Default));
 }
 
+// A row of the cluster class (QuACK) spreads a row over up to 16 SMs' shared memory, so it reads
+// the row once where a fused kernel in one SM reads it twice. RMSNorm, bf16, 8,192 rows of
+// 262,144: a row is 524,288 B (with its share of the scale, 524,352 B), more than one SM's
+// 228 KiB (233,472 B) and less than 16 of them: the default reads x and the scale
+// (2,147,483,648 x 2 + 262,144 x 2 = 4,295,491,584 B) twice, the cluster class once, 894.89 us
+// less at 4.8 TB/s. A row of 16,384 columns fits one SM: both read it once. An arch without
+// thread-block clusters (no wgmma generation) cannot run the class: a clear reason.
+TEST(PublishedPricing, AClusterRowKernelReadsARowOnceAcrossItsSms) {
+  const Predictor p(pinned());
+  const auto norm = [&](const Predictor& on, std::uint64_t rows, std::uint64_t cols, Impl impl) {
+    return seconds(on,
+                   row(Kernel::PublishedRmsNorm, DType::Bf16, {.rows = rows, .cols = cols}, impl));
+  };
+  EXPECT_NEAR(norm(p, 8192, 262144, Impl::Default) - norm(p, 8192, 262144, Impl::Cluster),
+              4'295'491'584 / 4.8e12, 2 * kCycle);
+  EXPECT_EQ(norm(p, 8192, 16384, Impl::Cluster), norm(p, 8192, 16384, Impl::Default));
+  // Softmax takes the class too.
+  const auto softmax = [&](Impl impl) {
+    return seconds(p, row(Kernel::Softmax, DType::Bf16, {.rows = 8192, .cols = 262144}, impl));
+  };
+  EXPECT_LT(softmax(Impl::Cluster), softmax(Impl::Default));
+  arch::ArchSpec ampere = pinned();
+  for (arch::ComputeUnitSpec& unit : ampere.compute)
+    if (unit.tensor_core) unit.tensor_core->paths = {arch::TensorPath::MmaSync};
+  std::string why;
+  EXPECT_FALSE(Predictor(ampere).predict(
+      row(Kernel::PublishedRmsNorm, DType::Bf16, {.rows = 8192, .cols = 262144}, Impl::Cluster),
+      why));
+  EXPECT_NE(why.find("thread-block cluster"), std::string::npos) << why;
+}
+
 TEST(PublishedPricing, AGemmRunsAtItsPathsIssueEfficiencyAndTheSustainedClock) {
   arch::ArchSpec spec = pinned();
   spec.calibration.tensor_issue[arch::TensorPath::Wgmma][DataType::Bf16] = 0.8;
