@@ -1,6 +1,7 @@
 #include "validation/compare.h"
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -151,6 +152,26 @@ TEST(ValidationCompare, PermutedFixtureGivesTheHandDerivedSpearmanAndMape) {
   EXPECT_NEAR(r.overall.worst_error, 1.0, 1e-3);
 }
 
+arch::ArchSpec pinned_h200() {
+  Diagnostics diags;
+  const auto arch = arch::load_arch(kArch, diags);
+  EXPECT_TRUE(arch) << diags.format_all();
+  return arch ? arch->spec : arch::ArchSpec{};
+}
+
+// One of coda-bench's fp16 attention cases.
+Measurement attention_case(Kernel kernel, std::uint64_t batch, std::uint64_t heads,
+                           std::uint64_t seq, std::uint64_t head_dim) {
+  Measurement m;
+  m.kernel = kernel;
+  m.dtype = DType::Fp16;
+  m.shape.batch = batch;
+  m.shape.heads = heads;
+  m.shape.seq = seq;
+  m.shape.head_dim = head_dim;
+  return m;
+}
+
 TEST(ValidationCompare, DecodeKernelWaitsTwoGlobalLoadLatenciesAKeyPerWarp) {
   // coda-bench's decode kernel, batch 1, 32 heads, context 4096, head_dim 128, on the pinned
   // H200 (global_load_latency 354 ns from the H100 preset it extends; attention fixed cost 4 us):
@@ -159,17 +180,9 @@ TEST(ValidationCompare, DecodeKernelWaitsTwoGlobalLoadLatenciesAKeyPerWarp) {
   // bytes, 2 x 32 x 4096 x 128 x 2 B of K and V + 32 x 128 x 6 B of q and o = 67,133,440 B at
   // 4.8 TB/s, take 13.99 us; the MACs, 2 x 32 x 4096 x 128 = 33.6M at 132 x 128 x 1.83e9 a
   // second, 1.09 us. So 4 us + 362.496 us.
-  Diagnostics diags;
-  const auto arch = arch::load_arch(kArch, diags);
-  ASSERT_TRUE(arch) << diags.format_all();
-  Measurement m;
-  m.kernel = Kernel::DecodeAttention;
-  m.dtype = DType::Fp16;
-  m.shape.batch = 1;
-  m.shape.heads = 32;
-  m.shape.seq = 4096;
-  m.shape.head_dim = 128;
-  const Predictor predictor(arch->spec);
+  const arch::ArchSpec spec = pinned_h200();
+  Measurement m = attention_case(Kernel::DecodeAttention, 1, 32, 4096, 128);
+  const Predictor predictor(spec);
   std::string why;
   const auto p = predictor.predict(m, why);
   ASSERT_TRUE(p) << why;
@@ -186,7 +199,7 @@ TEST(ValidationCompare, DecodeKernelWaitsTwoGlobalLoadLatenciesAKeyPerWarp) {
 
   // Without global_load_latency the chain is not priced: the bytes bound it, and the model says the
   // prediction is a lower bound. Batch 16: 4 us + 1,074,135,040 B / 4.8 TB/s.
-  arch::ArchSpec no_latency = arch->spec;
+  arch::ArchSpec no_latency = spec;
   for (arch::ComputeUnitSpec& unit : no_latency.compute)
     if (unit.tensor_core) unit.tensor_core->global_load_latency.reset();
   const auto bytes = Predictor(no_latency).predict(m, why);
@@ -207,18 +220,9 @@ TEST(ValidationCompare, UnfusedAttentionIsItsThreeKernelsAsWritten) {
   //   softmax_online over 64 rows of 64: 4096 x 4 B read and 4096 x 2 B written = 24576 B at
   //     4.8 TB/s, 5.1 ns, and its exps on 16 special-function lanes an SM, about 1 ns: 4 us and a
   //     few ns (checked to 10 ns).
-  Diagnostics diags;
-  const auto arch = arch::load_arch(kArch, diags);
-  ASSERT_TRUE(arch) << diags.format_all();
-  Measurement m;
-  m.kernel = Kernel::AttentionUnfused;
-  m.dtype = DType::Fp16;
-  m.shape.batch = 1;
-  m.shape.heads = 1;
-  m.shape.seq = 64;
-  m.shape.head_dim = 64;
   std::string why;
-  const auto p = Predictor(arch->spec).predict(m, why);
+  const auto p =
+      Predictor(pinned_h200()).predict(attention_case(Kernel::AttentionUnfused, 1, 1, 64, 64), why);
   ASSERT_TRUE(p) << why;
   ASSERT_EQ(p->parts.size(), 3u);
   EXPECT_EQ(p->parts[0].name, "attention_scores");
