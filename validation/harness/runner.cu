@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -359,6 +360,21 @@ class CudnnConvPlan {
   CudnnConvPlan& operator=(const CudnnConvPlan&) = delete;
 
   std::size_t workspace_bytes() const { return workspace_bytes_; }
+  // The algorithm cuDNN's heuristics chose, as cudnn_cnn.h names it (without the common prefix),
+  // so a row says which kernel family it timed.
+  std::string_view algo_name() const {
+    switch (algo_) {
+      case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+      case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+      case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+      case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+      case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+      case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+      case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+      case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+      default: return "unknown";
+    }
+  }
   void run(cudnnHandle_t handle, const float* x, const float* w, float* y, void* workspace) const {
     const float alpha = 1.0F, beta = 0.0F;
     CODA_CUDNN(cudnnConvolutionForward(handle, &alpha, x_, x, w_, w, conv_, algo_, workspace,
@@ -831,6 +847,8 @@ void Runner::Impl::conv(const Case& c, const RunSettings& rs, Measurement& m) {
       CODA_CUDNN(cudnnSetStream(cudnn, stream));
     }
     plan = std::make_unique<CudnnConvPlan>(cudnn, d);
+    m.tiling += ": CUDNN_CONVOLUTION_FWD_ALGO_" + std::string(plan->algo_name()) + ", workspace " +
+                std::to_string(plan->workspace_bytes()) + " B";
     workspace = std::make_unique<DeviceBuffer<unsigned char>>(plan->workspace_bytes());
     launch = [&](std::uint32_t set) {
       plan->run(cudnn, dx[set].get(), dw[set].get(), dy[set].get(), workspace->get());
