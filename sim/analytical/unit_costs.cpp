@@ -412,6 +412,14 @@ std::optional<results::OpResult> fused_attention(const mapper::ScheduledOp& op,
     out.mapping.emplace_back("fa2_forward", 1);
     out.mapping.emplace_back("splits", c.splits);
   }
+  // The backward's two helper kernels, which the tile engine runs after the main one.
+  if (c.helper_bytes > 0) {
+    out.mapping.emplace_back(
+        std::string(kHelperReadBytes),
+        static_cast<std::uint64_t>(std::llround(c.helper_bytes - c.helper_writes)));
+    out.mapping.emplace_back(std::string(kHelperWriteBytes),
+                             static_cast<std::uint64_t>(std::llround(c.helper_writes)));
+  }
   out.cost.dram_reads = dram_reads;
   out.cost.dram_writes = dram_writes;
   // On-chip traffic: Q, K, V and O pass once through the level feeding the matrix unit; the

@@ -33,6 +33,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "arch/hardware_model.h"
 #include "core/data_type.h"
@@ -117,6 +118,11 @@ struct AttentionShape {
   bool backward = false;
   bool softcap = false;  // logit soft-capping (AttentionSpec::softcap): more vector work a pair
 };
+// The mapping entries of a fused-attention op result that name its backward's helper kernels'
+// DRAM bytes (FusedAttentionCost::helper_bytes less and of its helper_writes), so an engine that
+// times the op's traffic itself runs them after the main kernel (sim/timing/chip_plan.h).
+inline constexpr std::string_view kHelperReadBytes = "helper_read_bytes";
+inline constexpr std::string_view kHelperWriteBytes = "helper_write_bytes";
 struct FusedAttentionCost {
   double seconds = 0;
   double matrix_seconds = 0, vector_seconds = 0, compute_seconds = 0, dram_seconds = 0;

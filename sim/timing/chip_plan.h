@@ -79,7 +79,10 @@ std::uint64_t prefetch_depth(const mapper::TileProgram& program, const arch::Har
 // traffic (streaming_steps) while computing for its closed form's compute cycles; collectives,
 // which use chip-to-chip links the tile engine does not model, compute for their whole time.
 // Every op that launches a kernel first pays its fixed cost (unit_costs.h's op_fixed_seconds, the
-// same figure the analytical engine adds; a collective's is inside its priced time).
+// same figure the analytical engine adds; a collective's is inside its priced time). A fused
+// attention backward's helper kernels (unit_costs.h, kHelperReadBytes) are a second work of the
+// same result right after its main one: their bytes streamed with no compute, after a vector
+// kernel's fixed cost each; chip_result adds the two.
 std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
                              std::span<const analytical::PricedOp> priced,
                              const arch::HardwareModel& hw);

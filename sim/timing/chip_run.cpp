@@ -41,23 +41,39 @@ results::RunResult chip_result(results::RunResult analytical, const std::vector<
   run.total = {};
   results::StallBreakdown all;
   const double static_watts = hw.energy().static_power.value;
+  std::vector<bool> timed(run.ops.size(), false);
   for (std::size_t i = 0; i < works.size() && i < outcome.ops.size(); ++i) {
     const OpWork& work = works[i];
     const OpTiming& timing = outcome.ops[i];
     results::OpResult& op = run.ops[work.result];
-    const Cycles before = op.cost.cycles;
+    // A result's second work (a fused attention backward's helper kernels) adds to its first.
+    const bool more = timed[work.result];
+    timed[work.result] = true;
+    const Cycles before = more ? Cycles{0} : op.cost.cycles;
     const Cycles cycles = whole(timing.end - timing.start);
     const TileRun* critical = critical_share(timing);
     const Stalls stalls = critical != nullptr ? critical->stalls : Stalls{};
     const Cycles compute = whole(critical != nullptr ? critical->compute_cycles : 0.0);
-    op.cost.cycles = cycles;
-    op.cost.compute_cycles = std::min(compute, cycles);
-    op.cost.stall_cycles = Cycles{cycles.value - op.cost.compute_cycles.value};
     results::StallBreakdown breakdown{whole(stalls.bandwidth), whole(stalls.latency),
                                       whole(stalls.bank), whole(stalls.network),
                                       whole(work.launch_cycles)};
-    op.stalls = breakdown;
     all += breakdown;
+    if (more) {
+      op.cost.cycles = Cycles{op.cost.cycles.value + cycles.value};
+      op.cost.compute_cycles =
+          Cycles{op.cost.compute_cycles.value + std::min(compute, cycles).value};
+      op.cost.stall_cycles = Cycles{op.cost.cycles.value - op.cost.compute_cycles.value};
+      if (op.stalls)
+        *op.stalls += breakdown;
+      else
+        op.stalls = breakdown;
+      op.cost.energy.value += static_watts * static_cast<double>(cycles.value) / chip.clock_hz;
+      continue;
+    }
+    op.cost.cycles = cycles;
+    op.cost.compute_cycles = std::min(compute, cycles);
+    op.cost.stall_cycles = Cycles{cycles.value - op.cost.compute_cycles.value};
+    op.stalls = breakdown;
     // What sets its time: the launch when it outlasts the rest; otherwise the busier of the
     // compute and the DRAM (its bytes at the DRAM's bandwidth), as the roofline says, provided
     // the op did wait for memory.
