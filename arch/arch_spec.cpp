@@ -1049,39 +1049,35 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
         out.raster_group = group;
     }
   }
-  if (node.has("cluster_multicast")) {
-    const YamlReader at = node.at("cluster_multicast");
+  // A thread-block cluster size under `key`: wgmma-generation tensor cores only, 1 to 16
+  // (Hopper's portable cluster limit is 8, 16 with opt-in). `without` says what needs the
+  // wgmma path, `what` what the size counts, `example` a typical size.
+  const auto cluster_size = [&](std::string_view key, std::string_view without,
+                                std::string_view what, std::uint32_t example,
+                                std::optional<std::uint32_t>& into) {
+    if (!node.has(key)) return;
+    const YamlReader at = node.at(key);
     std::uint32_t cluster = 0;
-    if (at.read(cluster, diags)) {
-      if (!has_tensor_path(spec, TensorPath::Wgmma))
-        diags.error(at, "only tensor cores with the wgmma path multicast within a cluster",
-                    "list wgmma in the tensor core's instruction_paths, or leave "
-                    "cluster_multicast out");
-      else if (cluster == 0 || cluster > 16)
-        diags.error(at, fmt::format("{} is not a cluster size", cluster),
-                    "give the thread blocks a cluster multicasts to, 1 to 16 (Hopper's portable "
-                    "cluster limit is 8, 16 with opt-in), e.g. 2");
-      else
-        out.cluster_multicast = cluster;
-    }
-  }
-  if (node.has("row_cluster")) {
-    const YamlReader at = node.at("row_cluster");
-    std::uint32_t cluster = 0;
-    if (at.read(cluster, diags)) {
-      if (!has_tensor_path(spec, TensorPath::Wgmma))
-        diags.error(at,
-                    "only GPUs with thread-block clusters (the wgmma generation) spread a row "
-                    "over several SMs",
-                    "list wgmma in the tensor core's instruction_paths, or leave row_cluster out");
-      else if (cluster == 0 || cluster > 16)
-        diags.error(at, fmt::format("{} is not a cluster size", cluster),
-                    "give the SMs a row kernel spreads a row over, 1 to 16 (Hopper's portable "
-                    "cluster limit is 8, 16 with opt-in), e.g. 16");
-      else
-        out.row_cluster = cluster;
-    }
-  }
+    if (!at.read(cluster, diags)) return;
+    if (!has_tensor_path(spec, TensorPath::Wgmma))
+      diags.error(
+          at, std::string(without),
+          fmt::format("list wgmma in the tensor core's instruction_paths, or leave {} out", key));
+    else if (cluster == 0 || cluster > 16)
+      diags.error(at, fmt::format("{} is not a cluster size", cluster),
+                  fmt::format("give {}, 1 to 16 (Hopper's portable cluster limit is 8, 16 with "
+                              "opt-in), e.g. {}",
+                              what, example));
+    else
+      into = cluster;
+  };
+  cluster_size("cluster_multicast",
+               "only tensor cores with the wgmma path multicast within a cluster",
+               "the thread blocks a cluster multicasts to", 2, out.cluster_multicast);
+  cluster_size("row_cluster",
+               "only GPUs with thread-block clusters (the wgmma generation) spread a row over "
+               "several SMs",
+               "the SMs a row kernel spreads a row over", 16, out.row_cluster);
   if (node.has("gemm_path")) {
     TensorPath path = TensorPath::MmaSync;
     if (node.required_enum("gemm_path", path, EnumTable<TensorPath>(kTensorPaths), diags) &&

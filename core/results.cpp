@@ -58,6 +58,12 @@ std::string_view to_string(OpUnit unit) { return enum_name(kOpUnits, unit); }
 std::optional<OpUnit> parse_op_unit(std::string_view name) { return enum_value(kOpUnits, name); }
 std::string op_unit_names() { return enum_names(kOpUnits); }
 
+std::uint64_t mapping_value(const OpResult& op, std::string_view key) {
+  for (const auto& [name, value] : op.mapping)
+    if (name == key) return value;
+  return 0;
+}
+
 double compute_utilization(const RunResult& run) {
   const double capacity = static_cast<double>(run.processing_elements) *
                           static_cast<double>(run.total.compute_cycles.value);

@@ -253,6 +253,9 @@ struct RunResult {
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };
 
+// An op's mapping entry `key` (OpResult::mapping), 0 when it has none.
+std::uint64_t mapping_value(const OpResult& op, std::string_view key);
+
 // Utilisation of the whole run: total MACs / (PEs * total compute cycles).
 double compute_utilization(const RunResult& run);
 

@@ -10,12 +10,6 @@
 namespace coda::reports {
 namespace {
 
-std::uint64_t mapping_value(const results::OpResult& op, std::string_view key) {
-  for (const auto& [name, value] : op.mapping)
-    if (name == key) return value;
-  return 0;
-}
-
 // "12.3M" style compaction keeps byte columns narrow; exact values are in layers.csv/run.json.
 std::string compact(std::uint64_t v) {
   if (v >= 10'000'000'000ULL) return fmt::format("{:.1f}G", static_cast<double>(v) / 1e9);

@@ -157,6 +157,18 @@ an::GemmShape gemm_shape(const Measurement& m) {
   return {1, s.m, s.n, s.k, static_cast<std::uint32_t>(dtype_bytes(m.dtype)), 4};
 }
 
+// The bound of a prediction's longest part (the first of equals); compute when it has none.
+PredictedBound longest_part_bound(std::span<const PredictedPart> parts) {
+  double longest = -1;
+  PredictedBound bound = PredictedBound::Compute;
+  for (const PredictedPart& part : parts)
+    if (part.seconds > longest) {
+      longest = part.seconds;
+      bound = part.bound;
+    }
+  return bound;
+}
+
 // One kernel with its own tile (a FixedTile) on a GEMM shape: the GPU GEMM model's cost as a
 // part, its text in `model`; nullopt (why set) when the tile cannot run on the arch.
 std::optional<PredictedPart> fixed_tile_part(std::string name, const an::GemmShape& shape,
@@ -450,14 +462,8 @@ std::optional<Prediction> predict_unfused_attention(const Measurement& m,
   p.parts.push_back(std::move(*scores));
   for (PredictedPart& part : row->parts) p.parts.push_back(std::move(part));
   p.parts.push_back(std::move(*pv));
-  double longest = 0;
-  for (const PredictedPart& part : p.parts) {
-    p.seconds += part.seconds;
-    if (part.seconds > longest) {
-      longest = part.seconds;
-      p.bound = part.bound;
-    }
-  }
+  for (const PredictedPart& part : p.parts) p.seconds += part.seconds;
+  p.bound = longest_part_bound(p.parts);
   return p;
 }
 
@@ -1076,12 +1082,7 @@ std::optional<Prediction> price_schedule(const mapper::Schedule& schedule,
     host = std::string(kEagerUnpriced);
     p.host_unpriced = true;
   }
-  double longest = -1;
-  for (const PredictedPart& part : p.parts)
-    if (part.seconds > longest) {
-      longest = part.seconds;
-      p.bound = part.bound;
-    }
+  p.bound = longest_part_bound(p.parts);
   std::string fused;
   if (fusion != mapper::FusionMode::None)
     // The plan is the schedule's: the engine's run does not carry it (sim/driver.cpp copies it

@@ -780,7 +780,8 @@ FusedAttentionCost fused_attention_cost(const AttentionShape& shape, arch::Atten
     out.dram_bytes += out.helper_bytes;
     out.helper_seconds =
         (rate > 0 ? out.helper_bytes / rate : 0.0) +
-        (own_kernel ? 2.0 * hw.kernel_fixed_seconds(arch::KernelKind::Vector) : 0.0);
+        (own_kernel ? kBackwardHelperKernels * hw.kernel_fixed_seconds(arch::KernelKind::Vector)
+                    : 0.0);
   }
   const double busiest = std::max(out.compute_seconds, out.dram_seconds);
   out.seconds = out.fixed_seconds + busiest + out.helper_seconds;

@@ -123,6 +123,9 @@ struct AttentionShape {
 // times the op's traffic itself runs them after the main kernel (sim/timing/chip_plan.h).
 inline constexpr std::string_view kHelperReadBytes = "helper_read_bytes";
 inline constexpr std::string_view kHelperWriteBytes = "helper_write_bytes";
+// How many helper kernels that backward runs (the dO.O pass before the main kernel, dQ's
+// conversion after it), each at a vector kernel's fixed cost.
+inline constexpr double kBackwardHelperKernels = 2;
 struct FusedAttentionCost {
   double seconds = 0;
   double matrix_seconds = 0, vector_seconds = 0, compute_seconds = 0, dram_seconds = 0;

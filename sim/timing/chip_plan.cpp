@@ -175,17 +175,6 @@ std::uint64_t prefetch_depth(const mapper::TileProgram& program, const arch::Har
       std::clamp(std::floor(spare / per_step), 1.0, static_cast<double>(kMaxPrefetch)));
 }
 
-namespace {
-
-// A priced op's mapping entry `key`, 0 when it has none.
-double mapping_value(const results::OpResult& priced, std::string_view key) {
-  for (const auto& [name, value] : priced.mapping)
-    if (name == key) return static_cast<double>(value);
-  return 0.0;
-}
-
-}  // namespace
-
 std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
                              std::span<const analytical::PricedOp> priced_ops,
                              const arch::HardwareModel& hw) {
@@ -203,7 +192,7 @@ std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
                              : analytical::op_fixed_seconds(op, hw) * hw.clock().value;
     // A split-KV decode attention's combine kernel: a vector kernel's fixed cost more, as the
     // closed form adds (its partial outputs are in the op's bytes).
-    if (op.own_kernel && mapping_value(priced, "splits") > 1)
+    if (op.own_kernel && results::mapping_value(priced, "splits") > 1)
       work.launch_cycles += hw.kernel_fixed_seconds(arch::KernelKind::Vector) * hw.clock().value;
     if (op.loop_nest) {
       work.program = op.loop_nest->program;
@@ -215,8 +204,10 @@ std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
     } else {
       // A fused attention backward's helper kernels (unit_costs.h, kHelperReadBytes) run after
       // the main kernel: their bytes stream apart, with a vector kernel's fixed cost each.
-      const double helper_reads = mapping_value(priced, analytical::kHelperReadBytes);
-      const double helper_writes = mapping_value(priced, analytical::kHelperWriteBytes);
+      const auto helper_reads =
+          static_cast<double>(results::mapping_value(priced, analytical::kHelperReadBytes));
+      const auto helper_writes =
+          static_cast<double>(results::mapping_value(priced, analytical::kHelperWriteBytes));
       const double reads = static_cast<double>(priced.cost.dram_reads.value) - helper_reads;
       const double writes = static_cast<double>(priced.cost.dram_writes.value) - helper_writes;
       const auto compute = static_cast<double>(priced.cost.compute_cycles.value);
@@ -227,9 +218,9 @@ std::vector<OpWork> plan_ops(const mapper::Schedule& schedule,
         OpWork helpers;
         helpers.result = work.result;
         helpers.launch_cycles =
-            op.own_kernel
-                ? 2.0 * hw.kernel_fixed_seconds(arch::KernelKind::Vector) * hw.clock().value
-                : 0.0;
+            op.own_kernel ? analytical::kBackwardHelperKernels *
+                                hw.kernel_fixed_seconds(arch::KernelKind::Vector) * hw.clock().value
+                          : 0.0;
         helpers.program = mapper::make_streaming_program(
             streaming_steps(helper_reads + helper_writes, hw), 0.0, helper_reads, helper_writes);
         helpers.prefetch = prefetch_depth(helpers.program, hw);

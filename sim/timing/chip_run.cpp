@@ -49,7 +49,6 @@ results::RunResult chip_result(results::RunResult analytical, const std::vector<
     // A result's second work (a fused attention backward's helper kernels) adds to its first.
     const bool more = timed[work.result];
     timed[work.result] = true;
-    const Cycles before = more ? Cycles{0} : op.cost.cycles;
     const Cycles cycles = whole(timing.end - timing.start);
     const TileRun* critical = critical_share(timing);
     const Stalls stalls = critical != nullptr ? critical->stalls : Stalls{};
@@ -70,6 +69,7 @@ results::RunResult chip_result(results::RunResult analytical, const std::vector<
       op.cost.energy.value += static_watts * static_cast<double>(cycles.value) / chip.clock_hz;
       continue;
     }
+    const Cycles before = op.cost.cycles;
     op.cost.cycles = cycles;
     op.cost.compute_cycles = std::min(compute, cycles);
     op.cost.stall_cycles = Cycles{cycles.value - op.cost.compute_cycles.value};
