@@ -25,7 +25,8 @@
 #   6. gpu tests  CODA_GPU_TESTS, when given -> gpu_tests.log                          (< 60 s)
 #   7. torch      where python3 has PyTorch and Triton (TORCH_BENCH=0 skips it): library kernels
 #                 (cuBLAS, FlashAttention-2 and cuDNN attention, norms, copies) through
-#                 validation/torch_bench.py -> torch_raw.csv, torch_corpus.csv    (< TORCH_S, 150 s)
+#                 validation/torch_bench.py -> torch_raw.csv, torch_corpus.csv,
+#                 torch_l2_probe.csv (the L2 flush's cost on a few memory-bound calls) (< TORCH_S, 150 s)
 #   8. train      where python3 has PyTorch and a GPU (TRAIN_BENCH=0 skips it): whole GPT-2
 #                 training steps, eager and from a CUDA graph, with their kernel profiles, through
 #                 validation/torch_train_bench.py -> torch_train_corpus.csv, torch_train_raw.csv,
@@ -136,6 +137,18 @@ timeout 240 cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" --target coda-benc
   fail 3 "build failed or took over 240 s (see $out/build.log)"
 bench="$build_dir/validation/coda-bench"
 log "built $bench"
+fi
+
+# The machine code the kernels run (SASS, sm_90) beside the measurements: where a kernel of
+# coda-bench comes out far from coda's price (the WMMA GEMM's load chain, the flash kernel's
+# shared-memory loads; docs/validation.md), the compiled loads and their dependences decide it.
+cuobjdump=$(command -v cuobjdump || true)
+[ -z "$cuobjdump" ] && [ -x "$(dirname "$nvcc")/cuobjdump" ] && cuobjdump="$(dirname "$nvcc")/cuobjdump"
+if [ -n "$cuobjdump" ]; then
+  timeout 60 "$cuobjdump" -sass -arch sm_90 "$bench" 2>"$out/sass.log" | gzip >"$out/coda-bench.sm_90.sass.gz" ||
+    log "cuobjdump failed (see $out/sass.log)"
+else
+  log "cuobjdump not found: no SASS dump"
 fi
 
 # --- 3. device ----------------------------------------------------------------------------------

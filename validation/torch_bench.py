@@ -17,6 +17,9 @@ writing a 256 MB buffer, the median over ~100 ms of calls after ~25 ms of warm-u
 also run once under torch.profiler to record the CUDA kernels it launched (names and count), so
 each row says which implementation ran.
 
+Then, if the budget allows, l2_probe: a few memory-bound calls timed after a 256 MB write (as
+do_bench), after a 256 MB read, and back to back, into torch_l2_probe.csv (not corpus rows).
+
 Outputs in DIR: torch_raw.csv (every case: label, the corpus row's fields, the kernels, their
 count, any error) and torch_corpus.csv (the corpus rows: only cases that ran, whose kernels match
 the implementation class the row claims; rules in `corpus_row`). Nothing is fitted here.
@@ -351,7 +354,82 @@ def main():
                   f"{row.get('error', '')}", file=sys.stderr)
     print(f"torch_bench: {done} corpus rows, {skipped} cases left out, {time.time() - start:.0f} s",
           file=sys.stderr)
+    if time.time() - start < args.budget_s:
+        l2_probe(torch, dev, os.path.join(args.out, "torch_l2_probe.csv"))
     return 0
+
+
+def l2_probe(torch, dev, path):
+    """Times a few memory-bound calls three ways, to tell what do_bench's L2 flush costs them:
+    `write` (do_bench's own: 256 MB written before each call, leaving the L2 full of dirty lines),
+    `read` (256 MB read before each call: the L2 full of clean lines) and `none` (a spin of ~50 us
+    with no memory traffic before each call: the L2 as the last call left it). Each the median of
+    50 calls timed with CUDA events after 5 warm-up calls, enqueued without waiting. The 2026-12
+    corpus's H200 GEMVs fit 13.5 us + bytes / 4.43 TB/s as timed by do_bench, or 2.9 us + (bytes +
+    min(bytes read, the 50 MiB L2)) / 4.47 TB/s if each call wrote back the flush's dirty lines,
+    while its copies and elementwise rows fit no such write-back (coda's issue 16 notes): these
+    rows decide between them. Not corpus rows: torch_l2_probe.csv, one row per case and way."""
+    cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device=dev)
+    sink = torch.empty((), dtype=torch.int64, device=dev)
+
+    def write():
+        cache.zero_()
+
+    def read():
+        torch.sum(cache, out=sink)
+
+    def idle():
+        # ~50 us of spinning with no memory traffic: the GPU stays ahead of the host's launches
+        # (as the 256 MB passes keep it) and the L2 keeps what the last call left.
+        torch.cuda._sleep(100_000)
+
+    def gemv(m, n, k):
+        a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        b = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+        return lambda: torch.matmul(a, b), (m * k + k * n) * 2, m * n * 2
+
+    def copy(nbytes):
+        src = torch.randint(0, 100, (nbytes,), device=dev, dtype=torch.uint8)
+        dst = torch.empty_like(src)
+        return lambda: dst.copy_(src), nbytes, nbytes
+
+    def silu(n):
+        x = torch.randn(n, device=dev, dtype=torch.bfloat16)
+        return lambda: torch.nn.functional.silu(x), 2 * n, 2 * n
+
+    cases = [("gemm bf16 m=1 n=4096 k=4096", lambda: gemv(1, 4096, 4096)),
+             ("gemm bf16 m=1 n=12288 k=4096", lambda: gemv(1, 12288, 4096)),
+             ("gemm bf16 m=16 n=57344 k=8192", lambda: gemv(16, 57344, 8192)),
+             ("copy int8 bytes=16777216", lambda: copy(1 << 24)),
+             ("copy int8 bytes=268435456", lambda: copy(1 << 28)),
+             ("silu bf16 elements=16777216", lambda: silu(1 << 24))]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, ["case", "l2_before", "median_us", "read_bytes", "write_bytes",
+                               "error"])
+        w.writeheader()
+        for label, make in cases:
+            try:
+                fn, read_bytes, write_bytes = make()
+                for way, before in (("write", write), ("read", read), ("none", idle)):
+                    events = []
+                    for _ in range(55):
+                        before()
+                        a = torch.cuda.Event(enable_timing=True)
+                        b = torch.cuda.Event(enable_timing=True)
+                        a.record()
+                        fn()
+                        b.record()
+                        events.append((a, b))
+                    torch.cuda.synchronize()
+                    times = [a.elapsed_time(b) * 1000.0 for a, b in events[5:]]
+                    w.writerow({"case": label, "l2_before": way,
+                                "median_us": f"{statistics.median(times):.4f}",
+                                "read_bytes": read_bytes, "write_bytes": write_bytes})
+            except Exception as e:  # noqa: BLE001 (recorded, not fatal)
+                w.writerow({"case": label, "error": f"{type(e).__name__}: {str(e)[:200]}"})
+            finally:
+                torch.cuda.empty_cache()
+            f.flush()
 
 
 if __name__ == "__main__":
