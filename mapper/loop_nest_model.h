@@ -36,17 +36,20 @@
 //             each virtual instance, but no tile below it stays put across a loop above it (the
 //             other rounds ran in between), so those loops all count in its fills.
 //   time      compute cycles = temporal iterations x rounds / MACs per PE per cycle (a partial
-//             tile takes a full tile's time), plus, on a systolic array, the pipeline's fill and drain once per
-//             pass. A pass lasts while the PEs' stationary tile stays: passes = the fewest loads
-//             of any tensor's level-0 tile (its fills). Each pays R + C - 2 when that tensor is
-//             the output (output stationary), else 2R + C - 2 (the stationary weight or input
-//             tile is preloaded first; weight_preload: overlapped, R + C - 2 +
-//             max(0, R - the pass's stream), and R once for the first load): the closed form's
-//             cycles per fold
+//             tile takes a full tile's time), plus, on a systolic array, the pipeline's fill and
+//             drain once per pass. A pass lasts while the PEs' stationary tile stays: passes = the
+//             fewest loads of any tensor's level-0 tile (its fills). Each pays R + C - 2 when that
+//             tensor is the output (output stationary), else 2R + C - 2 (the stationary weight or
+//             input tile is preloaded first; weight_preload: overlapped, R + C - 2 + max(0, R - the
+//             pass's stream), and R once for the first load): the closed form's cycles per fold
 //             (docs/systolic_model.md), which a mapping that folds as the closed form does
-//             reproduces exactly; cycles = the maximum of compute and every level's reads / (read
-//             bandwidth x used instances) and writes / (write bandwidth x used instances), summed
-//             where reads and writes share a port (DRAM): transfers overlap compute.
+//             reproduces exactly; on tensor cores, x (1 + block_overhead_k / reduction): each
+//             output tile's thread-block prologue and epilogue (Hierarchy::block_overhead_k) over
+//             its reduction (the reduction dims' extents' product), as the closed form charges a
+//             block tile_overhead steps (a split reduction is not charged per split); cycles = the
+//             maximum of compute and every level's reads / (read bandwidth x used instances) and
+//             writes / (write bandwidth x used instances), summed where reads and writes share a
+//             port (DRAM): transfers overlap compute.
 //   energy    actual MACs x MAC energy + every level's bytes read and written x its energy per
 //             byte; EDP = energy x cycles.
 //

@@ -128,6 +128,7 @@ Hierarchy make_hierarchy(const arch::HardwareModel& hw, DataType precision, bool
     h.levels.front().holds = arch::bits(arch::Holds::All);
     for (std::size_t i = 1; i < h.levels.size(); ++i) h.levels[i].multicast = false;
     h.levels[grid_level == 0 ? h.levels.size() - 1 : grid_level].waves = true;
+    h.block_overhead_k = hw.tile_overhead_steps(arch::KernelKind::Gemm) * kTileOverheadStepK;
   }
 
   for (std::size_t i = 0; i < h.levels.size(); ++i) {

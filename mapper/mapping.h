@@ -111,9 +111,17 @@ struct ComputeArray {
   friend bool operator==(const ComputeArray&, const ComputeArray&) = default;
 };
 
+// K elements of one main-loop step of calibration.tile_overhead.gemm: the tile_k of the closed
+// form's library tiles (sim/analytical/gpu_model.cpp's candidates, which assert it).
+inline constexpr double kTileOverheadStepK = 32;
+
 struct Hierarchy {
   std::vector<StorageLevel> levels;    // innermost first; the last is DRAM (holds everything)
   ComputeArray compute;
+  // Tensor cores: the K elements a thread block's prologue and epilogue cost, as MACs of its
+  // output tile (calibration.tile_overhead.gemm x kTileOverheadStepK), as the closed form charges
+  // each block (sim/analytical/gpu_model.h; loop_nest_model.h, "time"). 0: none.
+  double block_overhead_k = 0;
   double clock_hz = 1e9;
   DataType precision = DataType::Int8;
   std::string unsupported;             // non-empty: why contractions cannot run here

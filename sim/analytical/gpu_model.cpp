@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "mapper/mapping.h"
 
 namespace coda::sim::analytical {
 namespace {
@@ -26,6 +27,8 @@ constexpr std::array<BlockTile, 28> make_candidates() {
 }
 
 constexpr std::array<BlockTile, 28> kCandidates = make_candidates();
+// The loop-nest model counts calibration.tile_overhead.gemm in steps of this tile_k too.
+static_assert(kCandidates.front().tile_k == static_cast<std::uint32_t>(mapper::kTileOverheadStepK));
 
 // Seconds to move `bytes` at `bytes_per_second`; 0 = unlimited.
 double transfer_seconds(double bytes, double bytes_per_second) {

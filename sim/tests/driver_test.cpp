@@ -248,15 +248,16 @@ TEST(Driver, EagerLaunchWaitsOnTheHost) {
   EXPECT_EQ(j.at("launch").at("mode"), "eager");
   EXPECT_EQ(j.get<results::RunResult>(), *eager);
 
-  // An arch that states no issue time cannot price an eager launch: a located error.
-  RunFiles a100 = llama2_7b_decode("configs/arch/nvidia_a100_sxm_80gb.yaml");
-  a100.eager = true;
-  Diagnostics a100_diags;
-  EXPECT_FALSE(run_files(a100, a100_diags));
-  EXPECT_NE(a100_diags.format_all().find("configs/arch/nvidia_a100_sxm_80gb.yaml: error: --launch "
+  // An arch that states no issue time (the Jetson AGX Orin GPU's) cannot price an eager launch: a
+  // located error.
+  RunFiles orin = llama2_7b_decode("configs/arch/jetson_agx_orin_gpu.yaml");
+  orin.eager = true;
+  Diagnostics orin_diags;
+  EXPECT_FALSE(run_files(orin, orin_diags));
+  EXPECT_NE(orin_diags.format_all().find("configs/arch/jetson_agx_orin_gpu.yaml: error: --launch "
                                          "eager: the arch states no calibration.eager_issue_time"),
             std::string::npos)
-      << a100_diags.format_all();
+      << orin_diags.format_all();
 }
 
 TEST(Driver, UnknownEngineListsTheKnownOnes) {
