@@ -113,6 +113,8 @@ LoopNestProblem compile_problem(const workload::Einsum& einsum) {
   for (std::size_t d = 0; d < einsum.dims.size(); ++d) {
     p.extents[d] = einsum.dims[d].extent;
     p.points *= static_cast<double>(einsum.dims[d].extent);
+    if (!workload::dim_indexes_role(einsum, d, workload::TensorRole::Output))
+      p.reduction *= static_cast<double>(einsum.dims[d].extent);
     if (einsum.dims[d].extent == 0) p.status = fail(Infeasible::Shape, 0, d);
   }
   for (std::size_t t = 0; t < einsum.accesses.size(); ++t) {
@@ -333,23 +335,12 @@ MappingCost evaluate(const LoopNestProblem& p, const Mapping& m, const Hierarchy
   }
 
   cost.compute_cycles = iterations * rounds / h.compute.macs_per_pe_per_cycle;
-  if (h.block_overhead_k > 0) {
-    // Each output tile's thread block pays block_overhead_k more reduction elements for its
-    // prologue and epilogue over its whole reduction (the product of the reduction dims'
-    // extents), as the closed form charges a block: the arithmetic grows by block_overhead_k /
-    // reduction. A mapping that splits the reduction over blocks or passes is not charged again
-    // for each split (nor for summing the splits' partial sums in a kernel of their own): the
-    // closed form, which this model is held to, has no split-K.
-    std::uint16_t output_dims = 0;
-    for (std::size_t t = 0; t < p.tensor_count; ++t)
-      if (p.tensors[t].role == workload::TensorRole::Output)
-        output_dims = static_cast<std::uint16_t>(output_dims | p.tensors[t].dim_mask);
-    double reduction = 1;
-    for (std::size_t d = 0; d < dims; ++d)
-      if (((static_cast<unsigned>(output_dims) >> d) & 1U) == 0)
-        reduction *= static_cast<double>(p.extents[d]);
-    cost.compute_cycles *= 1.0 + h.block_overhead_k / reduction;
-  }
+  // Each output tile's thread block pays block_overhead_k more reduction elements for its
+  // prologue and epilogue over its whole reduction, as the closed form charges a block: the
+  // arithmetic grows by block_overhead_k / reduction. A mapping that splits the reduction over
+  // blocks or passes is not charged again for each split (nor for summing the splits' partial
+  // sums in a kernel of their own): the closed form, which this model is held to, has no split-K.
+  if (h.block_overhead_k > 0) cost.compute_cycles *= 1.0 + h.block_overhead_k / p.reduction;
   if (h.compute.array_rows > 0 && h.compute.array_cols > 0) {
     // Systolic pipeline: every pass (one iteration of the loops above the PEs) fills and drains
     // the array, R + C - 2 cycles of operand skew, plus R to preload a stationary operand

@@ -91,6 +91,9 @@ struct LoopNestProblem {
   std::array<std::uint64_t, kMaxDims> extents{};
   std::array<ProblemTensor, kMaxTensors> tensors{};
   double points = 0;                // product of the extents: MACs of a contraction
+  // Product of the extents of the dims the output is not indexed by (workload::dim_indexes_role):
+  // the reduction each output point sums over, a GEMM's K.
+  double reduction = 1;
 };
 
 LoopNestProblem compile_problem(const workload::Einsum& einsum);
