@@ -148,6 +148,46 @@ TEST(Training, EveryStepRunsOnGpuTpuAndNpuInEveryMode) {
   }
 }
 
+// DeepSeek-V2-Lite's step (multi-head latent attention in its prefill form, dense layer 0, 26
+// MoE layers of 64 routed and 2 shared experts) runs on the GPU, the TPU and the NPU in every
+// mode, and on both engines on the GPU. Its attention is causal over 16 heads with 192 dims for
+// Q K^T and 128 for P V: the unfused parts' extra MACs are those of masked_macs with head_dim
+// (192 + 128) / 2 = 160 (each masked pair costs 192 + 128 = 2 x 160 MACs a head).
+TEST(Training, MultiHeadLatentAttentionStepRunsInEveryMode) {
+  const testing::TempDir dir;
+  const sim::EngineRegistry engines = cli::all_engines();
+  const Model model{"deepseek_v2_lite", 27, 16, 160};
+  const std::uint64_t batch = 1, seq = 64;
+  workload::Graph graph;
+  const fs::path trace = training_trace(model, batch, seq, dir, graph);
+  ASSERT_FALSE(trace.empty());
+  const std::uint64_t graph_macs = workload::total_macs(graph);
+  for (const char* arch : {"configs/arch/nvidia_h100_sxm.yaml", "configs/arch/google_tpu_v4.yaml",
+                           "configs/arch/rk3588_npu.yaml"}) {
+    for (const auto fusion : {mapper::FusionMode::None, mapper::FusionMode::Epilogue}) {
+      for (const bool search : {false, true}) {
+        const auto r = run(arch, trace, fusion, search, "analytical", engines);
+        ASSERT_TRUE(r.has_value());
+        EXPECT_TRUE(r->skipped.empty());
+        ASSERT_EQ(r->ops.size(), graph.ops.size());
+        if (fusion == mapper::FusionMode::Epilogue) {
+          EXPECT_EQ(attention_fused(*r), 2 * model.layers) << arch;
+          EXPECT_EQ(r->total.macs, graph_macs) << arch;
+        } else {
+          EXPECT_EQ(r->total.macs, graph_macs + masked_macs(model, batch, seq)) << arch;
+        }
+      }
+    }
+  }
+  const fs::path gpu = "configs/arch/nvidia_h100_sxm.yaml";
+  const auto analytical =
+      run(gpu, trace, mapper::FusionMode::Epilogue, false, "analytical", engines);
+  const auto systemc = run(gpu, trace, mapper::FusionMode::Epilogue, false, "systemc", engines);
+  ASSERT_TRUE(analytical && systemc);
+  EXPECT_EQ(systemc->total.macs, analytical->total.macs);
+  EXPECT_GT(systemc->total.cycles.value, 0u);
+}
+
 // PyTorch autocast's step (fp32 parameters, casts, fp32 residual stream and norms) runs on the
 // GPU and the TPU in every mode and on both engines: the same matrix work as the mixed-precision
 // step (a cast does no MACs), and more time (the casts and the fp32 tensors add traffic and

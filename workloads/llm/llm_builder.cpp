@@ -1061,13 +1061,17 @@ class Builder {
       const TensorId kv =
           linear(tape, p + "kv_b", c_kv, tokens, lora, heads_ * (nope + vd), *w.kv_b);
       const TensorId k_nope = act(p + "k_nope", {sequences, heads_, q_len_, nope});
-      const TensorId v = act(p + "v", {sequences, heads_, q_len_, vd});
+      TensorId v = act(p + "v", {sequences, heads_, q_len_, vd});
       move(tape, p + "kv_b_split", Function::Split, {kv}, {k_nope, v});
       const TensorId qf = act(p + "q", {sequences, heads_, q_len_, nope + rotary});
       move(tape, p + "q_concat", Function::Concat, {q_nope, q_pe}, {qf});
-      const TensorId kf = act(p + "k", {sequences, heads_, q_len_, nope + rotary});
+      TensorId kf = act(p + "k", {sequences, heads_, q_len_, nope + rotary});
       move(tape, p + "k_concat", Function::Concat, {k_nope, k_pe}, {kf});
-      if (!recomputing) {
+      if (cp_ > 1) {  // every rank's K and V, the whole sequence's, as attention() gathers them
+        kf = context_gather(&tape, p + "cp_gather.k", kf);
+        v = context_gather(&tape, p + "cp_gather.v", v);
+      }
+      if (!recomputing && phase_.kind == PhaseKind::Prefill) {  // training keeps no cache
         const TensorId cache =
             tensor(p + "kv_cache.latent", rows, TensorKind::KvCache, false, kv_dt_);
         emit(make_data_movement(p + "kv_write", Function::Concat, {shape(c_kv), shape(k_pe)},
@@ -1083,7 +1087,8 @@ class Builder {
                                .kv_len = kv_len_,
                                .head_dim = nope + rotary,
                                .causal = true,
-                               .value_dim = vd};
+                               .value_dim = vd,
+                               .context_parallel = cp_};
       const TensorId o = act(p + "attention.out", {sequences, heads_, q_len_, vd});
       emit(make_attention(p + "attention", ap, dt_), {qf, kf, v, o}, &tape, NodeKind::Attention,
            false, ap);
@@ -2152,12 +2157,6 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
     error("model",
           "an encoder is modelled as BERT and RoBERTa are: post-norm layers, dense, no MLA",
           "set post_norm: true, and drop moe and mla");
-  if (c.mla.enabled() && phase.kind == PhaseKind::Training)
-    error("phase.kind",
-          fmt::format("{}'s multi-head latent attention is modelled for inference (prefill and "
-                      "decode); its training step's backward is not",
-                      c.name),
-          "price a prefill or decode phase");
   if (c.mla.enabled() &&
       (c.qkv_bias || c.qk_norm || c.sliding_window > 0 || c.attention_softcap > 0 ||
        c.positions != PositionEncoding::Rotary || c.norm != NormType::RmsNorm))
@@ -2235,10 +2234,10 @@ bool check_llm_build(const LlmConfig& c, const LlmPhase& phase, const Parallelis
                         phase.seq_len),
             "Megatron-LM balances the causal work with 2 x cp chunks a sequence: use a sequence "
             "that 2 x cp divides");
-    if (c.mla.enabled() || c.encoder || phase.runtime == Runtime::HfTransformers)
+    if (c.encoder || phase.runtime == Runtime::HfTransformers)
       error("parallelism.cp",
-            "context parallelism is modelled for causal attention with its own K and V heads "
-            "(not MLA, encoders or the hf_transformers runtime)");
+            "context parallelism is modelled for causal attention (not encoders or the "
+            "hf_transformers runtime)");
     if (c.sliding_window > 0 && c.sliding_window < phase.seq_len)
       error("parallelism.cp",
             fmt::format("context parallelism with a sliding window of {} is not modelled",

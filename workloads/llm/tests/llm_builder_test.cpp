@@ -847,6 +847,54 @@ TEST(LlmBuilder, DeepSeekMultiHeadLatentAttention) {
             Bytes{27ULL * 2 * 101 * 576 * 2});
 }
 
+// DeepSeek-V2-Lite's training step (the prefill form of MLA, above, with its backward), 2 x 32
+// tokens: no KV cache; the attention's backward keeps the forward's dims (192 for Q K^T, 128 for
+// the values) and twice its MACs, 2 x 5,406,720 = 10,813,440; kv_b's gradients are dX = dY W^T
+// [64 x 4096] x [4096 x 512] and dW = X^T dY [512 x 64] x [64 x 4096]; and every matmul's
+// backward is twice its forward (the step's MACs 3 x the forward's). Context parallelism 2 on 64
+// tokens: each rank's 32 queries over all 64 keys, its K [2][16][32][192] and V [2][16][32][128]
+// bf16 (393,216 and 262,144 B) all-gathered a layer.
+TEST(LlmBuilder, DeepSeekMultiHeadLatentAttentionTrains) {
+  const LlmConfig c = preset("deepseek_v2_lite");
+  const Graph t = build(c, {.kind = PhaseKind::Training, .batch = 2, .seq_len = 32});
+  EXPECT_TRUE(verify(t).empty());
+  EXPECT_EQ(total_bytes(t, TensorKind::KvCache), Bytes{0});
+  const Op* bwd = op_named(t, "L1.attention.bwd");
+  ASSERT_TRUE(bwd);
+  EXPECT_TRUE(std::get<AttentionSpec>(bwd->attributes).backward);
+  EXPECT_EQ(attention_value_dim(*bwd), 128u);
+  EXPECT_EQ(bwd->space.dims[5].extent, 192u);
+  EXPECT_EQ(mac_count(*bwd), 10'813'440u);
+  const Op* dx = op_named(t, "L1.kv_b.dx");
+  const Op* dw = op_named(t, "L1.kv_b.dw");
+  ASSERT_TRUE(dx && dw);
+  EXPECT_EQ(gemm_view(*dx).m, 64u);
+  EXPECT_EQ(gemm_view(*dx).n, 512u);
+  EXPECT_EQ(gemm_view(*dx).k, 4096u);
+  EXPECT_EQ(gemm_view(*dw).m, 512u);
+  EXPECT_EQ(gemm_view(*dw).n, 4096u);
+  EXPECT_EQ(gemm_view(*dw).k, 64u);
+  std::uint64_t forward_macs = 0;
+  for (const Op& op : t.ops) {
+    if (op.name == "lm_head.dx") break;
+    forward_macs += mac_count(op);
+  }
+  EXPECT_EQ(total_macs(t), 3 * forward_macs);
+
+  const Graph split = build(c, {.kind = PhaseKind::Training, .batch = 2, .seq_len = 64}, {.cp = 2});
+  EXPECT_TRUE(verify(split).empty());
+  const Op* attention = op_named(split, "L1.attention");
+  ASSERT_TRUE(attention);
+  EXPECT_EQ(attention->space.dims[3].extent, 32u);  // q
+  EXPECT_EQ(attention->space.dims[4].extent, 64u);  // kv
+  EXPECT_EQ(std::get<AttentionSpec>(attention->attributes).context_parallel, 2u);
+  const Op* k = op_named(split, "L1.cp_gather.k");
+  const Op* v = op_named(split, "L1.cp_gather.v");
+  ASSERT_TRUE(k && v);
+  EXPECT_EQ(workload::tensor_bytes(*k, TensorRole::Input), Bytes{2ull * 16 * 32 * 192 * 2});
+  EXPECT_EQ(workload::tensor_bytes(*v, TensorRole::Input), Bytes{2ull * 16 * 32 * 128 * 2});
+}
+
 // Parallel attention and FFN: Pythia-160M's (GPT-NeoX) norm2 reads the layer's input, not the
 // attention's residual, and the layer output is (x + attention) + FFN; GPT-J has one LayerNorm,
 // which feeds the QKV and the MLP's fc_in alike, and an LM head bias. Partial rotary: Pythia's
