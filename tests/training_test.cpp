@@ -103,6 +103,33 @@ std::uint64_t attention_fused(const results::RunResult& r) {
   return fused;
 }
 
+// The step on `arch` with --fusion none and epilogue, --mapper fixed and search (analytical):
+// every op priced, none skipped; fused, every attention op (forward and backward) runs fused and
+// the run prices the graph's MACs; unfused, none does and the run adds the masked pairs the
+// unfused kernels compute anyway.
+void every_mode_prices_the_step(const fs::path& arch, const fs::path& trace,
+                                const workload::Graph& graph, const Model& model,
+                                std::uint64_t batch, std::uint64_t seq,
+                                const sim::EngineRegistry& engines) {
+  const std::uint64_t graph_macs = workload::total_macs(graph);
+  for (const auto fusion : {mapper::FusionMode::None, mapper::FusionMode::Epilogue}) {
+    for (const bool search : {false, true}) {
+      const auto r = run(arch, trace, fusion, search, "analytical", engines);
+      ASSERT_TRUE(r.has_value());
+      EXPECT_TRUE(r->skipped.empty());
+      ASSERT_EQ(r->ops.size(), graph.ops.size());
+      EXPECT_GT(r->total.cycles.value, 0u);
+      if (fusion == mapper::FusionMode::Epilogue) {
+        EXPECT_EQ(attention_fused(*r), 2 * model.layers) << arch;
+        EXPECT_EQ(r->total.macs, graph_macs) << arch;
+      } else {
+        EXPECT_EQ(attention_fused(*r), 0u);
+        EXPECT_EQ(r->total.macs, graph_macs + masked_macs(model, batch, seq)) << arch;
+      }
+    }
+  }
+}
+
 TEST(Training, EveryStepRunsOnGpuTpuAndNpuInEveryMode) {
   const testing::TempDir dir;
   const sim::EngineRegistry engines = cli::all_engines();
@@ -113,26 +140,9 @@ TEST(Training, EveryStepRunsOnGpuTpuAndNpuInEveryMode) {
     workload::Graph graph;
     const fs::path trace = training_trace(model, batch, seq, dir, graph);
     ASSERT_FALSE(trace.empty());
-    const std::uint64_t graph_macs = workload::total_macs(graph);
     for (const char* arch : {"configs/arch/nvidia_h100_sxm.yaml",
                              "configs/arch/google_tpu_v4.yaml", "configs/arch/rk3588_npu.yaml"}) {
-      for (const auto fusion : {mapper::FusionMode::None, mapper::FusionMode::Epilogue}) {
-        for (const bool search : {false, true}) {
-          const auto r = run(arch, trace, fusion, search, "analytical", engines);
-          ASSERT_TRUE(r.has_value());
-          EXPECT_TRUE(r->skipped.empty());
-          ASSERT_EQ(r->ops.size(), graph.ops.size());
-          EXPECT_GT(r->total.cycles.value, 0u);
-          if (fusion == mapper::FusionMode::Epilogue) {
-            // Every attention op, forward and backward, runs fused.
-            EXPECT_EQ(attention_fused(*r), 2 * model.layers) << arch;
-            EXPECT_EQ(r->total.macs, graph_macs) << arch;
-          } else {
-            EXPECT_EQ(attention_fused(*r), 0u);
-            EXPECT_EQ(r->total.macs, graph_macs + masked_macs(model, batch, seq)) << arch;
-          }
-        }
-      }
+      every_mode_prices_the_step(arch, trace, graph, model, batch, seq, engines);
       // The cycle-approximate engine on the same step (LLaMA-2-7B only on the GPU: the edge
       // NPU's SystemC run of it takes tens of seconds).
       if (model.name == "llama2_7b" && std::string(arch) != "configs/arch/nvidia_h100_sxm.yaml")
@@ -161,24 +171,9 @@ TEST(Training, MultiHeadLatentAttentionStepRunsInEveryMode) {
   workload::Graph graph;
   const fs::path trace = training_trace(model, batch, seq, dir, graph);
   ASSERT_FALSE(trace.empty());
-  const std::uint64_t graph_macs = workload::total_macs(graph);
   for (const char* arch : {"configs/arch/nvidia_h100_sxm.yaml", "configs/arch/google_tpu_v4.yaml",
-                           "configs/arch/rk3588_npu.yaml"}) {
-    for (const auto fusion : {mapper::FusionMode::None, mapper::FusionMode::Epilogue}) {
-      for (const bool search : {false, true}) {
-        const auto r = run(arch, trace, fusion, search, "analytical", engines);
-        ASSERT_TRUE(r.has_value());
-        EXPECT_TRUE(r->skipped.empty());
-        ASSERT_EQ(r->ops.size(), graph.ops.size());
-        if (fusion == mapper::FusionMode::Epilogue) {
-          EXPECT_EQ(attention_fused(*r), 2 * model.layers) << arch;
-          EXPECT_EQ(r->total.macs, graph_macs) << arch;
-        } else {
-          EXPECT_EQ(r->total.macs, graph_macs + masked_macs(model, batch, seq)) << arch;
-        }
-      }
-    }
-  }
+                           "configs/arch/rk3588_npu.yaml"})
+    every_mode_prices_the_step(arch, trace, graph, model, batch, seq, engines);
   const fs::path gpu = "configs/arch/nvidia_h100_sxm.yaml";
   const auto analytical =
       run(gpu, trace, mapper::FusionMode::Epilogue, false, "analytical", engines);
