@@ -1019,22 +1019,26 @@ void read_calibration(const YamlReader& node, const ArchSpec& spec, CalibrationS
       }
     }
   }
-  if (node.has("sustained_clock")) {
-    const YamlReader at = node.at("sustained_clock");
+  // The SM clock under tensor load, in any run (sustained_clock) or in a training step
+  // (training_clock): tensor cores only, above zero and at most `clock`.
+  const auto read_clock = [&](const char* key, std::optional<Hertz>& into) {
+    if (!node.has(key)) return;
+    const YamlReader at = node.at(key);
     Hertz clock;
-    if (at.read(clock, diags)) {
-      if (tensor_paths(spec).empty())
-        diags.error(at, "only tensor cores have a sustained clock",
-                    "this arch has no tensor-core unit; state its clock instead");
-      else if (clock.value <= 0 || clock.value > spec.clock.value)
-        diags.error(at,
-                    fmt::format("{} is not a sustained clock of a {} part", to_string(clock),
-                                to_string(spec.clock)),
-                    "give the clock under load, above zero and at most `clock`");
-      else
-        out.sustained_clock = clock;
-    }
-  }
+    if (!at.read(clock, diags)) return;
+    if (tensor_paths(spec).empty())
+      diags.error(at, "only tensor cores have a sustained clock",
+                  "this arch has no tensor-core unit; state its clock instead");
+    else if (clock.value <= 0 || clock.value > spec.clock.value)
+      diags.error(at,
+                  fmt::format("{} is not a sustained clock of a {} part", to_string(clock),
+                              to_string(spec.clock)),
+                  "give the clock under load, above zero and at most `clock`");
+    else
+      into = clock;
+  };
+  read_clock("sustained_clock", out.sustained_clock);
+  read_clock("training_clock", out.training_clock);
   if (node.has("raster_group")) {
     const YamlReader at = node.at("raster_group");
     std::uint32_t group = 0;
@@ -1374,6 +1378,8 @@ std::string calibration_yaml(const CalibrationSpec& c, int indent) {
   }
   if (c.sustained_clock)
     out += fmt::format("{}sustained_clock: {} MHz\n", pad, c.sustained_clock->value / 1e6);
+  if (c.training_clock)
+    out += fmt::format("{}training_clock: {} MHz\n", pad, c.training_clock->value / 1e6);
   if (!c.tensor_issue.empty()) {
     out += pad + "tensor_issue:\n";
     for (const auto& [path, fractions] : c.tensor_issue) {
@@ -1450,6 +1456,12 @@ const ComputeUnitSpec* find_unit(const ArchSpec& spec, UnitKind kind) {
   for (const ComputeUnitSpec& unit : spec.compute)
     if (unit.kind == kind) return &unit;
   return nullptr;
+}
+
+ArchSpec training_step_view(ArchSpec spec) {
+  if (spec.calibration.training_clock)
+    spec.calibration.sustained_clock = spec.calibration.training_clock;
+  return spec;
 }
 
 }  // namespace coda::arch

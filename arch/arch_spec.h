@@ -350,6 +350,12 @@ struct CalibrationSpec {
   // thermally-limited), at most `clock`; the tensor rate scales by sustained_clock / clock.
   // Default: clock.
   std::optional<Hertz> sustained_clock;
+  // Tensor cores only: the SM clock while the tensor cores are busy in an LLM training step (a
+  // loop of multi-second steps, long enough for the board's power limit to hold the clock down,
+  // where kernels timed on their own run for milliseconds), at most `clock`. It replaces
+  // sustained_clock in the steps `coda train` and the corpus's llm_train rows price
+  // (training_step_view). Default: sustained_clock.
+  std::optional<Hertz> training_clock;
   // Tensor cores only: how many m-tiles a GEMM's thread blocks walk before stepping to the next
   // n-tile (grouped rasterization, as Triton's GROUP_SIZE_M, CUTLASS's threadblock swizzle and
   // DeepGEMM's scheduler do), so a wave's blocks share A and B panels in L2. Default: none (the
@@ -482,5 +488,9 @@ const MemoryLevelSpec* innermost_core_level(const ArchSpec& spec, Holds role);
 
 // The first unit of `kind` in a spec, or null.
 const ComputeUnitSpec* find_unit(const ArchSpec& spec, UnitKind kind);
+
+// The arch as an LLM training step sees it: calibration.training_clock, when stated, as its
+// sustained clock (CalibrationSpec::training_clock); otherwise `spec` unchanged.
+ArchSpec training_step_view(ArchSpec spec);
 
 }  // namespace coda::arch

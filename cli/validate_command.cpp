@@ -45,8 +45,8 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
       ->needs(corpus);
   cmd->add_flag("--fit-whole-models-only", args.fit_whole_models,
                 "With --fit: fit only the whole-model knobs (in_model_fixed_cost, "
-                "llm_step_fixed_cost, eager_issue_time, decode_kv_reread) on the calibration "
-                "split's whole-model rows, every kernel knob held at the arch's value")
+                "llm_step_fixed_cost, eager_issue_time, decode_kv_reread, training_clock) on the "
+                "calibration split's whole-model rows, every kernel knob held at the arch's value")
       ->needs("--fit");
   cmd->add_option("--fit-knobs", args.fit_knobs,
                   "With --fit: fit only these knobs, comma-separated (a name as the fit prints "

@@ -163,6 +163,10 @@ std::optional<results::RunResult> run_files(const RunFiles& files, Diagnostics& 
   const std::string source_name = workload::describe(source);
 
   arch::ArchSpec spec = arch->spec;
+  // An LLM's training phase runs at the arch's training clock (calibration.training_clock).
+  if (const auto* llm = std::get_if<workload::LlmSource>(&source);
+      llm != nullptr && llm->phase.kind == workload::llm::PhaseKind::Training)
+    spec = arch::training_step_view(std::move(spec));
   if (!apply_attention_choice(spec, files.arch, files.attention, files.decode_attention, diags))
     return std::nullopt;
   if (files.eager && !spec.calibration.eager_issue_time) {

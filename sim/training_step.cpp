@@ -550,7 +550,8 @@ std::optional<StepReport> price_training_step(const llm::LlmConfig& model, std::
                                               const arch::HardwareModel& hw,
                                               const StepOptions& options, Diagnostics& diags) {
   StageCache cache;
-  return price_step(model, seq, layout, framework, hw, options, cache, diags);
+  const arch::HardwareModel step_hw(arch::training_step_view(hw.spec()));
+  return price_step(model, seq, layout, framework, step_hw, options, cache, diags);
 }
 
 namespace {
@@ -858,9 +859,10 @@ std::optional<StepReport> price_step(const llm::LlmConfig& model, std::uint64_t 
 
 LayoutSearchResult search_layouts(const llm::LlmConfig& model, std::uint64_t seq,
                                   const LayoutSearch& search, const Framework& framework,
-                                  const arch::HardwareModel& hw, const StepOptions& options) {
+                                  const arch::HardwareModel& arch_hw, const StepOptions& options) {
   LayoutSearchResult out;
   StageCache cache;
+  const arch::HardwareModel hw(arch::training_step_view(arch_hw.spec()));
   const std::uint64_t n = search.chips;
   // The placements first: tp dividing the heads, KV heads and FFN, pp the layers, each cp that
   // fits, dp the chips left, each ep that divides the experts and tp x dp x cp. Hugging Face

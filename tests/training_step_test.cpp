@@ -17,11 +17,13 @@
 #include "cli/commands.h"
 #include "core/diagnostics.h"
 #include "sim/analytical/cluster_collective.h"
+#include "sim/driver.h"
 #include "sim/training_step.h"
 #include "testing/temp_dir.h"
 #include "workloads/llm/llm_builder.h"
 #include "workloads/llm/llm_config.h"
 #include "workloads/op.h"
+#include "workloads/source.h"
 #include "workloads/tensor.h"
 
 namespace coda::sim::training {
@@ -698,6 +700,53 @@ TEST(TrainingStep, ThePipelineSplitCanCountTheEmbeddingAndTheLoss) {
   EXPECT_EQ(r->stages[1].layer_ranges, "4-8,14-18,24-28,34-38,44-47");
   EXPECT_EQ(r->stages[0].layers, 24u);
   EXPECT_EQ(r->stages[1].layers, 24u);
+}
+
+// calibration.training_clock: a training step's tensor cores run at it, nothing else does. On
+// H100 with the training clock at half of `clock` (915 MHz) and no sustained clock, the wgmma
+// bf16 rate of a step's arch is half the arch's own: 2048 MACs x tensor_issue 0.846 / 2 = 866.3
+// a cycle per SM. A LLaMA-2-7B step then takes longer, but less than twice as long (its norms,
+// element-wise ops and collectives are not tensor work), and its MFU denominator, the datasheet
+// peak, does not move. `coda run` of the same model's training phase slows down too; of its
+// prefill, not at all.
+TEST(TrainingStep, TheTrainingClockSlowsOnlyTheStepsTensorWork) {
+  Diagnostics diags;
+  auto loaded = arch::load_arch("configs/arch/nvidia_h100_sxm.yaml", diags);
+  ASSERT_TRUE(loaded.has_value()) << diags.format_all();
+  arch::LoadedArch base = *loaded;
+  base.spec.calibration.sustained_clock.reset();
+  base.spec.calibration.training_clock.reset();
+  arch::LoadedArch slow = base;
+  slow.spec.calibration.training_clock = Hertz{base.spec.clock.value / 2};
+  const arch::HardwareModel fast_hw(base.spec), slow_hw(slow.spec);
+  EXPECT_DOUBLE_EQ(slow_hw.achievable_macs_per_cycle(DataType::Bf16, arch::TensorPath::Wgmma),
+                   fast_hw.achievable_macs_per_cycle(DataType::Bf16, arch::TensorPath::Wgmma));
+  const arch::HardwareModel stepping(arch::training_step_view(slow.spec));
+  EXPECT_NEAR(stepping.achievable_macs_per_cycle(DataType::Bf16, arch::TensorPath::Wgmma),
+              2048 * 0.846 / 2, 1e-9);
+
+  const llm::LlmConfig c = model("llama2_7b");
+  const Layout layout{.dp = 8, .micro_batch_size = 1, .micro_batches = 1};
+  Diagnostics d1, d2;
+  const auto fast = price_training_step(c, 2048, layout, {}, fast_hw, {}, d1);
+  const auto slowed = price_training_step(c, 2048, layout, {}, slow_hw, {}, d2);
+  ASSERT_TRUE(fast && slowed) << d1.format_all() << d2.format_all();
+  EXPECT_GT(slowed->step_s, fast->step_s);
+  EXPECT_LT(slowed->step_s, 2 * fast->step_s);
+  EXPECT_EQ(slowed->peak_flops_per_chip, fast->peak_flops_per_chip);
+
+  const auto run_seconds = [&](const arch::LoadedArch& a, llm::PhaseKind kind) {
+    RunFiles files{.arch = "configs/arch/nvidia_h100_sxm.yaml", .arch_spec = a};
+    files.source = workload::LlmSource{.config = "configs/workloads/llm/gpt2_small.yaml",
+                                       .phase = {.kind = kind, .batch = 1, .seq_len = 128}};
+    Diagnostics d;
+    const auto r = run_files(files, d);
+    EXPECT_TRUE(r.has_value()) << d.format_all();
+    return r ? static_cast<double>(r->total.cycles.value) : 0.0;  // cycles of the one `clock`
+  };
+  EXPECT_GT(run_seconds(slow, llm::PhaseKind::Training),
+            run_seconds(base, llm::PhaseKind::Training));
+  EXPECT_EQ(run_seconds(slow, llm::PhaseKind::Prefill), run_seconds(base, llm::PhaseKind::Prefill));
 }
 
 }  // namespace

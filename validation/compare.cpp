@@ -74,6 +74,7 @@ std::optional<arch::ArchSpec> cuda_core_view(const arch::ArchSpec& spec) {
   // The tensor cores' issue efficiencies and sustained clock do not apply to the CUDA cores.
   view.calibration.tensor_issue.clear();
   view.calibration.sustained_clock.reset();
+  view.calibration.training_clock.reset();
   return view;
 }
 
@@ -571,8 +572,19 @@ std::vector<double> ranks(std::span<const double> v) {
 // The knobs as the fit moves them: fixed costs in seconds, and 1 / fraction for the others, in
 // which a bound time is linear.
 enum class KnobKind : std::uint8_t {
-  FixedCost, InModelFixedCost, TileOverhead, Issue, Compute, Dram, Link, AttentionBackward,
-  AttentionOverlap, DecodeKvReread, LlmStepFixedCost, EagerIssueTime
+  FixedCost,
+  InModelFixedCost,
+  TileOverhead,
+  Issue,
+  Compute,
+  Dram,
+  Link,
+  AttentionBackward,
+  AttentionOverlap,
+  DecodeKvReread,
+  LlmStepFixedCost,
+  EagerIssueTime,
+  TrainingClock
 };
 struct Knob {
   KnobKind kind = KnobKind::FixedCost;
@@ -583,6 +595,9 @@ struct Knob {
   // Issue: the other precisions the unit runs at the same peak (fp16 and bf16, ...), which share
   // one datapath and so one knob.
   std::vector<DataType> same_rate;
+  // TrainingClock: the clock of the fit's first arch, in Hz (the knob moves clock /
+  // training_clock; the family's archs share one die, so one clock).
+  double clock_hz = 0;
 };
 
 std::string knob_name(const Knob& k) {
@@ -604,6 +619,8 @@ std::string knob_name(const Knob& k) {
     case KnobKind::DecodeKvReread: return "decode_kv_reread";
     case KnobKind::LlmStepFixedCost: return "llm_step_fixed_cost";
     case KnobKind::EagerIssueTime: return "eager_issue_time";
+    case KnobKind::TrainingClock:
+      return "training_clock";
   }
   return "?";
 }
@@ -642,6 +659,10 @@ double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Kno
     case KnobKind::LlmStepFixedCost:
       return c.llm_step_fixed_cost ? c.llm_step_fixed_cost->value : 0.0;
     case KnobKind::EagerIssueTime: return c.eager_issue_time ? c.eager_issue_time->value : 0.0;
+    case KnobKind::TrainingClock: {
+      const std::optional<Hertz> clock = c.training_clock ? c.training_clock : c.sustained_clock;
+      return clock ? spec.clock.value / clock->value : 1.0;
+    }
   }
   return 0;
 }
@@ -663,6 +684,9 @@ void set(arch::CalibrationSpec& c, const Knob& k, double v) {
     case KnobKind::DecodeKvReread: c.decode_kv_reread = v; break;
     case KnobKind::LlmStepFixedCost: c.llm_step_fixed_cost = Seconds{v}; break;
     case KnobKind::EagerIssueTime: c.eager_issue_time = Seconds{v}; break;
+    case KnobKind::TrainingClock:
+      c.training_clock = Hertz{k.clock_hz / v};
+      break;
   }
 }
 
@@ -679,10 +703,11 @@ std::pair<double, double> limits(const Knob& k) {
   return {1.0, 1000.0};
 }
 
-// Every knob the arch has: a fixed cost per kind of kernel; on tensor cores an issue efficiency
-// per instruction path and precision (compute_fraction would scale the same rate, so it is not
-// fitted there), elsewhere a compute fraction per precision; the DRAM and link fractions; and
-// the attention backward's share. The fit keeps those the rows depend on.
+// Every knob the arch has (on tensor cores also the training steps' clock): a fixed cost per kind
+// of kernel; on tensor cores an issue efficiency per instruction path and precision
+// (compute_fraction would scale the same rate, so it is not fitted there), elsewhere a compute
+// fraction per precision; the DRAM and link fractions; and the attention backward's share. The fit
+// keeps those the rows depend on.
 std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
   std::vector<Knob> out;
   for (const arch::KernelKind kind :
@@ -731,7 +756,10 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
   out.push_back({.kind = KnobKind::InModelFixedCost});
   out.push_back({.kind = KnobKind::LlmStepFixedCost});
   out.push_back({.kind = KnobKind::EagerIssueTime});
-  if (tc != nullptr) out.push_back({.kind = KnobKind::DecodeKvReread});
+  if (tc != nullptr) {
+    out.push_back({.kind = KnobKind::DecodeKvReread});
+    out.push_back({.kind = KnobKind::TrainingClock, .clock_hz = spec.clock.value});
+  }
   return out;
 }
 
@@ -757,7 +785,7 @@ std::vector<double> predict_all(std::span<const FitRow> rows, std::span<const ar
       predictor.emplace(with, pricing);
     }
     std::string why;
-    const auto p = predictor->predict(*row.measurement, why);
+    const auto p = predictor->predict(*row.measurement, why, row.cluster);
     out.push_back(p ? p->seconds : kNoValue);
   }
   return out;
@@ -798,9 +826,10 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
         k.upper = std::min(k.upper, first.standalone_fixed_seconds(kind));
     }
   std::erase_if(candidates, [&](const Knob& k) {
-    const bool in_model =
-        k.kind == KnobKind::InModelFixedCost || k.kind == KnobKind::LlmStepFixedCost ||
-        k.kind == KnobKind::EagerIssueTime || k.kind == KnobKind::DecodeKvReread;
+    const bool in_model = k.kind == KnobKind::InModelFixedCost ||
+                          k.kind == KnobKind::LlmStepFixedCost ||
+                          k.kind == KnobKind::EagerIssueTime ||
+                          k.kind == KnobKind::DecodeKvReread || k.kind == KnobKind::TrainingClock;
     if (!options.only_knobs.empty() &&
         std::none_of(options.only_knobs.begin(), options.only_knobs.end(),
                      [&](const std::string& p) { return knob_selected(knob_name(k), p); }))

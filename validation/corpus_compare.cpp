@@ -316,7 +316,8 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
         if (!r.row.in_subset) continue;
         const auto at = std::find(family.archs.begin(), family.archs.end(), r.arch);
         if (at == family.archs.end()) continue;
-        const FitRow row{&r.row.measurement, static_cast<std::size_t>(at - family.archs.begin())};
+        const FitRow row{&r.row.measurement, static_cast<std::size_t>(at - family.archs.begin()),
+                         cluster_of[r.entry]};
         if (Predictor::whole_model(r.row.measurement.kernel))
           models.push_back(row);
         else

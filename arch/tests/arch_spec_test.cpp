@@ -441,6 +441,7 @@ TEST(ArchCalibration, ReadsTheKernelRateParameters) {
   Diagnostics diags;
   const auto spec = parse(std::string(kHopperLike) + R"(calibration:
   sustained_clock: 1.5 GHz
+  training_clock: 1.2 GHz
   tensor_issue:
     wgmma: {fp16: 0.8, fp8_e4m3: 0.7}
     mma_sync: {fp16: 0.5}
@@ -449,10 +450,15 @@ TEST(ArchCalibration, ReadsTheKernelRateParameters) {
   attention_backward: 0.6
   fixed_cost: {gemm: 5 us, vector: 2 us, collective: 20 us}
   link_fraction: 0.75
-)", diags);
+)",
+                          diags);
   ASSERT_TRUE(spec) << diags.format_all();
   const CalibrationSpec& c = spec->calibration;
   EXPECT_EQ(c.sustained_clock->value, 1.5e9);
+  EXPECT_EQ(c.training_clock->value, 1.2e9);
+  // A training step's view runs the tensor cores at the training clock, other runs at the
+  // sustained one.
+  EXPECT_EQ(training_step_view(*spec).calibration.sustained_clock->value, 1.2e9);
   EXPECT_EQ(c.tensor_issue.at(TensorPath::Wgmma).at(DataType::Fp8E4M3), 0.7);
   EXPECT_EQ(c.tensor_issue.at(TensorPath::MmaSync).at(DataType::Fp16), 0.5);
   EXPECT_EQ(c.gemm_path, TensorPath::MmaSync);
@@ -499,6 +505,17 @@ TEST(ArchCalibration, DefaultsFollowTheInstructionPaths) {
   const auto launch = parse(std::string(kGpu) + "calibration: {launch_overhead: 3 us}\n", diags);
   ASSERT_TRUE(launch) << diags.format_all();
   EXPECT_DOUBLE_EQ(HardwareModel(*launch).kernel_fixed_seconds(KernelKind::Vector), 3e-6);
+}
+
+// The training clock is checked as the sustained clock is: above zero, at most `clock` (kGpu: 1
+// GHz).
+TEST(ArchCalibration, TheTrainingClockIsAClockUnderLoad) {
+  const auto errors = errors_of(std::string(kGpu) + "calibration:\n  training_clock: 2 GHz\n");
+  ASSERT_EQ(errors.size(), 1u) << ::testing::PrintToString(errors);
+  EXPECT_EQ(errors[0],
+            "a.yaml:10:19: error: calibration.training_clock: 2 GHz is not a sustained "
+            "clock of a 1 GHz part; give the clock under load, above zero and at most "
+            "`clock`");
 }
 
 TEST(ArchCalibration, KernelRateParametersAreCheckedAgainstTheHardware) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch_spec.h"
+#include "arch/hardware_model.h"
 #include "sim/analytical/cluster_collective.h"
 #include "sim/analytical/gpu_model.h"
 #include "sim/analytical/unit_costs.h"
@@ -299,8 +300,8 @@ TEST(PublishedPricing, AnInt8LlmRowIsAW8A8Deployment) {
 // An llm_train row: one optimizer step per GPU, priced by the training step model
 // (sim/training_step.h; its own arithmetic is derived by hand in tests/training_step_test.cpp).
 // GPT-2 small (learned positions: the table sized by the row's seq, 128), 2 sequences of 128
-// tokens. With the training graph's priced ops split into AdamW (`opt`) and the rest (`fb`, one
-// micro-batch's forward and backward):
+// tokens. With the training graph's priced ops (at the arch's training clock) split into AdamW
+// (`opt`) and the rest (`fb`, one micro-batch's forward and backward):
 //   grad_accum g, dp 1:  g x fb + opt
 //   dp 8, ZeRO 3:        the step model's price of that layout (FSDP's gathers can only add to
 //                        fb + opt / 8)
@@ -321,7 +322,9 @@ TEST(PublishedPricing, TrainingRowsComposeMicroBatchesShardsAndExposedCommunicat
       diags);
   ASSERT_TRUE(graph) << diags.format_all();
   std::string why;
-  const auto ops = price_graph(*graph, mapper::FusionMode::Epilogue, "", p.hardware(), false, why);
+  // As a training step prices it: at the arch's training clock (arch::training_step_view).
+  const arch::HardwareModel stepping(arch::training_step_view(p.hardware().spec()));
+  const auto ops = price_graph(*graph, mapper::FusionMode::Epilogue, "", stepping, false, why);
   ASSERT_TRUE(ops) << why;
   double opt = 0;
   for (const PredictedPart& part : ops->parts)
