@@ -110,10 +110,11 @@ std::uint64_t attention_fused(const results::RunResult& r) {
 void every_mode_prices_the_step(const fs::path& arch, const fs::path& trace,
                                 const workload::Graph& graph, const Model& model,
                                 std::uint64_t batch, std::uint64_t seq,
-                                const sim::EngineRegistry& engines) {
+                                const sim::EngineRegistry& engines, bool with_search = true) {
   const std::uint64_t graph_macs = workload::total_macs(graph);
   for (const auto fusion : {mapper::FusionMode::None, mapper::FusionMode::Epilogue}) {
     for (const bool search : {false, true}) {
+      if (search && !with_search) continue;
       const auto r = run(arch, trace, fusion, search, "analytical", engines);
       ASSERT_TRUE(r.has_value());
       EXPECT_TRUE(r->skipped.empty());
@@ -159,8 +160,10 @@ TEST(Training, EveryStepRunsOnGpuTpuAndNpuInEveryMode) {
 }
 
 // DeepSeek-V2-Lite's step (multi-head latent attention in its prefill form, dense layer 0, 26
-// MoE layers of 64 routed and 2 shared experts) runs on the GPU, the TPU and the NPU in every
-// mode, and on both engines on the GPU. Its attention is causal over 16 heads with 192 dims for
+// MoE layers of 64 routed and 2 shared experts) runs on the TPU in every mode, on the GPU fused
+// and unfused with the fixed mapper and on both engines (its 2,700 ops take minutes under the
+// sanitizers on every arch and mode; GPT-2's and LLaMA's steps above run them all, the NPU's
+// included). Its attention is causal over 16 heads with 192 dims for
 // Q K^T and 128 for P V: the unfused parts' extra MACs are those of masked_macs with head_dim
 // (192 + 128) / 2 = 160 (each masked pair costs 192 + 128 = 2 x 160 MACs a head).
 TEST(Training, MultiHeadLatentAttentionStepRunsInEveryMode) {
@@ -171,10 +174,10 @@ TEST(Training, MultiHeadLatentAttentionStepRunsInEveryMode) {
   workload::Graph graph;
   const fs::path trace = training_trace(model, batch, seq, dir, graph);
   ASSERT_FALSE(trace.empty());
-  for (const char* arch : {"configs/arch/nvidia_h100_sxm.yaml", "configs/arch/google_tpu_v4.yaml",
-                           "configs/arch/rk3588_npu.yaml"})
-    every_mode_prices_the_step(arch, trace, graph, model, batch, seq, engines);
   const fs::path gpu = "configs/arch/nvidia_h100_sxm.yaml";
+  every_mode_prices_the_step("configs/arch/google_tpu_v4.yaml", trace, graph, model, batch, seq,
+                             engines);
+  every_mode_prices_the_step(gpu, trace, graph, model, batch, seq, engines, false);
   const auto analytical =
       run(gpu, trace, mapper::FusionMode::Epilogue, false, "analytical", engines);
   const auto systemc = run(gpu, trace, mapper::FusionMode::Epilogue, false, "systemc", engines);
