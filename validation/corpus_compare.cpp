@@ -255,6 +255,25 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
     cluster_of[e] = &it->second.spec;
   }
 
+  // --fit-knobs names knobs of the corpus's archs: checked before any row is priced.
+  if (options.fit) {
+    std::vector<std::string> all;  // every family's knob names, once each
+    if (!options.fit_knobs.empty())
+      for (const CorpusFamily& family : report.families)
+        for (const std::string& name : knob_names(report.archs[family.archs.front()].spec))
+          if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
+    for (const std::string& pattern : options.fit_knobs) {
+      if (std::none_of(all.begin(), all.end(),
+                       [&](const std::string& n) { return knob_selected(n, pattern); })) {
+        why = fmt::format(
+            "error: --fit-knobs: '{}' names no knob of the corpus's archs; the knobs (a name, or "
+            "its prefix up to a '.'): {}\n",
+            pattern, fmt::join(all, ", "));
+        return std::nullopt;
+      }
+    }
+  }
+
   ScheduleCache own_cache;
   PublishedPricing pricing = options.pricing;
   if (pricing.cache == nullptr) pricing.cache = &own_cache;
@@ -289,21 +308,6 @@ std::optional<CorpusReport> compare_corpus(const Corpus& corpus, const CorpusOpt
   }
 
   if (options.fit) {
-    std::vector<std::string> all;  // every family's knob names, once each
-    if (!options.fit_knobs.empty())
-      for (const CorpusFamily& family : report.families)
-        for (const std::string& name : knob_names(report.archs[family.archs.front()].spec))
-          if (std::find(all.begin(), all.end(), name) == all.end()) all.push_back(name);
-    for (const std::string& pattern : options.fit_knobs) {
-      if (std::none_of(all.begin(), all.end(),
-                       [&](const std::string& n) { return knob_selected(n, pattern); })) {
-        why = fmt::format(
-            "error: --fit-knobs: '{}' names no knob of the corpus's archs; the knobs (a name, or "
-            "its prefix up to a '.'): {}\n",
-            pattern, fmt::join(all, ", "));
-        return std::nullopt;
-      }
-    }
     for (CorpusFamily& family : report.families) {
       std::vector<arch::ArchSpec> specs;
       for (const std::size_t a : family.archs) specs.push_back(report.archs[a].spec);
