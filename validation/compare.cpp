@@ -595,9 +595,6 @@ struct Knob {
   // Issue: the other precisions the unit runs at the same peak (fp16 and bf16, ...), which share
   // one datapath and so one knob.
   std::vector<DataType> same_rate;
-  // TrainingClock: the clock of the fit's first arch, in Hz (the knob moves clock /
-  // training_clock; the family's archs share one die, so one clock).
-  double clock_hz = 0;
 };
 
 std::string knob_name(const Knob& k) {
@@ -659,15 +656,17 @@ double get(const arch::ArchSpec& spec, const arch::CalibrationSpec& c, const Kno
     case KnobKind::LlmStepFixedCost:
       return c.llm_step_fixed_cost ? c.llm_step_fixed_cost->value : 0.0;
     case KnobKind::EagerIssueTime: return c.eager_issue_time ? c.eager_issue_time->value : 0.0;
-    case KnobKind::TrainingClock: {
-      const std::optional<Hertz> clock = c.training_clock ? c.training_clock : c.sustained_clock;
-      return clock ? spec.clock.value / clock->value : 1.0;
+    case KnobKind::TrainingClock: {  // clock / the clock a training step runs at
+      arch::ArchSpec with = spec;
+      with.calibration = c;
+      const std::optional<Hertz> step = arch::training_step_view(with).calibration.sustained_clock;
+      return step ? spec.clock.value / step->value : 1.0;
     }
   }
   return 0;
 }
 
-void set(arch::CalibrationSpec& c, const Knob& k, double v) {
+void set(const arch::ArchSpec& spec, arch::CalibrationSpec& c, const Knob& k, double v) {
   switch (k.kind) {
     case KnobKind::FixedCost: c.fixed_cost[k.kernel] = Seconds{v}; break;
     case KnobKind::InModelFixedCost: c.in_model_fixed_cost = Seconds{v}; break;
@@ -685,7 +684,7 @@ void set(arch::CalibrationSpec& c, const Knob& k, double v) {
     case KnobKind::LlmStepFixedCost: c.llm_step_fixed_cost = Seconds{v}; break;
     case KnobKind::EagerIssueTime: c.eager_issue_time = Seconds{v}; break;
     case KnobKind::TrainingClock:
-      c.training_clock = Hertz{k.clock_hz / v};
+      c.training_clock = Hertz{spec.clock.value / v};
       break;
   }
 }
@@ -758,7 +757,7 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
   out.push_back({.kind = KnobKind::EagerIssueTime});
   if (tc != nullptr) {
     out.push_back({.kind = KnobKind::DecodeKvReread});
-    out.push_back({.kind = KnobKind::TrainingClock, .clock_hz = spec.clock.value});
+    out.push_back({.kind = KnobKind::TrainingClock});
   }
   return out;
 }
@@ -766,8 +765,8 @@ std::vector<Knob> candidate_knobs(const arch::ArchSpec& spec) {
 // One calibration per arch of the fit; a knob is set on all of them (they share it).
 using Calibrations = std::vector<arch::CalibrationSpec>;
 
-void set_all(Calibrations& c, const Knob& k, double v) {
-  for (arch::CalibrationSpec& one : c) set(one, k, v);
+void set_all(std::span<const arch::ArchSpec> specs, Calibrations& c, const Knob& k, double v) {
+  for (std::size_t i = 0; i < c.size(); ++i) set(specs[i], c[i], k, v);
 }
 
 // Predicted seconds of each row on its arch with calibrations `c`; NaN where it cannot be
@@ -873,14 +872,14 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
     double best_cost = squared_relative_error(predict_all(rows, specs, current, pricing), rows);
     for (int us = 0; us <= 100; ++us) {
       Calibrations trial = current;
-      set_all(trial, k, us * 1e-6);
+      set_all(specs, trial, k, us * 1e-6);
       const double cost = squared_relative_error(predict_all(rows, specs, trial, pricing), rows);
       if (cost < best_cost) {
         best_cost = cost;
         best = us * 1e-6;
       }
     }
-    set_all(current, k, best);
+    set_all(specs, current, k, best);
   }
   // Which knobs matter: a column of the Jacobian at the start that is not zero.
   Fit fit;
@@ -888,7 +887,7 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
   for (const Knob& k : candidates) {
     Calibrations moved = current;
     const double v = get(specs[0], current[0], k);
-    set_all(moved, k, v + step_of(k, v));
+    set_all(specs, moved, k, v + step_of(k, v));
     const std::vector<double> p = predict_all(rows, specs, moved, pricing);
     std::size_t depend = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -910,7 +909,7 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
   for (std::size_t j = 0; j < kn; ++j) {
     const auto [lo, hi] = limits(fit.knobs[j]);
     theta[j] = std::clamp(theta[j], lo, hi);
-    set_all(current, fit.knobs[j], theta[j]);
+    set_all(specs, current, fit.knobs[j], theta[j]);
   }
   std::vector<double> predicted = predict_all(rows, specs, current, pricing);
   double cost = squared_relative_error(predicted, rows);
@@ -922,7 +921,7 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
     for (std::size_t j = 0; j < kn; ++j) {
       Calibrations moved = current;
       const double h = step_of(fit.knobs[j], theta[j]);
-      set_all(moved, fit.knobs[j], theta[j] + h);
+      set_all(specs, moved, fit.knobs[j], theta[j] + h);
       const Eigen::VectorXd rj = residuals(predict_all(rows, specs, moved, pricing));
       jacobian.col(static_cast<Eigen::Index>(j)) = (rj - r) / h;
     }
@@ -935,7 +934,7 @@ Fit fit_knobs(std::span<const FitRow> rows, std::span<const arch::ArchSpec> spec
       for (std::size_t j = 0; j < kn; ++j) {
         const auto [lo, hi] = limits(fit.knobs[j]);
         trial[j] = std::clamp(theta[j] + scale * delta(static_cast<Eigen::Index>(j)), lo, hi);
-        set_all(c, fit.knobs[j], trial[j]);
+        set_all(specs, c, fit.knobs[j], trial[j]);
       }
       const std::vector<double> p = predict_all(rows, specs, c, pricing);
       const double trial_cost = squared_relative_error(p, rows);

@@ -185,8 +185,8 @@ struct FittedKnob {
 struct FitRow {
   const Measurement* measurement = nullptr;
   std::size_t spec = 0;  // index into the specs given to fit_calibration
-  const arch::ClusterSpec* cluster =
-      nullptr;  // the row's cluster (Predictor::predict); null: one node
+  // The row's cluster (Predictor::predict's); null: one node.
+  const arch::ClusterSpec* cluster = nullptr;
 };
 
 struct FitResult {
